@@ -1,0 +1,325 @@
+//! The one event schema (DESIGN §3): it feeds the UI, trace files, `exec --json` and the audit log.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::conversation::{Message, ToolCall, Usage};
+
+/// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Unix time in milliseconds.
+    pub timestamp: u64,
+    /// The run (user request) this event belongs to.
+    pub request_id: String,
+    /// The kind and its data.
+    #[serde(flatten)]
+    pub data: EventData,
+}
+
+impl Event {
+    /// An event stamped now.
+    pub fn now(request_id: &str, data: EventData) -> Self {
+        Self {
+            timestamp: unix_ms(),
+            request_id: request_id.to_string(),
+            data,
+        }
+    }
+
+    /// The `type` string of this event.
+    pub fn kind(&self) -> &'static str {
+        self.data.kind()
+    }
+
+    /// Whether the event belongs in a trace file (everything but streaming deltas).
+    pub fn is_trace(&self) -> bool {
+        !matches!(self.data, EventData::Delta { .. })
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Which stream a delta belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeltaKind {
+    /// Answer text.
+    Text,
+    /// Reasoning text.
+    Reasoning,
+}
+
+/// The user's answer to an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run it.
+    Approved,
+    /// Do not run it; the model is told.
+    Denied,
+}
+
+/// How far an approval reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// This call only.
+    Once,
+    /// Every call of this tool until the current request is answered.
+    Turn,
+    /// Every call of this tool for the rest of the session.
+    Session,
+}
+
+/// State of a tool-stack frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameState {
+    /// Waiting for the user to approve.
+    AwaitingApproval,
+    /// Running.
+    Running,
+    /// Waiting for the user to supply input.
+    AwaitingInput,
+    /// Finished with a result.
+    Done,
+    /// Finished with an error.
+    Failed,
+    /// Not run: the user or the policy denied it.
+    Denied,
+    /// Stopped by a cancel.
+    Cancelled,
+}
+
+/// One frame of the tool stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StackFrame {
+    /// Frame id (the tool call id).
+    pub id: String,
+    /// The frame this one runs under, if nested.
+    pub parent: Option<String>,
+    /// Tool name.
+    pub name: String,
+    /// Short one-line summary of the arguments.
+    pub summary: String,
+    /// Current state.
+    pub state: FrameState,
+}
+
+/// Data of an `llm_call` event: one provider call and what came back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    /// Turn number (1-based); the final call after max turns carries `max_turns + 1`.
+    pub turn: u32,
+    /// Model id.
+    pub model: String,
+    /// Wall time of the whole call.
+    pub duration_ms: u64,
+    /// Time to the first streamed chunk.
+    pub ttft_ms: Option<u64>,
+    /// Why the model stopped.
+    pub finish_reason: Option<String>,
+    /// Answer text (may be empty).
+    pub content: String,
+    /// Reasoning text, when the model produced some.
+    pub reasoning_content: Option<String>,
+    /// Tool calls of this turn.
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens of this call.
+    pub usage: Usage,
+    /// The messages that were sent.
+    pub messages: Vec<Message>,
+    /// Names of the tools that were offered.
+    pub tools: Vec<String>,
+}
+
+/// The kinds of event and their data (DESIGN §3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum EventData {
+    /// A user request starts a run.
+    RunStarted {
+        /// The prompt, shortened.
+        prompt: String,
+        /// Provider name.
+        provider: String,
+        /// Model id.
+        model: String,
+        /// Turn limit.
+        max_turns: u32,
+    },
+    /// Streamed text (not written to trace files).
+    Delta {
+        /// Answer or reasoning.
+        kind: DeltaKind,
+        /// The new text.
+        text: String,
+    },
+    /// One provider call finished.
+    LlmCall(Box<LlmCall>),
+    /// The model asked for a tool call.
+    ToolCall {
+        /// Turn number.
+        turn: u32,
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Parsed arguments.
+        arguments: Value,
+        /// Stack frame this call runs under, if nested.
+        parent: Option<String>,
+    },
+    /// A call waits for the user's consent.
+    ApprovalRequested {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Parsed arguments.
+        arguments: Value,
+        /// Position of this call in its batch (1-based).
+        position: usize,
+        /// Number of calls in the batch that need approval.
+        of: usize,
+    },
+    /// The user (or `--approve`) decided.
+    ApprovalDecided {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Approved or denied.
+        decision: Decision,
+        /// How far the decision reaches.
+        scope: Scope,
+        /// Why it was denied, when a reason was given.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// The result, when it succeeded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        /// The error, when it failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// How long it ran.
+        duration_ms: u64,
+    },
+    /// A frame was pushed onto the tool stack (or changed state).
+    StackPush(StackFrame),
+    /// A frame left the tool stack, with its final state.
+    StackPop(StackFrame),
+    /// A provider call is retried.
+    Retry {
+        /// This attempt's number.
+        attempt: u32,
+        /// Attempts allowed.
+        max: u32,
+        /// Why.
+        reason: String,
+        /// Wait before the attempt.
+        delay_ms: u64,
+    },
+    /// The turn limit was reached while tool calls were still coming.
+    MaxTurnsReached {
+        /// Turns taken.
+        turns: u32,
+    },
+    /// The "give your answer now" message was added.
+    MaxTurnsPromptInjected {
+        /// Turns taken.
+        turns: u32,
+    },
+    /// The run's answer.
+    Final {
+        /// The answer text.
+        content: String,
+        /// Turns taken.
+        turns: u32,
+        /// Tokens of the whole run.
+        usage: Usage,
+    },
+    /// Something went wrong.
+    Error {
+        /// Short machine-readable kind.
+        kind: String,
+        /// What happened and what to do (never a secret).
+        message: String,
+    },
+    /// The user cancelled the run.
+    Cancelled {
+        /// What was running.
+        running: String,
+    },
+}
+
+impl EventData {
+    /// The `type` string.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::RunStarted { .. } => "run_started",
+            Self::Delta { .. } => "delta",
+            Self::LlmCall(_) => "llm_call",
+            Self::ToolCall { .. } => "tool_call",
+            Self::ApprovalRequested { .. } => "approval_requested",
+            Self::ApprovalDecided { .. } => "approval_decided",
+            Self::ToolResult { .. } => "tool_result",
+            Self::StackPush(_) => "stack_push",
+            Self::StackPop(_) => "stack_pop",
+            Self::Retry { .. } => "retry",
+            Self::MaxTurnsReached { .. } => "max_turns_reached",
+            Self::MaxTurnsPromptInjected { .. } => "max_turns_prompt_injected",
+            Self::Final { .. } => "final",
+            Self::Error { .. } => "error",
+            Self::Cancelled { .. } => "cancelled",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_to_the_documented_shape_and_back() {
+        let event = Event {
+            timestamp: 42,
+            request_id: "r".into(),
+            data: EventData::MaxTurnsReached { turns: 3 },
+        };
+        let json: Value = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "max_turns_reached", "timestamp": 42, "request_id": "r", "data": {"turns": 3}})
+        );
+        let back: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
+        assert_eq!(back.kind(), "max_turns_reached");
+    }
+
+    #[test]
+    fn deltas_are_not_trace_events() {
+        let delta = Event::now("r", EventData::Delta { kind: DeltaKind::Text, text: "x".into() });
+        assert!(!delta.is_trace());
+        let done = Event::now("r", EventData::Cancelled { running: "shell".into() });
+        assert!(done.is_trace());
+    }
+}

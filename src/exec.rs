@@ -1,0 +1,1 @@
+//! Headless runs (filled in by the exec work).

@@ -1,0 +1,3 @@
+//! The agent loop (DESIGN §4).
+
+pub mod turn;

@@ -1,0 +1,142 @@
+//! The provider port: one streamed chat call, as provider-neutral chunks.
+//!
+//! A provider turns the conversation into its wire format, sends it over HTTP and decodes the
+//! reply into [`Chunk`]s. Assembling chunks into a turn is the orchestrator's job
+//! (`orchestrator::turn`), so every provider shares one merge logic.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::Stream;
+use futures_util::future::BoxFuture;
+
+use crate::conversation::{Message, ToolSpec, Usage};
+
+pub mod demo;
+pub mod openai;
+pub mod sse;
+
+/// A decoded piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chunk {
+    /// Answer text.
+    Text(String),
+    /// Reasoning ("thinking") text.
+    Reasoning(String),
+    /// A piece of a tool call; pieces with the same `index` belong to one call.
+    ToolCall(ToolCallDelta),
+    /// Token usage (may arrive more than once; later values replace earlier ones per field).
+    Usage(Usage),
+    /// Why the model stopped (`stop`, `tool_calls`, `length`, …).
+    Finish(String),
+}
+
+/// A fragment of one streamed tool call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolCallDelta {
+    /// Position of the call in the turn (providers may start at 0 or 1).
+    pub index: usize,
+    /// Call id, usually only in the first fragment.
+    pub id: Option<String>,
+    /// Tool name, usually only in the first fragment; an empty later name never overwrites.
+    pub name: Option<String>,
+    /// A fragment of the JSON arguments text (whole calls carry all of it at once).
+    pub arguments: String,
+}
+
+/// What the orchestrator asks of a provider for one call.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    /// The conversation, system prompt first.
+    pub messages: &'a [Message],
+    /// Tools offered to the model (empty: none offered).
+    pub tools: &'a [ToolSpec],
+}
+
+/// The decoded stream of one call. It ends after the provider's terminator; a stream that stops
+/// without it yields [`ProviderError::Truncated`] as its last item.
+pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<Chunk, ProviderError>> + Send>>;
+
+/// A model provider (OpenAI-compatible, Anthropic, Ollama, demo).
+pub trait Provider: Send + Sync {
+    /// The configured provider name (`openai`, `deepseek`, `demo`, …).
+    fn name(&self) -> &str;
+    /// The model id sent to the provider.
+    fn model(&self) -> &str;
+    /// Starts one streamed call. Errors before the first byte (connect, HTTP status) come from
+    /// the future; errors after it come from the stream.
+    fn stream<'a>(&'a self, request: ChatRequest<'a>)
+    -> BoxFuture<'a, Result<ChunkStream, ProviderError>>;
+}
+
+/// A failed provider call. Messages are actionable and never contain a secret.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// The server could not be reached.
+    #[error("cannot reach {url}: {reason}")]
+    Connect {
+        /// The URL that was tried.
+        url: String,
+        /// Why, and what to do about it.
+        reason: String,
+    },
+    /// The server answered with an HTTP error status.
+    #[error("HTTP {status}: {message}")]
+    Http {
+        /// HTTP status code.
+        status: u16,
+        /// The provider's message, with what to do about it.
+        message: String,
+        /// Whether trying again may help (429, 5xx, overloaded), per DESIGN §4.8.
+        retryable: bool,
+        /// How long the server asked us to wait, if it said.
+        retry_after: Option<Duration>,
+    },
+    /// The provider reported an error inside a successful stream.
+    #[error("the provider reported an error: {message}")]
+    Api {
+        /// The provider's message.
+        message: String,
+        /// Whether trying again may help.
+        retryable: bool,
+    },
+    /// The stream ended without its terminator (`[DONE]`, `message_stop`, `done: true`).
+    #[error("the stream ended before it was complete (no {terminator}); the reply is cut short")]
+    Truncated {
+        /// The terminator that never came.
+        terminator: &'static str,
+    },
+    /// The stream carried something that is not the provider's format.
+    #[error("malformed stream: {0}")]
+    Malformed(String),
+    /// Nothing arrived for too long.
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// The provider is not usable as configured (e.g. its API key variable is not set).
+    #[error("{0}")]
+    Config(String),
+}
+
+impl ProviderError {
+    /// A short machine-readable kind for `error` events.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Connect { .. } => "connect",
+            Self::Http { .. } => "http",
+            Self::Api { .. } => "api",
+            Self::Truncated { .. } => "truncated",
+            Self::Malformed(_) => "malformed",
+            Self::Timeout(_) => "timeout",
+            Self::Config(_) => "config",
+        }
+    }
+
+    /// Whether a retry may succeed (used by the retry layer).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Connect { .. } | Self::Truncated { .. } | Self::Timeout(_) => true,
+            Self::Http { retryable, .. } | Self::Api { retryable, .. } => *retryable,
+            Self::Malformed(_) | Self::Config(_) => false,
+        }
+    }
+}

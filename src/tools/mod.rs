@@ -1,0 +1,264 @@
+//! Tools the model can call: the [`Tool`] trait, typed tools with schemars schemas, the
+//! registry, the concurrent runner and the built-ins.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::ToolSpec;
+
+pub mod builtin;
+pub mod runner;
+pub mod workspace;
+
+/// What happens when the model calls a tool (DESIGN §4.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// Run without asking.
+    Allow,
+    /// Ask the user first.
+    Ask,
+    /// Never run; the model is told it was denied.
+    Deny,
+}
+
+/// Limits and settings every tool call sees.
+#[derive(Debug, Clone)]
+pub struct ToolSettings {
+    /// Longest a single tool call may run (the runner's timeout).
+    pub timeout: Duration,
+    /// Default timeout of a `shell` command when the model gives none.
+    pub shell_timeout: Duration,
+    /// Cap on a tool's output text (shell output, file reads, fetched pages).
+    pub max_output_bytes: usize,
+    /// Cap on the bytes `web_fetch` downloads.
+    pub fetch_max_bytes: usize,
+    /// Hosts `web_fetch` may GET without asking.
+    pub allow_hosts: Vec<String>,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(300),
+            shell_timeout: Duration::from_secs(120),
+            max_output_bytes: 64 * 1024,
+            fetch_max_bytes: 2 * 1024 * 1024,
+            allow_hosts: Vec::new(),
+        }
+    }
+}
+
+/// What a running tool can see: the workspace, its settings and the cancellation signal.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace root (canonical); file tools are confined to it.
+    pub workdir: PathBuf,
+    /// Limits and settings.
+    pub settings: Arc<ToolSettings>,
+    /// Cancelled when the user cancels the turn; long tools must stop promptly.
+    pub cancel: CancellationToken,
+}
+
+/// Why a tool call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not match the tool's schema; the model gets guidance and may retry.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool ran and failed (or refused, e.g. a path outside the workspace).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// Shorthand for a failure with a message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed(message.into())
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+    /// What it does, for the model and for `/tool NAME`.
+    fn description(&self) -> &str;
+    /// JSON Schema of its arguments object.
+    fn parameters(&self) -> Value;
+    /// Checks arguments against the schema before the call; `Err` explains what is wrong.
+    fn validate(&self, arguments: &Value) -> Result<(), String>;
+    /// Policy when the config says nothing about this tool.
+    fn default_policy(&self, _arguments: &Value, _settings: &ToolSettings) -> Policy {
+        Policy::Allow
+    }
+    /// Runs the tool. The result is sent to the model as JSON.
+    fn call<'a>(
+        &'a self,
+        arguments: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+
+    /// The tool as offered to the model.
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            parameters: self.parameters(),
+        }
+    }
+}
+
+/// A tool whose parameters are a Rust type; its schema and validation come from that type.
+pub trait TypedTool: Send + Sync + 'static {
+    /// The arguments, deserialized from the model's JSON.
+    type Params: DeserializeOwned + JsonSchema + Send + 'static;
+    /// Tool name.
+    const NAME: &'static str;
+    /// What it does.
+    const DESCRIPTION: &'static str;
+    /// Policy when the config says nothing (DESIGN §4.6).
+    fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
+        Policy::Allow
+    }
+    /// Runs the tool.
+    fn run(
+        &self,
+        params: Self::Params,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send;
+}
+
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+
+    fn description(&self) -> &str {
+        T::DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        schema_of::<T::Params>()
+    }
+
+    fn validate(&self, arguments: &Value) -> Result<(), String> {
+        parse_params::<T::Params>(arguments).map(drop)
+    }
+
+    fn default_policy(&self, arguments: &Value, settings: &ToolSettings) -> Policy {
+        match parse_params::<T::Params>(arguments) {
+            Ok(params) => TypedTool::default_policy(self, &params, settings),
+            Err(_) => Policy::Allow,
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        arguments: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        async move {
+            let params = parse_params::<T::Params>(&arguments).map_err(ToolError::InvalidArguments)?;
+            self.run(params, ctx).await
+        }
+        .boxed()
+    }
+}
+
+/// Deserializes arguments into a parameter type, with a message fit for the model.
+fn parse_params<P: DeserializeOwned>(arguments: &Value) -> Result<P, String> {
+    match arguments {
+        Value::String(raw) => Err(format!("the arguments are not valid JSON: {raw:?}")),
+        Value::Object(_) => P::deserialize(arguments).map_err(|e| e.to_string()),
+        // Some models send `null` for "no arguments"; treat it as an empty object.
+        Value::Null => P::deserialize(&Value::Object(Default::default())).map_err(|e| e.to_string()),
+        other => Err(format!("the arguments must be a JSON object, got {other}")),
+    }
+}
+
+/// The JSON Schema of a parameter type, inlined (no `$defs`) and without meta keys.
+pub fn schema_of<P: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let schema = generator.into_root_schema_for::<P>();
+    let mut value = schema.to_value();
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        map.remove("title");
+        map.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+    }
+    value
+}
+
+/// The tools of a run, by name, in registration order.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// An empty registry (the model is offered no tools).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The built-in tools (DESIGN §2 `tools/builtin`).
+    pub fn builtins() -> Self {
+        let mut registry = Self::new();
+        for tool in builtin::all() {
+            registry.register(tool);
+        }
+        registry
+    }
+
+    /// Adds a tool; a tool with the same name is replaced.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.name().to_string();
+        match self.by_name.get(&name) {
+            Some(&i) => self.tools[i] = tool,
+            None => {
+                self.by_name.insert(name, self.tools.len());
+                self.tools.push(tool);
+            }
+        }
+    }
+
+    /// Looks a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// All tools, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.tools.iter()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The specs offered to the model.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.iter().map(|t| t.name())).finish()
+    }
+}

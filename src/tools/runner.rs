@@ -1,0 +1,1 @@
+//! Runs a turn's tool calls.

@@ -1,0 +1,1 @@
+//! Path confinement to the workspace.
