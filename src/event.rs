@@ -1,5 +1,6 @@
 //! The one event schema (DESIGN §3): it feeds the UI, trace files, `exec --json` and the audit log.
 
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ pub struct Event {
     /// Unix time in milliseconds.
     pub timestamp: u64,
     /// The run (user request) this event belongs to.
-    pub request_id: String,
+    pub request_id: Arc<str>,
     /// The kind and its data.
     #[serde(flatten)]
     pub data: EventData,
@@ -21,10 +22,10 @@ pub struct Event {
 
 impl Event {
     /// An event stamped now.
-    pub fn now(request_id: &str, data: EventData) -> Self {
+    pub fn now(request_id: &Arc<str>, data: EventData) -> Self {
         Self {
             timestamp: unix_ms(),
-            request_id: request_id.to_string(),
+            request_id: Arc::clone(request_id),
             data,
         }
     }
@@ -317,9 +318,10 @@ mod tests {
 
     #[test]
     fn deltas_are_not_trace_events() {
-        let delta = Event::now("r", EventData::Delta { kind: DeltaKind::Text, text: "x".into() });
+        let r: Arc<str> = Arc::from("r");
+        let delta = Event::now(&r, EventData::Delta { kind: DeltaKind::Text, text: "x".into() });
         assert!(!delta.is_trace());
-        let done = Event::now("r", EventData::Cancelled { running: "shell".into() });
+        let done = Event::now(&r, EventData::Cancelled { running: "shell".into() });
         assert!(done.is_trace());
     }
 }

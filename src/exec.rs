@@ -1,1 +1,136 @@
-//! Headless runs (filled in by the exec work).
+//! `taco exec`: one request, headless (DESIGN §6). The final answer goes to stdout (or every
+//! event as JSONL with `--json`), diagnostics to stderr; the exit code says how it ended.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{Decision, Event, EventData};
+use crate::orchestrator::approval::FixedApprover;
+use crate::orchestrator::{EventSink, Orchestrator, Outcome};
+
+/// Exit code: the run produced a final answer.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: the run failed.
+pub const EXIT_RUN_ERROR: i32 = 1;
+/// Exit code: bad usage or config.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: interrupted (Ctrl-C).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// How `exec` reports.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    /// Every event as JSONL on stdout instead of the final answer.
+    pub json: bool,
+    /// Approve every `ask` call (`--approve all`); otherwise deny them.
+    pub approve_all: bool,
+    /// Also write trace events (no deltas) to this file.
+    pub trace: Option<PathBuf>,
+}
+
+/// Deltas are flushed at most this often, so a live reader sees text without a write per token.
+const DELTA_FLUSH_EVERY: Duration = Duration::from_millis(50);
+
+/// Writes events where `exec` was asked to.
+struct ExecSink<W: Write, E: Write> {
+    json: bool,
+    out: BufWriter<W>,
+    err: E,
+    trace: Option<BufWriter<File>>,
+    last_flush: Instant,
+    broken_pipe: bool,
+}
+
+impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
+    fn emit(&mut self, event: Event) {
+        if let Some(trace) = &mut self.trace {
+            if event.is_trace() && write_line(trace, &event).is_err() {
+                let _ = writeln!(self.err, "taco: cannot write the trace file; trace stopped");
+                self.trace = None;
+            }
+        }
+        match &event.data {
+            EventData::Error { message, .. } => {
+                let _ = writeln!(self.err, "taco: error: {message}");
+            }
+            EventData::ApprovalDecided { name, decision: Decision::Denied, .. } if !self.json => {
+                let _ = writeln!(self.err, "taco: {name} needs approval; denied (run with --approve all to allow it)");
+            }
+            _ => {}
+        }
+        if self.json && !self.broken_pipe {
+            let is_delta = !event.is_trace();
+            let mut result = write_line(&mut self.out, &event);
+            if result.is_ok() && (!is_delta || self.last_flush.elapsed() >= DELTA_FLUSH_EVERY) {
+                result = self.out.flush();
+                self.last_flush = Instant::now();
+            }
+            // A reader that went away (e.g. `| head`) is not an error worth more output.
+            self.broken_pipe = result.is_err();
+        }
+    }
+}
+
+fn write_line(out: &mut impl Write, event: &Event) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, event).map_err(io::Error::other)?;
+    out.write_all(b"\n")
+}
+
+/// Runs one request to the end and returns the process exit code.
+pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOptions) -> i32 {
+    let trace = match &options.trace {
+        None => None,
+        Some(path) => match File::create(path) {
+            Ok(file) => Some(BufWriter::new(file)),
+            Err(e) => {
+                eprintln!("taco: cannot create the trace file {}: {e}", path.display());
+                return EXIT_USAGE;
+            }
+        },
+    };
+    let mut sink = ExecSink {
+        json: options.json,
+        out: BufWriter::with_capacity(64 * 1024, io::stdout()),
+        err: io::stderr(),
+        trace,
+        last_flush: Instant::now(),
+        broken_pipe: false,
+    };
+    let mut approver = if options.approve_all { FixedApprover::all() } else { FixedApprover::none() };
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let outcome = orchestrator.run(prompt, &mut sink, &mut approver, &cancel).await;
+    watcher.abort();
+    let code = match &outcome {
+        Outcome::Final { content, error } => {
+            if !options.json && !sink.broken_pipe {
+                let _ = sink.out.write_all(content.as_bytes());
+                if !content.ends_with('\n') {
+                    let _ = sink.out.write_all(b"\n");
+                }
+            }
+            if error.is_some() { EXIT_RUN_ERROR } else { EXIT_OK }
+        }
+        Outcome::Failed(_) => EXIT_RUN_ERROR,
+        Outcome::Cancelled => {
+            let _ = writeln!(sink.err, "taco: interrupted");
+            EXIT_INTERRUPTED
+        }
+    };
+    let _ = sink.out.flush();
+    if let Some(trace) = &mut sink.trace {
+        if trace.flush().is_err() {
+            eprintln!("taco: cannot write the trace file");
+        }
+    }
+    code
+}

@@ -1,3 +1,341 @@
-//! The agent loop (DESIGN §4).
+//! The agent loop (DESIGN §4): model → tool calls → tool results → model …, with approvals,
+//! max turns and cancellation. It knows nothing of the terminal: events go to an
+//! [`EventSink`], consent comes from an [`approval::Approver`].
 
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::{Message, ToolSpec, Usage};
+use crate::event::{DeltaKind, Event, EventData, LlmCall};
+use crate::provider::{ChatRequest, Chunk, Provider, ProviderError};
+use crate::tools::{Policy, ToolRegistry, ToolSettings};
+
+pub mod approval;
+mod batch;
+pub mod task;
 pub mod turn;
+
+use approval::{Approver, Policies};
+use turn::{Turn, TurnAssembler};
+
+/// The message injected when the turn limit is reached (spec/003).
+pub const MAX_TURNS_PROMPT: &str = "You have reached the maximum number of turns. Please provide an answer based on the information you have gathered so far.";
+
+/// Where events go: the TUI's channel, `exec`'s stdout, a test's vector.
+pub trait EventSink: Send {
+    /// Takes one event.
+    fn emit(&mut self, event: Event);
+}
+
+impl EventSink for Vec<Event> {
+    fn emit(&mut self, event: Event) {
+        self.push(event);
+    }
+}
+
+impl EventSink for tokio::sync::mpsc::UnboundedSender<Event> {
+    fn emit(&mut self, event: Event) {
+        // The receiver is gone only when the UI is shutting down; nothing left to tell.
+        let _ = self.send(event);
+    }
+}
+
+/// What a run needs besides the provider and the tools.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Turn limit (DESIGN §4 rule 3); at least 1.
+    pub max_turns: u32,
+    /// The system prompt, first message of the conversation.
+    pub system_prompt: String,
+    /// The workspace root (canonical).
+    pub workdir: PathBuf,
+    /// Tool limits and settings.
+    pub tools: Arc<ToolSettings>,
+    /// Per-tool policy overrides from the config.
+    pub policies: std::collections::HashMap<String, Policy>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The model answered. `error` is set when the answer was gathered after the final call
+    /// of a max-turns run failed.
+    Final {
+        /// The answer.
+        content: String,
+        /// What went wrong, if the answer is only what was gathered.
+        error: Option<String>,
+    },
+    /// The run failed (provider error); the message says what to do.
+    Failed(String),
+    /// The user cancelled.
+    Cancelled,
+}
+
+/// Why a model call did not produce a turn.
+enum CallError {
+    Provider(ProviderError, Turn),
+    Cancelled(Turn),
+}
+
+/// The agent: a conversation with a provider and tools.
+pub struct Orchestrator {
+    provider: Arc<dyn Provider>,
+    registry: Arc<ToolRegistry>,
+    specs: Vec<ToolSpec>,
+    settings: Settings,
+    policies: Policies,
+    messages: Vec<Message>,
+}
+
+/// State of one run (one user request).
+struct Run<'s> {
+    request_id: Arc<str>,
+    sink: &'s mut dyn EventSink,
+    usage: Usage,
+    gathered: Vec<String>,
+    invalid_args: std::collections::HashMap<String, u32>,
+}
+
+impl Run<'_> {
+    fn emit(&mut self, data: EventData) {
+        self.sink.emit(Event::now(&self.request_id, data));
+    }
+
+    fn error(&mut self, kind: &str, message: String) {
+        self.emit(EventData::Error { kind: kind.to_string(), message });
+    }
+}
+
+impl Orchestrator {
+    /// A new conversation that starts with the system prompt.
+    pub fn new(provider: Arc<dyn Provider>, registry: Arc<ToolRegistry>, settings: Settings) -> Self {
+        let specs = registry.specs();
+        let policies = Policies::new(settings.policies.clone());
+        let messages = vec![Message::system(settings.system_prompt.clone())];
+        Self { provider, registry, specs, settings, policies, messages }
+    }
+
+    /// The conversation so far, system prompt first.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The provider this conversation talks to.
+    pub fn provider(&self) -> &Arc<dyn Provider> {
+        &self.provider
+    }
+
+    /// The tools offered to the model.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// The run settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Policies and the grants given so far.
+    pub fn policies(&self) -> &Policies {
+        &self.policies
+    }
+
+    /// Forgets the conversation (keeps the system prompt and session grants).
+    pub fn clear(&mut self) {
+        self.messages.truncate(1);
+    }
+
+    /// Answers one user request: runs the loop until a final answer, an error or a cancel.
+    pub async fn run(
+        &mut self,
+        prompt: &str,
+        sink: &mut dyn EventSink,
+        approver: &mut dyn Approver,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        let mut run = Run {
+            request_id: Arc::from(uuid::Uuid::new_v4().to_string()),
+            sink,
+            usage: Usage::default(),
+            gathered: Vec::new(),
+            invalid_args: Default::default(),
+        };
+        let max_turns = self.settings.max_turns.max(1);
+        run.emit(EventData::RunStarted {
+            prompt: summarize(prompt, 200),
+            provider: self.provider.name().to_string(),
+            model: self.provider.model().to_string(),
+            max_turns,
+        });
+        self.messages.push(Message::user(prompt));
+        let outcome = self.run_loop(&mut run, approver, cancel, max_turns).await;
+        self.policies.end_turn();
+        outcome
+    }
+
+    async fn run_loop(
+        &mut self,
+        run: &mut Run<'_>,
+        approver: &mut dyn Approver,
+        cancel: &CancellationToken,
+        max_turns: u32,
+    ) -> Outcome {
+        let mut turn_no = 0;
+        loop {
+            if turn_no == max_turns {
+                return self.final_without_tools(run, cancel, turn_no).await;
+            }
+            turn_no += 1;
+            let turn = match self.call_model(run, turn_no, true, cancel).await {
+                Ok(turn) => turn,
+                Err(CallError::Cancelled(partial)) => return self.cancelled(run, partial, "the model's reply"),
+                Err(CallError::Provider(error, partial)) => return self.failed(run, error, partial),
+            };
+            if turn.tool_calls.is_empty() {
+                let content = turn.content.clone();
+                self.push_assistant(turn);
+                run.emit(EventData::Final { content: content.clone(), turns: turn_no, usage: run.usage });
+                return Outcome::Final { content, error: None };
+            }
+            if !turn.content.is_empty() {
+                run.gathered.push(turn.content.clone());
+            }
+            let calls = turn.tool_calls.clone();
+            self.push_assistant(turn);
+            let finished = batch::run_batch(self, run, approver, cancel, turn_no, &calls).await;
+            if !finished {
+                run.emit(EventData::Cancelled { running: "tool calls".to_string() });
+                return Outcome::Cancelled;
+            }
+        }
+    }
+
+    /// Rule 3: the limit is reached with tool calls still coming; ask for an answer without tools.
+    async fn final_without_tools(&mut self, run: &mut Run<'_>, cancel: &CancellationToken, turns: u32) -> Outcome {
+        run.emit(EventData::MaxTurnsReached { turns });
+        self.messages.push(Message::system(MAX_TURNS_PROMPT));
+        run.emit(EventData::MaxTurnsPromptInjected { turns });
+        match self.call_model(run, turns + 1, false, cancel).await {
+            Ok(turn) => {
+                let content = turn.content.clone();
+                self.push_assistant(turn);
+                run.emit(EventData::Final { content: content.clone(), turns, usage: run.usage });
+                Outcome::Final { content, error: None }
+            }
+            Err(CallError::Cancelled(partial)) => self.cancelled(run, partial, "the final answer"),
+            Err(CallError::Provider(error, _partial)) => {
+                let message = self.describe(&error);
+                run.error(error.kind(), message.clone());
+                let content = run.gathered.join("\n\n");
+                run.emit(EventData::Final { content: content.clone(), turns, usage: run.usage });
+                Outcome::Final { content, error: Some(message) }
+            }
+        }
+    }
+
+    /// One streamed provider call: forwards deltas, assembles the turn, emits `llm_call`.
+    async fn call_model(
+        &mut self,
+        run: &mut Run<'_>,
+        turn_no: u32,
+        with_tools: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Turn, CallError> {
+        let started = Instant::now();
+        let tools: &[ToolSpec] = if with_tools { &self.specs } else { &[] };
+        let request = ChatRequest { messages: &self.messages, tools };
+        let mut assembler = TurnAssembler::new();
+        let mut ttft = None;
+        let opened = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
+            opened = self.provider.stream(request) => opened,
+        };
+        let mut stream = match opened {
+            Ok(stream) => stream,
+            Err(error) => return Err(CallError::Provider(error, assembler.finish())),
+        };
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
+                next = stream.next() => next,
+            };
+            let chunk = match next {
+                None => break,
+                Some(Ok(chunk)) => chunk,
+                Some(Err(error)) => return Err(CallError::Provider(error, assembler.finish())),
+            };
+            ttft.get_or_insert_with(|| started.elapsed().as_millis() as u64);
+            match chunk {
+                Chunk::Text(text) => {
+                    assembler.push_text(&text);
+                    run.emit(EventData::Delta { kind: DeltaKind::Text, text });
+                }
+                Chunk::Reasoning(text) => {
+                    assembler.push_reasoning(&text);
+                    run.emit(EventData::Delta { kind: DeltaKind::Reasoning, text });
+                }
+                other => assembler.push(other),
+            }
+        }
+        let turn = assembler.finish();
+        run.usage.add(turn.usage);
+        run.emit(EventData::LlmCall(Box::new(LlmCall {
+            turn: turn_no,
+            model: self.provider.model().to_string(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            ttft_ms: ttft,
+            finish_reason: turn.finish_reason.clone(),
+            content: turn.content.clone(),
+            reasoning_content: (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
+            tool_calls: turn.tool_calls.clone(),
+            usage: turn.usage,
+            messages: self.messages.clone(),
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+        })));
+        Ok(turn)
+    }
+
+    fn push_assistant(&mut self, turn: Turn) {
+        let content = (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
+        let reasoning = (!turn.reasoning.is_empty()).then_some(turn.reasoning);
+        self.messages.push(Message::assistant(content, reasoning, turn.tool_calls));
+    }
+
+    /// Keeps what was streamed before a cancel so the conversation shows it.
+    fn cancelled(&mut self, run: &mut Run<'_>, partial: Turn, running: &str) -> Outcome {
+        if !partial.content.is_empty() {
+            self.messages.push(Message::assistant(Some(partial.content), None, Vec::new()));
+        }
+        run.emit(EventData::Cancelled { running: running.to_string() });
+        Outcome::Cancelled
+    }
+
+    fn failed(&mut self, run: &mut Run<'_>, error: ProviderError, partial: Turn) -> Outcome {
+        if !partial.content.is_empty() {
+            self.messages.push(Message::assistant(Some(partial.content), None, Vec::new()));
+        }
+        let message = self.describe(&error);
+        run.error(error.kind(), message.clone());
+        Outcome::Failed(message)
+    }
+
+    fn describe(&self, error: &ProviderError) -> String {
+        format!("{} ({}): {error}", self.provider.name(), self.provider.model())
+    }
+}
+
+/// The first `max` characters of `text` on one line, with an ellipsis when cut.
+pub fn summarize(text: &str, max: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
+}

@@ -66,13 +66,14 @@ impl TurnAssembler {
         }
     }
 
-    /// Adds a chunk given by reference (for callers that also forward the chunk).
-    pub fn push_ref(&mut self, chunk: &Chunk) {
-        match chunk {
-            Chunk::Text(text) => self.content.push_str(text),
-            Chunk::Reasoning(text) => self.reasoning.push_str(text),
-            other => self.push(other.clone()),
-        }
+    /// Appends answer text (lets callers forward the owned delta without cloning it).
+    pub fn push_text(&mut self, text: &str) {
+        self.content.push_str(text);
+    }
+
+    /// Appends reasoning text.
+    pub fn push_reasoning(&mut self, text: &str) {
+        self.reasoning.push_str(text);
     }
 
     fn push_call(&mut self, delta: ToolCallDelta) {

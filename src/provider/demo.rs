@@ -1,1 +1,174 @@
-//! The offline demo provider.
+//! The offline demo provider: deterministic, behind the same [`Provider`] port. For any prompt
+//! it lists the workspace, asks to write a short note (so a first-time user meets an
+//! approval), then streams an answer that says what happened.
+
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{self, StreamExt};
+use serde_json::{Value, json};
+
+use super::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, ToolCallDelta};
+use crate::conversation::{Message, Role, Usage};
+
+/// The file the demo asks to write.
+pub const NOTE_PATH: &str = "taco-demo-note.md";
+
+/// The demo provider.
+#[derive(Debug, Clone)]
+pub struct DemoProvider {
+    pace: Duration,
+}
+
+impl DemoProvider {
+    /// A demo that pauses `pace` between streamed pieces (zero: no pauses).
+    pub fn new(pace: Duration) -> Self {
+        Self { pace }
+    }
+}
+
+impl Provider for DemoProvider {
+    fn name(&self) -> &str {
+        "demo"
+    }
+
+    fn model(&self) -> &str {
+        "demo"
+    }
+
+    fn stream<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
+        let chunks = script(&request);
+        let pace = self.pace;
+        async move {
+            let stream = stream::iter(chunks).then(move |chunk| async move {
+                if !pace.is_zero() && matches!(chunk, Chunk::Text(_) | Chunk::Reasoning(_)) {
+                    tokio::time::sleep(pace).await;
+                }
+                Ok(chunk)
+            });
+            Ok(Box::pin(stream) as ChunkStream)
+        }
+        .boxed()
+    }
+}
+
+/// What the demo says next, decided from the conversation since the last user message.
+fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
+    let messages = request.messages;
+    let start = messages.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
+    let prompt = messages.get(start).and_then(|m| m.content.as_deref()).unwrap_or("");
+    let since = &messages[start..];
+    let offered = |name: &str| request.tools.iter().any(|t| t.name == name);
+    let result_of = |name: &str| since.iter().find(|m| m.role == Role::Tool && m.name.as_deref() == Some(name));
+
+    let mut out = Vec::new();
+    if offered("list_dir") && result_of("list_dir").is_none() {
+        pieces(&mut out, true, &format!("The user said \"{}\". I'll look at the workspace before answering.", short(prompt)));
+        pieces(&mut out, false, "Let me look around the workspace first.");
+        call(&mut out, messages.len(), "list_dir", json!({"path": "."}));
+    } else if offered("write_file") && result_of("write_file").is_none() {
+        pieces(&mut out, false, "\n\nNow I'll leave a short note, so you can see how approvals work.");
+        let note = format!("# Note from the taco demo\n\nYou asked: {}\n\nThis file was written by the offline demo provider after you approved it.\n", short(prompt));
+        call(&mut out, messages.len(), "write_file", json!({"path": NOTE_PATH, "content": note}));
+    } else {
+        pieces(&mut out, false, &answer(prompt, result_of("list_dir"), result_of("write_file"), request.tools.is_empty()));
+        out.push(Chunk::Finish("stop".into()));
+    }
+    let input_tokens = messages.iter().filter_map(|m| m.content.as_ref()).map(|c| c.len() as u64 / 4 + 1).sum();
+    let output_tokens = out.iter().map(|c| match c {
+        Chunk::Text(t) | Chunk::Reasoning(t) => t.split_whitespace().count() as u64,
+        _ => 8,
+    }).sum();
+    out.push(Chunk::Usage(Usage { input_tokens, output_tokens }));
+    out
+}
+
+fn answer(prompt: &str, listed: Option<&Message>, written: Option<&Message>, no_tools: bool) -> String {
+    let mut text = format!(
+        "\n\nHello! I'm the **demo provider**: offline and scripted, so you can try taco without an API key. You said: “{}”.\n\n",
+        short(prompt)
+    );
+    if no_tools && listed.is_none() {
+        text.push_str("No tools were offered for this call, so I'm answering from what I have.\n\n");
+    } else {
+        text.push_str("Here is what happened:\n\n");
+        text.push_str(&format!("- {}\n", describe_listing(listed)));
+        text.push_str(&format!("- {}\n\n", describe_write(written)));
+    }
+    text.push_str("To talk to a real model, set `OPENAI_API_KEY` (or `DEEPSEEK_API_KEY`, `OPENROUTER_API_KEY`, `GROQ_API_KEY`), start a local Ollama, or pick one with `-p`.");
+    text
+}
+
+fn result_json(message: Option<&Message>) -> Option<Value> {
+    serde_json::from_str(message?.content.as_deref()?).ok()
+}
+
+fn describe_listing(listed: Option<&Message>) -> String {
+    let Some(value) = result_json(listed) else {
+        return "I did not get to list the workspace.".to_string();
+    };
+    if let Some(error) = value.get("error").and_then(Value::as_str) {
+        return format!("I could not list the workspace: {error}");
+    }
+    let names: Vec<&str> = value
+        .get("entries")
+        .and_then(Value::as_array)
+        .map(|entries| entries.iter().filter_map(|e| e.get("name").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    match names.len() {
+        0 => "I listed `.`: the workspace is empty.".to_string(),
+        n => {
+            let shown: Vec<String> = names.iter().take(8).map(|n| format!("`{n}`")).collect();
+            let more = if n > 8 { format!(" and {} more", n - 8) } else { String::new() };
+            format!("I listed `.` and found {n} entries: {}{more}.", shown.join(", "))
+        }
+    }
+}
+
+fn describe_write(written: Option<&Message>) -> String {
+    let Some(value) = result_json(written) else {
+        return "I did not get to write the note.".to_string();
+    };
+    match value.get("error").and_then(Value::as_str) {
+        Some(error) if error.contains("denied") => {
+            format!("Writing `{NOTE_PATH}` was **denied** ({error}), so I left the workspace untouched.")
+        }
+        Some(error) => format!("Writing `{NOTE_PATH}` failed: {error}"),
+        None => format!("I wrote a short note to `{NOTE_PATH}` after you approved it."),
+    }
+}
+
+/// Splits text into small pieces (a word or two each) so it streams like a model.
+fn pieces(out: &mut Vec<Chunk>, reasoning: bool, text: &str) {
+    let mut piece = String::new();
+    let mut words = 0;
+    for (i, ch) in text.char_indices() {
+        piece.push(ch);
+        let at_word_end = ch == ' ' && !text[..i].ends_with(' ');
+        if at_word_end {
+            words += 1;
+        }
+        if (at_word_end && words % 2 == 0) || ch == '\n' {
+            let done = std::mem::take(&mut piece);
+            out.push(if reasoning { Chunk::Reasoning(done) } else { Chunk::Text(done) });
+        }
+    }
+    if !piece.is_empty() {
+        out.push(if reasoning { Chunk::Reasoning(piece) } else { Chunk::Text(piece) });
+    }
+}
+
+fn call(out: &mut Vec<Chunk>, seq: usize, name: &str, arguments: Value) {
+    out.push(Chunk::ToolCall(ToolCallDelta {
+        index: 0,
+        id: Some(format!("demo_{name}_{seq}")),
+        name: Some(name.to_string()),
+        arguments: arguments.to_string(),
+    }));
+    out.push(Chunk::Finish("tool_calls".into()));
+}
+
+fn short(prompt: &str) -> String {
+    crate::orchestrator::summarize(prompt, 80)
+}

@@ -1,1 +1,166 @@
-//! Runs a turn's tool calls.
+//! Runs a turn's tool calls: concurrently, each under a timeout, panics caught, output capped.
+//! Results come back in call order so tool messages follow the assistant's call order.
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use serde_json::{Value, json};
+
+use super::{ToolContext, ToolError, ToolRegistry};
+
+/// A call ready to run: validated and approved.
+#[derive(Debug, Clone)]
+pub struct ReadyCall {
+    /// Call id.
+    pub id: String,
+    /// Tool name (known to the registry).
+    pub name: String,
+    /// Parsed, validated arguments.
+    pub arguments: Value,
+}
+
+/// How one call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// The result, or the error message.
+    pub result: Result<Value, String>,
+    /// How long it ran.
+    pub duration: Duration,
+}
+
+impl CallOutcome {
+    /// An outcome for a call that never ran (denied, unknown, invalid, cancelled).
+    pub fn not_run(id: &str, name: &str, error: impl Into<String>) -> Self {
+        Self {
+            id: id.to_string(),
+            name: name.to_string(),
+            result: Err(error.into()),
+            duration: Duration::ZERO,
+        }
+    }
+
+    /// The content of the `tool` message: JSON of the result, or `{"error": …}`.
+    pub fn message_content(&self) -> String {
+        match &self.result {
+            Ok(value) => value.to_string(),
+            Err(error) => json!({ "error": error }).to_string(),
+        }
+    }
+}
+
+/// Runs `calls` concurrently. `on_done` sees each outcome as it finishes (for live events);
+/// the returned outcomes are in call order.
+pub async fn run_calls(
+    registry: &ToolRegistry,
+    calls: &[ReadyCall],
+    ctx: &ToolContext,
+    mut on_done: impl FnMut(&CallOutcome),
+) -> Vec<CallOutcome> {
+    let mut pending: FuturesUnordered<_> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| run_one(registry, call, ctx).map(move |outcome| (i, outcome)))
+        .collect();
+    let mut slots: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+    while let Some((i, outcome)) = pending.next().await {
+        on_done(&outcome);
+        slots[i] = Some(outcome);
+    }
+    slots
+        .into_iter()
+        .zip(calls)
+        .map(|(slot, call)| {
+            slot.unwrap_or_else(|| CallOutcome::not_run(&call.id, &call.name, "the call did not finish"))
+        })
+        .collect()
+}
+
+async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -> CallOutcome {
+    let started = Instant::now();
+    let result = match registry.get(&call.name) {
+        None => Err(format!("unknown tool '{}'", call.name)),
+        Some(tool) => {
+            let work = AssertUnwindSafe(tool.call(call.arguments.clone(), ctx)).catch_unwind();
+            tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => Err("cancelled by the user".to_string()),
+                finished = tokio::time::timeout(ctx.settings.timeout, work) => match finished {
+                    Err(_) => Err(format!(
+                        "timed out after {} s and was stopped",
+                        ctx.settings.timeout.as_secs()
+                    )),
+                    Ok(Err(panic)) => Err(format!("the tool crashed: {}", panic_message(&panic))),
+                    Ok(Ok(Err(ToolError::InvalidArguments(e)))) => Err(format!("invalid arguments: {e}")),
+                    Ok(Ok(Err(ToolError::Failed(e)))) => Err(e),
+                    Ok(Ok(Ok(value))) => Ok(cap_output(value, ctx.settings.max_output_bytes)),
+                },
+            }
+        }
+    };
+    CallOutcome {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        result,
+        duration: started.elapsed(),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Replaces a result whose JSON exceeds `max_bytes` by a truncated copy with a note, keeping
+/// the content valid JSON for the model.
+pub fn cap_output(value: Value, max_bytes: usize) -> Value {
+    let text = value.to_string();
+    if text.len() <= max_bytes {
+        return value;
+    }
+    let mut cut = max_bytes;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    json!({
+        "truncated": true,
+        "note": format!(
+            "the result was {} bytes; only the first {} are shown. Ask for less (narrower path, offset/limit, a more specific pattern).",
+            text.len(),
+            cut
+        ),
+        "partial": &text[..cut],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_long_results_but_keeps_short_ones() {
+        let short = json!({"a": 1});
+        assert_eq!(cap_output(short.clone(), 100), short);
+        let long = json!({"text": "é".repeat(200)});
+        let capped = cap_output(long, 101);
+        assert_eq!(capped["truncated"], json!(true));
+        assert!(capped["partial"].as_str().unwrap().len() <= 101);
+    }
+
+    #[test]
+    fn error_content_is_a_json_object() {
+        let outcome = CallOutcome::not_run("1", "x", "no \"such\" tool");
+        let parsed: Value = serde_json::from_str(&outcome.message_content()).unwrap();
+        assert_eq!(parsed, json!({"error": "no \"such\" tool"}));
+    }
+}

@@ -1,0 +1,142 @@
+//! Approval policies and the approver port (DESIGN §4 rule 6): which calls run, which are
+//! asked about, and who answers.
+
+use std::collections::{HashMap, HashSet};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::event::{Decision, Scope};
+use crate::tools::{Policy, Tool, ToolSettings};
+
+/// One call that needs the user's consent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Parsed arguments.
+    pub arguments: Value,
+}
+
+/// The answer to one [`ApprovalRequest`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalAnswer {
+    /// Approved or denied.
+    pub decision: Decision,
+    /// How far an approval reaches.
+    pub scope: Scope,
+    /// Why it was denied (told to the model), if the user said.
+    pub reason: Option<String>,
+}
+
+impl ApprovalAnswer {
+    /// Approve with a scope.
+    pub fn approve(scope: Scope) -> Self {
+        Self { decision: Decision::Approved, scope, reason: None }
+    }
+
+    /// Deny, optionally with a reason for the model.
+    pub fn deny(reason: Option<String>) -> Self {
+        Self { decision: Decision::Denied, scope: Scope::Once, reason }
+    }
+}
+
+/// Whoever answers approval requests: the TUI's dialog or `exec --approve`.
+pub trait Approver: Send {
+    /// Decides a whole batch (the `ask` calls of one turn); one answer per request, in order.
+    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>>;
+}
+
+/// Answers every request the same way (`taco exec --approve all|none`).
+#[derive(Debug, Clone)]
+pub struct FixedApprover {
+    approve: bool,
+}
+
+impl FixedApprover {
+    /// Approves everything (`--approve all`).
+    pub fn all() -> Self {
+        Self { approve: true }
+    }
+
+    /// Denies everything (`--approve none`), telling the model why.
+    pub fn none() -> Self {
+        Self { approve: false }
+    }
+}
+
+/// What the model is told when `exec --approve none` denies a call.
+pub const EXEC_DENIED: &str = "denied: this call needs the user's approval, but taco exec runs without anyone to ask and --approve none is in effect. Do the task without this call, or tell the user to re-run with --approve all.";
+
+impl Approver for FixedApprover {
+    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
+        let answer = if self.approve {
+            ApprovalAnswer::approve(Scope::Once)
+        } else {
+            ApprovalAnswer::deny(Some(EXEC_DENIED.to_string()))
+        };
+        let answers = vec![answer; batch.len()];
+        async move { answers }.boxed()
+    }
+}
+
+/// Per-tool policies from the config plus the grants the user gave this session and turn.
+#[derive(Debug, Clone, Default)]
+pub struct Policies {
+    overrides: HashMap<String, Policy>,
+    session_grants: HashSet<String>,
+    turn_grants: HashSet<String>,
+}
+
+impl Policies {
+    /// Policies with config overrides by tool name.
+    pub fn new(overrides: HashMap<String, Policy>) -> Self {
+        Self { overrides, ..Self::default() }
+    }
+
+    /// The policy for one call: an `ask` becomes `allow` when the user granted the tool for
+    /// this turn or session; `deny` stays `deny`.
+    pub fn policy_for(&self, tool: &dyn Tool, arguments: &Value, settings: &ToolSettings) -> Policy {
+        let name = tool.name();
+        let base = match self.overrides.get(name) {
+            Some(policy) => *policy,
+            None => tool.default_policy(arguments, settings),
+        };
+        if base == Policy::Ask && (self.session_grants.contains(name) || self.turn_grants.contains(name)) {
+            Policy::Allow
+        } else {
+            base
+        }
+    }
+
+    /// Records an approval that reaches beyond one call.
+    pub fn grant(&mut self, tool: &str, scope: Scope) {
+        match scope {
+            Scope::Once => {}
+            Scope::Turn => {
+                self.turn_grants.insert(tool.to_string());
+            }
+            Scope::Session => {
+                self.session_grants.insert(tool.to_string());
+            }
+        }
+    }
+
+    /// Forgets the grants of the finished turn (user request).
+    pub fn end_turn(&mut self) {
+        self.turn_grants.clear();
+    }
+
+    /// Tools granted for the rest of the session.
+    pub fn session_grants(&self) -> impl Iterator<Item = &str> {
+        self.session_grants.iter().map(String::as_str)
+    }
+
+    /// The configured override for a tool, if any.
+    pub fn override_for(&self, tool: &str) -> Option<Policy> {
+        self.overrides.get(tool).copied()
+    }
+}

@@ -1,0 +1,131 @@
+//! The orchestrator as a tokio task: [`Op`]s in, [`Event`]s out. The TUI plugs into exactly
+//! this; `exec` calls [`Orchestrator::run`] directly.
+
+use std::collections::{HashMap, VecDeque};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::Orchestrator;
+use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
+use crate::event::Event;
+
+/// What the UI asks of the orchestrator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// A user request; queued when a run is in progress and sent after it.
+    Submit(String),
+    /// The answer to an `approval_requested` event.
+    Approve {
+        /// The call id from the request.
+        id: String,
+        /// The decision.
+        answer: ApprovalAnswer,
+    },
+    /// Cancel the running request (DESIGN §4 rule 7).
+    Cancel,
+    /// Start a new conversation (after the running request, if any).
+    Clear,
+    /// Stop the task (cancels whatever runs).
+    Shutdown,
+}
+
+/// The running task: send Ops, receive Events.
+pub struct OrchestratorTask {
+    /// Where Ops go.
+    pub ops: UnboundedSender<Op>,
+    /// Where Events come from.
+    pub events: UnboundedReceiver<Event>,
+    /// The task itself (ends after `Op::Shutdown` or when `ops` is dropped).
+    pub handle: JoinHandle<Orchestrator>,
+}
+
+/// Starts the orchestrator on the current tokio runtime.
+pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
+    let (ops_tx, ops_rx) = unbounded_channel();
+    let (events_tx, events_rx) = unbounded_channel();
+    let handle = tokio::spawn(serve(orchestrator, ops_rx, events_tx));
+    OrchestratorTask { ops: ops_tx, events: events_rx, handle }
+}
+
+async fn serve(
+    mut orchestrator: Orchestrator,
+    mut ops: UnboundedReceiver<Op>,
+    mut events: UnboundedSender<Event>,
+) -> Orchestrator {
+    let (answers_tx, answers_rx) = unbounded_channel();
+    let mut approver = ChannelApprover { answers: answers_rx, early: HashMap::new() };
+    let mut queue = VecDeque::new();
+    let mut shutting_down = false;
+    while !shutting_down {
+        let prompt = match queue.pop_front() {
+            Some(prompt) => prompt,
+            None => match ops.recv().await {
+                None | Some(Op::Shutdown) => break,
+                Some(Op::Submit(prompt)) => prompt,
+                Some(Op::Clear) => {
+                    orchestrator.clear();
+                    continue;
+                }
+                // Nothing is running: stale answers and cancels have nothing to act on.
+                Some(Op::Approve { .. } | Op::Cancel) => continue,
+            },
+        };
+        let cancel = CancellationToken::new();
+        let mut clear_after = false;
+        {
+            let run = orchestrator.run(&prompt, &mut events, &mut approver, &cancel);
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    _ = &mut run => break,
+                    op = ops.recv() => match op {
+                        Some(Op::Submit(next)) => queue.push_back(next),
+                        Some(Op::Approve { id, answer }) => {
+                            let _ = answers_tx.send((id, answer));
+                        }
+                        Some(Op::Cancel) => cancel.cancel(),
+                        Some(Op::Clear) => clear_after = true,
+                        None | Some(Op::Shutdown) => {
+                            cancel.cancel();
+                            shutting_down = true;
+                        }
+                    },
+                }
+            }
+        }
+        if clear_after {
+            orchestrator.clear();
+        }
+    }
+    orchestrator
+}
+
+/// Waits for the UI's answers to a batch, by call id.
+struct ChannelApprover {
+    answers: UnboundedReceiver<(String, ApprovalAnswer)>,
+    early: HashMap<String, ApprovalAnswer>,
+}
+
+impl Approver for ChannelApprover {
+    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
+        async move {
+            while batch.iter().any(|r| !self.early.contains_key(&r.id)) {
+                match self.answers.recv().await {
+                    Some((id, answer)) => {
+                        self.early.insert(id, answer);
+                    }
+                    None => break,
+                }
+            }
+            batch
+                .iter()
+                .map(|r| self.early.remove(&r.id).unwrap_or_else(|| ApprovalAnswer::deny(None)))
+                .collect()
+        }
+        .boxed()
+    }
+}
