@@ -69,7 +69,7 @@ impl FixedApprover {
 }
 
 /// What the model is told when `exec --approve none` denies a call.
-pub const EXEC_DENIED: &str = "denied: this call needs the user's approval, but taco exec runs without anyone to ask and --approve none is in effect. Do the task without this call, or tell the user to re-run with --approve all.";
+pub const EXEC_DENIED: &str = "it needs the user's approval, but taco exec runs without anyone to ask and --approve none is in effect. Do the task without this call, or tell the user to re-run with --approve all.";
 
 impl Approver for FixedApprover {
     fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>> {

@@ -68,7 +68,7 @@ fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
         pieces(&mut out, false, "Let me look around the workspace first.");
         call(&mut out, messages.len(), "list_dir", json!({"path": "."}));
     } else if offered("write_file") && result_of("write_file").is_none() {
-        pieces(&mut out, false, "\n\nNow I'll leave a short note, so you can see how approvals work.");
+        pieces(&mut out, false, "Now I'll leave a short note, so you can see how approvals work.");
         let note = format!("# Note from the taco demo\n\nYou asked: {}\n\nThis file was written by the offline demo provider after you approved it.\n", short(prompt));
         call(&mut out, messages.len(), "write_file", json!({"path": NOTE_PATH, "content": note}));
     } else {
@@ -86,7 +86,7 @@ fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
 
 fn answer(prompt: &str, listed: Option<&Message>, written: Option<&Message>, no_tools: bool) -> String {
     let mut text = format!(
-        "\n\nHello! I'm the **demo provider**: offline and scripted, so you can try taco without an API key. You said: “{}”.\n\n",
+        "Hello! I'm the **demo provider**: offline and scripted, so you can try taco without an API key. You said: “{}”.\n\n",
         short(prompt)
     );
     if no_tools && listed.is_none() {
@@ -118,6 +118,7 @@ fn describe_listing(listed: Option<&Message>) -> String {
         .unwrap_or_default();
     match names.len() {
         0 => "I listed `.`: the workspace is empty.".to_string(),
+        1 => format!("I listed `.` and found one entry: `{}`.", names[0]),
         n => {
             let shown: Vec<String> = names.iter().take(8).map(|n| format!("`{n}`")).collect();
             let more = if n > 8 { format!(" and {} more", n - 8) } else { String::new() };
@@ -132,7 +133,7 @@ fn describe_write(written: Option<&Message>) -> String {
     };
     match value.get("error").and_then(Value::as_str) {
         Some(error) if error.contains("denied") => {
-            format!("Writing `{NOTE_PATH}` was **denied** ({error}), so I left the workspace untouched.")
+            format!("Writing `{NOTE_PATH}` was **denied**, so I left the workspace untouched.")
         }
         Some(error) => format!("Writing `{NOTE_PATH}` failed: {error}"),
         None => format!("I wrote a short note to `{NOTE_PATH}` after you approved it."),
