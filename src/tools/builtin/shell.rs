@@ -1,0 +1,371 @@
+//! `shell`: runs `sh -c COMMAND` in the workspace, in its own process group.
+//!
+//! The whole group is killed on timeout, on cancellation and when the call's future is
+//! dropped (the runner may drop it on its own timeout), so no stray children outlive a call.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+use tokio_util::sync::CancellationToken;
+
+use super::cancelled;
+use crate::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
+
+/// Longest timeout a model may ask for.
+const MAX_TIMEOUT_SECS: u64 = 600;
+/// After the shell exits, how long background processes may keep its output pipes open.
+const PIPE_GRACE: Duration = Duration::from_millis(250);
+/// After a kill, how long to wait for the pipes to close and the shell to be reaped.
+const KILL_DRAIN: Duration = Duration::from_secs(1);
+
+/// Runs a shell command and returns its exit code and (capped) output.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shell;
+
+/// Arguments of `shell`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ShellParams {
+    /// The command line, run with `sh -c` in the workspace root.
+    pub command: String,
+    /// Seconds before the command is killed (default from the settings, at most 600).
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+impl TypedTool for Shell {
+    type Params = ShellParams;
+    const NAME: &'static str = "shell";
+    const DESCRIPTION: &'static str = "Run a shell command (sh -c) in the workspace root, with \
+        stdin closed. Returns exit_code, stdout and stderr (long output keeps its head and \
+        tail). A non-zero exit code is reported, not treated as a failure. The command and \
+        all its children are killed when it times out.";
+
+    fn default_policy(&self, _params: &ShellParams, _settings: &ToolSettings) -> Policy {
+        Policy::Ask
+    }
+
+    async fn run(&self, params: ShellParams, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let secs = params
+            .timeout_secs
+            .unwrap_or(ctx.settings.shell_timeout.as_secs())
+            .clamp(1, MAX_TIMEOUT_SECS);
+        if ctx.cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&params.command)
+            .current_dir(&ctx.workdir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("could not start sh: {e}")))?;
+        // Declared after `child` so it drops first: the group is killed while the shell is
+        // still unreaped, so its process group id cannot have been reused.
+        let mut group = GroupKill::new(child.id());
+        let cap = ctx.settings.max_output_bytes;
+        let mut out = Capture::new(cap);
+        let mut err = Capture::new(cap);
+        let end = supervise(
+            &mut child,
+            &mut group,
+            &mut out,
+            &mut err,
+            secs,
+            &ctx.cancel,
+        )
+        .await;
+        let (stdout, stderr) = (out.finish(), err.finish());
+        match end {
+            End::Exited { status, pipes_held } => {
+                Ok(exited(status, pipes_held, stdout, stderr, [&out, &err]))
+            }
+            End::TimedOut => Err(ToolError::failed(format!(
+                "command timed out after {secs} s and was killed (with its process group){}",
+                partial(&stdout, &stderr)
+            ))),
+            End::Cancelled => Err(cancelled()),
+            End::WaitFailed(e) => Err(ToolError::failed(format!("waiting for sh failed: {e}"))),
+        }
+    }
+}
+
+/// How a command ended.
+enum End {
+    Exited {
+        status: ExitStatus,
+        pipes_held: bool,
+    },
+    TimedOut,
+    Cancelled,
+    WaitFailed(std::io::Error),
+}
+
+/// Waits for the shell while pumping both pipes, until exit, timeout or cancellation.
+async fn supervise(
+    child: &mut Child,
+    group: &mut GroupKill,
+    out: &mut Capture,
+    err: &mut Capture,
+    secs: u64,
+    cancel: &CancellationToken,
+) -> End {
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let pumps = async {
+        tokio::join!(pump(stdout, out), pump(stderr, err));
+    };
+    tokio::pin!(pumps);
+    let deadline = tokio::time::sleep(Duration::from_secs(secs));
+    tokio::pin!(deadline);
+    let mut pumps_done = false;
+    let end = loop {
+        tokio::select! {
+            () = &mut pumps, if !pumps_done => pumps_done = true,
+            status = child.wait() => break match status {
+                Ok(status) => End::Exited { status, pipes_held: false },
+                Err(e) => End::WaitFailed(e),
+            },
+            () = &mut deadline => break End::TimedOut,
+            () = cancel.cancelled() => break End::Cancelled,
+        }
+    };
+    match end {
+        End::Exited { status, .. } => {
+            let mut pipes_held = false;
+            // A background job (`server &`) may keep the pipes open after the shell exits;
+            // it would hang the call, so after a grace period the group is killed.
+            if !pumps_done && tokio::time::timeout(PIPE_GRACE, &mut pumps).await.is_err() {
+                pipes_held = true;
+                group.kill();
+                let _ = tokio::time::timeout(KILL_DRAIN, &mut pumps).await;
+            }
+            // Clean exit: jobs that detached from the output are left running, like a terminal does.
+            group.disarm();
+            End::Exited { status, pipes_held }
+        }
+        other => {
+            group.kill();
+            if !pumps_done {
+                let _ = tokio::time::timeout(KILL_DRAIN, &mut pumps).await;
+            }
+            let _ = tokio::time::timeout(KILL_DRAIN, child.wait()).await;
+            other
+        }
+    }
+}
+
+/// The result of a command that exited (any exit code).
+fn exited(
+    status: ExitStatus,
+    pipes_held: bool,
+    stdout: String,
+    stderr: String,
+    captures: [&Capture; 2],
+) -> Value {
+    let mut notes = Vec::new();
+    match (status.code(), status.signal()) {
+        (Some(0), _) => {}
+        (Some(code), _) => notes.push(format!("the command exited with code {code}")),
+        (None, Some(signal)) => notes.push(format!("the command was killed by signal {signal}")),
+        (None, None) => notes.push("the command ended abnormally".to_string()),
+    }
+    for (name, capture) in ["stdout", "stderr"].iter().zip(captures) {
+        if capture.omitted() > 0 {
+            notes.push(format!(
+                "{name} was {} bytes; only its head and tail are shown",
+                capture.total
+            ));
+        }
+    }
+    if pipes_held {
+        notes.push(
+            "background processes kept the output open after the shell exited and were \
+             killed; redirect their output (cmd > file 2>&1 &) to keep them running"
+                .to_string(),
+        );
+    }
+    let mut result = json!({
+        "exit_code": status.code(),
+        "stdout": stdout,
+        "stderr": stderr,
+        "timed_out": false,
+    });
+    if let Some(signal) = status.signal() {
+        result["signal"] = json!(signal);
+    }
+    if !notes.is_empty() {
+        result["note"] = json!(notes.join("; "));
+    }
+    result
+}
+
+/// The partial output quoted in a timeout error.
+fn partial(stdout: &str, stderr: &str) -> String {
+    let mut text = String::new();
+    for (name, output) in [("stdout", stdout), ("stderr", stderr)] {
+        if !output.is_empty() {
+            text.push_str(&format!("\n{name} so far:\n{output}"));
+        }
+    }
+    text
+}
+
+/// Copies a pipe into a capture until EOF (or a read error, which ends the output too).
+async fn pump(reader: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
+    let Some(mut reader) = reader else { return };
+    let mut buf = vec![0u8; 16 * 1024];
+    while let Ok(n) = reader.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        capture.push(&buf[..n]);
+    }
+}
+
+/// Output capped at `cap` bytes: the first half and the last half are kept.
+struct Capture {
+    cap: usize,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    total: usize,
+}
+
+impl Capture {
+    fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+        }
+    }
+
+    fn head_cap(&self) -> usize {
+        self.cap / 2
+    }
+
+    fn tail_cap(&self) -> usize {
+        self.cap - self.cap / 2
+    }
+
+    fn push(&mut self, mut data: &[u8]) {
+        self.total += data.len();
+        let room = self.head_cap().saturating_sub(self.head.len());
+        let take = room.min(data.len());
+        self.head.extend_from_slice(&data[..take]);
+        data = &data[take..];
+        self.tail.extend_from_slice(data);
+        // Trim only when the tail is twice its cap, so trimming stays amortized O(1).
+        if self.tail.len() > 2 * self.tail_cap().max(4096) {
+            self.trim_tail();
+        }
+    }
+
+    fn trim_tail(&mut self) {
+        let excess = self.tail.len().saturating_sub(self.tail_cap());
+        self.tail.drain(..excess);
+    }
+
+    fn omitted(&self) -> usize {
+        self.total.saturating_sub(self.cap)
+    }
+
+    /// The kept output as text (lossy UTF-8), with a marker where the middle was cut.
+    fn finish(&mut self) -> String {
+        if self.total <= self.cap {
+            let mut all = std::mem::take(&mut self.head);
+            all.append(&mut self.tail);
+            return String::from_utf8_lossy(&all).into_owned();
+        }
+        self.trim_tail();
+        format!(
+            "{}\n[... {} bytes omitted ...]\n{}",
+            String::from_utf8_lossy(&self.head),
+            self.omitted(),
+            String::from_utf8_lossy(&self.tail)
+        )
+    }
+}
+
+/// Kills the command's whole process group unless disarmed; runs on drop too.
+struct GroupKill {
+    pgid: Option<libc::pid_t>,
+}
+
+impl GroupKill {
+    fn new(pid: Option<u32>) -> Self {
+        // pgid 0 would mean "our own group": never let that through.
+        let pgid = pid
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+            .filter(|&p| p > 0);
+        Self { pgid }
+    }
+
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            // SAFETY: killpg has no memory-safety preconditions; pgid is a positive id of
+            // the group created for this command (process_group(0) makes pgid == pid).
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn captured(cap: usize, chunks: &[&[u8]]) -> (String, usize) {
+        let mut capture = Capture::new(cap);
+        for chunk in chunks {
+            capture.push(chunk);
+        }
+        let omitted = capture.omitted();
+        (capture.finish(), omitted)
+    }
+
+    #[test]
+    fn small_output_is_whole() {
+        assert_eq!(captured(10, &[b"abc", b"defg"]), ("abcdefg".to_string(), 0));
+        assert_eq!(
+            captured(10, &[b"0123456789"]),
+            ("0123456789".to_string(), 0)
+        );
+    }
+
+    #[test]
+    fn big_output_keeps_head_and_tail() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let chunks: Vec<&[u8]> = data.chunks(333).collect();
+        let (text, omitted) = captured(1000, &chunks);
+        assert_eq!(omitted, 99_000);
+        assert!(text.starts_with(std::str::from_utf8(&data[..500]).unwrap()));
+        assert!(text.ends_with(std::str::from_utf8(&data[data.len() - 500..]).unwrap()));
+        assert!(text.contains("[... 99000 bytes omitted ...]"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_lossy() {
+        assert_eq!(captured(10, &[b"a\xffb"]).0, "a\u{fffd}b");
+    }
+}
