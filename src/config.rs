@@ -412,12 +412,12 @@ where
     Fut: Future<Output = Option<String>>,
 {
     for preset in PRESETS {
-        if let Some(var) = preset.key_env {
-            if env(var).is_some_and(|k| !k.is_empty()) {
-                let mut choice = choose(preset.name, file, env)?;
-                choice.auto_reason = Some(format!("{var} is set"));
-                return Ok(choice);
-            }
+        if let Some(var) = preset.key_env
+            && env(var).is_some_and(|k| !k.is_empty())
+        {
+            let mut choice = choose(preset.name, file, env)?;
+            choice.auto_reason = Some(format!("{var} is set"));
+            return Ok(choice);
         }
     }
     let host = env("OLLAMA_HOST").filter(|s| !s.is_empty()).map(|h| ollama_root(&h)).unwrap_or_else(|| "http://127.0.0.1:11434".to_string());

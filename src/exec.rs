@@ -47,11 +47,12 @@ struct ExecSink<W: Write, E: Write> {
 
 impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
     fn emit(&mut self, event: Event) {
-        if let Some(trace) = &mut self.trace {
-            if event.is_trace() && write_line(trace, &event).is_err() {
-                let _ = writeln!(self.err, "taco: cannot write the trace file; trace stopped");
-                self.trace = None;
-            }
+        if let Some(trace) = &mut self.trace
+            && event.is_trace()
+            && write_line(trace, &event).is_err()
+        {
+            let _ = writeln!(self.err, "taco: cannot write the trace file; trace stopped");
+            self.trace = None;
         }
         match &event.data {
             EventData::Error { message, .. } => {
@@ -127,10 +128,10 @@ pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOp
         }
     };
     let _ = sink.out.flush();
-    if let Some(trace) = &mut sink.trace {
-        if trace.flush().is_err() {
-            eprintln!("taco: cannot write the trace file");
-        }
+    if let Some(trace) = &mut sink.trace
+        && trace.flush().is_err()
+    {
+        eprintln!("taco: cannot write the trace file");
     }
     code
 }

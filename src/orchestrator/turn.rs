@@ -78,16 +78,16 @@ impl TurnAssembler {
 
     fn push_call(&mut self, delta: ToolCallDelta) {
         let call = self.calls.entry(delta.index).or_default();
-        if call.id.is_empty() {
-            if let Some(id) = delta.id {
-                call.id = id;
-            }
+        if call.id.is_empty()
+            && let Some(id) = delta.id
+        {
+            call.id = id;
         }
         // A repeated or empty name in a later delta never overwrites the first one.
-        if call.name.is_empty() {
-            if let Some(name) = delta.name {
-                call.name = name;
-            }
+        if call.name.is_empty()
+            && let Some(name) = delta.name
+        {
+            call.name = name;
         }
         call.arguments.push_str(&delta.arguments);
     }
