@@ -22,7 +22,12 @@ pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md
 pub struct ConfigError(pub String);
 
 impl ConfigError {
-    fn at(path: &Path, text: &str, span: std::ops::Range<usize>, message: impl std::fmt::Display) -> Self {
+    fn at(
+        path: &Path,
+        text: &str,
+        span: std::ops::Range<usize>,
+        message: impl std::fmt::Display,
+    ) -> Self {
         let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
         Self(format!("{}:{line}: {message}", path.display()))
     }
@@ -199,12 +204,54 @@ struct Preset {
 }
 
 const PRESETS: &[Preset] = &[
-    Preset { name: "openai", kind: ProviderKind::Openai, base_url: "https://api.openai.com/v1", model: "gpt-4.1-mini", key_env: Some("OPENAI_API_KEY"), send_reasoning_content: false },
-    Preset { name: "deepseek", kind: ProviderKind::Openai, base_url: "https://api.deepseek.com/v1", model: "deepseek-chat", key_env: Some("DEEPSEEK_API_KEY"), send_reasoning_content: true },
-    Preset { name: "openrouter", kind: ProviderKind::Openai, base_url: "https://openrouter.ai/api/v1", model: "openai/gpt-4.1-mini", key_env: Some("OPENROUTER_API_KEY"), send_reasoning_content: false },
-    Preset { name: "groq", kind: ProviderKind::Openai, base_url: "https://api.groq.com/openai/v1", model: "llama-3.3-70b-versatile", key_env: Some("GROQ_API_KEY"), send_reasoning_content: false },
-    Preset { name: "ollama", kind: ProviderKind::Openai, base_url: "http://127.0.0.1:11434/v1", model: "llama3.2", key_env: None, send_reasoning_content: false },
-    Preset { name: "demo", kind: ProviderKind::Demo, base_url: "", model: "demo", key_env: None, send_reasoning_content: false },
+    Preset {
+        name: "openai",
+        kind: ProviderKind::Openai,
+        base_url: "https://api.openai.com/v1",
+        model: "gpt-4.1-mini",
+        key_env: Some("OPENAI_API_KEY"),
+        send_reasoning_content: false,
+    },
+    Preset {
+        name: "deepseek",
+        kind: ProviderKind::Openai,
+        base_url: "https://api.deepseek.com/v1",
+        model: "deepseek-chat",
+        key_env: Some("DEEPSEEK_API_KEY"),
+        send_reasoning_content: true,
+    },
+    Preset {
+        name: "openrouter",
+        kind: ProviderKind::Openai,
+        base_url: "https://openrouter.ai/api/v1",
+        model: "openai/gpt-4.1-mini",
+        key_env: Some("OPENROUTER_API_KEY"),
+        send_reasoning_content: false,
+    },
+    Preset {
+        name: "groq",
+        kind: ProviderKind::Openai,
+        base_url: "https://api.groq.com/openai/v1",
+        model: "llama-3.3-70b-versatile",
+        key_env: Some("GROQ_API_KEY"),
+        send_reasoning_content: false,
+    },
+    Preset {
+        name: "ollama",
+        kind: ProviderKind::Openai,
+        base_url: "http://127.0.0.1:11434/v1",
+        model: "llama3.2",
+        key_env: None,
+        send_reasoning_content: false,
+    },
+    Preset {
+        name: "demo",
+        kind: ProviderKind::Demo,
+        base_url: "",
+        model: "demo",
+        key_env: None,
+        send_reasoning_content: false,
+    },
 ];
 
 /// Names of the built-in provider presets.
@@ -219,12 +266,22 @@ pub fn default_config_path() -> Option<PathBuf> {
 
 /// Reads the config file chosen by `-c`, then `TACO_CONFIG`, then the default path.
 /// A named file that is missing is an error; a missing default file is no config.
-pub fn read_config(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Result<(Option<PathBuf>, ConfigFile), ConfigError> {
-    let named = overrides.config.clone().or_else(|| env("TACO_CONFIG").filter(|s| !s.is_empty()).map(PathBuf::from));
+pub fn read_config(
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Option<PathBuf>, ConfigFile), ConfigError> {
+    let named = overrides.config.clone().or_else(|| {
+        env("TACO_CONFIG")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+    });
     let path = match named {
         Some(path) => {
             if !path.is_file() {
-                return Err(ConfigError(format!("{}: config file not found", path.display())));
+                return Err(ConfigError(format!(
+                    "{}: config file not found",
+                    path.display()
+                )));
             }
             path
         }
@@ -233,7 +290,12 @@ pub fn read_config(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) 
             _ => return Ok((None, ConfigFile::default())),
         },
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| ConfigError(format!("{}: cannot read the config file: {e}", path.display())))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ConfigError(format!(
+            "{}: cannot read the config file: {e}",
+            path.display()
+        ))
+    })?;
     let file = parse_config(&path, &text)?;
     Ok((Some(path), file))
 }
@@ -241,7 +303,9 @@ pub fn read_config(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) 
 /// Parses and checks config text; errors name the file and line.
 pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     let file: ConfigFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
         let message = e.message().trim().to_string();
         match line {
             Some(line) => ConfigError(format!("{}:{line}: {message}", path.display())),
@@ -251,13 +315,23 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
     if let Some(provider) = &file.provider {
         let name = provider.get_ref();
         if !file.providers.contains_key(name) && !PRESETS.iter().any(|p| p.name == name) {
-            return Err(ConfigError::at(path, text, provider.span(), unknown_provider(name, &file)));
+            return Err(ConfigError::at(
+                path,
+                text,
+                provider.span(),
+                unknown_provider(name, &file),
+            ));
         }
     }
     for (name, entry) in &file.providers {
         if entry.kind.is_none() && !PRESETS.iter().any(|p| p.name == name) {
             let span = entry.base_url.as_ref().map(|u| u.span()).unwrap_or(0..0);
-            return Err(ConfigError::at(path, text, span, format!("provider '{name}' needs `kind = \"openai\"` (it is not a preset)")));
+            return Err(ConfigError::at(
+                path,
+                text,
+                span,
+                format!("provider '{name}' needs `kind = \"openai\"` (it is not a preset)"),
+            ));
         }
         if let Some(url) = &entry.base_url {
             check_url(url.get_ref()).map_err(|m| ConfigError::at(path, text, url.span(), m))?;
@@ -267,7 +341,16 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
     for name in file.tools.policy.keys() {
         if builtins.get(name.get_ref()).is_none() {
             let known: Vec<&str> = builtins.iter().map(|t| t.name()).collect();
-            return Err(ConfigError::at(path, text, name.span(), format!("[tools.policy] names an unknown tool '{}'; tools: {}", name.get_ref(), known.join(", "))));
+            return Err(ConfigError::at(
+                path,
+                text,
+                name.span(),
+                format!(
+                    "[tools.policy] names an unknown tool '{}'; tools: {}",
+                    name.get_ref(),
+                    known.join(", ")
+                ),
+            ));
         }
     }
     Ok(file)
@@ -282,24 +365,38 @@ fn unknown_provider(name: &str, file: &ConfigFile) -> String {
 fn check_url(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),
-        Ok(u) => Err(format!("base_url '{url}' must be http or https, not {}", u.scheme())),
+        Ok(u) => Err(format!(
+            "base_url '{url}' must be http or https, not {}",
+            u.scheme()
+        )),
         Err(e) => Err(format!("base_url '{url}' is not a URL: {e}")),
     }
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
 /// whether a local Ollama answers (and with which first model) for auto-selection.
-pub async fn resolve<F, Fut>(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>, probe_ollama: F) -> Result<Resolved, ConfigError>
+pub async fn resolve<F, Fut>(
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    probe_ollama: F,
+) -> Result<Resolved, ConfigError>
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = Option<String>>,
 {
     let (config_path, file) = read_config(overrides, env)?;
     let workdir = resolve_workdir(overrides.workdir.as_deref())?;
-    let named = overrides.provider.clone().or_else(|| file.provider.as_ref().map(|p| p.get_ref().clone())).or_else(|| {
-        // One configured provider and nothing else said: that is the one.
-        (file.providers.len() == 1).then(|| file.providers.keys().next().cloned()).flatten()
-    }).or_else(|| overrides.base_url.as_ref().map(|_| "openai".to_string()));
+    let named = overrides
+        .provider
+        .clone()
+        .or_else(|| file.provider.as_ref().map(|p| p.get_ref().clone()))
+        .or_else(|| {
+            // One configured provider and nothing else said: that is the one.
+            (file.providers.len() == 1)
+                .then(|| file.providers.keys().next().cloned())
+                .flatten()
+        })
+        .or_else(|| overrides.base_url.as_ref().map(|_| "openai".to_string()));
     let mut provider = match named {
         Some(name) => choose(&name, &file, env)?,
         None => auto_select(&file, env, probe_ollama).await?,
@@ -311,13 +408,30 @@ where
         check_url(url).map_err(|m| ConfigError(format!("--base-url: {m}")))?;
         provider.base_url = url.trim_end_matches('/').to_string();
     }
-    if provider.kind == ProviderKind::Openai && provider.api_key.is_none() && provider.base_url.starts_with("https://api.openai.com") {
-        let var = provider.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
-        return Err(ConfigError(format!("provider '{}' needs an API key: set {var} in the environment (or pick another provider with -p, e.g. -p demo)", provider.name)));
+    if provider.kind == ProviderKind::Openai
+        && provider.api_key.is_none()
+        && provider.base_url.starts_with("https://api.openai.com")
+    {
+        let var = provider
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
+        return Err(ConfigError(format!(
+            "provider '{}' needs an API key: set {var} in the environment (or pick another provider with -p, e.g. -p demo)",
+            provider.name
+        )));
     }
     let tools = tool_settings(&file.tools);
-    let policies = file.tools.policy.iter().map(|(k, v)| (k.get_ref().clone(), *v)).collect();
-    let prompt = file.system_prompt.clone().unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+    let policies = file
+        .tools
+        .policy
+        .iter()
+        .map(|(k, v)| (k.get_ref().clone(), *v))
+        .collect();
+    let prompt = file
+        .system_prompt
+        .clone()
+        .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
     Ok(Resolved {
         config_path,
         provider,
@@ -332,9 +446,11 @@ where
 fn resolve_workdir(dir: Option<&Path>) -> Result<PathBuf, ConfigError> {
     let dir = match dir {
         Some(dir) => dir.to_path_buf(),
-        None => std::env::current_dir().map_err(|e| ConfigError(format!("cannot read the current directory: {e}")))?,
+        None => std::env::current_dir()
+            .map_err(|e| ConfigError(format!("cannot read the current directory: {e}")))?,
     };
-    dir.canonicalize().map_err(|e| ConfigError(format!("workdir {}: {e}", dir.display())))
+    dir.canonicalize()
+        .map_err(|e| ConfigError(format!("workdir {}: {e}", dir.display())))
 }
 
 fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
@@ -356,19 +472,35 @@ fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
 }
 
 /// The provider called `name`: a config table, a preset, or a table overriding a preset.
-fn choose(name: &str, file: &ConfigFile, env: &dyn Fn(&str) -> Option<String>) -> Result<ProviderChoice, ConfigError> {
+fn choose(
+    name: &str,
+    file: &ConfigFile,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderChoice, ConfigError> {
     let preset = PRESETS.iter().find(|p| p.name == name);
     let entry = file.providers.get(name);
     if preset.is_none() && entry.is_none() {
         return Err(ConfigError(unknown_provider(name, file)));
     }
     let entry = entry.cloned().unwrap_or_default();
-    let kind = entry.kind.or(preset.map(|p| p.kind)).unwrap_or(ProviderKind::Openai);
-    let mut base_url = entry.base_url.as_ref().map(|u| u.get_ref().clone()).or_else(|| preset.map(|p| p.base_url.to_string())).unwrap_or_default();
+    let kind = entry
+        .kind
+        .or(preset.map(|p| p.kind))
+        .unwrap_or(ProviderKind::Openai);
+    let mut base_url = entry
+        .base_url
+        .as_ref()
+        .map(|u| u.get_ref().clone())
+        .or_else(|| preset.map(|p| p.base_url.to_string()))
+        .unwrap_or_default();
     if entry.base_url.is_none() {
         // The conventional env overrides of the presets.
         match name {
-            "openai" => base_url = env("OPENAI_BASE_URL").filter(|s| !s.is_empty()).unwrap_or(base_url),
+            "openai" => {
+                base_url = env("OPENAI_BASE_URL")
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(base_url)
+            }
             "ollama" => {
                 if let Some(host) = env("OLLAMA_HOST").filter(|s| !s.is_empty()) {
                     base_url = format!("{}/v1", ollama_root(&host));
@@ -377,8 +509,15 @@ fn choose(name: &str, file: &ConfigFile, env: &dyn Fn(&str) -> Option<String>) -
             _ => {}
         }
     }
-    let api_key_env = entry.api_key_env.clone().or_else(|| preset.and_then(|p| p.key_env).map(String::from));
-    let api_key = api_key_env.as_deref().and_then(env).filter(|k| !k.is_empty()).map(Secret::new);
+    let api_key_env = entry
+        .api_key_env
+        .clone()
+        .or_else(|| preset.and_then(|p| p.key_env).map(String::from));
+    let api_key = api_key_env
+        .as_deref()
+        .and_then(env)
+        .filter(|k| !k.is_empty())
+        .map(Secret::new);
     let mut options = entry.options.clone();
     if options.send_reasoning_content.is_none() {
         options.send_reasoning_content = preset.map(|p| p.send_reasoning_content);
@@ -387,7 +526,11 @@ fn choose(name: &str, file: &ConfigFile, env: &dyn Fn(&str) -> Option<String>) -
         name: name.to_string(),
         kind,
         base_url: base_url.trim_end_matches('/').to_string(),
-        model: entry.model.clone().or_else(|| preset.map(|p| p.model.to_string())).unwrap_or_default(),
+        model: entry
+            .model
+            .clone()
+            .or_else(|| preset.map(|p| p.model.to_string()))
+            .unwrap_or_default(),
         api_key_env,
         api_key,
         options,
@@ -406,7 +549,11 @@ pub fn ollama_root(host: &str) -> String {
 }
 
 /// DESIGN §6: a provider whose key is set, else a local Ollama that answers, else the demo.
-async fn auto_select<F, Fut>(file: &ConfigFile, env: &dyn Fn(&str) -> Option<String>, probe_ollama: F) -> Result<ProviderChoice, ConfigError>
+async fn auto_select<F, Fut>(
+    file: &ConfigFile,
+    env: &dyn Fn(&str) -> Option<String>,
+    probe_ollama: F,
+) -> Result<ProviderChoice, ConfigError>
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = Option<String>>,
@@ -420,10 +567,18 @@ where
             return Ok(choice);
         }
     }
-    let host = env("OLLAMA_HOST").filter(|s| !s.is_empty()).map(|h| ollama_root(&h)).unwrap_or_else(|| "http://127.0.0.1:11434".to_string());
+    let host = env("OLLAMA_HOST")
+        .filter(|s| !s.is_empty())
+        .map(|h| ollama_root(&h))
+        .unwrap_or_else(|| "http://127.0.0.1:11434".to_string());
     if let Some(model) = probe_ollama(host.clone()).await {
         let mut choice = choose("ollama", file, env)?;
-        if file.providers.get("ollama").and_then(|e| e.model.as_ref()).is_none() {
+        if file
+            .providers
+            .get("ollama")
+            .and_then(|e| e.model.as_ref())
+            .is_none()
+        {
             choice.model = model;
         }
         choice.auto_reason = Some(format!("Ollama answers at {host}"));
@@ -436,20 +591,39 @@ where
 
 /// Asks a local Ollama for its models; the first one, if it answers within a moment.
 pub async fn probe_ollama(host: String) -> Option<String> {
-    let client = reqwest::Client::builder().timeout(Duration::from_millis(400)).build().ok()?;
-    let body: serde_json::Value = client.get(format!("{host}/api/tags")).send().await.ok()?.json().await.ok()?;
-    body.get("models")?.as_array()?.first()?.get("name")?.as_str().map(String::from)
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_millis(400))
+        .build()
+        .ok()?;
+    let body: serde_json::Value = client
+        .get(format!("{host}/api/tags"))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    body.get("models")?
+        .as_array()?
+        .first()?
+        .get("name")?
+        .as_str()
+        .map(String::from)
 }
 
 /// Builds the provider a choice describes.
 pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, ConfigError> {
     let options = &choice.options;
     match choice.kind {
-        ProviderKind::Demo => Ok(Arc::new(DemoProvider::new(Duration::from_millis(options.pace_ms.unwrap_or(12))))),
+        ProviderKind::Demo => Ok(Arc::new(DemoProvider::new(Duration::from_millis(
+            options.pace_ms.unwrap_or(12),
+        )))),
         ProviderKind::Openai => {
             let mut extra_body = serde_json::Map::new();
             for (key, value) in &options.extra_body {
-                let value = serde_json::to_value(value).map_err(|e| ConfigError(format!("provider '{}': extra_body.{key}: {e}", choice.name)))?;
+                let value = serde_json::to_value(value).map_err(|e| {
+                    ConfigError(format!("provider '{}': extra_body.{key}: {e}", choice.name))
+                })?;
                 extra_body.insert(key.clone(), value);
             }
             if let Some(t) = options.temperature {

@@ -319,9 +319,20 @@ mod tests {
     #[test]
     fn deltas_are_not_trace_events() {
         let r: Arc<str> = Arc::from("r");
-        let delta = Event::now(&r, EventData::Delta { kind: DeltaKind::Text, text: "x".into() });
+        let delta = Event::now(
+            &r,
+            EventData::Delta {
+                kind: DeltaKind::Text,
+                text: "x".into(),
+            },
+        );
         assert!(!delta.is_trace());
-        let done = Event::now(&r, EventData::Cancelled { running: "shell".into() });
+        let done = Event::now(
+            &r,
+            EventData::Cancelled {
+                running: "shell".into(),
+            },
+        );
         assert!(done.is_trace());
     }
 }

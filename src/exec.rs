@@ -58,8 +58,15 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             EventData::Error { message, .. } => {
                 let _ = writeln!(self.err, "taco: error: {message}");
             }
-            EventData::ApprovalDecided { name, decision: Decision::Denied, .. } if !self.json => {
-                let _ = writeln!(self.err, "taco: {name} needs approval; denied (run with --approve all to allow it)");
+            EventData::ApprovalDecided {
+                name,
+                decision: Decision::Denied,
+                ..
+            } if !self.json => {
+                let _ = writeln!(
+                    self.err,
+                    "taco: {name} needs approval; denied (run with --approve all to allow it)"
+                );
             }
             _ => {}
         }
@@ -101,7 +108,11 @@ pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOp
         last_flush: Instant::now(),
         broken_pipe: false,
     };
-    let mut approver = if options.approve_all { FixedApprover::all() } else { FixedApprover::none() };
+    let mut approver = if options.approve_all {
+        FixedApprover::all()
+    } else {
+        FixedApprover::none()
+    };
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     let watcher = tokio::spawn(async move {
@@ -109,7 +120,9 @@ pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOp
             on_interrupt.cancel();
         }
     });
-    let outcome = orchestrator.run(prompt, &mut sink, &mut approver, &cancel).await;
+    let outcome = orchestrator
+        .run(prompt, &mut sink, &mut approver, &cancel)
+        .await;
     watcher.abort();
     let code = match &outcome {
         Outcome::Final { content, error } => {
@@ -119,7 +132,11 @@ pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOp
                     let _ = sink.out.write_all(b"\n");
                 }
             }
-            if error.is_some() { EXIT_RUN_ERROR } else { EXIT_OK }
+            if error.is_some() {
+                EXIT_RUN_ERROR
+            } else {
+                EXIT_OK
+            }
         }
         Outcome::Failed(_) => EXIT_RUN_ERROR,
         Outcome::Cancelled => {

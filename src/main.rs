@@ -77,7 +77,9 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Exec(args)) => run_exec(&cli.global, args),
         None => {
-            eprintln!("taco: the full-screen TUI is not built yet; use `taco exec \"your request\"` (see --help).");
+            eprintln!(
+                "taco: the full-screen TUI is not built yet; use `taco exec \"your request\"` (see --help)."
+            );
             EXIT_USAGE
         }
     };
@@ -111,7 +113,10 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
         return EXIT_USAGE;
     }
     // A current-thread runtime is enough for one request and keeps exec small (DESIGN §10).
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("taco: cannot start the async runtime: {e}");
@@ -135,7 +140,10 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
             }
         };
         if let Some(reason) = &resolved.provider.auto_reason {
-            eprintln!("taco: using provider {} (model {}): {reason}", resolved.provider.name, resolved.provider.model);
+            eprintln!(
+                "taco: using provider {} (model {}): {reason}",
+                resolved.provider.name, resolved.provider.model
+            );
         }
         let settings = Settings {
             max_turns: resolved.max_turns,
@@ -144,8 +152,13 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
             tools: Arc::new(resolved.tools.clone()),
             policies: resolved.policies.clone(),
         };
-        let mut orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
-        let options = ExecOptions { json: args.json, approve_all: args.approve == Approve::All, trace: args.trace.clone() };
+        let mut orchestrator =
+            Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
+        let options = ExecOptions {
+            json: args.json,
+            approve_all: args.approve == Approve::All,
+            trace: args.trace.clone(),
+        };
         exec::run(&mut orchestrator, &prompt, &options).await
     })
 }

@@ -7,7 +7,10 @@ use taco::config::{self, ConfigError, Overrides, ProviderKind, Resolved};
 use taco::tools::Policy;
 
 fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-    let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let map: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     move |name| map.get(name).cloned()
 }
 
@@ -21,8 +24,15 @@ fn write(dir: &Path, text: &str) -> PathBuf {
     path
 }
 
-async fn resolve(dir: &Path, overrides: Overrides, vars: &[(&str, &str)]) -> Result<Resolved, ConfigError> {
-    let overrides = Overrides { workdir: Some(dir.to_path_buf()), ..overrides };
+async fn resolve(
+    dir: &Path,
+    overrides: Overrides,
+    vars: &[(&str, &str)],
+) -> Result<Resolved, ConfigError> {
+    let overrides = Overrides {
+        workdir: Some(dir.to_path_buf()),
+        ..overrides
+    };
     config::resolve(&overrides, &env_of(vars), no_ollama).await
 }
 
@@ -31,19 +41,51 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("max_turns = 3\nprovider = [\n", 2, "array"),
-        ("max_turns = 3\n\n[providers.x]\nkind = \"openai\"\nmodle = \"m\"\n", 5, "unknown field `modle`"),
+        (
+            "max_turns = 3\n\n[providers.x]\nkind = \"openai\"\nmodle = \"m\"\n",
+            5,
+            "unknown field `modle`",
+        ),
         ("provider = \"nosuch\"\n", 1, "unknown provider 'nosuch'"),
-        ("[providers.local]\nkind = \"openai\"\nbase_url = \"ftp://x\"\n", 3, "must be http or https"),
-        ("[tools.policy]\nshel = \"allow\"\n", 2, "unknown tool 'shel'"),
-        ("[tools.policy]\nshell = \"sometimes\"\n", 2, "unknown variant `sometimes`"),
+        (
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"ftp://x\"\n",
+            3,
+            "must be http or https",
+        ),
+        (
+            "[tools.policy]\nshel = \"allow\"\n",
+            2,
+            "unknown tool 'shel'",
+        ),
+        (
+            "[tools.policy]\nshell = \"sometimes\"\n",
+            2,
+            "unknown variant `sometimes`",
+        ),
         ("max_turns = \"ten\"\n", 1, "invalid type"),
     ];
     for (text, line, what) in cases {
         let path = write(dir.path(), text);
-        let error = resolve(dir.path(), Overrides { config: Some(path.clone()), ..Default::default() }, &[]).await.unwrap_err().to_string();
+        let error = resolve(
+            dir.path(),
+            Overrides {
+                config: Some(path.clone()),
+                ..Default::default()
+            },
+            &[],
+        )
+        .await
+        .unwrap_err()
+        .to_string();
         let prefix = format!("{}:{line}: ", path.display());
-        assert!(error.starts_with(&prefix), "{text:?}: expected {prefix:?} in {error:?}");
-        assert!(error.contains(what), "{text:?}: expected {what:?} in {error:?}");
+        assert!(
+            error.starts_with(&prefix),
+            "{text:?}: expected {prefix:?} in {error:?}"
+        );
+        assert!(
+            error.contains(what),
+            "{text:?}: expected {what:?} in {error:?}"
+        );
     }
 }
 
@@ -51,9 +93,24 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
 async fn a_named_config_that_is_missing_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.toml");
-    let error = resolve(dir.path(), Overrides { config: Some(missing.clone()), ..Default::default() }, &[]).await.unwrap_err();
+    let error = resolve(
+        dir.path(),
+        Overrides {
+            config: Some(missing.clone()),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap_err();
     assert!(error.to_string().contains("nope.toml") && error.to_string().contains("not found"));
-    let via_env = resolve(dir.path(), Overrides::default(), &[("TACO_CONFIG", missing.to_str().unwrap())]).await.unwrap_err();
+    let via_env = resolve(
+        dir.path(),
+        Overrides::default(),
+        &[("TACO_CONFIG", missing.to_str().unwrap())],
+    )
+    .await
+    .unwrap_err();
     assert!(via_env.to_string().contains("nope.toml"));
 }
 
@@ -81,14 +138,28 @@ write_file = "deny"
 allow_hosts = ["docs.rs"]
 "#,
     );
-    let vars = [("TACO_CONFIG", path.to_str().unwrap()), ("LOCAL_KEY", "k-123")];
-    let r = resolve(dir.path(), Overrides::default(), &vars).await.unwrap();
+    let vars = [
+        ("TACO_CONFIG", path.to_str().unwrap()),
+        ("LOCAL_KEY", "k-123"),
+    ];
+    let r = resolve(dir.path(), Overrides::default(), &vars)
+        .await
+        .unwrap();
     assert_eq!(r.config_path.as_deref(), Some(path.as_path()));
-    assert_eq!((r.provider.name.as_str(), r.provider.kind), ("local", ProviderKind::Openai));
+    assert_eq!(
+        (r.provider.name.as_str(), r.provider.kind),
+        ("local", ProviderKind::Openai)
+    );
     assert_eq!(r.provider.base_url, "http://127.0.0.1:8000/v1");
     assert_eq!(r.provider.model, "qwen");
-    assert_eq!(r.provider.api_key.as_ref().map(|k| k.expose()), Some("k-123"));
-    assert!(!format!("{:?}", r.provider).contains("k-123"), "the key never shows in Debug");
+    assert_eq!(
+        r.provider.api_key.as_ref().map(|k| k.expose()),
+        Some("k-123")
+    );
+    assert!(
+        !format!("{:?}", r.provider).contains("k-123"),
+        "the key never shows in Debug"
+    );
     assert_eq!(r.max_turns, 4);
     assert_eq!(r.tools.timeout.as_secs(), 30);
     assert_eq!(r.tools.allow_hosts, ["docs.rs"]);
@@ -97,53 +168,98 @@ allow_hosts = ["docs.rs"]
     assert_eq!(r.workdir, dir.path().canonicalize().unwrap());
     assert!(r.system_prompt.contains(&r.workdir.display().to_string()));
 
-    let flags = Overrides { model: Some("llama".into()), base_url: Some("http://10.0.0.1:9/v1".into()), max_turns: Some(7), ..Default::default() };
+    let flags = Overrides {
+        model: Some("llama".into()),
+        base_url: Some("http://10.0.0.1:9/v1".into()),
+        max_turns: Some(7),
+        ..Default::default()
+    };
     let r = resolve(dir.path(), flags, &vars).await.unwrap();
-    assert_eq!((r.provider.model.as_str(), r.provider.base_url.as_str(), r.max_turns), ("llama", "http://10.0.0.1:9/v1", 7));
+    assert_eq!(
+        (
+            r.provider.model.as_str(),
+            r.provider.base_url.as_str(),
+            r.max_turns
+        ),
+        ("llama", "http://10.0.0.1:9/v1", 7)
+    );
 }
 
 #[tokio::test]
 async fn presets_work_without_a_config_file() {
     let dir = tempfile::tempdir().unwrap();
     let empty = write(dir.path(), "");
-    let cfg = |p: &str| Overrides { config: Some(empty.clone()), provider: Some(p.into()), ..Default::default() };
-    let r = resolve(dir.path(), cfg("deepseek"), &[("DEEPSEEK_API_KEY", "x")]).await.unwrap();
+    let cfg = |p: &str| Overrides {
+        config: Some(empty.clone()),
+        provider: Some(p.into()),
+        ..Default::default()
+    };
+    let r = resolve(dir.path(), cfg("deepseek"), &[("DEEPSEEK_API_KEY", "x")])
+        .await
+        .unwrap();
     assert_eq!(r.provider.base_url, "https://api.deepseek.com/v1");
     assert_eq!(r.provider.options.send_reasoning_content, Some(true));
     let r = resolve(dir.path(), cfg("groq"), &[]).await.unwrap();
     assert_eq!(r.provider.api_key_env.as_deref(), Some("GROQ_API_KEY"));
     let r = resolve(dir.path(), cfg("openrouter"), &[]).await.unwrap();
     assert_eq!(r.provider.base_url, "https://openrouter.ai/api/v1");
-    let r = resolve(dir.path(), cfg("ollama"), &[("OLLAMA_HOST", "box:1234")]).await.unwrap();
+    let r = resolve(dir.path(), cfg("ollama"), &[("OLLAMA_HOST", "box:1234")])
+        .await
+        .unwrap();
     assert_eq!(r.provider.base_url, "http://box:1234/v1");
     let r = resolve(dir.path(), cfg("demo"), &[]).await.unwrap();
     assert_eq!(r.provider.kind, ProviderKind::Demo);
     // OpenAI proper without a key fails early and says which variable to set.
-    let error = resolve(dir.path(), cfg("openai"), &[]).await.unwrap_err().to_string();
+    let error = resolve(dir.path(), cfg("openai"), &[])
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("OPENAI_API_KEY"), "{error}");
     // …but a local OpenAI-compatible server needs none.
-    let local = Overrides { base_url: Some("http://127.0.0.1:1/v1".into()), ..cfg("openai") };
+    let local = Overrides {
+        base_url: Some("http://127.0.0.1:1/v1".into()),
+        ..cfg("openai")
+    };
     assert!(resolve(dir.path(), local, &[]).await.is_ok());
-    let error = resolve(dir.path(), cfg("nosuch"), &[]).await.unwrap_err().to_string();
-    assert!(error.contains("unknown provider 'nosuch'") && error.contains("demo"), "{error}");
+    let error = resolve(dir.path(), cfg("nosuch"), &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("unknown provider 'nosuch'") && error.contains("demo"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
 async fn auto_selection_prefers_a_key_then_ollama_then_the_demo() {
     let dir = tempfile::tempdir().unwrap();
     let empty = write(dir.path(), "");
-    let base = Overrides { config: Some(empty), workdir: Some(dir.path().to_path_buf()), ..Default::default() };
+    let base = Overrides {
+        config: Some(empty),
+        workdir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
 
-    let r = config::resolve(&base, &env_of(&[("GROQ_API_KEY", "g")]), no_ollama).await.unwrap();
+    let r = config::resolve(&base, &env_of(&[("GROQ_API_KEY", "g")]), no_ollama)
+        .await
+        .unwrap();
     assert_eq!(r.provider.name, "groq");
     assert!(r.provider.auto_reason.unwrap().contains("GROQ_API_KEY"));
 
-    let ollama = |host: String| async move { (host == "http://127.0.0.1:11434").then(|| "qwen3:4b".to_string()) };
+    let ollama = |host: String| async move {
+        (host == "http://127.0.0.1:11434").then(|| "qwen3:4b".to_string())
+    };
     let r = config::resolve(&base, &env_of(&[]), ollama).await.unwrap();
-    assert_eq!((r.provider.name.as_str(), r.provider.model.as_str()), ("ollama", "qwen3:4b"));
+    assert_eq!(
+        (r.provider.name.as_str(), r.provider.model.as_str()),
+        ("ollama", "qwen3:4b")
+    );
     assert!(r.provider.auto_reason.unwrap().contains("Ollama"));
 
-    let r = config::resolve(&base, &env_of(&[("OPENAI_API_KEY", "")]), no_ollama).await.unwrap();
+    let r = config::resolve(&base, &env_of(&[("OPENAI_API_KEY", "")]), no_ollama)
+        .await
+        .unwrap();
     assert_eq!(r.provider.name, "demo");
     assert!(r.provider.auto_reason.is_some());
 }
@@ -151,8 +267,15 @@ async fn auto_selection_prefers_a_key_then_ollama_then_the_demo() {
 #[tokio::test]
 async fn a_missing_workdir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let overrides = Overrides { workdir: Some(dir.path().join("gone")), provider: Some("demo".into()), ..Default::default() };
-    let error = config::resolve(&overrides, &env_of(&[]), no_ollama).await.unwrap_err().to_string();
+    let overrides = Overrides {
+        workdir: Some(dir.path().join("gone")),
+        provider: Some("demo".into()),
+        ..Default::default()
+    };
+    let error = config::resolve(&overrides, &env_of(&[]), no_ollama)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("gone"), "{error}");
 }
 

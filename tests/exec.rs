@@ -33,7 +33,10 @@ struct Run {
 }
 
 async fn finish(cmd: &mut Command) -> Run {
-    let output = tokio::time::timeout(Duration::from_secs(60), cmd.output()).await.expect("taco exec hung").unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("taco exec hung")
+        .unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -54,17 +57,28 @@ fn chunk(delta: Value, finish: Option<&str>) -> Value {
 fn tool_turn(id: &str, name: &str, args: &str) -> Reply {
     Reply::sse(sse(&[
         chunk(json!({"role": "assistant", "content": null}), None),
-        chunk(json!({"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), None),
-        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}), None),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            None,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}),
+            None,
+        ),
         chunk(json!({}), Some("tool_calls")),
         json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}),
     ]))
 }
 
 fn text_turn(parts: &[&str]) -> Reply {
-    let mut payloads: Vec<Value> = parts.iter().map(|p| chunk(json!({"content": p}), None)).collect();
+    let mut payloads: Vec<Value> = parts
+        .iter()
+        .map(|p| chunk(json!({"content": p}), None))
+        .collect();
     payloads.push(chunk(json!({}), Some("stop")));
-    payloads.push(json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 3}}));
+    payloads.push(
+        json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 3}}),
+    );
     Reply::sse(sse(&payloads))
 }
 
@@ -76,13 +90,25 @@ fn setup() -> (tempfile::TempDir, tempfile::TempDir) {
 }
 
 fn openai_args(cmd: &mut Command, server: &TestServer) {
-    cmd.args(["exec", "--provider", "openai", "--base-url", &format!("{}/v1", server.url()), "--model", "m1"]);
+    cmd.args([
+        "exec",
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{}/v1", server.url()),
+        "--model",
+        "m1",
+    ]);
 }
 
 #[tokio::test]
 async fn completes_a_tool_using_run_and_prints_the_answer() {
     let (home, work) = setup();
-    let server = TestServer::start(vec![tool_turn("call_1", "list_dir", "{\"path\": \".\"}"), text_turn(&["There is ", "hello.txt."])]).await;
+    let server = TestServer::start(vec![
+        tool_turn("call_1", "list_dir", "{\"path\": \".\"}"),
+        text_turn(&["There is ", "hello.txt."]),
+    ])
+    .await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
     cmd.arg("what is here?");
@@ -93,16 +119,38 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].path, "/v1/chat/completions");
-    assert_eq!(requests[0].header("authorization"), None, "no key configured, none sent");
+    assert_eq!(
+        requests[0].header("authorization"),
+        None,
+        "no key configured, none sent"
+    );
     let first = requests[0].json();
     assert_eq!(first["model"], "m1");
     assert_eq!(first["stream"], true);
-    let tool_names: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(tool_names, ["list_dir", "read_file", "write_file", "search_files", "shell", "web_fetch"]);
+    let tool_names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tool_names,
+        [
+            "list_dir",
+            "read_file",
+            "write_file",
+            "search_files",
+            "shell",
+            "web_fetch"
+        ]
+    );
     let second = requests[1].json();
     let messages = second["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system");
-    assert_eq!(messages[1], json!({"role": "user", "content": "what is here?"}));
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": "what is here?"})
+    );
     assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
     assert_eq!(messages[3]["role"], "tool");
     assert_eq!(messages[3]["tool_call_id"], "call_1");
@@ -113,14 +161,27 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
 #[tokio::test]
 async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
     let (home, work) = setup();
-    let server = TestServer::start(vec![tool_turn("call_1", "read_file", "{\"path\": \"hello.txt\"}"), text_turn(&["It says ", "hi."])]).await;
+    let server = TestServer::start(vec![
+        tool_turn("call_1", "read_file", "{\"path\": \"hello.txt\"}"),
+        text_turn(&["It says ", "hi."]),
+    ])
+    .await;
     let trace = work.path().join("run.trace.jsonl");
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
-    cmd.args(["--json", "--trace", trace.to_str().unwrap(), "read hello.txt"]);
+    cmd.args([
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+        "read hello.txt",
+    ]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let events: Vec<Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let request_id = events[0]["request_id"].as_str().unwrap();
     assert!(uuid::Uuid::parse_str(request_id).is_ok());
     for e in &events {
@@ -132,18 +193,39 @@ async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
     assert_eq!(
         kinds,
         [
-            "run_started", "llm_call", "tool_call", "stack_push", "tool_result", "stack_pop", "delta", "delta", "llm_call",
+            "run_started",
+            "llm_call",
+            "tool_call",
+            "stack_push",
+            "tool_result",
+            "stack_pop",
+            "delta",
+            "delta",
+            "llm_call",
             "final"
         ]
     );
-    assert_eq!(events[1]["data"]["tool_calls"][0]["arguments"], json!({"path": "hello.txt"}));
-    assert_eq!(events[1]["data"]["usage"], json!({"input_tokens": 20, "output_tokens": 5}));
+    assert_eq!(
+        events[1]["data"]["tool_calls"][0]["arguments"],
+        json!({"path": "hello.txt"})
+    );
+    assert_eq!(
+        events[1]["data"]["usage"],
+        json!({"input_tokens": 20, "output_tokens": 5})
+    );
     assert_eq!(events[4]["data"]["ok"], true);
     assert!(events[4]["data"]["result"].to_string().contains("hi there"));
     assert_eq!(events[9]["data"]["content"], "It says hi.");
-    assert_eq!(events[9]["data"]["usage"], json!({"input_tokens": 50, "output_tokens": 8}));
+    assert_eq!(
+        events[9]["data"]["usage"],
+        json!({"input_tokens": 50, "output_tokens": 8})
+    );
 
-    let traced: Vec<Value> = std::fs::read_to_string(&trace).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let traced: Vec<Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let trace_kinds: Vec<&str> = traced.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let without_deltas: Vec<&str> = kinds.iter().copied().filter(|k| *k != "delta").collect();
     assert_eq!(trace_kinds, without_deltas);
@@ -152,24 +234,45 @@ async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
 #[tokio::test]
 async fn approve_none_denies_and_tells_the_model_approve_all_runs() {
     let (home, work) = setup();
-    let server = TestServer::start(vec![tool_turn("s1", "shell", "{\"command\": \"echo made > made.txt\"}"), text_turn(&["ok"])]).await;
+    let server = TestServer::start(vec![
+        tool_turn("s1", "shell", "{\"command\": \"echo made > made.txt\"}"),
+        text_turn(&["ok"]),
+    ])
+    .await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
     cmd.arg("make a file");
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    assert!(run.stderr.contains("shell needs approval"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("shell needs approval"),
+        "{}",
+        run.stderr
+    );
     assert!(!work.path().join("made.txt").exists());
-    let told = server.requests()[1].json()["messages"][3]["content"].as_str().unwrap().to_string();
-    assert!(told.contains("denied") && told.contains("--approve all"), "{told}");
+    let told = server.requests()[1].json()["messages"][3]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains("denied") && told.contains("--approve all"),
+        "{told}"
+    );
 
-    let server = TestServer::start(vec![tool_turn("s1", "shell", "{\"command\": \"echo made > made.txt\"}"), text_turn(&["ok"])]).await;
+    let server = TestServer::start(vec![
+        tool_turn("s1", "shell", "{\"command\": \"echo made > made.txt\"}"),
+        text_turn(&["ok"]),
+    ])
+    .await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
     cmd.args(["--approve", "all", "make a file"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    assert_eq!(std::fs::read_to_string(work.path().join("made.txt")).unwrap(), "made\n");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("made.txt")).unwrap(),
+        "made\n"
+    );
 }
 
 #[tokio::test]
@@ -181,25 +284,46 @@ async fn prompt_dash_reads_stdin() {
     cmd.arg("-").stdin(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"a prompt\nover two lines\n").await.unwrap();
+    stdin
+        .write_all(b"a prompt\nover two lines\n")
+        .await
+        .unwrap();
     drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.unwrap().unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "read it\n");
-    assert_eq!(server.requests()[0].json()["messages"][1]["content"], "a prompt\nover two lines\n");
+    assert_eq!(
+        server.requests()[0].json()["messages"][1]["content"],
+        "a prompt\nover two lines\n"
+    );
 }
 
 #[tokio::test]
 async fn bad_config_exits_2_naming_file_and_line() {
     let (home, work) = setup();
     let config = work.path().join("taco.toml");
-    std::fs::write(&config, "max_turns = 3\n[providers.x]\nkind = \"openai\"\nbase = \"http://x\"\n").unwrap();
+    std::fs::write(
+        &config,
+        "max_turns = 3\n[providers.x]\nkind = \"openai\"\nbase = \"http://x\"\n",
+    )
+    .unwrap();
     let mut cmd = taco(home.path(), work.path());
     cmd.args(["exec", "-c", config.to_str().unwrap(), "hi"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains(&format!("{}:4:", config.display())), "{}", run.stderr);
-    assert!(run.stderr.contains("unknown field `base`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("{}:4:", config.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("unknown field `base`"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.is_empty());
 
     // Usage errors are 2 as well.
@@ -213,10 +337,23 @@ async fn unreachable_server_exits_1_with_the_url() {
     let (home, work) = setup();
     let url = support::unreachable_url().await;
     let mut cmd = taco(home.path(), work.path());
-    cmd.args(["exec", "-p", "openai", "--base-url", &format!("{url}/v1"), "-m", "m1", "hi"]);
+    cmd.args([
+        "exec",
+        "-p",
+        "openai",
+        "--base-url",
+        &format!("{url}/v1"),
+        "-m",
+        "m1",
+        "hi",
+    ]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains(&format!("{url}/v1/chat/completions")), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("{url}/v1/chat/completions")),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.is_empty());
 }
 
@@ -226,10 +363,14 @@ async fn the_key_is_sent_but_never_printed() {
     let server = TestServer::start(vec![Reply::status(401).json(&json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}))]).await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
-    cmd.env("OPENAI_API_KEY", "sk-test-SECRET-4242").args(["--json", "hi"]);
+    cmd.env("OPENAI_API_KEY", "sk-test-SECRET-4242")
+        .args(["--json", "hi"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 1);
-    assert_eq!(server.requests()[0].header("authorization"), Some("Bearer sk-test-SECRET-4242"));
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-test-SECRET-4242")
+    );
     assert!(run.stderr.contains("OPENAI_API_KEY"), "{}", run.stderr);
     assert!(!run.stderr.contains("SECRET") && !run.stdout.contains("SECRET"));
 }
@@ -237,7 +378,13 @@ async fn the_key_is_sent_but_never_printed() {
 #[tokio::test]
 async fn interrupt_exits_130() {
     let (home, work) = setup();
-    let server = TestServer::start(vec![Reply::sse(["data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"thinking\"}}]}\n\n"]).hold(Duration::from_secs(30))]).await;
+    let server = TestServer::start(vec![
+        Reply::sse([
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"thinking\"}}]}\n\n",
+        ])
+        .hold(Duration::from_secs(30)),
+    ])
+    .await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
     cmd.args(["--json", "hi"]);
@@ -252,10 +399,16 @@ async fn interrupt_exits_130() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let pid = child.id().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGINT) };
-    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await.unwrap().unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(output.status.code(), Some(130));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.lines().last().unwrap().contains("\"cancelled\""), "{stdout}");
+    assert!(
+        stdout.lines().last().unwrap().contains("\"cancelled\""),
+        "{stdout}"
+    );
 }
 
 #[tokio::test]
@@ -266,7 +419,11 @@ async fn demo_provider_round_trip_offline() {
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("hello.txt"), "{}", run.stdout);
-    assert!(run.stdout.contains("I wrote a short note"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("I wrote a short note"),
+        "{}",
+        run.stdout
+    );
     assert!(work.path().join("taco-demo-note.md").exists());
 
     let (home, work) = setup();
@@ -274,7 +431,11 @@ async fn demo_provider_round_trip_offline() {
     cmd.args(["exec", "hi"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("using provider demo"), "auto-selected on a bare machine: {}", run.stderr);
+    assert!(
+        run.stderr.contains("using provider demo"),
+        "auto-selected on a bare machine: {}",
+        run.stderr
+    );
     assert!(run.stdout.contains("denied"), "{}", run.stdout);
     assert!(!work.path().join("taco-demo-note.md").exists());
 }

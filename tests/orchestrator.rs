@@ -38,7 +38,10 @@ struct Scripted {
 
 impl Scripted {
     fn new(replies: Vec<Reply>) -> Arc<Self> {
-        Arc::new(Self { replies: Mutex::new(replies.into()), sent: Mutex::default() })
+        Arc::new(Self {
+            replies: Mutex::new(replies.into()),
+            sent: Mutex::default(),
+        })
     }
 
     fn sent(&self) -> Vec<Sent> {
@@ -55,9 +58,20 @@ impl Provider for Scripted {
         "m1"
     }
 
-    fn stream<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
-        self.sent.lock().unwrap().push(Sent { messages: request.messages.to_vec(), tools: request.tools.to_vec() });
-        let reply = self.replies.lock().unwrap().pop_front().unwrap_or_else(|| Ok(text("(script ended)")));
+    fn stream<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
+        self.sent.lock().unwrap().push(Sent {
+            messages: request.messages.to_vec(),
+            tools: request.tools.to_vec(),
+        });
+        let reply = self
+            .replies
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| Ok(text("(script ended)")));
         async move {
             let chunks = reply?;
             Ok(Box::pin(stream::iter(chunks.into_iter().map(Ok))) as ChunkStream)
@@ -67,7 +81,14 @@ impl Provider for Scripted {
 }
 
 fn text(t: &str) -> Vec<Chunk> {
-    vec![Chunk::Text(t.to_string()), Chunk::Finish("stop".into()), Chunk::Usage(Usage { input_tokens: 10, output_tokens: 2 })]
+    vec![
+        Chunk::Text(t.to_string()),
+        Chunk::Finish("stop".into()),
+        Chunk::Usage(Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+        }),
+    ]
 }
 
 fn calls(list: &[(&str, &str, Value)]) -> Vec<Chunk> {
@@ -75,7 +96,12 @@ fn calls(list: &[(&str, &str, Value)]) -> Vec<Chunk> {
         .iter()
         .enumerate()
         .map(|(i, (id, name, args))| {
-            Chunk::ToolCall(ToolCallDelta { index: i, id: Some(id.to_string()), name: Some(name.to_string()), arguments: args.to_string() })
+            Chunk::ToolCall(ToolCallDelta {
+                index: i,
+                id: Some(id.to_string()),
+                name: Some(name.to_string()),
+                arguments: args.to_string(),
+            })
         })
         .collect();
     out.push(Chunk::Finish("tool_calls".into()));
@@ -154,7 +180,10 @@ struct Fixture {
 fn registry() -> (ToolRegistry, Fixture) {
     let peak = Arc::new(AtomicUsize::new(0));
     let mut r = ToolRegistry::new();
-    r.register(Arc::new(Echo { running: Arc::default(), peak: peak.clone() }));
+    r.register(Arc::new(Echo {
+        running: Arc::default(),
+        peak: peak.clone(),
+    }));
     r.register(Arc::new(Fail));
     r.register(Arc::new(Crash));
     r.register(Arc::new(Guarded));
@@ -166,7 +195,10 @@ fn settings(max_turns: u32) -> Settings {
         max_turns,
         system_prompt: "SYSTEM".into(),
         workdir: std::env::temp_dir(),
-        tools: Arc::new(ToolSettings { timeout: Duration::from_secs(5), ..ToolSettings::default() }),
+        tools: Arc::new(ToolSettings {
+            timeout: Duration::from_secs(5),
+            ..ToolSettings::default()
+        }),
         policies: HashMap::new(),
     }
 }
@@ -180,47 +212,94 @@ async fn run_with(
     let provider = Scripted::new(replies);
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(registry), settings(max_turns));
     let mut events = Vec::new();
-    let outcome = orch.run("do it", &mut events, approver, &CancellationToken::new()).await;
+    let outcome = orch
+        .run("do it", &mut events, approver, &CancellationToken::new())
+        .await;
     (outcome, events, provider.sent(), orch)
 }
 
 fn kinds(events: &[Event]) -> Vec<&'static str> {
-    events.iter().map(|e| e.kind()).filter(|k| *k != "delta").collect()
+    events
+        .iter()
+        .map(|e| e.kind())
+        .filter(|k| *k != "delta")
+        .collect()
 }
 
 fn tool_messages(messages: &[Message]) -> Vec<(String, Value)> {
     messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| (m.tool_call_id.clone().unwrap(), serde_json::from_str(m.content.as_deref().unwrap()).unwrap()))
+        .map(|m| {
+            (
+                m.tool_call_id.clone().unwrap(),
+                serde_json::from_str(m.content.as_deref().unwrap()).unwrap(),
+            )
+        })
         .collect()
 }
 
 #[tokio::test]
 async fn no_tools_answers_directly() {
     let (r, _) = registry();
-    let (outcome, events, sent, orch) = run_with(vec![Ok(text("hello"))], r, 10, &mut FixedApprover::none()).await;
-    assert_eq!(outcome, Outcome::Final { content: "hello".into(), error: None });
+    let (outcome, events, sent, orch) =
+        run_with(vec![Ok(text("hello"))], r, 10, &mut FixedApprover::none()).await;
+    assert_eq!(
+        outcome,
+        Outcome::Final {
+            content: "hello".into(),
+            error: None
+        }
+    );
     assert_eq!(kinds(&events), ["run_started", "llm_call", "final"]);
     assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0].messages, vec![Message::system("SYSTEM"), Message::user("do it")]);
+    assert_eq!(
+        sent[0].messages,
+        vec![Message::system("SYSTEM"), Message::user("do it")]
+    );
     assert_eq!(sent[0].tools.len(), 4);
-    let EventData::LlmCall(call) = &events[events.len() - 2].data else { panic!() };
-    assert_eq!((call.turn, call.usage.input_tokens, call.content.as_str()), (1, 10, "hello"));
+    let EventData::LlmCall(call) = &events[events.len() - 2].data else {
+        panic!()
+    };
+    assert_eq!(
+        (call.turn, call.usage.input_tokens, call.content.as_str()),
+        (1, 10, "hello")
+    );
     assert!(call.ttft_ms.is_some());
     assert!(events.iter().all(|e| e.request_id == events[0].request_id));
-    assert_eq!(orch.messages().last().unwrap().content.as_deref(), Some("hello"));
+    assert_eq!(
+        orch.messages().last().unwrap().content.as_deref(),
+        Some("hello")
+    );
 }
 
 #[tokio::test]
 async fn one_tool_call_then_answer_sends_exact_messages() {
     let (r, _) = registry();
-    let replies = vec![Ok(calls(&[("c1", "echo", json!({"text": "hi"}))])), Ok(text("done"))];
+    let replies = vec![
+        Ok(calls(&[("c1", "echo", json!({"text": "hi"}))])),
+        Ok(text("done")),
+    ];
     let (outcome, events, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
-    assert_eq!(outcome, Outcome::Final { content: "done".into(), error: None });
+    assert_eq!(
+        outcome,
+        Outcome::Final {
+            content: "done".into(),
+            error: None
+        }
+    );
     assert_eq!(
         kinds(&events),
-        ["run_started", "llm_call", "tool_call", "stack_push", "tool_result", "stack_pop", "llm_call", "final"]
+        [
+            "run_started",
+            "llm_call",
+            "tool_call",
+            "stack_push",
+            "tool_result",
+            "stack_pop",
+            "llm_call",
+            "final"
+        ]
     );
     let second = &sent[1].messages;
     assert_eq!(second.len(), 4);
@@ -228,8 +307,13 @@ async fn one_tool_call_then_answer_sends_exact_messages() {
     assert_eq!(second[2].content, None);
     assert_eq!(second[2].tool_calls[0].id, "c1");
     assert_eq!(second[2].tool_calls[0].arguments, json!({"text": "hi"}));
-    assert_eq!(second[3], Message::tool("c1", "echo", json!({"echo": "hi"}).to_string()));
-    let EventData::Final { turns, usage, .. } = &events.last().unwrap().data else { panic!() };
+    assert_eq!(
+        second[3],
+        Message::tool("c1", "echo", json!({"echo": "hi"}).to_string())
+    );
+    let EventData::Final { turns, usage, .. } = &events.last().unwrap().data else {
+        panic!()
+    };
     assert_eq!((*turns, usage.input_tokens), (2, 10));
 }
 
@@ -237,13 +321,26 @@ async fn one_tool_call_then_answer_sends_exact_messages() {
 async fn parallel_calls_run_together_and_results_keep_call_order() {
     let (r, fixture) = registry();
     let replies = vec![
-        Ok(calls(&[("a", "echo", json!({"text": "slow", "sleep_ms": 300})), ("b", "echo", json!({"text": "fast", "sleep_ms": 10}))])),
+        Ok(calls(&[
+            ("a", "echo", json!({"text": "slow", "sleep_ms": 300})),
+            ("b", "echo", json!({"text": "fast", "sleep_ms": 10})),
+        ])),
         Ok(text("ok")),
     ];
     let (_, events, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
-    assert_eq!(fixture.peak.load(Ordering::SeqCst), 2, "both calls ran at the same time");
+    assert_eq!(
+        fixture.peak.load(Ordering::SeqCst),
+        2,
+        "both calls ran at the same time"
+    );
     let results = tool_messages(&sent[1].messages);
-    assert_eq!(results, vec![("a".into(), json!({"echo": "slow"})), ("b".into(), json!({"echo": "fast"}))]);
+    assert_eq!(
+        results,
+        vec![
+            ("a".into(), json!({"echo": "slow"})),
+            ("b".into(), json!({"echo": "fast"}))
+        ]
+    );
     // Live events report the fast call first.
     let finished: Vec<&str> = events
         .iter()
@@ -259,16 +356,37 @@ async fn parallel_calls_run_together_and_results_keep_call_order() {
 async fn unknown_failing_and_crashing_tools_become_error_results() {
     let (r, _) = registry();
     let replies = vec![
-        Ok(calls(&[("u", "nope", json!({})), ("f", "fail", json!({})), ("p", "crash", json!({}))])),
+        Ok(calls(&[
+            ("u", "nope", json!({})),
+            ("f", "fail", json!({})),
+            ("p", "crash", json!({})),
+        ])),
         Ok(text("recovered")),
     ];
     let (outcome, _, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
-    assert_eq!(outcome, Outcome::Final { content: "recovered".into(), error: None });
+    assert_eq!(
+        outcome,
+        Outcome::Final {
+            content: "recovered".into(),
+            error: None
+        }
+    );
     let results = tool_messages(&sent[1].messages);
-    let errors: Vec<&str> = results.iter().map(|(_, v)| v["error"].as_str().unwrap()).collect();
-    assert!(errors[0].contains("unknown tool 'nope'") && errors[0].contains("echo"), "{}", errors[0]);
+    let errors: Vec<&str> = results
+        .iter()
+        .map(|(_, v)| v["error"].as_str().unwrap())
+        .collect();
+    assert!(
+        errors[0].contains("unknown tool 'nope'") && errors[0].contains("echo"),
+        "{}",
+        errors[0]
+    );
     assert_eq!(errors[1], "disk on fire");
-    assert!(errors[2].contains("crashed") && errors[2].contains("boom"), "{}", errors[2]);
+    assert!(
+        errors[2].contains("crashed") && errors[2].contains("boom"),
+        "{}",
+        errors[2]
+    );
 }
 
 #[tokio::test]
@@ -284,10 +402,18 @@ async fn invalid_arguments_get_guidance_once_then_fail() {
     let (_, _, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
     let results = tool_messages(&sent[4].messages);
     let first = results[0].1["error"].as_str().unwrap();
-    assert!(first.contains("missing field `text`") && first.contains("JSON Schema") && first.contains("\"properties\""), "{first}");
+    assert!(
+        first.contains("missing field `text`")
+            && first.contains("JSON Schema")
+            && first.contains("\"properties\""),
+        "{first}"
+    );
     assert_eq!(results[1].1, json!({"echo": "x"}));
     let second = results[2].1["error"].as_str().unwrap();
-    assert!(second.contains("again") && !second.contains("JSON Schema"), "{second}");
+    assert!(
+        second.contains("again") && !second.contains("JSON Schema"),
+        "{second}"
+    );
     let third = results[3].1["error"].as_str().unwrap();
     assert!(third.contains("again"), "{third}");
 }
@@ -296,13 +422,27 @@ async fn invalid_arguments_get_guidance_once_then_fail() {
 async fn unparseable_arguments_are_reported_with_what_was_sent() {
     let (r, _) = registry();
     let broken = vec![
-        Chunk::ToolCall(ToolCallDelta { index: 0, id: Some("x".into()), name: Some("echo".into()), arguments: "{\"text\": ".into() }),
+        Chunk::ToolCall(ToolCallDelta {
+            index: 0,
+            id: Some("x".into()),
+            name: Some("echo".into()),
+            arguments: "{\"text\": ".into(),
+        }),
         Chunk::Finish("tool_calls".into()),
     ];
-    let (_, _, sent, _) = run_with(vec![Ok(broken), Ok(text("ok"))], r, 10, &mut FixedApprover::none()).await;
+    let (_, _, sent, _) = run_with(
+        vec![Ok(broken), Ok(text("ok"))],
+        r,
+        10,
+        &mut FixedApprover::none(),
+    )
+    .await;
     let results = tool_messages(&sent[1].messages);
     let error = results[0].1["error"].as_str().unwrap();
-    assert!(error.contains("not valid JSON") && error.contains("{\\\"text\\\": "), "{error}");
+    assert!(
+        error.contains("not valid JSON") && error.contains("{\\\"text\\\": "),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -314,20 +454,46 @@ async fn max_turns_injects_the_prompt_and_makes_one_call_without_tools() {
         Ok(text("summary")),
     ];
     let (outcome, events, sent, _) = run_with(replies, r, 2, &mut FixedApprover::none()).await;
-    assert_eq!(outcome, Outcome::Final { content: "summary".into(), error: None });
+    assert_eq!(
+        outcome,
+        Outcome::Final {
+            content: "summary".into(),
+            error: None
+        }
+    );
     let k = kinds(&events);
     let reached = k.iter().position(|k| *k == "max_turns_reached").unwrap();
-    assert_eq!(&k[reached..], ["max_turns_reached", "max_turns_prompt_injected", "llm_call", "final"]);
+    assert_eq!(
+        &k[reached..],
+        [
+            "max_turns_reached",
+            "max_turns_prompt_injected",
+            "llm_call",
+            "final"
+        ]
+    );
     assert_eq!(sent.len(), 3);
     assert!(sent[2].tools.is_empty(), "the final call offers no tools");
-    assert_eq!(sent[2].messages.last().unwrap(), &Message::system(MAX_TURNS_PROMPT));
+    assert_eq!(
+        sent[2].messages.last().unwrap(),
+        &Message::system(MAX_TURNS_PROMPT)
+    );
     assert_eq!(
         MAX_TURNS_PROMPT,
         "You have reached the maximum number of turns. Please provide an answer based on the information you have gathered so far."
     );
-    let EventData::Final { turns, .. } = &events.last().unwrap().data else { panic!() };
+    let EventData::Final { turns, .. } = &events.last().unwrap().data else {
+        panic!()
+    };
     assert_eq!(*turns, 2);
-    let EventData::MaxTurnsReached { turns } = &events.iter().find(|e| e.kind() == "max_turns_reached").unwrap().data else { panic!() };
+    let EventData::MaxTurnsReached { turns } = &events
+        .iter()
+        .find(|e| e.kind() == "max_turns_reached")
+        .unwrap()
+        .data
+    else {
+        panic!()
+    };
     assert_eq!(*turns, 2);
 }
 
@@ -338,10 +504,17 @@ async fn max_turns_final_call_failing_still_gives_final_with_what_was_gathered()
     first.extend(calls(&[("1", "echo", json!({"text": "a"}))]));
     let replies = vec![
         Ok(first),
-        Err(ProviderError::Http { status: 500, message: "upstream broke".into(), retryable: true, retry_after: None }),
+        Err(ProviderError::Http {
+            status: 500,
+            message: "upstream broke".into(),
+            retryable: true,
+            retry_after: None,
+        }),
     ];
     let (outcome, events, _, _) = run_with(replies, r, 1, &mut FixedApprover::none()).await;
-    let Outcome::Final { content, error } = outcome else { panic!("{outcome:?}") };
+    let Outcome::Final { content, error } = outcome else {
+        panic!("{outcome:?}")
+    };
     assert_eq!(content, "I found a clue.");
     assert!(error.unwrap().contains("upstream broke"));
     let k = kinds(&events);
@@ -350,9 +523,20 @@ async fn max_turns_final_call_failing_still_gives_final_with_what_was_gathered()
 
 #[tokio::test]
 async fn null_content_is_an_empty_answer_and_empty_registry_offers_no_tools() {
-    let (outcome, events, sent, _) =
-        run_with(vec![Ok(vec![Chunk::Finish("stop".into())])], ToolRegistry::new(), 10, &mut FixedApprover::none()).await;
-    assert_eq!(outcome, Outcome::Final { content: String::new(), error: None });
+    let (outcome, events, sent, _) = run_with(
+        vec![Ok(vec![Chunk::Finish("stop".into())])],
+        ToolRegistry::new(),
+        10,
+        &mut FixedApprover::none(),
+    )
+    .await;
+    assert_eq!(
+        outcome,
+        Outcome::Final {
+            content: String::new(),
+            error: None
+        }
+    );
     assert!(sent[0].tools.is_empty());
     assert_eq!(kinds(&events), ["run_started", "llm_call", "final"]);
 }
@@ -360,11 +544,21 @@ async fn null_content_is_an_empty_answer_and_empty_registry_offers_no_tools() {
 #[tokio::test]
 async fn provider_error_is_an_error_event_and_a_failed_run() {
     let (r, _) = registry();
-    let replies = vec![Err(ProviderError::Connect { url: "http://127.0.0.1:9/v1/chat/completions".into(), reason: "connection refused".into() })];
+    let replies = vec![Err(ProviderError::Connect {
+        url: "http://127.0.0.1:9/v1/chat/completions".into(),
+        reason: "connection refused".into(),
+    })];
     let (outcome, events, _, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
-    let Outcome::Failed(message) = outcome else { panic!() };
-    assert!(message.contains("http://127.0.0.1:9/v1/chat/completions"), "{message}");
-    let EventData::Error { kind, .. } = &events.last().unwrap().data else { panic!() };
+    let Outcome::Failed(message) = outcome else {
+        panic!()
+    };
+    assert!(
+        message.contains("http://127.0.0.1:9/v1/chat/completions"),
+        "{message}"
+    );
+    let EventData::Error { kind, .. } = &events.last().unwrap().data else {
+        panic!()
+    };
     assert_eq!(kind, "connect");
 }
 
@@ -373,10 +567,26 @@ async fn ask_policy_denied_in_exec_tells_the_model_why() {
     let (r, _) = registry();
     let replies = vec![Ok(calls(&[("g", "guarded", json!({}))])), Ok(text("fine"))];
     let (_, events, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
-    let error = tool_messages(&sent[1].messages)[0].1["error"].as_str().unwrap().to_string();
-    assert!(error.contains("denied") && error.contains("--approve all"), "{error}");
-    assert!(events.iter().any(|e| matches!(&e.data, EventData::ApprovalDecided { decision: Decision::Denied, .. })));
-    assert!(events.iter().any(|e| matches!(&e.data, EventData::StackPop(f) if f.state == FrameState::Denied)));
+    let error = tool_messages(&sent[1].messages)[0].1["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("denied") && error.contains("--approve all"),
+        "{error}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        &e.data,
+        EventData::ApprovalDecided {
+            decision: Decision::Denied,
+            ..
+        }
+    )));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.data, EventData::StackPop(f) if f.state == FrameState::Denied))
+    );
 
     let (r, _) = registry();
     let replies = vec![Ok(calls(&[("g", "guarded", json!({}))])), Ok(text("fine"))];
@@ -391,9 +601,15 @@ struct Recording {
 }
 
 impl Approver for Recording {
-    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
+    fn decide<'a>(
+        &'a mut self,
+        batch: &'a [ApprovalRequest],
+    ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
         self.batches.push(batch.to_vec());
-        let answers = batch.iter().map(|_| self.answers.pop_front().unwrap()).collect();
+        let answers = batch
+            .iter()
+            .map(|_| self.answers.pop_front().unwrap())
+            .collect();
         async move { answers }.boxed()
     }
 }
@@ -402,17 +618,35 @@ impl Approver for Recording {
 async fn a_batch_is_decided_together_and_session_grants_stop_asking() {
     let (r, _) = registry();
     let replies = vec![
-        Ok(calls(&[("g1", "guarded", json!({})), ("e", "echo", json!({"text": "x"})), ("g2", "guarded", json!({}))])),
+        Ok(calls(&[
+            ("g1", "guarded", json!({})),
+            ("e", "echo", json!({"text": "x"})),
+            ("g2", "guarded", json!({})),
+        ])),
         Ok(calls(&[("g3", "guarded", json!({}))])),
         Ok(text("ok")),
     ];
     let mut approver = Recording {
-        answers: [ApprovalAnswer::approve(Scope::Session), ApprovalAnswer::deny(Some("not now".into()))].into(),
+        answers: [
+            ApprovalAnswer::approve(Scope::Session),
+            ApprovalAnswer::deny(Some("not now".into())),
+        ]
+        .into(),
         batches: Vec::new(),
     };
     let (_, events, sent, orch) = run_with(replies, r, 10, &mut approver).await;
-    assert_eq!(approver.batches.len(), 1, "the granted tool is not asked about again");
-    assert_eq!(approver.batches[0].iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["g1", "g2"]);
+    assert_eq!(
+        approver.batches.len(),
+        1,
+        "the granted tool is not asked about again"
+    );
+    assert_eq!(
+        approver.batches[0]
+            .iter()
+            .map(|r| r.id.as_str())
+            .collect::<Vec<_>>(),
+        ["g1", "g2"]
+    );
     let positions: Vec<(usize, usize)> = events
         .iter()
         .filter_map(|e| match &e.data {
@@ -424,27 +658,51 @@ async fn a_batch_is_decided_together_and_session_grants_stop_asking() {
     let results = tool_messages(&sent[1].messages);
     assert_eq!(results[0].1, json!({"ran": true}));
     assert_eq!(results[1].1, json!({"echo": "x"}));
-    assert_eq!(results[2].1, json!({"error": "the call was denied: not now"}));
+    assert_eq!(
+        results[2].1,
+        json!({"error": "the call was denied: not now"})
+    );
     assert_eq!(tool_messages(&sent[2].messages)[3].1, json!({"ran": true}));
-    assert_eq!(orch.policies().session_grants().collect::<Vec<_>>(), ["guarded"]);
+    assert_eq!(
+        orch.policies().session_grants().collect::<Vec<_>>(),
+        ["guarded"]
+    );
 }
 
 #[tokio::test]
 async fn config_policy_overrides_the_tool_default() {
     let (r, _) = registry();
-    let provider = Scripted::new(vec![Ok(calls(&[("e", "echo", json!({"text": "x"}))])), Ok(text("ok"))]);
+    let provider = Scripted::new(vec![
+        Ok(calls(&[("e", "echo", json!({"text": "x"}))])),
+        Ok(text("ok")),
+    ]);
     let mut s = settings(10);
     s.policies.insert("echo".into(), Policy::Deny);
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), s);
-    orch.run("go", &mut Vec::new(), &mut FixedApprover::all(), &CancellationToken::new()).await;
-    let error = tool_messages(&provider.sent()[1].messages)[0].1["error"].as_str().unwrap().to_string();
-    assert!(error.contains("policy") && error.contains("deny"), "{error}");
+    orch.run(
+        "go",
+        &mut Vec::new(),
+        &mut FixedApprover::all(),
+        &CancellationToken::new(),
+    )
+    .await;
+    let error = tool_messages(&provider.sent()[1].messages)[0].1["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("policy") && error.contains("deny"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
 async fn cancel_during_a_tool_gives_every_call_a_result() {
     let (r, _) = registry();
-    let provider = Scripted::new(vec![Ok(calls(&[("slow", "echo", json!({"text": "x", "sleep_ms": 10_000})), ("quick", "echo", json!({"text": "y"}))]))]);
+    let provider = Scripted::new(vec![Ok(calls(&[
+        ("slow", "echo", json!({"text": "x", "sleep_ms": 10_000})),
+        ("quick", "echo", json!({"text": "y"})),
+    ]))]);
     let mut orch = Orchestrator::new(provider, Arc::new(r), settings(10));
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
@@ -453,7 +711,9 @@ async fn cancel_during_a_tool_gives_every_call_a_result() {
         trigger.cancel();
     });
     let mut events = Vec::new();
-    let outcome = orch.run("go", &mut events, &mut FixedApprover::none(), &cancel).await;
+    let outcome = orch
+        .run("go", &mut events, &mut FixedApprover::none(), &cancel)
+        .await;
     assert_eq!(outcome, Outcome::Cancelled);
     assert_eq!(events.last().unwrap().kind(), "cancelled");
     let results = tool_messages(orch.messages());
@@ -466,19 +726,42 @@ async fn cancel_during_a_tool_gives_every_call_a_result() {
 #[tokio::test]
 async fn a_tool_that_outlives_its_timeout_is_stopped() {
     let (r, _) = registry();
-    let provider = Scripted::new(vec![Ok(calls(&[("s", "echo", json!({"text": "x", "sleep_ms": 10_000}))])), Ok(text("ok"))]);
+    let provider = Scripted::new(vec![
+        Ok(calls(&[(
+            "s",
+            "echo",
+            json!({"text": "x", "sleep_ms": 10_000}),
+        )])),
+        Ok(text("ok")),
+    ]);
     let mut s = settings(10);
-    s.tools = Arc::new(ToolSettings { timeout: Duration::from_millis(100), ..ToolSettings::default() });
+    s.tools = Arc::new(ToolSettings {
+        timeout: Duration::from_millis(100),
+        ..ToolSettings::default()
+    });
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), s);
-    orch.run("go", &mut Vec::new(), &mut FixedApprover::none(), &CancellationToken::new()).await;
-    let error = tool_messages(&provider.sent()[1].messages)[0].1["error"].as_str().unwrap().to_string();
+    orch.run(
+        "go",
+        &mut Vec::new(),
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    let error = tool_messages(&provider.sent()[1].messages)[0].1["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(error.contains("timed out"), "{error}");
 }
 
 #[tokio::test]
 async fn the_task_takes_ops_and_sends_events() {
     let (r, _) = registry();
-    let provider = Scripted::new(vec![Ok(calls(&[("g", "guarded", json!({}))])), Ok(text("first")), Ok(text("second"))]);
+    let provider = Scripted::new(vec![
+        Ok(calls(&[("g", "guarded", json!({}))])),
+        Ok(text("first")),
+        Ok(text("second")),
+    ]);
     let orch = Orchestrator::new(provider.clone(), Arc::new(r), settings(10));
     let mut t = task::spawn(orch);
     t.ops.send(Op::Submit("one".into())).unwrap();
@@ -486,10 +769,18 @@ async fn the_task_takes_ops_and_sends_events() {
     t.ops.send(Op::Submit("two".into())).unwrap();
     let mut finals = Vec::new();
     while finals.len() < 2 {
-        let event = tokio::time::timeout(Duration::from_secs(10), t.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(10), t.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
         match event.data {
             EventData::ApprovalRequested { id, .. } => {
-                t.ops.send(Op::Approve { id, answer: ApprovalAnswer::approve(Scope::Turn) }).unwrap();
+                t.ops
+                    .send(Op::Approve {
+                        id,
+                        answer: ApprovalAnswer::approve(Scope::Turn),
+                    })
+                    .unwrap();
             }
             EventData::Final { content, .. } => finals.push(content),
             _ => {}
@@ -498,7 +789,12 @@ async fn the_task_takes_ops_and_sends_events() {
     assert_eq!(finals, ["first", "second"]);
     t.ops.send(Op::Shutdown).unwrap();
     let orch = t.handle.await.unwrap();
-    let users: Vec<_> = orch.messages().iter().filter(|m| m.role == Role::User).map(|m| m.content.clone().unwrap()).collect();
+    let users: Vec<_> = orch
+        .messages()
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(|m| m.content.clone().unwrap())
+        .collect();
     assert_eq!(users, ["one", "two"]);
     assert_eq!(tool_messages(orch.messages())[0].1, json!({"ran": true}));
 }
@@ -510,7 +806,10 @@ async fn cancel_op_stops_a_run_waiting_for_approval() {
     let mut t = task::spawn(Orchestrator::new(provider, Arc::new(r), settings(10)));
     t.ops.send(Op::Submit("one".into())).unwrap();
     loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), t.events.recv()).await.unwrap().unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(10), t.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
         match event.data {
             EventData::ApprovalRequested { .. } => t.ops.send(Op::Cancel).unwrap(),
             EventData::Cancelled { .. } => break,
@@ -519,5 +818,8 @@ async fn cancel_op_stops_a_run_waiting_for_approval() {
     }
     t.ops.send(Op::Shutdown).unwrap();
     let orch = t.handle.await.unwrap();
-    assert_eq!(tool_messages(orch.messages())[0].1, json!({"error": "cancelled by the user"}));
+    assert_eq!(
+        tool_messages(orch.messages())[0].1,
+        json!({"error": "cancelled by the user"})
+    );
 }

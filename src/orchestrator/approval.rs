@@ -35,19 +35,28 @@ pub struct ApprovalAnswer {
 impl ApprovalAnswer {
     /// Approve with a scope.
     pub fn approve(scope: Scope) -> Self {
-        Self { decision: Decision::Approved, scope, reason: None }
+        Self {
+            decision: Decision::Approved,
+            scope,
+            reason: None,
+        }
     }
 
     /// Deny, optionally with a reason for the model.
     pub fn deny(reason: Option<String>) -> Self {
-        Self { decision: Decision::Denied, scope: Scope::Once, reason }
+        Self {
+            decision: Decision::Denied,
+            scope: Scope::Once,
+            reason,
+        }
     }
 }
 
 /// Whoever answers approval requests: the TUI's dialog or `exec --approve`.
 pub trait Approver: Send {
     /// Decides a whole batch (the `ask` calls of one turn); one answer per request, in order.
-    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>>;
+    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest])
+    -> BoxFuture<'a, Vec<ApprovalAnswer>>;
 }
 
 /// Answers every request the same way (`taco exec --approve all|none`).
@@ -72,7 +81,10 @@ impl FixedApprover {
 pub const EXEC_DENIED: &str = "it needs the user's approval, but taco exec runs without anyone to ask and --approve none is in effect. Do the task without this call, or tell the user to re-run with --approve all.";
 
 impl Approver for FixedApprover {
-    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
+    fn decide<'a>(
+        &'a mut self,
+        batch: &'a [ApprovalRequest],
+    ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
         let answer = if self.approve {
             ApprovalAnswer::approve(Scope::Once)
         } else {
@@ -94,18 +106,28 @@ pub struct Policies {
 impl Policies {
     /// Policies with config overrides by tool name.
     pub fn new(overrides: HashMap<String, Policy>) -> Self {
-        Self { overrides, ..Self::default() }
+        Self {
+            overrides,
+            ..Self::default()
+        }
     }
 
     /// The policy for one call: an `ask` becomes `allow` when the user granted the tool for
     /// this turn or session; `deny` stays `deny`.
-    pub fn policy_for(&self, tool: &dyn Tool, arguments: &Value, settings: &ToolSettings) -> Policy {
+    pub fn policy_for(
+        &self,
+        tool: &dyn Tool,
+        arguments: &Value,
+        settings: &ToolSettings,
+    ) -> Policy {
         let name = tool.name();
         let base = match self.overrides.get(name) {
             Some(policy) => *policy,
             None => tool.default_policy(arguments, settings),
         };
-        if base == Policy::Ask && (self.session_grants.contains(name) || self.turn_grants.contains(name)) {
+        if base == Policy::Ask
+            && (self.session_grants.contains(name) || self.turn_grants.contains(name))
+        {
             Policy::Allow
         } else {
             base

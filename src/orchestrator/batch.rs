@@ -9,8 +9,8 @@ use super::{Orchestrator, Run, summarize};
 use crate::conversation::{Message, ToolCall};
 use crate::event::{Decision, EventData, FrameState, StackFrame};
 use crate::tools::Policy;
-use crate::tools::runner::{CallOutcome, ReadyCall, run_calls};
 use crate::tools::ToolContext;
+use crate::tools::runner::{CallOutcome, ReadyCall, run_calls};
 
 /// Runs the calls of one turn. Returns `false` when the user cancelled (every call still gets
 /// a result message, so the conversation stays valid).
@@ -55,7 +55,10 @@ pub(super) async fn run_batch(
     let mut cancelled = false;
     if !asks.is_empty() {
         for &i in &asks {
-            run.emit(EventData::StackPush(frame(&calls[i], FrameState::AwaitingApproval)));
+            run.emit(EventData::StackPush(frame(
+                &calls[i],
+                FrameState::AwaitingApproval,
+            )));
         }
         let requests: Vec<ApprovalRequest> = asks
             .iter()
@@ -83,8 +86,19 @@ pub(super) async fn run_batch(
             None => cancelled = true,
             Some(answers) => {
                 for (k, &i) in asks.iter().enumerate() {
-                    let answer = answers.get(k).cloned().unwrap_or_else(|| ApprovalAnswer::deny(None));
-                    decide(orch, run, &calls[i], &answer, &mut outcomes[i], &mut ready, i);
+                    let answer = answers
+                        .get(k)
+                        .cloned()
+                        .unwrap_or_else(|| ApprovalAnswer::deny(None));
+                    decide(
+                        orch,
+                        run,
+                        &calls[i],
+                        &answer,
+                        &mut outcomes[i],
+                        &mut ready,
+                        i,
+                    );
                 }
             }
         }
@@ -140,7 +154,8 @@ pub(super) async fn run_batch(
     }
     for outcome in outcomes.into_iter().flatten() {
         let content = outcome.message_content();
-        orch.messages.push(Message::tool(outcome.id, outcome.name, content));
+        orch.messages
+            .push(Message::tool(outcome.id, outcome.name, content));
     }
     !(cancelled || cancel.is_cancelled())
 }
@@ -152,7 +167,11 @@ fn classify(orch: &Orchestrator, run: &mut Run<'_>, call: &ToolCall) -> Result<P
         return Err(if names.is_empty() {
             format!("unknown tool '{}': no tools are available", call.name)
         } else {
-            format!("unknown tool '{}'. Available tools: {}", call.name, names.join(", "))
+            format!(
+                "unknown tool '{}'. Available tools: {}",
+                call.name,
+                names.join(", ")
+            )
         });
     };
     if let Err(problem) = tool.validate(&call.arguments) {
@@ -172,7 +191,9 @@ fn classify(orch: &Orchestrator, run: &mut Run<'_>, call: &ToolCall) -> Result<P
             )
         });
     }
-    Ok(orch.policies.policy_for(tool.as_ref(), &call.arguments, &orch.settings.tools))
+    Ok(orch
+        .policies
+        .policy_for(tool.as_ref(), &call.arguments, &orch.settings.tools))
 }
 
 fn decide(

@@ -107,17 +107,31 @@ impl Run<'_> {
     }
 
     fn error(&mut self, kind: &str, message: String) {
-        self.emit(EventData::Error { kind: kind.to_string(), message });
+        self.emit(EventData::Error {
+            kind: kind.to_string(),
+            message,
+        });
     }
 }
 
 impl Orchestrator {
     /// A new conversation that starts with the system prompt.
-    pub fn new(provider: Arc<dyn Provider>, registry: Arc<ToolRegistry>, settings: Settings) -> Self {
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        registry: Arc<ToolRegistry>,
+        settings: Settings,
+    ) -> Self {
         let specs = registry.specs();
         let policies = Policies::new(settings.policies.clone());
         let messages = vec![Message::system(settings.system_prompt.clone())];
-        Self { provider, registry, specs, settings, policies, messages }
+        Self {
+            provider,
+            registry,
+            specs,
+            settings,
+            policies,
+            messages,
+        }
     }
 
     /// The conversation so far, system prompt first.
@@ -193,14 +207,25 @@ impl Orchestrator {
             turn_no += 1;
             let turn = match self.call_model(run, turn_no, true, cancel).await {
                 Ok(turn) => turn,
-                Err(CallError::Cancelled(partial)) => return self.cancelled(run, partial, "the model's reply"),
-                Err(CallError::Provider(error, partial)) => return self.failed(run, error, partial),
+                Err(CallError::Cancelled(partial)) => {
+                    return self.cancelled(run, partial, "the model's reply");
+                }
+                Err(CallError::Provider(error, partial)) => {
+                    return self.failed(run, error, partial);
+                }
             };
             if turn.tool_calls.is_empty() {
                 let content = turn.content.clone();
                 self.push_assistant(turn);
-                run.emit(EventData::Final { content: content.clone(), turns: turn_no, usage: run.usage });
-                return Outcome::Final { content, error: None };
+                run.emit(EventData::Final {
+                    content: content.clone(),
+                    turns: turn_no,
+                    usage: run.usage,
+                });
+                return Outcome::Final {
+                    content,
+                    error: None,
+                };
             }
             if !turn.content.is_empty() {
                 run.gathered.push(turn.content.clone());
@@ -209,14 +234,21 @@ impl Orchestrator {
             self.push_assistant(turn);
             let finished = batch::run_batch(self, run, approver, cancel, turn_no, &calls).await;
             if !finished {
-                run.emit(EventData::Cancelled { running: "tool calls".to_string() });
+                run.emit(EventData::Cancelled {
+                    running: "tool calls".to_string(),
+                });
                 return Outcome::Cancelled;
             }
         }
     }
 
     /// Rule 3: the limit is reached with tool calls still coming; ask for an answer without tools.
-    async fn final_without_tools(&mut self, run: &mut Run<'_>, cancel: &CancellationToken, turns: u32) -> Outcome {
+    async fn final_without_tools(
+        &mut self,
+        run: &mut Run<'_>,
+        cancel: &CancellationToken,
+        turns: u32,
+    ) -> Outcome {
         run.emit(EventData::MaxTurnsReached { turns });
         self.messages.push(Message::system(MAX_TURNS_PROMPT));
         run.emit(EventData::MaxTurnsPromptInjected { turns });
@@ -224,16 +256,30 @@ impl Orchestrator {
             Ok(turn) => {
                 let content = turn.content.clone();
                 self.push_assistant(turn);
-                run.emit(EventData::Final { content: content.clone(), turns, usage: run.usage });
-                Outcome::Final { content, error: None }
+                run.emit(EventData::Final {
+                    content: content.clone(),
+                    turns,
+                    usage: run.usage,
+                });
+                Outcome::Final {
+                    content,
+                    error: None,
+                }
             }
             Err(CallError::Cancelled(partial)) => self.cancelled(run, partial, "the final answer"),
             Err(CallError::Provider(error, _partial)) => {
                 let message = self.describe(&error);
                 run.error(error.kind(), message.clone());
                 let content = run.gathered.join("\n\n");
-                run.emit(EventData::Final { content: content.clone(), turns, usage: run.usage });
-                Outcome::Final { content, error: Some(message) }
+                run.emit(EventData::Final {
+                    content: content.clone(),
+                    turns,
+                    usage: run.usage,
+                });
+                Outcome::Final {
+                    content,
+                    error: Some(message),
+                }
             }
         }
     }
@@ -248,7 +294,10 @@ impl Orchestrator {
     ) -> Result<Turn, CallError> {
         let started = Instant::now();
         let tools: &[ToolSpec] = if with_tools { &self.specs } else { &[] };
-        let request = ChatRequest { messages: &self.messages, tools };
+        let request = ChatRequest {
+            messages: &self.messages,
+            tools,
+        };
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
         let opened = tokio::select! {
@@ -275,11 +324,17 @@ impl Orchestrator {
             match chunk {
                 Chunk::Text(text) => {
                     assembler.push_text(&text);
-                    run.emit(EventData::Delta { kind: DeltaKind::Text, text });
+                    run.emit(EventData::Delta {
+                        kind: DeltaKind::Text,
+                        text,
+                    });
                 }
                 Chunk::Reasoning(text) => {
                     assembler.push_reasoning(&text);
-                    run.emit(EventData::Delta { kind: DeltaKind::Reasoning, text });
+                    run.emit(EventData::Delta {
+                        kind: DeltaKind::Reasoning,
+                        text,
+                    });
                 }
                 other => assembler.push(other),
             }
@@ -303,23 +358,29 @@ impl Orchestrator {
     }
 
     fn push_assistant(&mut self, turn: Turn) {
-        let content = (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
+        let content =
+            (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
         let reasoning = (!turn.reasoning.is_empty()).then_some(turn.reasoning);
-        self.messages.push(Message::assistant(content, reasoning, turn.tool_calls));
+        self.messages
+            .push(Message::assistant(content, reasoning, turn.tool_calls));
     }
 
     /// Keeps what was streamed before a cancel so the conversation shows it.
     fn cancelled(&mut self, run: &mut Run<'_>, partial: Turn, running: &str) -> Outcome {
         if !partial.content.is_empty() {
-            self.messages.push(Message::assistant(Some(partial.content), None, Vec::new()));
+            self.messages
+                .push(Message::assistant(Some(partial.content), None, Vec::new()));
         }
-        run.emit(EventData::Cancelled { running: running.to_string() });
+        run.emit(EventData::Cancelled {
+            running: running.to_string(),
+        });
         Outcome::Cancelled
     }
 
     fn failed(&mut self, run: &mut Run<'_>, error: ProviderError, partial: Turn) -> Outcome {
         if !partial.content.is_empty() {
-            self.messages.push(Message::assistant(Some(partial.content), None, Vec::new()));
+            self.messages
+                .push(Message::assistant(Some(partial.content), None, Vec::new()));
         }
         let message = self.describe(&error);
         run.error(error.kind(), message.clone());
@@ -327,7 +388,11 @@ impl Orchestrator {
     }
 
     fn describe(&self, error: &ProviderError) -> String {
-        format!("{} ({}): {error}", self.provider.name(), self.provider.model())
+        format!(
+            "{} ({}): {error}",
+            self.provider.name(),
+            self.provider.model()
+        )
     }
 }
 

@@ -48,7 +48,11 @@ pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (events_tx, events_rx) = unbounded_channel();
     let handle = tokio::spawn(serve(orchestrator, ops_rx, events_tx));
-    OrchestratorTask { ops: ops_tx, events: events_rx, handle }
+    OrchestratorTask {
+        ops: ops_tx,
+        events: events_rx,
+        handle,
+    }
 }
 
 async fn serve(
@@ -57,7 +61,10 @@ async fn serve(
     mut events: UnboundedSender<Event>,
 ) -> Orchestrator {
     let (answers_tx, answers_rx) = unbounded_channel();
-    let mut approver = ChannelApprover { answers: answers_rx, early: HashMap::new() };
+    let mut approver = ChannelApprover {
+        answers: answers_rx,
+        early: HashMap::new(),
+    };
     let mut queue = VecDeque::new();
     let mut shutting_down = false;
     while !shutting_down {
@@ -111,7 +118,10 @@ struct ChannelApprover {
 }
 
 impl Approver for ChannelApprover {
-    fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest]) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
+    fn decide<'a>(
+        &'a mut self,
+        batch: &'a [ApprovalRequest],
+    ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
         async move {
             while batch.iter().any(|r| !self.early.contains_key(&r.id)) {
                 match self.answers.recv().await {
@@ -123,7 +133,11 @@ impl Approver for ChannelApprover {
             }
             batch
                 .iter()
-                .map(|r| self.early.remove(&r.id).unwrap_or_else(|| ApprovalAnswer::deny(None)))
+                .map(|r| {
+                    self.early
+                        .remove(&r.id)
+                        .unwrap_or_else(|| ApprovalAnswer::deny(None))
+                })
                 .collect()
         }
         .boxed()

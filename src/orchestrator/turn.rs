@@ -159,8 +159,14 @@ mod tests {
         a.push(call(1, None, Some("read_file"), " \".\"}"));
         a.push(call(2, Some("c"), Some("list_dir"), "{}"));
         a.push(Chunk::Finish("tool_calls".into()));
-        a.push(Chunk::Usage(Usage { input_tokens: 5, output_tokens: 0 }));
-        a.push(Chunk::Usage(Usage { input_tokens: 0, output_tokens: 7 }));
+        a.push(Chunk::Usage(Usage {
+            input_tokens: 5,
+            output_tokens: 0,
+        }));
+        a.push(Chunk::Usage(Usage {
+            input_tokens: 0,
+            output_tokens: 7,
+        }));
         let turn = a.finish();
         assert_eq!(turn.content, "Hi");
         assert_eq!(turn.tool_calls.len(), 2);
@@ -169,7 +175,13 @@ mod tests {
         assert_eq!(turn.tool_calls[0].arguments, json!({"path": "."}));
         assert_eq!(turn.tool_calls[1].arguments, json!({}));
         assert_eq!(turn.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(turn.usage, Usage { input_tokens: 5, output_tokens: 7 });
+        assert_eq!(
+            turn.usage,
+            Usage {
+                input_tokens: 5,
+                output_tokens: 7
+            }
+        );
     }
 
     #[test]
@@ -177,7 +189,10 @@ mod tests {
         let mut a = TurnAssembler::new();
         a.push(call(0, None, Some("x"), "{\"a\": "));
         let turn = a.finish();
-        assert_eq!(turn.tool_calls[0].arguments, Value::String("{\"a\": ".into()));
+        assert_eq!(
+            turn.tool_calls[0].arguments,
+            Value::String("{\"a\": ".into())
+        );
         assert!(turn.tool_calls[0].id.starts_with("call_"));
     }
 }

@@ -37,7 +37,10 @@ impl Provider for DemoProvider {
         "demo"
     }
 
-    fn stream<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
+    fn stream<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
         let chunks = script(&request);
         let pace = self.pace;
         async move {
@@ -56,41 +59,96 @@ impl Provider for DemoProvider {
 /// What the demo says next, decided from the conversation since the last user message.
 fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
     let messages = request.messages;
-    let start = messages.iter().rposition(|m| m.role == Role::User).unwrap_or(0);
-    let prompt = messages.get(start).and_then(|m| m.content.as_deref()).unwrap_or("");
+    let start = messages
+        .iter()
+        .rposition(|m| m.role == Role::User)
+        .unwrap_or(0);
+    let prompt = messages
+        .get(start)
+        .and_then(|m| m.content.as_deref())
+        .unwrap_or("");
     let since = &messages[start..];
     let offered = |name: &str| request.tools.iter().any(|t| t.name == name);
-    let result_of = |name: &str| since.iter().find(|m| m.role == Role::Tool && m.name.as_deref() == Some(name));
+    let result_of = |name: &str| {
+        since
+            .iter()
+            .find(|m| m.role == Role::Tool && m.name.as_deref() == Some(name))
+    };
 
     let mut out = Vec::new();
     if offered("list_dir") && result_of("list_dir").is_none() {
-        pieces(&mut out, true, &format!("The user said \"{}\". I'll look at the workspace before answering.", short(prompt)));
+        pieces(
+            &mut out,
+            true,
+            &format!(
+                "The user said \"{}\". I'll look at the workspace before answering.",
+                short(prompt)
+            ),
+        );
         pieces(&mut out, false, "Let me look around the workspace first.");
         call(&mut out, messages.len(), "list_dir", json!({"path": "."}));
     } else if offered("write_file") && result_of("write_file").is_none() {
-        pieces(&mut out, false, "Now I'll leave a short note, so you can see how approvals work.");
-        let note = format!("# Note from the taco demo\n\nYou asked: {}\n\nThis file was written by the offline demo provider after you approved it.\n", short(prompt));
-        call(&mut out, messages.len(), "write_file", json!({"path": NOTE_PATH, "content": note}));
+        pieces(
+            &mut out,
+            false,
+            "Now I'll leave a short note, so you can see how approvals work.",
+        );
+        let note = format!(
+            "# Note from the taco demo\n\nYou asked: {}\n\nThis file was written by the offline demo provider after you approved it.\n",
+            short(prompt)
+        );
+        call(
+            &mut out,
+            messages.len(),
+            "write_file",
+            json!({"path": NOTE_PATH, "content": note}),
+        );
     } else {
-        pieces(&mut out, false, &answer(prompt, result_of("list_dir"), result_of("write_file"), request.tools.is_empty()));
+        pieces(
+            &mut out,
+            false,
+            &answer(
+                prompt,
+                result_of("list_dir"),
+                result_of("write_file"),
+                request.tools.is_empty(),
+            ),
+        );
         out.push(Chunk::Finish("stop".into()));
     }
-    let input_tokens = messages.iter().filter_map(|m| m.content.as_ref()).map(|c| c.len() as u64 / 4 + 1).sum();
-    let output_tokens = out.iter().map(|c| match c {
-        Chunk::Text(t) | Chunk::Reasoning(t) => t.split_whitespace().count() as u64,
-        _ => 8,
-    }).sum();
-    out.push(Chunk::Usage(Usage { input_tokens, output_tokens }));
+    let input_tokens = messages
+        .iter()
+        .filter_map(|m| m.content.as_ref())
+        .map(|c| c.len() as u64 / 4 + 1)
+        .sum();
+    let output_tokens = out
+        .iter()
+        .map(|c| match c {
+            Chunk::Text(t) | Chunk::Reasoning(t) => t.split_whitespace().count() as u64,
+            _ => 8,
+        })
+        .sum();
+    out.push(Chunk::Usage(Usage {
+        input_tokens,
+        output_tokens,
+    }));
     out
 }
 
-fn answer(prompt: &str, listed: Option<&Message>, written: Option<&Message>, no_tools: bool) -> String {
+fn answer(
+    prompt: &str,
+    listed: Option<&Message>,
+    written: Option<&Message>,
+    no_tools: bool,
+) -> String {
     let mut text = format!(
         "Hello! I'm the **demo provider**: offline and scripted, so you can try taco without an API key. You said: “{}”.\n\n",
         short(prompt)
     );
     if no_tools && listed.is_none() {
-        text.push_str("No tools were offered for this call, so I'm answering from what I have.\n\n");
+        text.push_str(
+            "No tools were offered for this call, so I'm answering from what I have.\n\n",
+        );
     } else {
         text.push_str("Here is what happened:\n\n");
         text.push_str(&format!("- {}\n", describe_listing(listed)));
@@ -114,15 +172,27 @@ fn describe_listing(listed: Option<&Message>) -> String {
     let names: Vec<&str> = value
         .get("entries")
         .and_then(Value::as_array)
-        .map(|entries| entries.iter().filter_map(|e| e.get("name").and_then(Value::as_str)).collect())
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| e.get("name").and_then(Value::as_str))
+                .collect()
+        })
         .unwrap_or_default();
     match names.len() {
         0 => "I listed `.`: the workspace is empty.".to_string(),
         1 => format!("I listed `.` and found one entry: `{}`.", names[0]),
         n => {
             let shown: Vec<String> = names.iter().take(8).map(|n| format!("`{n}`")).collect();
-            let more = if n > 8 { format!(" and {} more", n - 8) } else { String::new() };
-            format!("I listed `.` and found {n} entries: {}{more}.", shown.join(", "))
+            let more = if n > 8 {
+                format!(" and {} more", n - 8)
+            } else {
+                String::new()
+            };
+            format!(
+                "I listed `.` and found {n} entries: {}{more}.",
+                shown.join(", ")
+            )
         }
     }
 }
@@ -152,11 +222,19 @@ fn pieces(out: &mut Vec<Chunk>, reasoning: bool, text: &str) {
         }
         if (at_word_end && words % 2 == 0) || ch == '\n' {
             let done = std::mem::take(&mut piece);
-            out.push(if reasoning { Chunk::Reasoning(done) } else { Chunk::Text(done) });
+            out.push(if reasoning {
+                Chunk::Reasoning(done)
+            } else {
+                Chunk::Text(done)
+            });
         }
     }
     if !piece.is_empty() {
-        out.push(if reasoning { Chunk::Reasoning(piece) } else { Chunk::Text(piece) });
+        out.push(if reasoning {
+            Chunk::Reasoning(piece)
+        } else {
+            Chunk::Text(piece)
+        });
     }
 }
 

@@ -65,8 +65,10 @@ pub trait Provider: Send + Sync {
     fn model(&self) -> &str;
     /// Starts one streamed call. Errors before the first byte (connect, HTTP status) come from
     /// the future; errors after it come from the stream.
-    fn stream<'a>(&'a self, request: ChatRequest<'a>)
-    -> BoxFuture<'a, Result<ChunkStream, ProviderError>>;
+    fn stream<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>>;
 }
 
 /// A failed provider call. Messages are actionable and never contain a secret.

@@ -1,1 +1,541 @@
-//! OpenAI-compatible Chat Completions provider.
+//! OpenAI-compatible Chat Completions provider (OpenAI, DeepSeek, Azure, xAI, Groq, OpenRouter,
+//! vLLM, llama.cpp, LM Studio…): request encoding, stream decoding and the HTTP call.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use futures_util::future::BoxFuture;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::sse::SseDecoder;
+use super::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, Secret, ToolCallDelta};
+use crate::conversation::{Message, Role, Usage};
+
+#[path = "openai_error.rs"]
+mod error;
+
+use error::{ErrorContext, excerpt};
+
+const TRUNCATED: ProviderError = ProviderError::Truncated {
+    terminator: "[DONE]",
+};
+
+/// Settings of one OpenAI-compatible provider.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Configured provider name, e.g. `openai`, `deepseek`.
+    pub name: String,
+    /// Base URL including `/v1`; requests go to `{base_url}/chat/completions`.
+    pub base_url: String,
+    /// Model id.
+    pub model: String,
+    /// Sent as `Authorization: Bearer …` when present.
+    pub api_key: Option<Secret>,
+    /// The env var the key comes from, named in error messages.
+    pub api_key_env: Option<String>,
+    /// Send assistant `reasoning_content` back (DeepSeek thinking mode with tools needs it).
+    pub send_reasoning_content: bool,
+    /// Extra request fields (`temperature`, `max_tokens`…); they replace ours of the same name
+    /// (except `messages` and `stream`), and a `null` value removes one of ours.
+    pub extra_body: Map<String, Value>,
+    /// Time allowed to establish the connection.
+    pub connect_timeout: Duration,
+    /// No bytes for this long is an error.
+    pub idle_timeout: Duration,
+}
+
+/// A provider speaking the Chat Completions streaming API.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    config: OpenAiConfig,
+    url: String,
+    client: reqwest::Client,
+}
+
+impl OpenAiProvider {
+    /// Checks the base URL and builds the HTTP client (one per provider, connections reused).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        let parsed = reqwest::Url::parse(&url).ok();
+        if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https")) {
+            let (base, name) = (&config.base_url, &config.name);
+            let problem = format!("base_url `{base}` of provider `{name}` is not an http(s) URL");
+            return Err(ProviderError::Config(problem));
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            // A redirected POST would silently become a GET; report it instead.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("taco/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::Config(format!("cannot set up the HTTP client: {e}")))?;
+        Ok(Self {
+            config,
+            url,
+            client,
+        })
+    }
+
+    async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
+        let body = serde_json::to_vec(&WireRequest {
+            config: &self.config,
+            request,
+        })
+        .map_err(|e| ProviderError::Config(format!("cannot encode the request: {e}")))?;
+        let mut builder = self
+            .client
+            .post(self.url.as_str())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .body(body);
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key.expose().trim());
+        }
+        let idle = self.config.idle_timeout;
+        tracing::debug!(provider = %self.config.name, url = %self.url, "chat completion request");
+        let connect_timeout = self.config.connect_timeout;
+        let response = match tokio::time::timeout(idle, builder.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => return Err(error::send_error(&e, &self.url, connect_timeout)),
+            Err(_) => return Err(error::silence("no response from", &self.url, idle)),
+        };
+        let response = error::check_response(response, idle, &self.error_context()).await?;
+        Ok(decode_stream(body_stream(response, idle, self.url.clone())))
+    }
+
+    fn error_context(&self) -> ErrorContext<'_> {
+        ErrorContext {
+            provider: &self.config.name,
+            model: &self.config.model,
+            url: &self.url,
+            key_env: self.config.api_key_env.as_deref(),
+            key: self.config.api_key.as_ref(),
+        }
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    fn model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
+        Box::pin(self.start(request))
+    }
+}
+
+/// The response body as a byte stream where a silence longer than `idle` is an error.
+fn body_stream(
+    response: reqwest::Response,
+    idle: Duration,
+    url: String,
+) -> impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
+    futures_util::stream::unfold(Some((response, url)), move |state| async move {
+        let (mut response, url) = state?;
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => Some((Ok(bytes), Some((response, url)))),
+            Ok(Ok(None)) => None,
+            Ok(Err(e)) => {
+                // The connection broke mid-body: the reply is cut short.
+                tracing::debug!(url = %url, error = %e, "stream body failed");
+                Some((Err(TRUNCATED), None))
+            }
+            Err(_) => Some((Err(error::silence("no data from", &url, idle)), None)),
+        }
+    })
+}
+
+/// Decodes a Chat Completions SSE byte stream into chunks (no HTTP involved).
+pub fn decode_stream<S>(bytes: S) -> ChunkStream
+where
+    S: Stream<Item = Result<Bytes, ProviderError>> + Send + 'static,
+{
+    Box::pin(ChunkDecoder {
+        bytes: Box::pin(bytes),
+        sse: SseDecoder::new(),
+        out: VecDeque::new(),
+        ended: false,
+    })
+}
+
+struct ChunkDecoder<S> {
+    bytes: Pin<Box<S>>,
+    sse: SseDecoder,
+    /// Chunks decoded but not yet handed out (one event can carry several).
+    out: VecDeque<Result<Chunk, ProviderError>>,
+    /// `[DONE]`, an error or the end of the bytes was reached.
+    ended: bool,
+}
+
+impl<S> ChunkDecoder<S> {
+    fn decode_events(&mut self) {
+        while !self.ended {
+            let Some(event) = self.sse.next_event() else {
+                break;
+            };
+            self.ended = decode_data(event.data, &mut self.out);
+        }
+    }
+
+    fn decode_end(&mut self) {
+        self.ended = true;
+        // A last `data: [DONE]` without its blank line still counts (some servers send that).
+        let done = self
+            .sse
+            .finish()
+            .pending
+            .is_some_and(|e| e.data.trim() == "[DONE]");
+        if !done {
+            self.out.push_back(Err(TRUNCATED));
+        }
+    }
+}
+
+impl<S> Stream for ChunkDecoder<S>
+where
+    S: Stream<Item = Result<Bytes, ProviderError>>,
+{
+    type Item = Result<Chunk, ProviderError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = this.out.pop_front() {
+                return Poll::Ready(Some(item));
+            }
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            match this.bytes.as_mut().poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(bytes))) => {
+                    this.sse.push(&bytes);
+                    this.decode_events();
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    this.out.push_back(Err(e));
+                    this.ended = true;
+                }
+                Poll::Ready(None) => {
+                    this.decode_events();
+                    if !this.ended {
+                        this.decode_end();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Decodes one `data:` payload into `out`; returns true when the stream is over.
+fn decode_data(data: &str, out: &mut VecDeque<Result<Chunk, ProviderError>>) -> bool {
+    let data = data.trim();
+    if data.is_empty() {
+        return false;
+    }
+    if data == "[DONE]" {
+        return true;
+    }
+    let chunk: WireChunk = match serde_json::from_str(data) {
+        Ok(chunk) => chunk,
+        Err(e) => {
+            let message = format!(
+                "expected a JSON chunk or [DONE], got `{}` ({e})",
+                excerpt(data, 80)
+            );
+            out.push_back(Err(ProviderError::Malformed(message)));
+            return true;
+        }
+    };
+    if let Some(err) = chunk.error.as_ref().filter(|e| !e.is_null()) {
+        out.push_back(Err(error::stream_error(err)));
+        return true;
+    }
+    if let Some(choice) = chunk.choices.and_then(|c| c.0) {
+        if let Some(delta) = choice.delta {
+            let reasoning = non_empty(delta.reasoning_content).or(non_empty(delta.reasoning));
+            if let Some(text) = reasoning {
+                out.push_back(Ok(Chunk::Reasoning(text)));
+            }
+            // A refusal is shown as text so the user sees why nothing else came.
+            for text in [delta.content, delta.refusal].into_iter().flatten() {
+                if !text.is_empty() {
+                    out.push_back(Ok(Chunk::Text(text)));
+                }
+            }
+            for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+                let index = call
+                    .index
+                    .and_then(|i| usize::try_from(i).ok())
+                    .unwrap_or(position);
+                let function = call.function.unwrap_or_default();
+                let (id, name) = (non_empty(call.id), non_empty(function.name));
+                let arguments = function.arguments.unwrap_or_default();
+                if id.is_some() || name.is_some() || !arguments.is_empty() {
+                    let delta = ToolCallDelta {
+                        index,
+                        id,
+                        name,
+                        arguments,
+                    };
+                    out.push_back(Ok(Chunk::ToolCall(delta)));
+                }
+            }
+        }
+        if let Some(reason) = non_empty(choice.finish_reason) {
+            out.push_back(Ok(Chunk::Finish(reason)));
+        }
+    }
+    if let Some(usage) = chunk.usage.or(chunk.x_groq.and_then(|x| x.usage)) {
+        out.push_back(Ok(Chunk::Usage(Usage {
+            input_tokens: usage.prompt_tokens.unwrap_or(0),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
+        })));
+    }
+    false
+}
+
+fn non_empty(text: Option<String>) -> Option<String> {
+    text.filter(|t| !t.is_empty())
+}
+
+// ---- Wire types: decoding. Unknown fields are ignored; every field may be missing or null.
+
+#[derive(Deserialize)]
+struct WireChunk {
+    choices: Option<FirstChoice>,
+    usage: Option<WireUsage>,
+    /// Groq reports usage here.
+    x_groq: Option<XGroq>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct XGroq {
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct WireChoice {
+    index: Option<u64>,
+    delta: Option<WireDelta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireDelta {
+    content: Option<String>,
+    refusal: Option<String>,
+    reasoning_content: Option<String>,
+    /// OpenRouter and newer vLLM name the reasoning text `reasoning`.
+    reasoning: Option<String>,
+    tool_calls: Option<Vec<WireCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct WireCallDelta {
+    index: Option<u64>,
+    id: Option<String>,
+    function: Option<WireFunctionDelta>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireFunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+/// The choice with index 0 (a missing index counts as 0). n>1 streams interleave choices; the
+/// others are skipped without collecting them into a `Vec`.
+struct FirstChoice(Option<WireChoice>);
+
+impl<'de> Deserialize<'de> for FirstChoice {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Choices;
+        impl<'de> Visitor<'de> for Choices {
+            type Value = FirstChoice;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FirstChoice, A::Error> {
+                let mut first = None;
+                while let Some(choice) = seq.next_element::<WireChoice>()? {
+                    if first.is_none() && choice.index.unwrap_or(0) == 0 {
+                        first = Some(choice);
+                    }
+                }
+                Ok(FirstChoice(first))
+            }
+        }
+        deserializer.deserialize_seq(Choices)
+    }
+}
+
+// ---- Wire types: encoding. Borrowing serializers, no intermediate `Value` tree.
+
+struct WireRequest<'a> {
+    config: &'a OpenAiConfig,
+    request: ChatRequest<'a>,
+}
+
+impl Serialize for WireRequest<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (config, extra) = (self.config, &self.config.extra_body);
+        // Reasoning goes back only within the current tool loop (after the last user message):
+        // DeepSeek's thinking mode needs it there, and older turns' reasoning is dead weight
+        // that some servers reject.
+        let reasoning = config.send_reasoning_content;
+        let loop_start = self
+            .request
+            .messages
+            .iter()
+            .rposition(|m| m.role == Role::User)
+            .unwrap_or(0);
+        let messages = Seq(|| {
+            self.request
+                .messages
+                .iter()
+                .enumerate()
+                .map(move |(i, m)| WireMessage(m, reasoning && i > loop_start))
+        });
+        let tools = Seq(|| {
+            self.request.tools.iter().map(|t| Typed {
+                id: None,
+                kind: "function",
+                function: ToolFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+        });
+        let mut map = serializer.serialize_map(None)?;
+        if !extra.contains_key("model") {
+            map.serialize_entry("model", &config.model)?;
+        }
+        map.serialize_entry("messages", &messages)?;
+        map.serialize_entry("stream", &true)?;
+        if !extra.contains_key("stream_options") {
+            map.serialize_entry(
+                "stream_options",
+                &StreamOptions {
+                    include_usage: true,
+                },
+            )?;
+        }
+        if !self.request.tools.is_empty() && !extra.contains_key("tools") {
+            map.serialize_entry("tools", &tools)?;
+        }
+        for (key, value) in extra {
+            if !value.is_null() && key != "messages" && key != "stream" {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// A sequence serialized from an iterator made on demand (`serialize` only gets `&self`).
+struct Seq<F>(F);
+
+impl<F, I> Serialize for Seq<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
+}
+
+/// One message; the flag says whether assistant reasoning is sent back.
+struct WireMessage<'a>(&'a Message, bool);
+
+impl Serialize for WireMessage<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let WireMessage(m, send_reasoning) = *self;
+        let text = m.content.as_deref().unwrap_or("");
+        let mut map = serializer.serialize_map(None)?;
+        match m.role {
+            Role::System => map.serialize_entry("role", "system")?,
+            Role::User => map.serialize_entry("role", "user")?,
+            Role::Assistant => map.serialize_entry("role", "assistant")?,
+            Role::Tool => {
+                map.serialize_entry("role", "tool")?;
+                map.serialize_entry("tool_call_id", m.tool_call_id.as_deref().unwrap_or(""))?;
+            }
+        }
+        if m.role != Role::Assistant {
+            map.serialize_entry("content", text)?;
+            return map.end();
+        }
+        map.serialize_entry("content", &m.content)?;
+        if !m.tool_calls.is_empty() {
+            let calls = Seq(|| {
+                m.tool_calls.iter().map(|call| Typed {
+                    id: Some(&call.id),
+                    kind: "function",
+                    function: CallFunction {
+                        name: &call.name,
+                        arguments: call.arguments_text(),
+                    },
+                })
+            });
+            map.serialize_entry("tool_calls", &calls)?;
+        }
+        if let Some(reasoning) = m.reasoning_content.as_ref().filter(|_| send_reasoning) {
+            map.serialize_entry("reasoning_content", reasoning)?;
+        }
+        map.end()
+    }
+}
+
+/// `{"id"?, "type": "function", "function": …}`: a tool call (with id) or a tool (without).
+#[derive(Serialize)]
+struct Typed<'a, T> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: T,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}

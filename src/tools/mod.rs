@@ -169,7 +169,8 @@ impl<T: TypedTool> Tool for T {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         async move {
-            let params = parse_params::<T::Params>(&arguments).map_err(ToolError::InvalidArguments)?;
+            let params =
+                parse_params::<T::Params>(&arguments).map_err(ToolError::InvalidArguments)?;
             self.run(params, ctx).await
         }
         .boxed()
@@ -182,7 +183,9 @@ fn parse_params<P: DeserializeOwned>(arguments: &Value) -> Result<P, String> {
         Value::String(raw) => Err(format!("the arguments are not valid JSON: {raw:?}")),
         Value::Object(_) => P::deserialize(arguments).map_err(|e| e.to_string()),
         // Some models send `null` for "no arguments"; treat it as an empty object.
-        Value::Null => P::deserialize(&Value::Object(Default::default())).map_err(|e| e.to_string()),
+        Value::Null => {
+            P::deserialize(&Value::Object(Default::default())).map_err(|e| e.to_string())
+        }
         other => Err(format!("the arguments must be a JSON object, got {other}")),
     }
 }
@@ -197,7 +200,8 @@ pub fn schema_of<P: JsonSchema>() -> Value {
     if let Value::Object(map) = &mut value {
         map.remove("$schema");
         map.remove("title");
-        map.entry("properties").or_insert_with(|| Value::Object(Default::default()));
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
     }
     value
 }
@@ -259,6 +263,8 @@ impl ToolRegistry {
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.tools.iter().map(|t| t.name())).finish()
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.name()))
+            .finish()
     }
 }

@@ -76,7 +76,9 @@ pub async fn run_calls(
         .into_iter()
         .zip(calls)
         .map(|(slot, call)| {
-            slot.unwrap_or_else(|| CallOutcome::not_run(&call.id, &call.name, "the call did not finish"))
+            slot.unwrap_or_else(|| {
+                CallOutcome::not_run(&call.id, &call.name, "the call did not finish")
+            })
         })
         .collect()
 }

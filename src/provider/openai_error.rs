@@ -1,0 +1,452 @@
+//! Error mapping for the OpenAI-compatible provider: error bodies (OpenAI, OpenRouter, vLLM,
+//! plain text), HTTP statuses, retry headers and transport failures become actionable
+//! [`ProviderError`]s that never carry the API key.
+
+use std::error::Error as _;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::provider::{ProviderError, Secret};
+
+/// Error bodies are read up to this size; the message is all we need from them.
+const ERROR_BODY_CAP: usize = 64 * 1024;
+
+/// What an error message may mention about the call.
+pub(super) struct ErrorContext<'a> {
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub url: &'a str,
+    pub key_env: Option<&'a str>,
+    pub key: Option<&'a Secret>,
+}
+
+/// The useful parts of an error body.
+#[derive(Debug, Default)]
+struct Detail {
+    message: String,
+    kind: Option<String>,
+    code: Option<String>,
+    param: Option<String>,
+}
+
+/// Passes an event-stream response through; anything else (an error status, or JSON where a
+/// stream was expected) becomes the error it describes.
+pub(super) async fn check_response(
+    response: reqwest::Response,
+    idle: Duration,
+    ctx: &ErrorContext<'_>,
+) -> Result<reqwest::Response, ProviderError> {
+    let status = response.status().as_u16();
+    let content_type = header(response.headers(), "content-type").unwrap_or("");
+    let json = content_type.starts_with("application/json");
+    if (200..300).contains(&status) && !json {
+        return Ok(response);
+    }
+    let headers = response.headers().clone();
+    let body = read_capped(response, idle).await;
+    Err(if (200..300).contains(&status) {
+        json_instead_of_stream(&body, ctx.provider)
+    } else {
+        http_error(status, &headers, &body, ctx)
+    })
+}
+
+/// Reads at most [`ERROR_BODY_CAP`] bytes of a body; a failing or stalled read ends it.
+async fn read_capped(mut response: reqwest::Response, idle: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < ERROR_BODY_CAP {
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => {
+                let take = bytes.len().min(ERROR_BODY_CAP - body.len());
+                body.extend_from_slice(&bytes[..take]);
+            }
+            _ => break,
+        }
+    }
+    body
+}
+
+/// Maps an HTTP error status and its (capped) body.
+fn http_error(
+    status: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    ctx: &ErrorContext<'_>,
+) -> ProviderError {
+    let detail = parse_body(body, status);
+    let quota = [&detail.kind, &detail.code]
+        .iter()
+        .any(|v| v.as_deref() == Some("insufficient_quota"));
+    let mut retryable = !quota && status_retryable(status);
+    match header(headers, "x-should-retry") {
+        Some("true") => retryable = true,
+        Some("false") => retryable = false,
+        _ => {}
+    }
+    let provider = ctx.provider;
+    // Sentences are appended after the message, so its own final period is dropped.
+    let said = detail.message.trim_end().trim_end_matches('.');
+    let message = match status {
+        401 => match (ctx.key.is_some(), ctx.key_env) {
+            (true, Some(env)) => format!(
+                "provider `{provider}` did not accept the API key: {said}. Check the key in {env}."
+            ),
+            (true, None) => {
+                format!("provider `{provider}` did not accept the configured API key: {said}.")
+            }
+            (false, Some(env)) => {
+                format!("provider `{provider}` needs an API key: {said}. Set {env}.")
+            }
+            (false, None) => format!(
+                "provider `{provider}` needs an API key but none is configured: {said}. \
+                 Set api_key_env in the config and export that variable."
+            ),
+        },
+        403 => {
+            let key = ctx.key_env.map_or_else(
+                || "the configured key".to_string(),
+                |e| format!("the key in {e}"),
+            );
+            format!(
+                "provider `{provider}` denied access: {said}. Check that {key} may use model `{}`.",
+                ctx.model
+            )
+        }
+        404 => format!(
+            "model `{}` or URL {} was not found at provider `{provider}`: {said}. \
+             Check `model` and `base_url` (it usually ends in /v1).",
+            ctx.model, ctx.url
+        ),
+        429 if quota => format!(
+            "the account's quota at provider `{provider}` is exhausted: {said}. \
+             Check the plan and billing."
+        ),
+        429 => format!("provider `{provider}` is rate limiting requests: {said}"),
+        400 | 422 => {
+            let param = detail
+                .param
+                .as_ref()
+                .map(|p| format!(" (parameter `{p}`)"))
+                .unwrap_or_default();
+            format!("provider `{provider}` rejected the request{param}: {said}")
+        }
+        300..=399 => format!(
+            "provider `{provider}` redirected the request to {}; set base_url to that address",
+            header(headers, "location").unwrap_or("another address")
+        ),
+        s if s >= 500 => format!("provider `{provider}` had a server error: {said}"),
+        _ => format!("provider `{provider}`: {said}"),
+    };
+    ProviderError::Http {
+        status,
+        message: redact(message, ctx.key),
+        retryable,
+        retry_after: retry_after(headers),
+    }
+}
+
+/// Maps an in-band `{"error": …}` object of a stream.
+pub(super) fn stream_error(error: &Value) -> ProviderError {
+    let detail = error_detail(error).unwrap_or_else(|| Detail {
+        message: excerpt(&error.to_string(), 300),
+        ..Detail::default()
+    });
+    // Unknown kinds are retryable: a server that fails mid-stream usually recovers.
+    let retryable = kind_retryable(&detail).unwrap_or(true);
+    let message = match detail.kind.as_deref().or(detail.code.as_deref()) {
+        Some(kind) if !detail.message.contains(kind) => format!("{} ({kind})", detail.message),
+        _ => detail.message,
+    };
+    ProviderError::Api { message, retryable }
+}
+
+/// A 200 answer carrying JSON instead of an event stream (the server ignored `stream: true`,
+/// or a gateway answered with an error object).
+fn json_instead_of_stream(body: &[u8], provider: &str) -> ProviderError {
+    let value = serde_json::from_slice::<Value>(body).ok();
+    match value.as_ref().and_then(|v| v.get("error")) {
+        Some(error) if !error.is_null() => stream_error(error),
+        _ => not_a_stream(provider),
+    }
+}
+
+fn not_a_stream(provider: &str) -> ProviderError {
+    ProviderError::Malformed(format!(
+        "provider `{provider}` answered with JSON instead of an event stream; \
+         does the server support streaming?"
+    ))
+}
+
+/// A request that could not be sent: a bad request (config) or an unreachable server.
+pub(super) fn send_error(
+    error: &reqwest::Error,
+    url: &str,
+    connect_timeout: Duration,
+) -> ProviderError {
+    let reason = connect_reason(error, connect_timeout);
+    if error.is_builder() {
+        return ProviderError::Config(format!("cannot build the request to {url}: {reason}"));
+    }
+    ProviderError::Connect {
+        url: url.to_string(),
+        reason,
+    }
+}
+
+/// Why a request could not be sent, in one short line.
+fn connect_reason(error: &reqwest::Error, connect_timeout: Duration) -> String {
+    if error.is_timeout() {
+        return format!(
+            "connection timed out after {} — is the host reachable?",
+            seconds(connect_timeout)
+        );
+    }
+    if error.is_dns() {
+        return "could not resolve the host name — check base_url".to_string();
+    }
+    let mut innermost: &dyn std::error::Error = error;
+    let mut source = error.source();
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            match io.kind() {
+                ConnectionRefused => {
+                    return "connection refused — is the server running and is base_url right?"
+                        .to_string();
+                }
+                ConnectionReset | ConnectionAborted | BrokenPipe => {
+                    return "the connection was closed by the server".to_string();
+                }
+                TimedOut => return "the connection timed out".to_string(),
+                _ => {}
+            }
+        }
+        innermost = err;
+        source = err.source();
+    }
+    excerpt(&innermost.to_string(), 200)
+}
+
+/// A timeout: nothing came from `url` for `idle`.
+pub(super) fn silence(what: &str, url: &str, idle: Duration) -> ProviderError {
+    ProviderError::Timeout(format!("{what} {url} for {}", seconds(idle)))
+}
+
+/// A duration as `N s`, with one decimal below whole seconds.
+fn seconds(duration: Duration) -> String {
+    if duration.subsec_millis() == 0 {
+        format!("{} s", duration.as_secs())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+/// The first `max` characters of `text`, marked when cut.
+pub(super) fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+fn parse_body(body: &[u8], status: u16) -> Detail {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    let parsed = serde_json::from_str::<Value>(text).ok();
+    let mut detail = parsed.as_ref().and_then(detail_of).unwrap_or_default();
+    if detail.message.is_empty() {
+        detail.message = if text.is_empty() {
+            reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("no details given")
+                .to_string()
+        } else {
+            excerpt(text, 500)
+        };
+    }
+    detail
+}
+
+/// `{"error": {…}}`, `{"error": "text"}`, or a top-level `{message, type, code}` (vLLM).
+fn detail_of(value: &Value) -> Option<Detail> {
+    match value.get("error") {
+        Some(err @ (Value::String(_) | Value::Object(_))) => error_detail(err),
+        _ => error_detail(value),
+    }
+}
+
+/// The fields of one error object (or an error string).
+fn error_detail(error: &Value) -> Option<Detail> {
+    let obj = match error {
+        Value::String(s) => {
+            return Some(Detail {
+                message: s.clone(),
+                ..Detail::default()
+            });
+        }
+        Value::Object(obj) => obj,
+        _ => return None,
+    };
+    let text = |key: &str| match obj.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let mut detail = Detail {
+        message: text("message")
+            .or_else(|| text("detail"))
+            .unwrap_or_default(),
+        kind: text("type").or_else(|| text("status")),
+        code: text("code"),
+        param: text("param"),
+    };
+    // OpenRouter relays the upstream error body as a JSON string inside `message`.
+    if detail.message.trim_start().starts_with('{') {
+        let nested = serde_json::from_str::<Value>(&detail.message).ok();
+        if let Some(inner) = nested
+            .as_ref()
+            .and_then(detail_of)
+            .filter(|d| !d.message.is_empty())
+        {
+            detail.message = inner.message;
+            detail.kind = detail.kind.or(inner.kind);
+            detail.code = detail.code.or(inner.code);
+        }
+    }
+    let useful = !detail.message.is_empty() || detail.kind.is_some() || detail.code.is_some();
+    useful.then_some(detail)
+}
+
+/// Whether an error's type or code says a retry may help; `None` when it does not say.
+fn kind_retryable(detail: &Detail) -> Option<bool> {
+    let mut verdict = None;
+    for value in [&detail.kind, &detail.code].into_iter().flatten() {
+        if let Ok(status) = value.parse::<u16>() {
+            return Some(status_retryable(status));
+        }
+        let value = value.to_ascii_lowercase();
+        const NEVER: [&str; 8] = [
+            "insufficient_quota",
+            "invalid",
+            "authentication",
+            "permission",
+            "not_found",
+            "context_length",
+            "unsupported",
+            "billing",
+        ];
+        const AGAIN: [&str; 6] = [
+            "server_error",
+            "overloaded",
+            "rate_limit",
+            "timeout",
+            "unavailable",
+            "exhausted",
+        ];
+        if NEVER.iter().any(|k| value.contains(k)) {
+            return Some(false);
+        }
+        if AGAIN.iter().any(|k| value.contains(k)) {
+            verdict = Some(true);
+        }
+    }
+    verdict
+}
+
+fn status_retryable(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429) || status >= 500
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// `retry-after-ms` (OpenAI) first, then `Retry-After` in seconds; HTTP dates are ignored.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name| {
+        header(headers, name)?
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    };
+    let from_ms =
+        number("retry-after-ms").and_then(|ms| Duration::try_from_secs_f64(ms / 1e3).ok());
+    from_ms.or_else(|| number("retry-after").and_then(|s| Duration::try_from_secs_f64(s).ok()))
+}
+
+/// Removes the key from a message, in case a server echoes it back.
+fn redact(message: String, key: Option<&Secret>) -> String {
+    match key.map(|k| k.expose().trim()) {
+        Some(key) if key.len() >= 6 && message.contains(key) => message.replace(key, "***"),
+        _ => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nested_openrouter_message_is_unwrapped() {
+        let body = br#"{"error":{"message":"{\n \"error\": {\"code\": 429, \"message\": \"Resource exhausted.\", \"status\": \"RESOURCE_EXHAUSTED\"}}","code":429}}"#;
+        let detail = parse_body(body, 429);
+        assert_eq!(detail.message, "Resource exhausted.");
+        assert_eq!(detail.code.as_deref(), Some("429"));
+    }
+
+    #[test]
+    fn string_errors_and_plain_text() {
+        assert_eq!(
+            parse_body(br#"{"error":"model not found"}"#, 404).message,
+            "model not found"
+        );
+        assert_eq!(parse_body(b"Bad Gateway\n", 502).message, "Bad Gateway");
+        assert_eq!(parse_body(b"", 503).message, "Service Unavailable");
+        let vllm = br#"{"object":"error","message":"bad","type":"BadRequestError","code":400}"#;
+        assert_eq!(parse_body(vllm, 400).message, "bad");
+    }
+
+    #[test]
+    fn in_band_errors_are_classified() {
+        let err = stream_error(&json!({"message": "boom", "type": "server_error"}));
+        assert_eq!(
+            err,
+            ProviderError::Api {
+                message: "boom (server_error)".into(),
+                retryable: true
+            }
+        );
+        let err = stream_error(&json!({"message": "too long", "code": "context_length_exceeded"}));
+        assert!(!err.is_retryable());
+        assert!(stream_error(&json!({"message": "?"})).is_retryable());
+        assert!(!stream_error(&json!({"message": "no", "code": 400})).is_retryable());
+    }
+
+    #[test]
+    fn retry_headers() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", "1500.5".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs_f64(1.5005)));
+        headers.insert("retry-after-ms", "1e300".parse().unwrap());
+        headers.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&headers), None);
+    }
+
+    #[test]
+    fn excerpt_respects_char_boundaries() {
+        assert_eq!(excerpt("ééé", 2), "éé…");
+        assert_eq!(excerpt("ab", 2), "ab");
+    }
+}
