@@ -51,7 +51,7 @@ fn reads(bytes: &[u8], per: usize) -> Vec<Bytes> {
 fn assemble(runtime: &tokio::runtime::Runtime, pieces: &[Bytes]) -> usize {
     runtime.block_on(async {
         // decode_stream wants an owned ('static) stream; cloning Bytes only bumps refcounts.
-        let owned: Vec<Bytes> = pieces.iter().cloned().collect();
+        let owned: Vec<Bytes> = pieces.to_vec();
         let input = stream::iter(owned.into_iter().map(Ok));
         let mut decoded = decode_stream(input);
         let mut turn = TurnAssembler::new();
