@@ -215,17 +215,7 @@ impl Orchestrator {
                 }
             };
             if turn.tool_calls.is_empty() {
-                let content = turn.content.clone();
-                self.push_assistant(turn);
-                run.emit(EventData::Final {
-                    content: content.clone(),
-                    turns: turn_no,
-                    usage: run.usage,
-                });
-                return Outcome::Final {
-                    content,
-                    error: None,
-                };
+                return self.answer(run, turn, turn_no);
             }
             if !turn.content.is_empty() {
                 run.gathered.push(turn.content.clone());
@@ -253,33 +243,13 @@ impl Orchestrator {
         self.messages.push(Message::system(MAX_TURNS_PROMPT));
         run.emit(EventData::MaxTurnsPromptInjected { turns });
         match self.call_model(run, turns + 1, false, cancel).await {
-            Ok(turn) => {
-                let content = turn.content.clone();
-                self.push_assistant(turn);
-                run.emit(EventData::Final {
-                    content: content.clone(),
-                    turns,
-                    usage: run.usage,
-                });
-                Outcome::Final {
-                    content,
-                    error: None,
-                }
-            }
+            Ok(turn) => self.answer(run, turn, turns),
             Err(CallError::Cancelled(partial)) => self.cancelled(run, partial, "the final answer"),
             Err(CallError::Provider(error, _partial)) => {
                 let message = self.describe(&error);
                 run.error(error.kind(), message.clone());
                 let content = run.gathered.join("\n\n");
-                run.emit(EventData::Final {
-                    content: content.clone(),
-                    turns,
-                    usage: run.usage,
-                });
-                Outcome::Final {
-                    content,
-                    error: Some(message),
-                }
+                final_event(run, content, turns, Some(message))
             }
         }
     }
@@ -357,6 +327,13 @@ impl Orchestrator {
         Ok(turn)
     }
 
+    /// The model answered: keep the message and report the final answer.
+    fn answer(&mut self, run: &mut Run<'_>, turn: Turn, turns: u32) -> Outcome {
+        let content = turn.content.clone();
+        self.push_assistant(turn);
+        final_event(run, content, turns, None)
+    }
+
     fn push_assistant(&mut self, turn: Turn) {
         let content =
             (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
@@ -394,6 +371,16 @@ impl Orchestrator {
             self.provider.model()
         )
     }
+}
+
+/// Emits `final` and returns the matching outcome.
+fn final_event(run: &mut Run<'_>, content: String, turns: u32, error: Option<String>) -> Outcome {
+    run.emit(EventData::Final {
+        content: content.clone(),
+        turns,
+        usage: run.usage,
+    });
+    Outcome::Final { content, error }
 }
 
 /// The first `max` characters of `text` on one line, with an ellipsis when cut.
