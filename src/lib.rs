@@ -8,3 +8,4 @@ pub mod exec;
 pub mod orchestrator;
 pub mod provider;
 pub mod tools;
+pub mod tui;

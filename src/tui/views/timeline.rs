@@ -1,0 +1,1 @@
+//! The trace timeline pane.
