@@ -1,0 +1,335 @@
+//! The inline approval dialog (DESIGN §7): one pending call at a time, decided with one key.
+//! Keys are letters that never renumber: `y` once, `t` this turn, `a` this session, `n` deny.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use serde_json::Value;
+
+use crate::event::Scope;
+use crate::orchestrator::approval::ApprovalAnswer;
+use crate::tui::theme::Theme;
+
+/// A call waiting for the user's decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pending {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as the model sent them.
+    pub arguments: Value,
+    /// Position in its batch (1-based).
+    pub position: usize,
+    /// Size of its batch.
+    pub of: usize,
+    /// The assistant text that led to the call.
+    pub lead: Option<String>,
+}
+
+/// What a key did to the dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Not a dialog key.
+    Ignored,
+    /// Used (scrolling, typing a reason).
+    Used,
+    /// Decisions to send, by call id.
+    Decided(Vec<(String, ApprovalAnswer)>),
+}
+
+/// The calls waiting for approval and the dialog's own state.
+#[derive(Debug, Default)]
+pub struct ApprovalState {
+    pending: Vec<Pending>,
+    scroll: u16,
+    /// Set while the user types a reason after `n`.
+    reason: Option<String>,
+}
+
+impl ApprovalState {
+    /// No pending calls.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a call from an `approval_requested` event.
+    pub fn push(&mut self, pending: Pending) {
+        if !self.pending.iter().any(|p| p.id == pending.id) {
+            self.pending.push(pending);
+        }
+    }
+
+    /// Whether the dialog is showing.
+    pub fn is_open(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Whether the user is typing a denial reason.
+    pub fn is_typing_reason(&self) -> bool {
+        self.reason.is_some()
+    }
+
+    /// The call shown now.
+    pub fn current(&self) -> Option<&Pending> {
+        self.pending.first()
+    }
+
+    /// Forgets a call decided elsewhere (or everything, when the run ends).
+    pub fn remove(&mut self, id: &str) {
+        let was_current = self.current().is_some_and(|p| p.id == id);
+        self.pending.retain(|p| p.id != id);
+        if was_current {
+            self.scroll = 0;
+            self.reason = None;
+        }
+    }
+
+    /// Drops every pending call.
+    pub fn clear(&mut self) {
+        self.pending.clear();
+        self.scroll = 0;
+        self.reason = None;
+    }
+
+    /// Handles a key while the dialog is open.
+    pub fn on_key(&mut self, key: KeyEvent) -> Outcome {
+        let Some(current) = self.pending.first().cloned() else {
+            return Outcome::Ignored;
+        };
+        if let Some(reason) = &mut self.reason {
+            match key.code {
+                KeyCode::Enter => {
+                    let text = reason.trim().to_string();
+                    let answer = ApprovalAnswer::deny((!text.is_empty()).then_some(text));
+                    return self.decide(vec![(current.id, answer)]);
+                }
+                KeyCode::Esc => return self.decide(vec![(current.id, ApprovalAnswer::deny(None))]),
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => reason.push(c),
+                _ => return Outcome::Ignored,
+            }
+            return Outcome::Used;
+        }
+        if key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
+            return Outcome::Ignored;
+        }
+        match key.code {
+            KeyCode::Char('y') => self.approve(Scope::Once),
+            KeyCode::Char('t') => self.approve(Scope::Turn),
+            KeyCode::Char('a') => self.approve(Scope::Session),
+            KeyCode::Char('n') => {
+                self.reason = Some(String::new());
+                Outcome::Used
+            }
+            KeyCode::Esc => self.decide(vec![(current.id, ApprovalAnswer::deny(None))]),
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.scroll = self.scroll.saturating_sub(1);
+                Outcome::Used
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.scroll = self.scroll.saturating_add(1);
+                Outcome::Used
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_sub(10);
+                Outcome::Used
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_add(10);
+                Outcome::Used
+            }
+            _ => Outcome::Ignored,
+        }
+    }
+
+    /// Approves the current call; a turn or session grant also approves the other pending
+    /// calls of the same tool, since the grant covers them.
+    fn approve(&mut self, scope: Scope) -> Outcome {
+        let Some(current) = self.pending.first() else {
+            return Outcome::Ignored;
+        };
+        let name = current.name.clone();
+        let mut decided = vec![(current.id.clone(), ApprovalAnswer::approve(scope))];
+        if scope != Scope::Once {
+            decided.extend(
+                self.pending
+                    .iter()
+                    .skip(1)
+                    .filter(|p| p.name == name)
+                    .map(|p| (p.id.clone(), ApprovalAnswer::approve(scope))),
+            );
+        }
+        self.decide(decided)
+    }
+
+    fn decide(&mut self, decided: Vec<(String, ApprovalAnswer)>) -> Outcome {
+        for (id, _) in &decided {
+            self.remove(id);
+        }
+        Outcome::Decided(decided)
+    }
+
+    /// Rows the dialog wants for `width` (capped by the caller).
+    pub fn wanted_rows(&self, width: u16) -> u16 {
+        let Some(current) = self.current() else {
+            return 0;
+        };
+        let inner = width.saturating_sub(2).max(1) as usize;
+        let args = pretty(&current.arguments);
+        let arg_rows: usize = args.lines().map(|l| l.chars().count().div_ceil(inner).max(1)).sum();
+        let lead_rows = current.lead.as_ref().map_or(0, |_| 3);
+        (arg_rows + lead_rows + 4).min(u16::MAX as usize) as u16
+    }
+
+    /// Draws the dialog for the current call into `area`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let Some(current) = self.current() else {
+            return;
+        };
+        if area.width < 4 || area.height < 3 {
+            return;
+        }
+        Clear.render(area, buf);
+        let batch = if current.of > 1 {
+            format!(" · call {} of {}", current.position, current.of)
+        } else {
+            String::new()
+        };
+        let title = Line::from(vec![
+            Span::styled(" Approve ", theme.warn),
+            Span::styled(current.name.clone(), theme.tool.add_modifier(ratatui::style::Modifier::BOLD)),
+            Span::styled(format!("?{batch} "), theme.warn),
+        ]);
+        let block = Block::default().borders(Borders::ALL).border_style(theme.warn).title(title);
+        let inner = block.inner(area);
+        block.render(area, buf);
+
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        if let Some(lead) = current.lead.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+            let last: Vec<&str> = lead.lines().filter(|l| !l.trim().is_empty()).collect();
+            let start = last.len().saturating_sub(2);
+            for line in &last[start..] {
+                lines.push(Line::styled(format!("“{}”", line.trim()), theme.dim));
+            }
+        }
+        for line in pretty(&current.arguments).lines() {
+            lines.push(Line::styled(line.to_string(), theme.code));
+        }
+        let footer = self.footer(theme);
+        let body_height = inner.height.saturating_sub(footer.len() as u16);
+        let body = Rect { height: body_height, ..inner };
+        let total: usize = lines.len();
+        let scroll = self.scroll.min(total.saturating_sub(1) as u16);
+        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)).render(body, buf);
+        let footer_area = Rect {
+            y: inner.y + body_height,
+            height: inner.height - body_height,
+            ..inner
+        };
+        Paragraph::new(footer).render(footer_area, buf);
+    }
+
+    fn footer(&self, theme: &Theme) -> Vec<Line<'static>> {
+        if let Some(reason) = &self.reason {
+            return vec![Line::from(vec![
+                Span::styled("Reason for the model (Enter sends, Esc skips): ", theme.warn),
+                Span::raw(reason.clone()),
+                Span::styled("▏", theme.key),
+            ])];
+        }
+        let key = |k: &'static str, what: &'static str| {
+            [Span::styled(k, theme.key), Span::styled(what, theme.text)]
+        };
+        let mut spans = Vec::new();
+        for (k, what) in [("y", " once  "), ("t", " this turn  "), ("a", " always this session  "), ("n", " deny  "), ("Esc", " deny  ")] {
+            spans.extend(key(k, what));
+        }
+        spans.push(Span::styled("↑↓ scroll", theme.dim));
+        vec![Line::from(spans)]
+    }
+}
+
+/// Arguments as indented JSON (strings with newlines stay readable as escaped text).
+fn pretty(arguments: &Value) -> String {
+    serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Decision;
+    use serde_json::json;
+
+    fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
+        Pending { id: id.into(), name: name.into(), arguments: json!({"path": "a"}), position, of, lead: None }
+    }
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn each_key_sends_the_right_decision_and_scope() {
+        let cases = [
+            (KeyCode::Char('y'), Decision::Approved, Scope::Once),
+            (KeyCode::Char('t'), Decision::Approved, Scope::Turn),
+            (KeyCode::Char('a'), Decision::Approved, Scope::Session),
+            (KeyCode::Esc, Decision::Denied, Scope::Once),
+        ];
+        for (code, decision, scope) in cases {
+            let mut s = ApprovalState::new();
+            s.push(pending("1", "shell", 1, 1));
+            let Outcome::Decided(d) = s.on_key(key(code)) else { panic!("{code:?}") };
+            assert_eq!(d.len(), 1);
+            assert_eq!((d[0].1.decision, d[0].1.scope), (decision, scope), "{code:?}");
+            assert!(!s.is_open());
+        }
+    }
+
+    #[test]
+    fn n_asks_for_an_optional_reason() {
+        let mut s = ApprovalState::new();
+        s.push(pending("1", "shell", 1, 1));
+        assert_eq!(s.on_key(key(KeyCode::Char('n'))), Outcome::Used);
+        assert!(s.is_typing_reason());
+        for c in "no rm".chars() {
+            s.on_key(key(KeyCode::Char(c)));
+        }
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Enter)) else { panic!() };
+        assert_eq!(d[0].1, ApprovalAnswer::deny(Some("no rm".into())));
+
+        s.push(pending("2", "shell", 1, 1));
+        s.on_key(key(KeyCode::Char('n')));
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Esc)) else { panic!() };
+        assert_eq!(d[0].1, ApprovalAnswer::deny(None));
+    }
+
+    #[test]
+    fn a_grant_covers_the_other_calls_of_that_tool_in_the_batch() {
+        let mut s = ApprovalState::new();
+        s.push(pending("1", "shell", 1, 3));
+        s.push(pending("2", "write_file", 2, 3));
+        s.push(pending("3", "shell", 3, 3));
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('t'))) else { panic!() };
+        assert_eq!(d.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["1", "3"]);
+        assert_eq!(s.current().map(|p| p.id.as_str()), Some("2"));
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else { panic!() };
+        assert_eq!(d.len(), 1);
+        assert!(!s.is_open());
+    }
+
+    #[test]
+    fn other_keys_are_not_taken() {
+        let mut s = ApprovalState::new();
+        assert_eq!(s.on_key(key(KeyCode::Char('y'))), Outcome::Ignored, "closed dialog");
+        s.push(pending("1", "shell", 1, 1));
+        assert_eq!(s.on_key(key(KeyCode::Char('x'))), Outcome::Ignored);
+        assert_eq!(s.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Outcome::Ignored);
+        assert!(s.is_open());
+    }
+}

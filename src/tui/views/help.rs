@@ -1,0 +1,115 @@
+//! The help overlay (`?` or `/help`): every key and command on one page.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+
+use crate::tui::theme::Theme;
+
+/// Sections of (key, what it does).
+const SECTIONS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Anywhere",
+        &[
+            ("Tab / Shift-Tab", "move focus: chat → stack → timeline"),
+            ("Esc", "cancel the running request"),
+            ("Ctrl-C", "cancel; twice within 2 s quits"),
+            ("?", "this help (when the composer is empty)"),
+        ],
+    ),
+    (
+        "Chat and composer",
+        &[
+            ("Enter", "send (queued while a request runs)"),
+            ("Shift-Enter / Ctrl-J", "new line"),
+            ("↑ / ↓", "earlier prompts"),
+            ("PgUp / PgDn, wheel", "scroll the chat"),
+            ("End", "follow the bottom again (empty composer)"),
+            ("Ctrl-O", "expand / collapse tool details and reasoning"),
+        ],
+    ),
+    (
+        "Approval dialog",
+        &[
+            ("y", "approve this call once"),
+            ("t", "approve this tool for this request"),
+            ("a", "approve this tool for the session"),
+            ("n", "deny, then optionally type a reason for the model"),
+            ("Esc", "deny"),
+            ("↑ / ↓", "scroll long arguments"),
+        ],
+    ),
+    (
+        "Timeline",
+        &[
+            ("↑ ↓ / j k", "select an event"),
+            ("Enter", "open / close the full payload"),
+            ("f", "filter by kind"),
+            ("Home / End", "first / last (End follows new events)"),
+        ],
+    ),
+    (
+        "Commands",
+        &[
+            ("/help", "this help"),
+            ("/tools", "tools, their policies and this session's grants"),
+            ("/tool NAME", "a tool's description, schema and calls"),
+            ("/status", "the tool stack, the original request and the turn"),
+            ("/cancel", "cancel the running request"),
+            ("/clear", "start a new conversation"),
+            ("/quit", "leave taco"),
+        ],
+    ),
+];
+
+/// The overlay's scroll position.
+#[derive(Debug, Default)]
+pub struct Help {
+    /// First line shown.
+    pub scroll: u16,
+}
+
+impl Help {
+    /// All lines of the help text.
+    pub fn lines(theme: &Theme) -> Vec<Line<'static>> {
+        let key_width = SECTIONS.iter().flat_map(|(_, keys)| keys.iter()).map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+        let mut lines = Vec::new();
+        for (i, (title, keys)) in SECTIONS.iter().enumerate() {
+            if i > 0 {
+                lines.push(Line::default());
+            }
+            lines.push(Line::styled(*title, theme.heading));
+            for (key, what) in *keys {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {key:<key_width$}  "), theme.key),
+                    Span::raw(*what),
+                ]));
+            }
+        }
+        lines
+    }
+
+    /// Draws the overlay centered in `area`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let lines = Self::lines(theme);
+        let width = area.width.min(76);
+        let height = area.height.min(lines.len() as u16 + 2);
+        if width < 4 || height < 3 {
+            return;
+        }
+        let popup = Rect {
+            x: area.x + (area.width - width) / 2,
+            y: area.y + (area.height - height) / 2,
+            width,
+            height,
+        };
+        Clear.render(popup, buf);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.border_focused)
+            .title(Span::styled(" taco help · Esc closes ", theme.title));
+        let max_scroll = (lines.len() as u16).saturating_sub(height - 2);
+        Paragraph::new(lines).block(block).scroll((self.scroll.min(max_scroll), 0)).render(popup, buf);
+    }
+}
