@@ -102,6 +102,10 @@ pub trait Tool: Send + Sync {
     fn default_policy(&self, _arguments: &Value, _settings: &ToolSettings) -> Policy {
         Policy::Allow
     }
+    /// The default policy in words, for `/tools` (e.g. "ask", "allow for allow_hosts, else ask").
+    fn policy_note(&self) -> &str {
+        "allow"
+    }
     /// Runs the tool. The result is sent to the model as JSON.
     fn call<'a>(
         &'a self,
@@ -127,6 +131,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// What it does.
     const DESCRIPTION: &'static str;
+    /// [`TypedTool::default_policy`] in words, for `/tools`.
+    const POLICY_NOTE: &'static str = "allow";
     /// Policy when the config says nothing (DESIGN §4.6).
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
@@ -161,6 +167,10 @@ impl<T: TypedTool> Tool for T {
             Ok(params) => TypedTool::default_policy(self, &params, settings),
             Err(_) => Policy::Allow,
         }
+    }
+
+    fn policy_note(&self) -> &str {
+        T::POLICY_NOTE
     }
 
     fn call<'a>(

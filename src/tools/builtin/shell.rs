@@ -41,6 +41,7 @@ pub struct ShellParams {
 impl TypedTool for Shell {
     type Params = ShellParams;
     const NAME: &'static str = "shell";
+    const POLICY_NOTE: &'static str = "ask";
     const DESCRIPTION: &'static str = "Run a shell command (sh -c) in the workspace root, with \
         stdin closed. Returns exit_code, stdout and stderr (long output keeps its head and \
         tail). A non-zero exit code is reported, not treated as a failure. The command and \

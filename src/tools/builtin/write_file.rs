@@ -26,6 +26,7 @@ pub struct WriteFileParams {
 impl TypedTool for WriteFile {
     type Params = WriteFileParams;
     const NAME: &'static str = "write_file";
+    const POLICY_NOTE: &'static str = "ask";
     const DESCRIPTION: &'static str = "Write a text file in the workspace, replacing its whole \
         content (or creating it, with any missing parent directories). Returns the bytes \
         written and whether the file was created or overwritten.";
