@@ -137,8 +137,13 @@ pub struct LlmCall {
     pub tool_calls: Vec<ToolCall>,
     /// Tokens of this call.
     pub usage: Usage,
-    /// The messages that were sent.
-    pub messages: Vec<Message>,
+    /// How many messages were sent (the conversation up to this call).
+    pub message_count: usize,
+    /// The messages added since the previous `llm_call` of this conversation: the last
+    /// `new_messages.len()` of the `message_count` sent. A reader rebuilds what was sent by
+    /// truncating its copy to `message_count - new_messages.len()` and appending these, so
+    /// traces stay linear in the conversation's size instead of repeating it every turn.
+    pub new_messages: Vec<Message>,
     /// Names of the tools that were offered.
     pub tools: Vec<String>,
 }

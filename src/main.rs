@@ -9,7 +9,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use taco::config::{self, Overrides};
 use taco::exec::{self, EXIT_USAGE, ExecOptions};
 use taco::orchestrator::{Orchestrator, Settings};
-use taco::tools::ToolRegistry;
+use taco::tools::{Policy, ToolRegistry};
+use taco::tui::app::AppInfo;
+use taco::tui::commands::ToolInfo;
+
+mod logging;
 
 /// taco: a terminal cockpit for tool-using LLM agents.
 #[derive(Debug, Parser)]
@@ -76,12 +80,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Exec(args)) => run_exec(&cli.global, args),
-        None => {
-            eprintln!(
-                "taco: the full-screen TUI is not built yet; use `taco exec \"your request\"` (see --help)."
-            );
-            EXIT_USAGE
-        }
+        None => run_tui(&cli.global),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
@@ -95,6 +94,44 @@ fn overrides(global: &GlobalArgs) -> Overrides {
         max_turns: global.max_turns,
         workdir: global.workdir.clone(),
     }
+}
+
+/// Resolves the config and builds the orchestrator; on failure says why and gives exit code 2.
+async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), i32> {
+    let env = |name: &str| std::env::var(name).ok();
+    let resolved = config::resolve(&overrides(global), &env, config::probe_ollama)
+        .await
+        .map_err(|e| {
+            eprintln!("taco: {e}");
+            EXIT_USAGE
+        })?;
+    let provider = config::build_provider(&resolved.provider).map_err(|e| {
+        eprintln!("taco: {e}");
+        EXIT_USAGE
+    })?;
+    let settings = Settings {
+        max_turns: resolved.max_turns,
+        system_prompt: resolved.system_prompt.clone(),
+        workdir: resolved.workdir.clone(),
+        tools: Arc::new(resolved.tools.clone()),
+        policies: resolved.policies.clone(),
+    };
+    let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
+    Ok((resolved, orchestrator))
+}
+
+fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, i32> {
+    let mut builder = if multi_thread {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("taco: cannot start the async runtime: {e}");
+        exec::EXIT_RUN_ERROR
+    })
 }
 
 fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
@@ -113,31 +150,14 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
         return EXIT_USAGE;
     }
     // A current-thread runtime is enough for one request and keeps exec small (DESIGN §10).
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(false) {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("taco: cannot start the async runtime: {e}");
-            return exec::EXIT_RUN_ERROR;
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async {
-        let env = |name: &str| std::env::var(name).ok();
-        let resolved = match config::resolve(&overrides(global), &env, config::probe_ollama).await {
-            Ok(resolved) => resolved,
-            Err(e) => {
-                eprintln!("taco: {e}");
-                return EXIT_USAGE;
-            }
-        };
-        let provider = match config::build_provider(&resolved.provider) {
-            Ok(provider) => provider,
-            Err(e) => {
-                eprintln!("taco: {e}");
-                return EXIT_USAGE;
-            }
+        let (resolved, mut orchestrator) = match setup(global).await {
+            Ok(ready) => ready,
+            Err(code) => return code,
         };
         if let Some(reason) = &resolved.provider.auto_reason {
             eprintln!(
@@ -145,15 +165,6 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
                 resolved.provider.name, resolved.provider.model
             );
         }
-        let settings = Settings {
-            max_turns: resolved.max_turns,
-            system_prompt: resolved.system_prompt.clone(),
-            workdir: resolved.workdir.clone(),
-            tools: Arc::new(resolved.tools.clone()),
-            policies: resolved.policies.clone(),
-        };
-        let mut orchestrator =
-            Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
         let options = ExecOptions {
             json: args.json,
             approve_all: args.approve == Approve::All,
@@ -161,4 +172,63 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
         };
         exec::run(&mut orchestrator, &prompt, &options).await
     })
+}
+
+/// The full-screen TUI, on two worker threads so a busy tool never stalls the screen.
+fn run_tui(global: &GlobalArgs) -> i32 {
+    let runtime = match runtime(true) {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let _log = logging::init();
+    runtime.block_on(async {
+        let (resolved, orchestrator) = match setup(global).await {
+            Ok(ready) => ready,
+            Err(code) => return code,
+        };
+        let info = tui_info(&resolved, &orchestrator);
+        tracing::info!(provider = %info.provider, model = %info.model, "tui started");
+        match taco::tui::run(info, orchestrator).await {
+            Ok(()) => exec::EXIT_OK,
+            Err(e) => {
+                tracing::error!("tui failed: {e}");
+                eprintln!("taco: the terminal failed: {e}");
+                exec::EXIT_RUN_ERROR
+            }
+        }
+    })
+}
+
+/// What the TUI shows about the setup: provider, model, tools and their policies.
+fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo {
+    let policies = orchestrator.policies();
+    let tools = orchestrator
+        .registry()
+        .iter()
+        .map(|tool| ToolInfo {
+            name: tool.name().to_string(),
+            description: tool.description().to_string(),
+            schema: tool.parameters(),
+            policy: match policies.override_for(tool.name()) {
+                Some(policy) => format!("{} (config)", policy_word(policy)),
+                None => tool.policy_note().to_string(),
+            },
+        })
+        .collect();
+    AppInfo {
+        provider: resolved.provider.name.clone(),
+        model: resolved.provider.model.clone(),
+        auto_reason: resolved.provider.auto_reason.clone(),
+        max_turns: resolved.max_turns,
+        workdir: resolved.workdir.display().to_string(),
+        tools,
+    }
+}
+
+fn policy_word(policy: Policy) -> &'static str {
+    match policy {
+        Policy::Allow => "allow",
+        Policy::Ask => "ask",
+        Policy::Deny => "deny",
+    }
 }

@@ -823,3 +823,86 @@ async fn cancel_op_stops_a_run_waiting_for_approval() {
         json!({"error": "cancelled by the user"})
     );
 }
+
+#[tokio::test]
+async fn llm_call_events_carry_only_the_messages_added_since_the_last_one() {
+    let (r, _) = registry();
+    let replies = vec![
+        Ok(calls(&[("c1", "echo", json!({"text": "hi"}))])),
+        Ok(text("done")),
+        Ok(text("again")),
+    ];
+    let provider = Scripted::new(replies);
+    let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), settings(10));
+    let mut events = Vec::new();
+    orch.run(
+        "one",
+        &mut events,
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    orch.run(
+        "two",
+        &mut events,
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    let calls: Vec<(usize, Vec<Role>)> = events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::LlmCall(c) => Some((
+                c.message_count,
+                c.new_messages.iter().map(|m| m.role).collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (2, vec![Role::System, Role::User]),
+            (4, vec![Role::Assistant, Role::Tool]),
+            (6, vec![Role::Assistant, Role::User]),
+        ]
+    );
+    // Rebuilding from the events gives exactly what was sent.
+    let mut rebuilt: Vec<Message> = Vec::new();
+    for (event, sent) in events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::LlmCall(c) => Some(c),
+            _ => None,
+        })
+        .zip(provider.sent())
+    {
+        rebuilt.truncate(event.message_count - event.new_messages.len());
+        rebuilt.extend(event.new_messages.iter().cloned());
+        assert_eq!(rebuilt, sent.messages);
+    }
+    orch.clear();
+    let provider_sent_before = provider.sent().len();
+    orch.run(
+        "three",
+        &mut events,
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    let EventData::LlmCall(last) = &events
+        .iter()
+        .rev()
+        .find(|e| e.kind() == "llm_call")
+        .unwrap()
+        .data
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (last.message_count, last.new_messages.len()),
+        (2, 2),
+        "after /clear the conversation starts again"
+    );
+    assert_eq!(provider.sent().len(), provider_sent_before + 1);
+}

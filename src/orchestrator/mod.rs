@@ -90,6 +90,8 @@ pub struct Orchestrator {
     settings: Settings,
     policies: Policies,
     messages: Vec<Message>,
+    /// Messages already carried by an `llm_call` event (see `LlmCall::new_messages`).
+    reported: usize,
 }
 
 /// State of one run (one user request).
@@ -131,6 +133,7 @@ impl Orchestrator {
             settings,
             policies,
             messages,
+            reported: 0,
         }
     }
 
@@ -162,6 +165,7 @@ impl Orchestrator {
     /// Forgets the conversation (keeps the system prompt and session grants).
     pub fn clear(&mut self) {
         self.messages.truncate(1);
+        self.reported = 0;
     }
 
     /// Answers one user request: runs the loop until a final answer, an error or a cancel.
@@ -321,9 +325,11 @@ impl Orchestrator {
             reasoning_content: (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
             tool_calls: turn.tool_calls.clone(),
             usage: turn.usage,
-            messages: self.messages.clone(),
+            message_count: self.messages.len(),
+            new_messages: self.messages[self.reported.min(self.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
         })));
+        self.reported = self.messages.len();
         Ok(turn)
     }
 

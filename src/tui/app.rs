@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
@@ -75,6 +77,8 @@ pub struct App {
     current_run: Option<Arc<str>>,
     busy: bool,
     turn: u32,
+    /// Tool results still to come before the model is called again.
+    results_due: usize,
     tokens: Usage,
     queued: VecDeque<String>,
     last_ctrl_c: Option<Instant>,
@@ -116,6 +120,7 @@ impl App {
             current_run: None,
             busy: false,
             turn: 0,
+            results_due: 0,
             tokens: Usage::default(),
             queued: VecDeque::new(),
             last_ctrl_c: None,
@@ -172,7 +177,10 @@ impl App {
     pub fn needs_tick(&self, now: Instant) -> bool {
         self.busy
             || self.stack.is_animating(now)
-            || self.flash.as_ref().is_some_and(|(_, at)| now.duration_since(*at) < FLASH_FOR)
+            || self
+                .flash
+                .as_ref()
+                .is_some_and(|(_, at)| now.duration_since(*at) < FLASH_FOR)
     }
 
     fn set_activity(&mut self, activity: Activity, now: Instant) {
@@ -195,16 +203,25 @@ impl App {
             EventData::RunStarted { .. } => {
                 self.current_run = Some(Arc::clone(&event.request_id));
                 self.busy = true;
-                self.turn = 0;
+                self.turn = 1;
                 self.set_activity(Activity::Streaming, now);
             }
-            EventData::Delta { .. } if !self.approval.is_open() => self.set_activity(Activity::Streaming, now),
+            EventData::Delta { .. } if !self.approval.is_open() => {
+                self.set_activity(Activity::Streaming, now)
+            }
             EventData::LlmCall(call) => {
                 self.turn = call.turn.min(self.info.max_turns);
+                self.results_due = call.tool_calls.len();
                 self.tokens.add(call.usage);
             }
             EventData::ToolCall { .. } => self.set_activity(Activity::RunningTool, now),
-            EventData::ApprovalRequested { id, name, arguments, position, of } => {
+            EventData::ApprovalRequested {
+                id,
+                name,
+                arguments,
+                position,
+                of,
+            } => {
                 self.approval.push(Pending {
                     id: id.clone(),
                     name: name.clone(),
@@ -215,7 +232,13 @@ impl App {
                 });
                 self.set_activity(Activity::AwaitingApproval, now);
             }
-            EventData::ApprovalDecided { id, name, decision, scope, .. } => {
+            EventData::ApprovalDecided {
+                id,
+                name,
+                decision,
+                scope,
+                ..
+            } => {
                 self.approval.remove(id);
                 if *decision == Decision::Approved && *scope != Scope::Once {
                     self.grants.insert(name.clone(), *scope);
@@ -224,19 +247,37 @@ impl App {
                     self.set_activity(Activity::RunningTool, now);
                 }
             }
-            EventData::ToolResult { name, ok, duration_ms, id, .. } => {
+            EventData::ToolResult {
+                name,
+                ok,
+                duration_ms,
+                id,
+                ..
+            } => {
                 let summary = self.stack_summary(id).unwrap_or_default();
-                self.calls.push(CallRecord { name: name.clone(), ok: *ok, duration_ms: *duration_ms, summary });
+                self.calls.push(CallRecord {
+                    name: name.clone(),
+                    ok: *ok,
+                    duration_ms: *duration_ms,
+                    summary,
+                });
+                // The last result of a batch means the model is called again: the next turn.
+                if self.results_due > 0 {
+                    self.results_due -= 1;
+                    if self.results_due == 0 {
+                        self.turn = (self.turn + 1).min(self.info.max_turns);
+                    }
+                }
             }
             EventData::StackPop(_) if self.stack.live().is_empty() && !self.approval.is_open() => {
                 self.set_activity(Activity::Streaming, now);
             }
-            EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. } => {
-                // Only the end of the request we are waiting for ends it (a max-turns run
-                // reports an error and then its final answer).
-                if self.current_run.as_ref() == Some(&event.request_id) {
-                    return self.end_run(now);
-                }
+            // Only the end of the request we are waiting for ends it (a max-turns run
+            // reports an error and then its final answer).
+            EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. }
+                if self.current_run.as_ref() == Some(&event.request_id) =>
+            {
+                return self.end_run(now);
             }
             _ => {}
         }
@@ -244,7 +285,11 @@ impl App {
     }
 
     fn stack_summary(&self, id: &str) -> Option<String> {
-        self.stack.live().into_iter().find(|f| f.id == id).map(|f| f.summary.clone())
+        self.stack
+            .live()
+            .into_iter()
+            .find(|f| f.id == id)
+            .map(|f| f.summary.clone())
     }
 
     fn end_run(&mut self, now: Instant) -> Vec<Command> {
@@ -279,7 +324,9 @@ impl App {
         }
         if let Some(help) = &mut self.help {
             match key.code {
-                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('?') => self.help = None,
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('?') => {
+                    self.help = None
+                }
                 KeyCode::Up | KeyCode::Char('k') => help.scroll = help.scroll.saturating_sub(1),
                 KeyCode::Down | KeyCode::Char('j') => help.scroll = help.scroll.saturating_add(1),
                 KeyCode::PageUp => help.scroll = help.scroll.saturating_sub(10),
@@ -315,7 +362,9 @@ impl App {
         }
         if self.approval.is_open() {
             let commands = self.approval_key(key);
-            if !commands.is_empty() || !matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Esc) {
+            if !commands.is_empty()
+                || !matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Esc)
+            {
                 // While the dialog is open, letters belong to it, not to the composer.
                 return commands;
             }
@@ -360,7 +409,11 @@ impl App {
                 self.help = Some(Help::default());
                 Vec::new()
             }
-            KeyCode::Enter if key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) => {
+            KeyCode::Enter
+                if key
+                    .modifiers
+                    .intersects(KeyModifiers::SHIFT | KeyModifiers::ALT) =>
+            {
                 self.composer.newline();
                 Vec::new()
             }
@@ -387,7 +440,10 @@ impl App {
     }
 
     fn ctrl_c(&mut self, now: Instant) -> Vec<Command> {
-        if self.last_ctrl_c.is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW) {
+        if self
+            .last_ctrl_c
+            .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW)
+        {
             self.quit = true;
             return vec![Command::Quit];
         }
@@ -441,8 +497,13 @@ impl App {
                 let text = match self.info.tools.iter().find(|t| t.name == name) {
                     Some(tool) => commands::tool_text(tool, &self.calls),
                     None => {
-                        let names: Vec<&str> = self.info.tools.iter().map(|t| t.name.as_str()).collect();
-                        let what = if name.is_empty() { "which tool?".to_string() } else { format!("no tool named `{name}`.") };
+                        let names: Vec<&str> =
+                            self.info.tools.iter().map(|t| t.name.as_str()).collect();
+                        let what = if name.is_empty() {
+                            "which tool?".to_string()
+                        } else {
+                            format!("no tool named `{name}`.")
+                        };
                         format!("{what} Tools: {}", names.join(", "))
                     }
                 };
@@ -469,7 +530,8 @@ impl App {
                     self.flash("cancelling…", now);
                     return vec![Command::Op(Op::Cancel)];
                 }
-                self.chat.push_notice(NoticeKind::Info, "Nothing is running.");
+                self.chat
+                    .push_notice(NoticeKind::Info, "Nothing is running.");
             }
             SlashCommand::Clear => {
                 self.chat.clear();
@@ -490,7 +552,9 @@ impl App {
                 self.quit = true;
                 return vec![Command::Quit];
             }
-            SlashCommand::Unknown(name) => self.chat.push_notice(NoticeKind::Warn, commands::unknown_hint(&name)),
+            SlashCommand::Unknown(name) => self
+                .chat
+                .push_notice(NoticeKind::Warn, commands::unknown_hint(&name)),
         }
         Vec::new()
     }
@@ -499,7 +563,8 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         if self.approval.is_typing_reason() {
             for c in text.chars().filter(|c| !c.is_control()) {
-                self.approval.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+                self.approval
+                    .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
             }
             return;
         }
@@ -515,10 +580,14 @@ impl App {
             _ => return,
         };
         let at = Position::new(mouse.column, mouse.row);
-        let over_timeline = self.panes.and_then(|p| p.timeline).is_some_and(|r| r.contains(at));
+        let over_timeline = self
+            .panes
+            .and_then(|p| p.timeline)
+            .is_some_and(|r| r.contains(at));
         if over_timeline {
             let code = if up { KeyCode::Up } else { KeyCode::Down };
-            self.timeline.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+            self.timeline
+                .on_key(KeyEvent::new(code, KeyModifiers::NONE));
         } else if up {
             self.chat.scroll_up(3);
         } else {
@@ -532,16 +601,35 @@ impl App {
             return &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")];
         }
         match self.focus {
-            Focus::Chat if self.busy => &[("Esc", "cancel"), ("PgUp/PgDn", "scroll"), ("Tab", "panes"), ("?", "help")],
-            Focus::Chat => &[("Enter", "send"), ("PgUp/PgDn", "scroll"), ("Tab", "panes"), ("?", "help")],
+            Focus::Chat if self.busy => &[
+                ("Esc", "cancel"),
+                ("PgUp/PgDn", "scroll"),
+                ("Tab", "panes"),
+                ("?", "help"),
+            ],
+            Focus::Chat => &[
+                ("Enter", "send"),
+                ("PgUp/PgDn", "scroll"),
+                ("Tab", "panes"),
+                ("?", "help"),
+            ],
             Focus::Stack => &[("↑↓", "scroll"), ("Tab", "next pane")],
-            Focus::Timeline => &[("↑↓", "select"), ("Enter", "details"), ("f", "filter"), ("Tab", "next pane")],
+            Focus::Timeline => &[
+                ("↑↓", "select"),
+                ("Enter", "details"),
+                ("f", "filter"),
+                ("Tab", "next pane"),
+            ],
         }
     }
 
     /// Draws the whole screen.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
-        if self.flash.as_ref().is_some_and(|(_, at)| now.duration_since(*at) >= FLASH_FOR) {
+        if self
+            .flash
+            .as_ref()
+            .is_some_and(|(_, at)| now.duration_since(*at) >= FLASH_FOR)
+        {
             self.flash = None;
         }
         let panes = layout::panes(area, self.focus);
@@ -552,14 +640,20 @@ impl App {
         }
         if let Some(rect) = panes.stack {
             let depth = self.stack.depth();
-            let title = if depth > 0 { format!(" tool stack · depth {depth} ") } else { " tool stack ".to_string() };
+            let title = if depth > 0 {
+                format!(" tool stack · depth {depth} ")
+            } else {
+                " tool stack ".to_string()
+            };
             let inner = pane(rect, buf, &theme, &title, self.focus == Focus::Stack);
-            self.stack.render(inner, buf, &theme, now, self.focus == Focus::Stack);
+            self.stack
+                .render(inner, buf, &theme, now, self.focus == Focus::Stack);
         }
         if let Some(rect) = panes.timeline {
             let title = format!(" timeline · {} ", self.timeline.filter_label());
             let inner = pane(rect, buf, &theme, &title, self.focus == Focus::Timeline);
-            self.timeline.render(inner, buf, &theme, self.focus == Focus::Timeline);
+            self.timeline
+                .render(inner, buf, &theme, self.focus == Focus::Timeline);
         }
         let status = Status {
             provider: &self.info.provider,
@@ -584,11 +678,18 @@ impl App {
     fn render_chat(&mut self, rect: Rect, buf: &mut Buffer, now: Instant) {
         let theme = self.theme;
         let focused = self.focus == Focus::Chat;
-        let title = if self.chat.is_following() { " chat ".to_string() } else { " chat · scrolled ".to_string() };
+        let title = if self.chat.is_following() {
+            " chat ".to_string()
+        } else {
+            " chat · scrolled ".to_string()
+        };
         let inner = pane(rect, buf, &theme, &title, focused);
         let composer_rows = self.composer.rows() + 1;
         let dialog_rows = if self.approval.is_open() {
-            self.approval.wanted_rows(inner.width).min(inner.height.saturating_mul(3) / 5).max(5)
+            self.approval
+                .wanted_rows(inner.width)
+                .min(inner.height.saturating_mul(3) / 5)
+                .max(5)
         } else {
             0
         };
@@ -603,11 +704,26 @@ impl App {
             self.approval.render(dialog, buf, &theme);
         }
         if composer.height > 0 {
-            let rule = Rect { height: 1, ..composer };
-            let label = if self.busy { " queue a message " } else { " message " };
-            Line::from(vec![Span::styled("─".repeat(2), theme.border), Span::styled(label, theme.dim), Span::styled("─".repeat(rule.width as usize), theme.border)])
-                .render(rule, buf);
-            let editor = Rect { y: composer.y + 1, height: composer.height - 1, ..composer };
+            let rule = Rect {
+                height: 1,
+                ..composer
+            };
+            let label = if self.busy {
+                " queue a message "
+            } else {
+                " message "
+            };
+            Line::from(vec![
+                Span::styled("─".repeat(2), theme.border),
+                Span::styled(label, theme.dim),
+                Span::styled("─".repeat(rule.width as usize), theme.border),
+            ])
+            .render(rule, buf);
+            let editor = Rect {
+                y: composer.y + 1,
+                height: composer.height - 1,
+                ..composer
+            };
             let placeholder = if self.approval.is_open() {
                 "answer the approval above (y / t / a / n)"
             } else if self.busy {
@@ -615,18 +731,35 @@ impl App {
             } else {
                 "ask taco to do something · Enter sends · ? help"
             };
-            self.composer.render(editor, buf, &theme, focused && !self.approval.is_open(), placeholder);
+            self.composer.render(
+                editor,
+                buf,
+                &theme,
+                focused && !self.approval.is_open(),
+                placeholder,
+            );
         }
     }
 }
 
 /// Draws a pane's border and title; returns the inside.
 fn pane(rect: Rect, buf: &mut Buffer, theme: &Theme, title: &str, focused: bool) -> Rect {
-    let border = if focused { theme.border_focused } else { theme.border };
+    let border = if focused {
+        theme.border_focused
+    } else {
+        theme.border
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(border)
-        .title(Span::styled(title.to_string(), if focused { theme.title.patch(theme.border_focused) } else { theme.title }));
+        .title(Span::styled(
+            title.to_string(),
+            if focused {
+                theme.title.patch(theme.border_focused)
+            } else {
+                theme.title
+            },
+        ));
     let inner = block.inner(rect);
     block.render(rect, buf);
     inner

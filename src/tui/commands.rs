@@ -8,7 +8,9 @@ use serde_json::Value;
 use crate::event::{FrameState, Scope, StackFrame};
 
 /// The commands, for completion and suggestions.
-pub const COMMANDS: [&str; 7] = ["/help", "/tools", "/tool", "/status", "/cancel", "/clear", "/quit"];
+pub const COMMANDS: [&str; 7] = [
+    "/help", "/tools", "/tool", "/status", "/cancel", "/clear", "/quit",
+];
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,10 +51,18 @@ pub fn parse(text: &str) -> SlashCommand {
 
 /// What Tab does to a partly typed command: the completed text, or the candidates.
 pub fn complete(text: &str) -> Result<String, Vec<&'static str>> {
-    let matches: Vec<&'static str> = COMMANDS.iter().copied().filter(|c| c.starts_with(text)).collect();
+    let matches: Vec<&'static str> = COMMANDS
+        .iter()
+        .copied()
+        .filter(|c| c.starts_with(text))
+        .collect();
     match matches.as_slice() {
         [] => Err(Vec::new()),
-        [one] => Ok(if *one == "/tool" { "/tool ".to_string() } else { (*one).to_string() }),
+        [one] => Ok(if *one == "/tool" {
+            "/tool ".to_string()
+        } else {
+            (*one).to_string()
+        }),
         many => {
             // Complete to the longest common prefix; list the candidates when it adds nothing.
             let first = many[0];
@@ -60,7 +70,11 @@ pub fn complete(text: &str) -> Result<String, Vec<&'static str>> {
                 .rev()
                 .find(|&n| many.iter().all(|c| c.get(..n) == first.get(..n)))
                 .unwrap_or(text.len());
-            if common > text.len() { Ok(first[..common].to_string()) } else { Err(matches) }
+            if common > text.len() {
+                Ok(first[..common].to_string())
+            } else {
+                Err(matches)
+            }
         }
     }
 }
@@ -70,10 +84,15 @@ pub fn unknown_hint(name: &str) -> String {
     let close: Vec<&str> = COMMANDS
         .iter()
         .copied()
-        .filter(|c| name.len() > 1 && (c.starts_with(&name[..2]) || c.contains(name.trim_start_matches('/'))))
+        .filter(|c| {
+            name.len() > 1
+                && (c.starts_with(&name[..2]) || c.contains(name.trim_start_matches('/')))
+        })
         .collect();
     match close.first() {
-        Some(guess) => format!("unknown command `{name}`. Did you mean `{guess}`? `/help` lists them all."),
+        Some(guess) => {
+            format!("unknown command `{name}`. Did you mean `{guess}`? `/help` lists them all.")
+        }
         None => format!("unknown command `{name}`. `/help` lists the commands."),
     }
 }
@@ -113,7 +132,12 @@ pub fn tools_text(tools: &[ToolInfo], grants: &BTreeMap<String, Scope>) -> Strin
             Some(Scope::Turn) => " · approved for this request",
             _ => "",
         };
-        let first = tool.description.split(". ").next().unwrap_or("").trim_end_matches('.');
+        let first = tool
+            .description
+            .split(". ")
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('.');
         let _ = writeln!(out, "- `{}` ({}){grant}: {first}.", tool.name, tool.policy);
     }
     if tools.is_empty() {
@@ -126,7 +150,10 @@ pub fn tools_text(tools: &[ToolInfo], grants: &BTreeMap<String, Scope>) -> Strin
 /// `/tool NAME`: description, schema and this session's calls, as Markdown.
 pub fn tool_text(tool: &ToolInfo, calls: &[CallRecord]) -> String {
     let schema = serde_json::to_string_pretty(&tool.schema).unwrap_or_default();
-    let mut out = format!("**{}** ({})\n\n{}\n\n```json\n{schema}\n```\n", tool.name, tool.policy, tool.description);
+    let mut out = format!(
+        "**{}** ({})\n\n{}\n\n```json\n{schema}\n```\n",
+        tool.name, tool.policy, tool.description
+    );
     let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.name == tool.name).collect();
     if mine.is_empty() {
         out.push_str("\nNo calls this session.");
@@ -134,18 +161,33 @@ pub fn tool_text(tool: &ToolInfo, calls: &[CallRecord]) -> String {
         let _ = writeln!(out, "\nCalls this session ({}):\n", mine.len());
         for call in mine {
             let mark = if call.ok { "✓" } else { "✗" };
-            let _ = writeln!(out, "- {mark} `{}` · {}", call.summary, crate::tui::theme::duration(call.duration_ms));
+            let _ = writeln!(
+                out,
+                "- {mark} `{}` · {}",
+                call.summary,
+                crate::tui::theme::duration(call.duration_ms)
+            );
         }
     }
     out
 }
 
 /// `/status`: the stack with states and elapsed times, the original request and the turn.
-pub fn status_text(frames: &[(StackFrame, u64)], request: Option<&str>, turn: u32, max_turns: u32, activity: &str) -> String {
+pub fn status_text(
+    frames: &[(StackFrame, u64)],
+    request: Option<&str>,
+    turn: u32,
+    max_turns: u32,
+    activity: &str,
+) -> String {
     let mut out = format!("**Status**: {activity} · turn {turn}/{max_turns}\n\n");
     match request {
         Some(request) => {
-            let _ = writeln!(out, "Original request: “{}”\n", crate::orchestrator::summarize(request, 200));
+            let _ = writeln!(
+                out,
+                "Original request: “{}”\n",
+                crate::orchestrator::summarize(request, 200)
+            );
         }
         None => out.push_str("No request yet.\n\n"),
     }

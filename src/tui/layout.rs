@@ -56,21 +56,51 @@ pub struct Panes {
 pub fn panes(area: Rect, focus: Focus) -> Panes {
     let [body, status] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
     if area.width >= WIDE {
-        let [chat, stack, timeline] =
-            Layout::horizontal([Constraint::Percentage(48), Constraint::Percentage(20), Constraint::Percentage(32)])
-                .areas(body);
-        Panes { chat: Some(chat), stack: Some(stack), timeline: Some(timeline), status }
+        let [chat, stack, timeline] = Layout::horizontal([
+            Constraint::Percentage(48),
+            Constraint::Percentage(20),
+            Constraint::Percentage(32),
+        ])
+        .areas(body);
+        Panes {
+            chat: Some(chat),
+            stack: Some(stack),
+            timeline: Some(timeline),
+            status,
+        }
     } else if area.width >= NARROW {
-        let [chat, right] = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(body);
+        let [chat, right] =
+            Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+                .areas(body);
         let [stack, timeline] =
             Layout::vertical([Constraint::Percentage(35), Constraint::Percentage(65)]).areas(right);
-        Panes { chat: Some(chat), stack: Some(stack), timeline: Some(timeline), status }
+        Panes {
+            chat: Some(chat),
+            stack: Some(stack),
+            timeline: Some(timeline),
+            status,
+        }
     } else {
         let only = Some(body);
         match focus {
-            Focus::Chat => Panes { chat: only, stack: None, timeline: None, status },
-            Focus::Stack => Panes { chat: None, stack: only, timeline: None, status },
-            Focus::Timeline => Panes { chat: None, stack: None, timeline: only, status },
+            Focus::Chat => Panes {
+                chat: only,
+                stack: None,
+                timeline: None,
+                status,
+            },
+            Focus::Stack => Panes {
+                chat: None,
+                stack: only,
+                timeline: None,
+                status,
+            },
+            Focus::Timeline => Panes {
+                chat: None,
+                stack: None,
+                timeline: only,
+                status,
+            },
         }
     }
 }
@@ -83,9 +113,17 @@ mod tests {
     fn wide_medium_and_narrow_layouts() {
         let wide = panes(Rect::new(0, 0, 200, 50), Focus::Chat);
         assert!(wide.chat.is_some() && wide.stack.is_some() && wide.timeline.is_some());
-        assert_eq!(wide.stack.unwrap().y, wide.timeline.unwrap().y, "side by side");
+        assert_eq!(
+            wide.stack.unwrap().y,
+            wide.timeline.unwrap().y,
+            "side by side"
+        );
         let medium = panes(Rect::new(0, 0, 100, 40), Focus::Chat);
-        assert_eq!(medium.stack.unwrap().x, medium.timeline.unwrap().x, "stacked in one column");
+        assert_eq!(
+            medium.stack.unwrap().x,
+            medium.timeline.unwrap().x,
+            "stacked in one column"
+        );
         let narrow = panes(Rect::new(0, 0, 60, 20), Focus::Timeline);
         assert_eq!((narrow.chat, narrow.stack), (None, None));
         assert_eq!(narrow.timeline.unwrap().width, 60);

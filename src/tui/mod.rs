@@ -1,6 +1,122 @@
 //! The full-screen TUI (DESIGN §1, §7): chat, tool stack and trace timeline side by side.
-//! It drives the same orchestrator task as everything else and never blocks on it.
+//! One `select!` loop over terminal input, orchestrator events and frame deadlines; the
+//! orchestrator runs as its own task and hears back through Ops.
 
+use std::io;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use tokio::time::sleep_until;
+
+use crate::orchestrator::Orchestrator;
+use crate::orchestrator::task::{self, Op};
+
+pub mod app;
+pub mod commands;
+pub mod layout;
 pub mod markdown;
+pub mod terminal;
 pub mod theme;
 pub mod views;
+
+use app::{App, AppInfo, Command};
+
+/// Frames are at least this far apart (≈120 frames/s at most).
+const FRAME: Duration = Duration::from_millis(8);
+/// How often moving things (spinners, elapsed times) redraw while something runs.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Runs the TUI until the user quits. The terminal is restored however this ends.
+pub async fn run(info: AppInfo, orchestrator: Orchestrator) -> io::Result<()> {
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let mut orchestrator = task::spawn(orchestrator);
+    let mut input = EventStream::new();
+    let mut app = App::new(info, Instant::now());
+    let mut dirty = true;
+    let mut last_frame = Instant::now() - FRAME;
+    let mut orchestrator_alive = true;
+    loop {
+        let now = Instant::now();
+        if dirty && now >= last_frame + FRAME {
+            guard.terminal.draw(|frame| {
+                let area = frame.area();
+                app.render(area, frame.buffer_mut(), now);
+            })?;
+            last_frame = now;
+            dirty = false;
+        }
+        let next_frame = tokio::time::Instant::from_std(last_frame + FRAME);
+        let ticking = app.needs_tick(now);
+        let next_tick = tokio::time::Instant::from_std(last_frame + TICK);
+        let commands = tokio::select! {
+            maybe = input.next() => match maybe {
+                Some(Ok(event)) => {
+                    dirty = true;
+                    handle_terminal(&mut app, event)
+                }
+                Some(Err(e)) => return Err(e),
+                None => vec![Command::Quit],
+            },
+            event = orchestrator.events.recv(), if orchestrator_alive => match event {
+                Some(event) => {
+                    dirty = true;
+                    let now = Instant::now();
+                    let mut commands = app.on_event(&event, now);
+                    // Take whatever else is already waiting, so a burst of deltas is one frame.
+                    while let Ok(event) = orchestrator.events.try_recv() {
+                        commands.extend(app.on_event(&event, now));
+                    }
+                    commands
+                }
+                None => {
+                    orchestrator_alive = false;
+                    tracing::error!("the orchestrator task stopped");
+                    app.chat.push_notice(
+                        views::chat::NoticeKind::Error,
+                        "The agent stopped unexpectedly (see the log). Restart taco to go on.",
+                    );
+                    dirty = true;
+                    Vec::new()
+                }
+            },
+            _ = sleep_until(next_frame), if dirty => Vec::new(),
+            _ = sleep_until(next_tick), if ticking && !dirty => {
+                dirty = true;
+                Vec::new()
+            }
+        };
+        for command in commands {
+            match command {
+                Command::Op(op) => {
+                    if orchestrator.ops.send(op).is_err() {
+                        tracing::warn!("the orchestrator task is gone; op dropped");
+                    }
+                }
+                Command::Quit => {
+                    let _ = orchestrator.ops.send(Op::Shutdown);
+                    drop(guard);
+                    // Give a running tool a moment to be cancelled and cleaned up.
+                    let _ = tokio::time::timeout(Duration::from_secs(2), orchestrator.handle).await;
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+fn handle_terminal(app: &mut App, event: TermEvent) -> Vec<Command> {
+    let now = Instant::now();
+    match event {
+        TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key, now),
+        TermEvent::Paste(text) => {
+            app.on_paste(&text);
+            Vec::new()
+        }
+        TermEvent::Mouse(mouse) => {
+            app.on_mouse(mouse);
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}

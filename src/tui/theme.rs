@@ -45,16 +45,22 @@ impl Default for Theme {
             title: Style::default().add_modifier(Modifier::BOLD),
             border_focused: Style::default().fg(Color::Cyan),
             border: Style::default().fg(Color::DarkGray),
-            user: Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            user: Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
             code: Style::default().fg(Color::Yellow),
-            heading: Style::default().fg(Color::Magenta).add_modifier(Modifier::BOLD),
+            heading: Style::default()
+                .fg(Color::Magenta)
+                .add_modifier(Modifier::BOLD),
             tool: Style::default().fg(Color::Blue),
             llm: Style::default().fg(Color::Magenta),
             ok: Style::default().fg(Color::Green),
             error: Style::default().fg(Color::Red),
             warn: Style::default().fg(Color::Yellow),
             selected: Style::default().add_modifier(Modifier::REVERSED),
-            key: Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            key: Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
         }
     }
 }
@@ -88,6 +94,7 @@ mod tests {
         assert_eq!(duration(1234), "1.2 s");
         assert_eq!(duration(125_000), "2 m 05 s");
         assert_eq!(spinner(0), "⠋");
-        assert_eq!(spinner(1050), "⠙");
+        assert_eq!(spinner(150), "⠙");
+        assert_eq!(spinner(1050), "⠋", "wraps around");
     }
 }

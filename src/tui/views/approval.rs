@@ -110,12 +110,17 @@ impl ApprovalState {
                 KeyCode::Backspace => {
                     reason.pop();
                 }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => reason.push(c),
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    reason.push(c)
+                }
                 _ => return Outcome::Ignored,
             }
             return Outcome::Used;
         }
-        if key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
+        if key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
             return Outcome::Ignored;
         }
         match key.code {
@@ -181,7 +186,10 @@ impl ApprovalState {
         };
         let inner = width.saturating_sub(2).max(1) as usize;
         let args = pretty(&current.arguments);
-        let arg_rows: usize = args.lines().map(|l| l.chars().count().div_ceil(inner).max(1)).sum();
+        let arg_rows: usize = args
+            .lines()
+            .map(|l| l.chars().count().div_ceil(inner).max(1))
+            .sum();
         let lead_rows = current.lead.as_ref().map_or(0, |_| 3);
         (arg_rows + lead_rows + 4).min(u16::MAX as usize) as u16
     }
@@ -202,15 +210,26 @@ impl ApprovalState {
         };
         let title = Line::from(vec![
             Span::styled(" Approve ", theme.warn),
-            Span::styled(current.name.clone(), theme.tool.add_modifier(ratatui::style::Modifier::BOLD)),
+            Span::styled(
+                current.name.clone(),
+                theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
+            ),
             Span::styled(format!("?{batch} "), theme.warn),
         ]);
-        let block = Block::default().borders(Borders::ALL).border_style(theme.warn).title(title);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.warn)
+            .title(title);
         let inner = block.inner(area);
         block.render(area, buf);
 
         let mut lines: Vec<Line<'static>> = Vec::new();
-        if let Some(lead) = current.lead.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(lead) = current
+            .lead
+            .as_deref()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
             let last: Vec<&str> = lead.lines().filter(|l| !l.trim().is_empty()).collect();
             let start = last.len().saturating_sub(2);
             for line in &last[start..] {
@@ -222,10 +241,16 @@ impl ApprovalState {
         }
         let footer = self.footer(theme);
         let body_height = inner.height.saturating_sub(footer.len() as u16);
-        let body = Rect { height: body_height, ..inner };
+        let body = Rect {
+            height: body_height,
+            ..inner
+        };
         let total: usize = lines.len();
         let scroll = self.scroll.min(total.saturating_sub(1) as u16);
-        Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)).render(body, buf);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0))
+            .render(body, buf);
         let footer_area = Rect {
             y: inner.y + body_height,
             height: inner.height - body_height,
@@ -237,7 +262,10 @@ impl ApprovalState {
     fn footer(&self, theme: &Theme) -> Vec<Line<'static>> {
         if let Some(reason) = &self.reason {
             return vec![Line::from(vec![
-                Span::styled("Reason for the model (Enter sends, Esc skips): ", theme.warn),
+                Span::styled(
+                    "Reason for the model (Enter sends, Esc skips): ",
+                    theme.warn,
+                ),
                 Span::raw(reason.clone()),
                 Span::styled("▏", theme.key),
             ])];
@@ -246,7 +274,12 @@ impl ApprovalState {
             [Span::styled(k, theme.key), Span::styled(what, theme.text)]
         };
         let mut spans = Vec::new();
-        for (k, what) in [("y", " once  "), ("t", " this turn  "), ("a", " always this session  "), ("n", " deny  "), ("Esc", " deny  ")] {
+        for (k, what) in [
+            ("y", " once  "),
+            ("t", " this turn  "),
+            ("a", " this session  "),
+            ("n", " deny  "),
+        ] {
             spans.extend(key(k, what));
         }
         spans.push(Span::styled("↑↓ scroll", theme.dim));
@@ -254,9 +287,35 @@ impl ApprovalState {
     }
 }
 
-/// Arguments as indented JSON (strings with newlines stay readable as escaped text).
-fn pretty(arguments: &Value) -> String {
-    serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string())
+/// Arguments for a person to review: `key: value` per line, multi-line strings (file
+/// contents, scripts) shown as the text they are, other values as indented JSON.
+pub fn pretty(arguments: &Value) -> String {
+    let Value::Object(map) = arguments else {
+        return serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+    };
+    let mut out = String::new();
+    for (key, value) in map {
+        match value {
+            Value::String(text) if text.contains('\n') => {
+                out.push_str(key);
+                out.push_str(":\n");
+                for line in text.lines() {
+                    out.push_str("  ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            Value::String(text) => {
+                out.push_str(&format!("{key}: {text}\n"));
+            }
+            other => {
+                let json =
+                    serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string());
+                out.push_str(&format!("{key}: {json}\n"));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -266,7 +325,14 @@ mod tests {
     use serde_json::json;
 
     fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
-        Pending { id: id.into(), name: name.into(), arguments: json!({"path": "a"}), position, of, lead: None }
+        Pending {
+            id: id.into(),
+            name: name.into(),
+            arguments: json!({"path": "a"}),
+            position,
+            of,
+            lead: None,
+        }
     }
 
     fn key(c: KeyCode) -> KeyEvent {
@@ -284,9 +350,15 @@ mod tests {
         for (code, decision, scope) in cases {
             let mut s = ApprovalState::new();
             s.push(pending("1", "shell", 1, 1));
-            let Outcome::Decided(d) = s.on_key(key(code)) else { panic!("{code:?}") };
+            let Outcome::Decided(d) = s.on_key(key(code)) else {
+                panic!("{code:?}")
+            };
             assert_eq!(d.len(), 1);
-            assert_eq!((d[0].1.decision, d[0].1.scope), (decision, scope), "{code:?}");
+            assert_eq!(
+                (d[0].1.decision, d[0].1.scope),
+                (decision, scope),
+                "{code:?}"
+            );
             assert!(!s.is_open());
         }
     }
@@ -300,12 +372,16 @@ mod tests {
         for c in "no rm".chars() {
             s.on_key(key(KeyCode::Char(c)));
         }
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Enter)) else { panic!() };
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Enter)) else {
+            panic!()
+        };
         assert_eq!(d[0].1, ApprovalAnswer::deny(Some("no rm".into())));
 
         s.push(pending("2", "shell", 1, 1));
         s.on_key(key(KeyCode::Char('n')));
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Esc)) else { panic!() };
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Esc)) else {
+            panic!()
+        };
         assert_eq!(d[0].1, ApprovalAnswer::deny(None));
     }
 
@@ -315,21 +391,42 @@ mod tests {
         s.push(pending("1", "shell", 1, 3));
         s.push(pending("2", "write_file", 2, 3));
         s.push(pending("3", "shell", 3, 3));
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('t'))) else { panic!() };
-        assert_eq!(d.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["1", "3"]);
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('t'))) else {
+            panic!()
+        };
+        assert_eq!(
+            d.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+            ["1", "3"]
+        );
         assert_eq!(s.current().map(|p| p.id.as_str()), Some("2"));
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else { panic!() };
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+            panic!()
+        };
         assert_eq!(d.len(), 1);
         assert!(!s.is_open());
     }
 
     #[test]
+    fn arguments_read_as_text() {
+        let shown = pretty(&json!({"path": "a.txt", "content": "line 1\nline 2", "n": 3}));
+        assert_eq!(shown, "content:\n  line 1\n  line 2\nn: 3\npath: a.txt\n");
+        assert_eq!(pretty(&json!("raw")), "\"raw\"");
+    }
+
+    #[test]
     fn other_keys_are_not_taken() {
         let mut s = ApprovalState::new();
-        assert_eq!(s.on_key(key(KeyCode::Char('y'))), Outcome::Ignored, "closed dialog");
+        assert_eq!(
+            s.on_key(key(KeyCode::Char('y'))),
+            Outcome::Ignored,
+            "closed dialog"
+        );
         s.push(pending("1", "shell", 1, 1));
         assert_eq!(s.on_key(key(KeyCode::Char('x'))), Outcome::Ignored);
-        assert_eq!(s.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Outcome::Ignored);
+        assert_eq!(
+            s.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Outcome::Ignored
+        );
         assert!(s.is_open());
     }
 }

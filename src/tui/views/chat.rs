@@ -1,1 +1,298 @@
-//! The chat pane.
+//! The chat pane: user messages, streamed Markdown answers, reasoning, tool calls, errors and
+//! notices, in one scrollable column.
+//!
+//! Cost does not grow with history: each cell caches its wrapped lines per width, and a frame
+//! lays out only the cells it shows. The scroll position is an anchor (a cell and a line in
+//! it) or "following the bottom", never a global line number, so scrolling walks only the
+//! lines it moves over.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+
+use crate::event::Event;
+use crate::tui::markdown::str_width;
+use crate::tui::theme::{Theme, spinner};
+
+mod cell;
+mod events;
+mod scroll;
+#[cfg(test)]
+mod tests;
+mod tool;
+
+use cell::{Cell, CellKind, NoteStyle};
+
+/// How a notice added with [`ChatState::push_notice`] looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// Information, rendered as Markdown (slash-command output).
+    Info,
+    /// A warning line.
+    Warn,
+    /// An error line.
+    Error,
+}
+
+/// The top visible line when not following: line `line` of cell `cell`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Anchor {
+    cell: usize,
+    line: usize,
+}
+
+/// What the current run is streaming into.
+#[derive(Debug, Default)]
+struct RunState {
+    /// The answer cell receiving text deltas.
+    text_open: Option<usize>,
+    /// The reasoning cell receiving reasoning deltas.
+    reasoning_open: Option<usize>,
+    /// Answer cells of the current model call (more than one when reasoning interleaves).
+    turn_text: Vec<usize>,
+    /// Reasoning cells of the current model call.
+    turn_reasoning: Vec<usize>,
+    /// Tool cells by call id.
+    tools: HashMap<String, usize>,
+    /// The answer cell of the latest model call that said something.
+    assistant: Option<usize>,
+    /// Blank text that arrived before any answer text of this call.
+    pending_blank: String,
+}
+
+/// State of the chat pane.
+#[derive(Debug)]
+pub struct ChatState {
+    cells: Vec<Cell>,
+    following: bool,
+    anchor: Anchor,
+    /// Width and height of the last rendered area (layouts and paging use them).
+    width: u16,
+    height: u16,
+    theme: Theme,
+    details: bool,
+    /// Something changed below the view while not following.
+    unseen: bool,
+    run: RunState,
+    /// Layouts done (tests check that unchanged cells are not laid out again).
+    #[cfg(test)]
+    layouts: usize,
+}
+
+impl Default for ChatState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChatState {
+    /// An empty pane, following the bottom.
+    pub fn new() -> Self {
+        Self {
+            cells: Vec::new(),
+            following: true,
+            anchor: Anchor::default(),
+            width: 0,
+            height: 0,
+            theme: Theme::default(),
+            details: false,
+            unseen: false,
+            run: RunState::default(),
+            #[cfg(test)]
+            layouts: 0,
+        }
+    }
+
+    /// Adds a message the user sent.
+    pub fn push_user(&mut self, text: &str) {
+        self.close_streams(None);
+        self.push(CellKind::User(text.to_string()));
+    }
+
+    /// Adds a notice: slash-command output (`Info`, Markdown), a warning or an error.
+    pub fn push_notice(&mut self, kind: NoticeKind, text: impl Into<String>) {
+        let style = match kind {
+            NoticeKind::Info => NoteStyle::Markdown,
+            NoticeKind::Warn => NoteStyle::Warn,
+            NoticeKind::Error => NoteStyle::Error,
+        };
+        self.push(CellKind::Notice {
+            style,
+            text: text.into(),
+        });
+    }
+
+    /// Updates the pane from an orchestrator event.
+    pub fn on_event(&mut self, event: &Event) {
+        self.apply(event);
+    }
+
+    /// Scrolls up by `lines`; stops following the bottom.
+    pub fn scroll_up(&mut self, lines: usize) {
+        if lines == 0 || self.height == 0 {
+            return;
+        }
+        if self.following {
+            let Some(top) = self.top_when_following() else {
+                return; // everything fits: nothing above
+            };
+            self.anchor = top;
+            self.following = false;
+            self.unseen = false;
+        }
+        self.move_up(lines);
+    }
+
+    /// Scrolls down by `lines`; reaching the bottom resumes following.
+    pub fn scroll_down(&mut self, lines: usize) {
+        if self.following || self.height == 0 {
+            return;
+        }
+        self.move_down(lines);
+        if self.fits_from_anchor() {
+            self.scroll_to_bottom();
+        }
+    }
+
+    /// Scrolls up by one viewport.
+    pub fn page_up(&mut self) {
+        self.scroll_up(self.page());
+    }
+
+    /// Scrolls down by one viewport.
+    pub fn page_down(&mut self) {
+        self.scroll_down(self.page());
+    }
+
+    /// Jumps to the bottom and follows new content again.
+    pub fn scroll_to_bottom(&mut self) {
+        self.following = true;
+        self.unseen = false;
+    }
+
+    /// Whether new content keeps the bottom in view.
+    pub fn is_following(&self) -> bool {
+        self.following
+    }
+
+    /// Expands or collapses every tool cell and reasoning block.
+    pub fn toggle_details(&mut self) {
+        self.details = !self.details;
+    }
+
+    /// Forgets every cell.
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.run = RunState::default();
+        self.anchor = Anchor::default();
+        self.following = true;
+        self.unseen = false;
+    }
+
+    /// The answer text of the latest model call of the current run that said something
+    /// (while it streams, the text so far).
+    pub fn last_assistant_text(&self) -> Option<&str> {
+        let i = self.run.text_open.or(self.run.assistant)?;
+        match &self.cells.get(i)?.kind {
+            CellKind::Assistant(a) if !a.text.trim().is_empty() => Some(&a.text),
+            _ => None,
+        }
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether there are no cells.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Draws the visible cells into `area` (the pane's inner area, expected blank as ratatui's
+    /// frame buffer is; the app draws the border). `now` only picks spinner frames. The width
+    /// and theme are kept for layouts that scrolling needs between frames.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        let area = area.intersection(buf.area);
+        self.theme = *theme;
+        self.width = area.width;
+        self.height = area.height;
+        if area.is_empty() {
+            return;
+        }
+        let height = usize::from(area.height);
+        if !self.following && self.fits_from_anchor() {
+            self.scroll_to_bottom();
+        }
+        let hint = !self.following && height >= 2;
+        let segments = if self.following {
+            self.segments_to_bottom(height)
+        } else {
+            self.segments_from_anchor(height - usize::from(hint))
+        };
+        let mut y = area.y;
+        for (i, start, end) in segments {
+            let Some(cell) = self.cells.get(i) else {
+                continue;
+            };
+            let spin = cell.spinner_line();
+            let elapsed = now.saturating_duration_since(cell.seen).as_millis();
+            let lines = cell.lines().get(start..end).unwrap_or_default();
+            for (n, line) in lines.iter().enumerate() {
+                if spin == Some(start + n) {
+                    draw_spinner_line(buf, area.x, y, area.width, line, spinner(elapsed));
+                } else {
+                    buf.set_line(area.x, y, line, area.width);
+                }
+                y += 1;
+            }
+        }
+        if hint {
+            let (texts, style) = if self.unseen {
+                (
+                    [
+                        "↓ new messages below · End to follow",
+                        "↓ new below · End",
+                        "↓ new",
+                    ],
+                    theme.warn,
+                )
+            } else {
+                (
+                    ["↓ more below · End to follow", "↓ more · End", "↓"],
+                    theme.dim,
+                )
+            };
+            let fits = texts
+                .iter()
+                .find(|t| str_width(t) <= usize::from(area.width));
+            let text = fits.unwrap_or(&texts[2]);
+            let row = area.bottom() - 1;
+            buf.set_stringn(area.x, row, text, usize::from(area.width), style);
+        }
+    }
+}
+
+/// Draws `line` with the mark of its first span (a placeholder) replaced by the spinner frame.
+fn draw_spinner_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line<'_>, frame: &str) {
+    let mut spans = line.spans.iter();
+    let Some(first) = spans.next() else {
+        return;
+    };
+    let rest: String = first.content.chars().skip(1).collect();
+    let end = x.saturating_add(width);
+    let mut cx = x;
+    let pieces = [(frame, first.style), (rest.as_str(), first.style)];
+    for (text, style) in pieces
+        .into_iter()
+        .chain(spans.map(|s| (s.content.as_ref(), s.style)))
+    {
+        if cx >= end {
+            break;
+        }
+        cx = buf.set_stringn(cx, y, text, usize::from(end - cx), style).0;
+    }
+}

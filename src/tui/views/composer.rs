@@ -81,10 +81,14 @@ impl Composer {
     pub fn input(&mut self, key: KeyEvent) -> bool {
         let row = self.area.cursor().0;
         let last_row = self.area.lines().len().saturating_sub(1);
-        let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         match key.code {
             KeyCode::Up if plain && row == 0 && !self.history.is_empty() => self.recall_older(),
-            KeyCode::Down if plain && row == last_row && self.recall.is_some() => self.recall_newer(),
+            KeyCode::Down if plain && row == last_row && self.recall.is_some() => {
+                self.recall_newer()
+            }
             _ => self.area.input(key),
         }
     }
@@ -126,10 +130,18 @@ impl Composer {
     }
 
     /// Draws the editor; `placeholder` shows when it is empty.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool, placeholder: &str) {
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        focused: bool,
+        placeholder: &str,
+    ) {
         self.area.set_placeholder_text(placeholder);
         self.area.set_placeholder_style(theme.dim);
-        self.area.set_cursor_style(if focused { theme.selected } else { theme.text });
+        self.area
+            .set_cursor_style(if focused { theme.selected } else { theme.text });
         (&self.area).render(area, buf);
     }
 

@@ -55,7 +55,10 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("/help", "this help"),
             ("/tools", "tools, their policies and this session's grants"),
             ("/tool NAME", "a tool's description, schema and calls"),
-            ("/status", "the tool stack, the original request and the turn"),
+            (
+                "/status",
+                "the tool stack, the original request and the turn",
+            ),
             ("/cancel", "cancel the running request"),
             ("/clear", "start a new conversation"),
             ("/quit", "leave taco"),
@@ -73,7 +76,12 @@ pub struct Help {
 impl Help {
     /// All lines of the help text.
     pub fn lines(theme: &Theme) -> Vec<Line<'static>> {
-        let key_width = SECTIONS.iter().flat_map(|(_, keys)| keys.iter()).map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+        let key_width = SECTIONS
+            .iter()
+            .flat_map(|(_, keys)| keys.iter())
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
         let mut lines = Vec::new();
         for (i, (title, keys)) in SECTIONS.iter().enumerate() {
             if i > 0 {
@@ -110,6 +118,9 @@ impl Help {
             .border_style(theme.border_focused)
             .title(Span::styled(" taco help · Esc closes ", theme.title));
         let max_scroll = (lines.len() as u16).saturating_sub(height - 2);
-        Paragraph::new(lines).block(block).scroll((self.scroll.min(max_scroll), 0)).render(popup, buf);
+        Paragraph::new(lines)
+            .block(block)
+            .scroll((self.scroll.min(max_scroll), 0))
+            .render(popup, buf);
     }
 }

@@ -1,6 +1,10 @@
 //! The panes and overlays. Each owns its state, updates it from events and keys, and renders
 //! into a buffer; side effects leave as return values, never from inside a view.
 
+pub mod approval;
 pub mod chat;
+pub mod composer;
+pub mod help;
 pub mod stack;
+pub mod status;
 pub mod timeline;

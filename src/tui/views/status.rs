@@ -87,7 +87,11 @@ impl Status<'_> {
         left.push(Span::styled(" │ ", theme.dim));
         left.push(Span::raw(format!("turn {}/{}", self.turn, self.max_turns)));
         left.push(Span::styled(" │ ", theme.dim));
-        left.push(Span::raw(format!("↑{} ↓{} tok", count(self.tokens_in), count(self.tokens_out))));
+        left.push(Span::raw(format!(
+            "↑{} ↓{} tok",
+            count(self.tokens_in),
+            count(self.tokens_out)
+        )));
         left.push(Span::styled(" │ ", theme.dim));
         let activity_style = match self.activity {
             Activity::Idle => theme.dim,
@@ -95,18 +99,29 @@ impl Status<'_> {
             _ => theme.ok,
         };
         if self.activity != Activity::Idle {
-            left.push(Span::styled(format!("{} ", spinner(self.elapsed_ms)), activity_style));
+            left.push(Span::styled(
+                format!("{} ", spinner(self.elapsed_ms)),
+                activity_style,
+            ));
         }
         left.push(Span::styled(self.activity.label(), activity_style));
         if self.queued > 0 {
-            left.push(Span::styled(format!(" · {} queued", self.queued), theme.warn));
+            left.push(Span::styled(
+                format!(" · {} queued", self.queued),
+                theme.warn,
+            ));
         }
         let right: Vec<Span> = match self.flash {
             Some(flash) => vec![Span::styled(format!("{flash} "), theme.warn)],
             None => self
                 .hints
                 .iter()
-                .flat_map(|(k, what)| [Span::styled(*k, theme.key), Span::styled(format!(" {what}  "), theme.dim)])
+                .flat_map(|(k, what)| {
+                    [
+                        Span::styled(*k, theme.key),
+                        Span::styled(format!(" {what}  "), theme.dim),
+                    ]
+                })
                 .collect(),
         };
         let left_width: usize = left.iter().map(|s| s.content.width()).sum();
@@ -116,7 +131,14 @@ impl Status<'_> {
         // Hints go right-aligned, and only if they fit next to the facts.
         if left_width + right_width < width {
             let x = area.x + (width - right_width) as u16;
-            Line::from(right).render(Rect { x, width: right_width as u16, ..area }, buf);
+            Line::from(right).render(
+                Rect {
+                    x,
+                    width: right_width as u16,
+                    ..area
+                },
+                buf,
+            );
         }
     }
 }

@@ -1,0 +1,234 @@
+//! DESIGN §10: a chat frame with 10k messages at 200×60 takes p99 ≤ 2 ms, and 100k messages
+//! cost at most 1.3× the 1k time. A frame is `ChatState::render` into a 200×60 buffer.
+//!
+//! Before criterion runs, p50/p99 of single frames are printed for each size (criterion
+//! reports means and medians, the budget is a p99).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use serde_json::json;
+use taco::conversation::Usage;
+use taco::event::{DeltaKind, Event, EventData, LlmCall};
+use taco::tui::theme::Theme;
+use taco::tui::views::chat::ChatState;
+
+const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+const AREA: Rect = Rect {
+    x: 0,
+    y: 0,
+    width: 200,
+    height: 60,
+};
+
+fn event(data: EventData) -> Event {
+    Event {
+        timestamp: 0,
+        request_id: Arc::from("bench"),
+        data,
+    }
+}
+
+fn llm_call(content: String) -> Event {
+    event(EventData::LlmCall(Box::new(LlmCall {
+        turn: 1,
+        model: "m".into(),
+        duration_ms: 100,
+        ttft_ms: Some(10),
+        finish_reason: Some("stop".into()),
+        content,
+        reasoning_content: None,
+        tool_calls: Vec::new(),
+        usage: Usage::default(),
+        message_count: 0,
+        new_messages: Vec::new(),
+        tools: Vec::new(),
+    })))
+}
+
+fn delta(text: &str) -> Event {
+    event(EventData::Delta {
+        kind: DeltaKind::Text,
+        text: text.to_string(),
+    })
+}
+
+/// `n` cells: user questions, Markdown answers of a few lines, and tool calls.
+fn filled(n: usize) -> ChatState {
+    let mut chat = ChatState::new();
+    for i in 0..n {
+        match i % 5 {
+            0 => chat.push_user(&format!("question {i}: how does the config loader work?")),
+            1 => chat.on_event(&llm_call(format!(
+                "## Answer {i}\n\nThe loader reads **config.toml** first, then applies `TACO_*` \
+                 overrides.\n\n- presets come from `config.rs`\n- keys are never logged"
+            ))),
+            2 => {
+                let id = format!("call{i}");
+                chat.on_event(&event(EventData::ToolCall {
+                    turn: 1,
+                    id: id.clone(),
+                    name: "read_file".into(),
+                    arguments: json!({"path": "src/config.rs"}),
+                    parent: None,
+                }));
+                chat.on_event(&event(EventData::ToolResult {
+                    id,
+                    name: "read_file".into(),
+                    ok: true,
+                    result: Some(json!({"content": "fn load() {}\n"})),
+                    error: None,
+                    duration_ms: 3,
+                }));
+            }
+            3 => chat.on_event(&llm_call(
+                "Here is the function:\n\n```rust\nfn load() -> Config {\n    todo!()\n}\n```"
+                    .to_string(),
+            )),
+            _ => chat.push_user("thanks, and the session files?"),
+        }
+    }
+    chat
+}
+
+/// Streams into a growing answer, as the app does between frames.
+#[derive(Default)]
+struct Streamer {
+    n: usize,
+    text: String,
+}
+
+impl Streamer {
+    fn step(&mut self, chat: &mut ChatState) {
+        self.n += 1;
+        let piece = if self.n % 40 == 0 {
+            "end.\n\n"
+        } else {
+            "word "
+        };
+        self.text.push_str(piece);
+        chat.on_event(&delta(piece));
+        // Every so often the answer completes and a new turn starts (keeps answers realistic).
+        if self.n % 2_000 == 0 {
+            chat.on_event(&llm_call(std::mem::take(&mut self.text)));
+            chat.push_user("next question");
+        }
+    }
+}
+
+fn frame(chat: &mut ChatState, buf: &mut Buffer, theme: &Theme, now: Instant) {
+    chat.render(AREA, buf, theme, now);
+    black_box(&*buf);
+}
+
+/// p50 and p99 of single frames for each size, each frame after `before` ran. Sizes take
+/// turns in short rounds, so drift on a shared machine hits them alike.
+fn percentiles(
+    chats: &mut [ChatState],
+    mut before: impl FnMut(usize, &mut ChatState),
+) -> Vec<(Duration, Duration)> {
+    let theme = Theme::default();
+    let mut buf = Buffer::empty(AREA);
+    let mut times = vec![Vec::with_capacity(5_000); chats.len()];
+    for _round in 0..20 {
+        for (k, chat) in chats.iter_mut().enumerate() {
+            for _ in 0..250 {
+                before(k, chat);
+                let start = Instant::now();
+                frame(chat, &mut buf, &theme, start);
+                times[k].push(start.elapsed());
+            }
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_unstable();
+            (t[t.len() / 2], t[t.len() * 99 / 100])
+        })
+        .collect()
+}
+
+fn report() {
+    let mut chats: Vec<ChatState> = SIZES.iter().map(|&n| filled(n)).collect();
+    let idle = percentiles(&mut chats, |_, _| {});
+    chats.iter_mut().for_each(scroll_up_pages);
+    let scrolled = percentiles(&mut chats, |_, _| {});
+    let mut up = [true; SIZES.len()];
+    let scrolling = percentiles(&mut chats, |k, c| {
+        if up[k] {
+            c.scroll_up(3)
+        } else {
+            c.scroll_down(3)
+        }
+        up[k] = !up[k];
+    });
+    let mut chats: Vec<ChatState> = SIZES.iter().map(|&n| filled(n)).collect();
+    let mut streamers: Vec<Streamer> = SIZES.iter().map(|_| Streamer::default()).collect();
+    let streaming = percentiles(&mut chats, |k, c| streamers[k].step(c));
+    println!("chat frame at 200×60, p50 / p99 of 5000 frames per case:");
+    let cases = [
+        ("follow idle", &idle),
+        ("follow + delta", &streaming),
+        ("scrolled up", &scrolled),
+        ("scroll ±3", &scrolling),
+    ];
+    for (name, results) in cases {
+        let cells: Vec<String> = SIZES
+            .iter()
+            .zip(results.iter())
+            .map(|(n, (p50, p99))| format!("{n}: {p50:.1?} / {p99:.1?}"))
+            .collect();
+        let ratio = results[2].0.as_secs_f64() / results[0].0.as_secs_f64();
+        println!(
+            "  {name:<15} {}  (100k/1k p50 ×{ratio:.2})",
+            cells.join(", ")
+        );
+    }
+}
+
+/// A few pages up from the bottom, as someone reading back would be.
+fn scroll_up_pages(chat: &mut ChatState) {
+    let mut buf = Buffer::empty(AREA);
+    // Paging uses the last rendered height.
+    frame(chat, &mut buf, &Theme::default(), Instant::now());
+    for _ in 0..3 {
+        chat.page_up();
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    report();
+    let theme = Theme::default();
+    let mut group = c.benchmark_group("chat_frame_200x60");
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    let now = Instant::now();
+    let mut buf = Buffer::empty(AREA);
+    for n in SIZES {
+        let mut chat = filled(n);
+        group.bench_with_input(BenchmarkId::new("follow_idle", n), &n, |b, _| {
+            b.iter(|| frame(&mut chat, &mut buf, &theme, now));
+        });
+        scroll_up_pages(&mut chat);
+        group.bench_with_input(BenchmarkId::new("scrolled_up", n), &n, |b, _| {
+            b.iter(|| frame(&mut chat, &mut buf, &theme, now));
+        });
+        let mut chat = filled(n);
+        let mut streamer = Streamer::default();
+        group.bench_with_input(BenchmarkId::new("follow_after_delta", n), &n, |b, _| {
+            b.iter(|| {
+                streamer.step(&mut chat);
+                frame(&mut chat, &mut buf, &theme, now);
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,359 @@
+//! How orchestrator events become cells: streaming text and reasoning, tool-call states,
+//! errors and notices.
+
+use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
+use super::tool::{Tool, ToolState};
+use super::{Cell, ChatState, RunState};
+use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall};
+
+impl ChatState {
+    /// Applies one orchestrator event (see [`ChatState::on_event`]).
+    pub(super) fn apply(&mut self, event: &Event) {
+        let ts = event.timestamp;
+        match &event.data {
+            EventData::RunStarted { .. } => {
+                self.close_streams(Some(ts));
+                self.run = RunState::default();
+            }
+            EventData::Delta { kind, text } => match kind {
+                DeltaKind::Text => self.text_delta(text, ts),
+                DeltaKind::Reasoning => self.reasoning_delta(text, ts),
+            },
+            EventData::LlmCall(call) => self.llm_call(call, ts),
+            EventData::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => {
+                self.close_streams(Some(ts));
+                let i = self.push(CellKind::Tool(Box::new(Tool::new(name, arguments))));
+                self.run.tools.insert(id.clone(), i);
+            }
+            EventData::ApprovalRequested { id, .. } => self.update_tool(id, |tool| {
+                if tool.is_open() {
+                    tool.state = ToolState::AwaitingApproval;
+                }
+            }),
+            EventData::ApprovalDecided {
+                id,
+                decision,
+                reason,
+                ..
+            } => self.update_tool(id, |tool| match decision {
+                Decision::Approved => tool.state = ToolState::Running,
+                Decision::Denied => {
+                    tool.state = ToolState::Denied;
+                    tool.reason.clone_from(reason);
+                }
+            }),
+            EventData::ToolResult {
+                id,
+                ok,
+                result,
+                error,
+                duration_ms,
+                ..
+            } => self.update_tool(id, |tool| {
+                tool.duration_ms = Some(*duration_ms);
+                tool.result.clone_from(result);
+                tool.error.clone_from(error);
+                if tool.state == ToolState::Denied {
+                    return;
+                }
+                let error = error.as_deref().unwrap_or("");
+                tool.state = if *ok {
+                    ToolState::Ok
+                } else if error.starts_with("cancelled by the user") {
+                    ToolState::Cancelled
+                } else if error.starts_with("the call was denied") {
+                    ToolState::Denied
+                } else {
+                    ToolState::Failed
+                };
+            }),
+            EventData::StackPush(frame) | EventData::StackPop(frame) => {
+                let state = frame.state;
+                self.update_tool(&frame.id, |tool| match state {
+                    FrameState::Running if tool.is_open() => tool.state = ToolState::Running,
+                    FrameState::AwaitingApproval if tool.is_open() => {
+                        tool.state = ToolState::AwaitingApproval;
+                    }
+                    FrameState::Cancelled => tool.state = ToolState::Cancelled,
+                    FrameState::Denied => tool.state = ToolState::Denied,
+                    _ => {}
+                });
+            }
+            EventData::Retry {
+                attempt,
+                max,
+                reason,
+                delay_ms,
+            } => {
+                let delay = *delay_ms as f64 / 1000.0;
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Warn,
+                    text: format!("retrying {attempt}/{max} in {delay:.1} s: {reason}"),
+                });
+            }
+            EventData::MaxTurnsReached { turns } => {
+                self.close_streams(Some(ts));
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Warn,
+                    text: format!(
+                        "turn limit ({turns}) reached: asking the model for a final answer"
+                    ),
+                });
+            }
+            EventData::MaxTurnsPromptInjected { .. } => {}
+            // The answer already arrived with its `llm_call`.
+            EventData::Final { .. } => self.close_streams(Some(ts)),
+            EventData::Error { kind, message } => {
+                self.close_streams(Some(ts));
+                self.push(CellKind::Error {
+                    kind: kind.clone(),
+                    message: message.clone(),
+                });
+            }
+            EventData::Cancelled { .. } => {
+                self.close_streams(Some(ts));
+                let open: Vec<usize> = self.run.tools.values().copied().collect();
+                for i in open {
+                    self.update_cell(i, |kind| {
+                        if let CellKind::Tool(tool) = kind
+                            && tool.is_open()
+                        {
+                            tool.state = ToolState::Cancelled;
+                        }
+                    });
+                }
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Dim,
+                    text: "■ cancelled".to_string(),
+                });
+            }
+        }
+    }
+
+    /// Adds a cell; a blank line separates it from the previous one unless both are tool calls.
+    pub(super) fn push(&mut self, kind: CellKind) -> usize {
+        let after_tool =
+            matches!(self.cells.last(), Some(c) if matches!(c.kind, CellKind::Tool(_)));
+        let gap = !(self.cells.is_empty() || after_tool && matches!(kind, CellKind::Tool(_)));
+        self.cells.push(Cell::new(kind, gap));
+        self.changed();
+        self.cells.len() - 1
+    }
+
+    /// Inserts a cell before `at`, shifting every index that points at or after it.
+    pub(super) fn insert(&mut self, at: usize, kind: CellKind) {
+        let at = at.min(self.cells.len());
+        let gap = at > 0;
+        self.cells.insert(at, Cell::new(kind, gap));
+        if let Some(next) = self.cells.get_mut(at + 1)
+            && !next.gap
+        {
+            next.gap = true;
+            next.invalidate();
+        }
+        let shift = |i: &mut usize| {
+            if *i >= at {
+                *i += 1;
+            }
+        };
+        let run = &mut self.run;
+        run.text_open.iter_mut().for_each(shift);
+        run.reasoning_open.iter_mut().for_each(shift);
+        run.assistant.iter_mut().for_each(shift);
+        run.turn_text.iter_mut().for_each(shift);
+        run.turn_reasoning.iter_mut().for_each(shift);
+        run.tools.values_mut().for_each(shift);
+        if !self.following && self.anchor.cell >= at {
+            self.anchor.cell += 1;
+        }
+        self.changed();
+    }
+
+    pub(super) fn changed(&mut self) {
+        if !self.following {
+            self.unseen = true;
+        }
+    }
+
+    pub(super) fn update_cell(&mut self, i: usize, f: impl FnOnce(&mut CellKind)) {
+        if let Some(cell) = self.cells.get_mut(i) {
+            f(&mut cell.kind);
+            cell.invalidate();
+            self.changed();
+        }
+    }
+
+    pub(super) fn update_tool(&mut self, id: &str, f: impl FnOnce(&mut Tool)) {
+        if let Some(&i) = self.run.tools.get(id) {
+            self.update_cell(i, |kind| {
+                if let CellKind::Tool(tool) = kind {
+                    f(tool);
+                }
+            });
+        }
+    }
+
+    pub(super) fn text_delta(&mut self, text: &str, ts: u64) {
+        if self.run.text_open.is_none() && text.trim().is_empty() {
+            // Models often send blank lines before tool calls: no cell until there is text.
+            self.run.pending_blank.push_str(text);
+            return;
+        }
+        self.end_reasoning(ts);
+        let i = match self.run.text_open {
+            Some(i) => i,
+            None => {
+                let text = std::mem::take(&mut self.run.pending_blank);
+                let i = self.push(CellKind::Assistant(Assistant { text }));
+                self.run.text_open = Some(i);
+                self.run.turn_text.push(i);
+                i
+            }
+        };
+        if let Some(cell) = self.cells.get_mut(i)
+            && let CellKind::Assistant(a) = &mut cell.kind
+        {
+            a.text.push_str(text);
+            cell.appended();
+        }
+        self.changed();
+    }
+
+    pub(super) fn reasoning_delta(&mut self, text: &str, ts: u64) {
+        // Text after this reasoning goes into a new cell below it.
+        self.run.text_open = None;
+        let i = match self.run.reasoning_open {
+            Some(i) => i,
+            None => {
+                let i = self.push(CellKind::Reasoning(Reasoning {
+                    started_ms: Some(ts),
+                    streaming: true,
+                    ..Reasoning::default()
+                }));
+                self.run.reasoning_open = Some(i);
+                self.run.turn_reasoning.push(i);
+                i
+            }
+        };
+        if let Some(cell) = self.cells.get_mut(i)
+            && let CellKind::Reasoning(r) = &mut cell.kind
+        {
+            r.text.push_str(text);
+            cell.appended();
+        }
+        self.changed();
+    }
+
+    /// The call is over: its content and reasoning are authoritative (a provider that does not
+    /// stream sends them only here); what streamed is kept when it matches.
+    pub(super) fn llm_call(&mut self, call: &LlmCall, ts: u64) {
+        self.end_reasoning(ts);
+        let reasoning = call.reasoning_content.as_deref().unwrap_or("");
+        let turn_reasoning = std::mem::take(&mut self.run.turn_reasoning);
+        match turn_reasoning.as_slice() {
+            [] if !reasoning.trim().is_empty() => {
+                let kind = CellKind::Reasoning(Reasoning {
+                    text: reasoning.to_string(),
+                    ..Reasoning::default()
+                });
+                match self.run.turn_text.first() {
+                    Some(&first) => self.insert(first, kind),
+                    None => {
+                        self.push(kind);
+                    }
+                }
+            }
+            &[i] if !reasoning.is_empty() => self.update_cell(i, |kind| {
+                if let CellKind::Reasoning(r) = kind
+                    && r.text != reasoning
+                {
+                    r.text = reasoning.to_string();
+                }
+            }),
+            _ => {}
+        }
+
+        let streamed: String = self
+            .run
+            .turn_text
+            .iter()
+            .filter_map(|&i| match &self.cells.get(i)?.kind {
+                CellKind::Assistant(a) => Some(a.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if streamed != call.content {
+            let cells = std::mem::take(&mut self.run.turn_text);
+            match cells.split_first() {
+                None if !call.content.trim().is_empty() => {
+                    let i = self.push(CellKind::Assistant(Assistant {
+                        text: call.content.clone(),
+                    }));
+                    self.run.turn_text.push(i);
+                }
+                None => {}
+                Some((&first, rest)) => {
+                    for (n, &i) in std::iter::once(&first).chain(rest).enumerate() {
+                        let text = if n == 0 {
+                            call.content.clone()
+                        } else {
+                            String::new()
+                        };
+                        self.update_cell(i, |kind| {
+                            if let CellKind::Assistant(a) = kind {
+                                a.text = text;
+                            }
+                        });
+                    }
+                    self.run.turn_text = cells;
+                }
+            }
+        }
+        self.run.assistant = self.run.turn_text.iter().rev().copied().find(|&i| {
+            matches!(self.cells.get(i).map(|c| &c.kind), Some(CellKind::Assistant(a)) if !a.text.trim().is_empty())
+        });
+        self.run.text_open = None;
+        self.run.turn_text.clear();
+        self.run.pending_blank.clear();
+        self.run.turn_reasoning.clear();
+    }
+
+    /// Reasoning stops streaming (it collapses to its summary line).
+    pub(super) fn end_reasoning(&mut self, ts: u64) {
+        if let Some(i) = self.run.reasoning_open.take() {
+            self.update_cell(i, |kind| {
+                if let CellKind::Reasoning(r) = kind {
+                    r.streaming = false;
+                    r.ended_ms.get_or_insert(ts);
+                }
+            });
+        }
+    }
+
+    /// Nothing more streams into the open cells (the call ended, failed or was cancelled).
+    pub(super) fn close_streams(&mut self, ts: Option<u64>) {
+        match ts {
+            Some(ts) => self.end_reasoning(ts),
+            None => {
+                if let Some(i) = self.run.reasoning_open.take() {
+                    self.update_cell(i, |kind| {
+                        if let CellKind::Reasoning(r) = kind {
+                            r.streaming = false;
+                        }
+                    });
+                }
+            }
+        }
+        if let Some(i) = self.run.text_open.take() {
+            self.run.assistant = Some(i);
+        }
+        self.run.turn_text.clear();
+        self.run.pending_blank.clear();
+        self.run.turn_reasoning.clear();
+    }
+}

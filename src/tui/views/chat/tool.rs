@@ -1,0 +1,277 @@
+//! Tool-call cells: one compact line (status, name, key arguments, duration) and, expanded,
+//! the arguments and the result or error.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+use unicode_width::UnicodeWidthChar;
+
+use crate::tui::markdown::{str_width, wrap_plain};
+use crate::tui::theme::{Theme, duration};
+
+/// Lines shown per section (arguments, result) when expanded.
+const SECTION_LINES: usize = 20;
+/// Arguments that say the most about a call, shown first.
+const KEY_ARGS: [&str; 6] = ["command", "path", "url", "pattern", "query", "task"];
+
+/// Where a tool call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ToolState {
+    Running,
+    AwaitingApproval,
+    Ok,
+    Failed,
+    Denied,
+    Cancelled,
+}
+
+/// A tool call and what became of it.
+#[derive(Debug)]
+pub(super) struct Tool {
+    pub name: String,
+    pub arguments: Value,
+    pub state: ToolState,
+    pub duration_ms: Option<u64>,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    /// Why it was denied, when a reason was given.
+    pub reason: Option<String>,
+}
+
+impl Tool {
+    pub fn new(name: &str, arguments: &Value) -> Self {
+        Self {
+            name: name.to_string(),
+            arguments: arguments.clone(),
+            state: ToolState::Running,
+            duration_ms: None,
+            result: None,
+            error: None,
+            reason: None,
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.state == ToolState::Running
+    }
+
+    /// Whether the call has not finished yet.
+    pub fn is_open(&self) -> bool {
+        matches!(self.state, ToolState::Running | ToolState::AwaitingApproval)
+    }
+
+    pub fn layout(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) {
+        let (mark, mark_style) = match self.state {
+            // A placeholder: the view draws the current spinner frame over it.
+            ToolState::Running => ("⠋", t.tool),
+            ToolState::AwaitingApproval => ("?", t.warn),
+            ToolState::Ok => ("✓", t.ok),
+            ToolState::Failed => ("✗", t.error),
+            ToolState::Denied => ("⊘", t.warn),
+            ToolState::Cancelled => ("■", t.dim),
+        };
+        let (suffix, suffix_style) = match self.state {
+            ToolState::Running => (String::new(), t.dim),
+            ToolState::AwaitingApproval => (" · awaiting approval".to_string(), t.warn),
+            ToolState::Denied => (" · denied".to_string(), t.warn),
+            ToolState::Cancelled => (" · cancelled".to_string(), t.dim),
+            ToolState::Ok | ToolState::Failed => match self.duration_ms {
+                Some(ms) => (format!(" · {}", duration(ms)), t.dim),
+                None => (String::new(), t.dim),
+            },
+        };
+        let used = 2 + str_width(&self.name) + str_width(&suffix);
+        let room = usize::from(width).saturating_sub(used + 1);
+        let mut spans = vec![
+            Span::styled(format!("{mark} "), mark_style),
+            Span::styled(self.name.clone(), t.tool),
+        ];
+        let args = argument_summary(&self.arguments);
+        if room >= 2 && !args.is_empty() {
+            spans.push(Span::styled(format!(" {}", truncate(&args, room)), t.text));
+        }
+        if !suffix.is_empty() {
+            spans.push(Span::styled(suffix, suffix_style));
+        }
+        lines.push(Line::from(spans));
+
+        let indent = [Span::raw("    ")];
+        if !details {
+            let (note, style) = match self.state {
+                ToolState::Failed => (self.error.as_deref(), t.error),
+                ToolState::Denied => (self.reason.as_deref().or(self.error.as_deref()), t.dim),
+                _ => (None, t.dim),
+            };
+            if let Some(note) = note.and_then(|n| n.lines().find(|l| !l.trim().is_empty())) {
+                let room = usize::from(width).saturating_sub(4);
+                lines.push(Line::from(vec![
+                    Span::styled("  └ ", t.dim),
+                    Span::styled(truncate(note.trim(), room), style),
+                ]));
+            }
+            return;
+        }
+        section(lines, "arguments", &self.arguments, t.text, width, t);
+        if let Some(result) = &self.result {
+            section(lines, "result", result, t.text, width, t);
+        }
+        if let Some(error) = &self.error {
+            section(
+                lines,
+                "error",
+                &Value::String(error.clone()),
+                t.error,
+                width,
+                t,
+            );
+        }
+        if let Some(reason) = self.reason.as_ref().filter(|_| self.error.is_none()) {
+            lines.extend(wrap_plain(reason, t.dim, width, &indent, &indent));
+        }
+    }
+}
+
+/// A labelled, capped block of `value` lines.
+fn section(
+    lines: &mut Vec<Line<'static>>,
+    label: &str,
+    value: &Value,
+    style: Style,
+    width: u16,
+    t: &Theme,
+) {
+    lines.push(Line::from(Span::styled(format!("  {label}"), t.dim)));
+    let mut out = Capped::default();
+    value_lines(value, "", &mut out);
+    let indent = [Span::raw("    ")];
+    for line in &out.lines {
+        if line.trim().is_empty() {
+            lines.push(Line::default());
+        } else {
+            lines.extend(wrap_plain(line, style, width, &indent, &indent));
+        }
+    }
+    if out.total > out.lines.len() {
+        let more = out.total - out.lines.len();
+        let plural = if more == 1 { "" } else { "s" };
+        lines.push(Line::from(Span::styled(
+            format!("    … {more} more line{plural}"),
+            t.dim,
+        )));
+    }
+}
+
+/// Collects up to [`SECTION_LINES`] lines and counts the rest.
+#[derive(Default)]
+struct Capped {
+    lines: Vec<String>,
+    total: usize,
+}
+
+impl Capped {
+    fn push(&mut self, line: String) {
+        self.total += 1;
+        if self.lines.len() < SECTION_LINES {
+            self.lines.push(line);
+        }
+    }
+}
+
+/// Readable lines for a JSON value: objects as `key: value`, multi-line strings as their lines.
+fn value_lines(value: &Value, indent: &str, out: &mut Capped) {
+    match value {
+        Value::String(s) => s.lines().for_each(|l| out.push(format!("{indent}{l}"))),
+        Value::Object(map) if !map.is_empty() => {
+            for (key, v) in map {
+                match v {
+                    Value::String(s) if !s.contains('\n') => {
+                        out.push(format!("{indent}{key}: {s}"))
+                    }
+                    Value::String(_) | Value::Object(_) | Value::Array(_) if !is_short(v) => {
+                        out.push(format!("{indent}{key}:"));
+                        value_lines(v, &format!("{indent}  "), out);
+                    }
+                    other => out.push(format!("{indent}{key}: {other}")),
+                }
+            }
+        }
+        other => match serde_json::to_string_pretty(other) {
+            Ok(text) => text.lines().for_each(|l| out.push(format!("{indent}{l}"))),
+            Err(_) => out.push(format!("{indent}{other}")),
+        },
+    }
+}
+
+fn is_short(value: &Value) -> bool {
+    match value {
+        Value::Object(_) | Value::Array(_) => value.to_string().len() <= 60,
+        Value::String(s) => !s.contains('\n'),
+        _ => true,
+    }
+}
+
+/// `key=value` pairs of the top-level arguments on one line, the telling keys first.
+fn argument_summary(arguments: &Value) -> String {
+    match arguments {
+        Value::Object(map) => {
+            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
+            pairs.sort_by_key(|(k, _)| {
+                KEY_ARGS
+                    .iter()
+                    .position(|f| f == k)
+                    .unwrap_or(KEY_ARGS.len())
+            });
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        Value::String(s) => one_line(s, 41),
+                        other => one_line(&other.to_string(), 41),
+                    };
+                    format!("{k}={}", truncate(&text, 40))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        Value::Null => String::new(),
+        Value::String(s) => truncate(&one_line(s, 61), 60),
+        other => truncate(&one_line(&other.to_string(), 61), 60),
+    }
+}
+
+/// The words of `text` on one line, stopping soon after `max` chars (a file's content may be
+/// megabytes; only its start is shown).
+fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for word in text.split_whitespace() {
+        if out.len() > max * 4 || out.chars().count() > max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// `text` cut to `max` display columns, with `…` when cut.
+pub(super) fn truncate(text: &str, max: usize) -> String {
+    if str_width(text) <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in text.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw + 1 > max {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    if max > 0 {
+        out.push('…');
+    }
+    out
+}

@@ -1,1 +1,0 @@
-//! The trace timeline pane.

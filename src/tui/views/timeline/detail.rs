@@ -1,0 +1,399 @@
+//! The detail view: the full payload of one timeline row, wrapped and scrollable.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use serde_json::Value;
+use unicode_width::UnicodeWidthChar;
+
+use super::row::{Row, Tone, one_line, scope_label};
+use super::{clip, offset_label};
+use crate::conversation::{Message, Role, ToolCall};
+use crate::event::{EventData, LlmCall};
+use crate::tui::theme::{Theme, duration};
+
+/// One logical line; the first `label` bytes are drawn dim (field names). Wrapped parts
+/// all start `indent` cells in, so nested payloads stay readable when they wrap.
+#[derive(Debug, Clone)]
+pub(super) struct Line {
+    pub text: String,
+    pub tone: Tone,
+    pub label: usize,
+    pub indent: u16,
+}
+
+impl Line {
+    /// The indent actually used at `width`: dropped when it would leave too little room.
+    fn indent_at(&self, width: u16) -> u16 {
+        if self.indent <= width / 2 {
+            self.indent
+        } else {
+            0
+        }
+    }
+}
+
+/// An open detail view. Its lines are built once when it opens, so new events never move it.
+#[derive(Debug)]
+pub(super) struct Detail {
+    pub lines: Vec<Line>,
+    /// Wrapped segments `(line, start byte, end byte)` for `wrapped_for`.
+    segments: Vec<(usize, usize, usize)>,
+    wrapped_for: u16,
+    scroll: usize,
+    /// Updated by render; bounds scrolling from keys.
+    max_scroll: usize,
+    page: usize,
+}
+
+impl Detail {
+    /// The detail of `rows[row]`, with times relative to `origin`.
+    pub(super) fn new(rows: &[Row], row: usize, origin: u64, conversation: &[Message]) -> Self {
+        let mut doc = Doc::default();
+        if let Some(r) = rows.get(row) {
+            describe(&mut doc, rows, r, origin, conversation);
+        }
+        let max_scroll = doc.lines.len();
+        Self {
+            lines: doc.lines,
+            segments: Vec::new(),
+            wrapped_for: 0,
+            scroll: 0,
+            max_scroll,
+            page: 10,
+        }
+    }
+
+    /// Scrolls by `delta` lines (clamped).
+    pub(super) fn scroll_by(&mut self, delta: isize) {
+        let target = self.scroll.saturating_add_signed(delta);
+        self.scroll = target.min(self.max_scroll);
+    }
+
+    /// Scrolls to the top (`false`) or the bottom (`true`).
+    pub(super) fn scroll_to(&mut self, bottom: bool) {
+        self.scroll = if bottom { self.max_scroll } else { 0 };
+    }
+
+    /// Lines a page key moves.
+    pub(super) fn page(&self) -> isize {
+        self.page.max(1) as isize
+    }
+
+    /// Draws the visible part of the payload and a one-line key hint at the bottom.
+    pub(super) fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        if self.wrapped_for != area.width {
+            self.rewrap(area.width);
+        }
+        let hint = area.height >= 3;
+        let height = usize::from(area.height) - usize::from(hint);
+        self.page = height.saturating_sub(1).max(1);
+        self.max_scroll = self.segments.len().saturating_sub(height);
+        self.scroll = self.scroll.min(self.max_scroll);
+        let visible = self.segments.iter().skip(self.scroll).take(height);
+        for (y, &(index, start, end)) in (area.y..).zip(visible) {
+            let Some(line) = self.lines.get(index) else {
+                continue;
+            };
+            let style = line.tone.style(theme);
+            let split = line.label.clamp(start, end);
+            let indent = line.indent_at(area.width);
+            let room = usize::from(area.width - indent);
+            let x = area.x + indent;
+            let (after, _) = buf.set_stringn(x, y, &line.text[start..split], room, theme.dim);
+            let used = usize::from(after - x);
+            buf.set_stringn(
+                after,
+                y,
+                &line.text[split..end],
+                room.saturating_sub(used),
+                style,
+            );
+        }
+        if hint {
+            let y = area.bottom() - 1;
+            let last = (self.scroll + height).min(self.segments.len());
+            let position = format!(" {last}/{}", self.segments.len());
+            let keys = "Esc close · ↑↓ PgUp PgDn scroll";
+            let room = usize::from(area.width).saturating_sub(position.len());
+            buf.set_stringn(area.x, y, clip(keys, room), room, theme.dim);
+            let x = area.right().saturating_sub(position.len() as u16);
+            buf.set_stringn(
+                x.max(area.x),
+                y,
+                &position,
+                usize::from(area.width),
+                theme.dim,
+            );
+        }
+    }
+
+    fn rewrap(&mut self, width: u16) {
+        self.segments.clear();
+        for (index, line) in self.lines.iter().enumerate() {
+            let room = usize::from(width - line.indent_at(width));
+            for (start, end) in wrap(&line.text, room) {
+                self.segments.push((index, start, end));
+            }
+        }
+        self.wrapped_for = width;
+    }
+}
+
+/// Byte ranges of `text` that each fit `width` cells, breaking after a space when one is
+/// on the line and hard otherwise. Always at least one range; never an empty range for a
+/// non-empty text, so every character is shown once.
+pub(super) fn wrap(text: &str, width: usize) -> Vec<(usize, usize)> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut used = 0;
+    let mut after_space = None;
+    for (i, ch) in text.char_indices() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > width && i > start {
+            let cut = after_space.filter(|&b| b > start && b <= i).unwrap_or(i);
+            out.push((start, cut));
+            start = cut;
+            used = text[start..i].chars().map(|c| c.width().unwrap_or(0)).sum();
+            after_space = None;
+        }
+        used += w;
+        if ch == ' ' {
+            after_space = Some(i + 1);
+        }
+    }
+    out.push((start, text.len()));
+    out
+}
+
+/// Builds the lines of a detail view.
+#[derive(Default)]
+struct Doc {
+    lines: Vec<Line>,
+    /// Indent of the lines added now.
+    indent: u16,
+}
+
+impl Doc {
+    fn push(&mut self, text: String, tone: Tone, label: usize) {
+        self.lines.push(Line {
+            text,
+            tone,
+            label,
+            indent: self.indent,
+        });
+    }
+
+    /// Adds `text`, one line per line of it (tabs expanded, control characters dropped).
+    fn text(&mut self, tone: Tone, text: &str) {
+        for raw in text.split('\n') {
+            self.push(clean(raw), tone, 0);
+        }
+    }
+
+    /// `label: value` with the label dim; a multi-line value continues on the next lines.
+    fn field(&mut self, label: &str, value: &str) {
+        let mut parts = value.split('\n');
+        let first = clean(parts.next().unwrap_or_default());
+        self.push(format!("{label}: {first}"), Tone::Text, label.len() + 2);
+        for rest in parts {
+            self.text(Tone::Text, rest);
+        }
+    }
+
+    fn heading(&mut self, text: &str) {
+        self.push(String::new(), Tone::Text, 0);
+        self.push(format!("── {}", clean(text)), Tone::Heading, 0);
+    }
+
+    /// A JSON value, pretty; a string is shown as its text (newlines and all), not quoted.
+    fn json(&mut self, value: &Value) {
+        match value {
+            Value::String(s) => self.text(Tone::Text, s),
+            other => {
+                let pretty = serde_json::to_string_pretty(other).unwrap_or_default();
+                self.text(Tone::Code, &pretty);
+            }
+        }
+    }
+
+    /// `name (id)` and the arguments under it.
+    fn tool_call(&mut self, call: &ToolCall) {
+        let name = format!("{} ({})", one_line(&call.name), one_line(&call.id));
+        self.push(name, Tone::Tool, 0);
+        self.indented(|doc| doc.json(&call.arguments));
+    }
+
+    /// Runs `add` with the indent two cells deeper.
+    fn indented(&mut self, add: impl FnOnce(&mut Self)) {
+        self.indent += 2;
+        add(self);
+        self.indent -= 2;
+    }
+}
+
+/// Expands tabs and drops other control characters (they would corrupt the cells).
+fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &[Message]) {
+    let event = &row.event;
+    doc.push(format!("{} {}", row.symbol, event.kind()), row.tone, 0);
+    let mut when = format!("at {}", offset_label(row.start.saturating_sub(origin)));
+    match row.duration_ms() {
+        Some(ms) => when.push_str(&format!(" · took {}", duration(ms))),
+        None if row.pending => when.push_str(" · running"),
+        None => {}
+    }
+    doc.text(Tone::Dim, &when);
+    doc.text(Tone::Text, &row.name);
+    match &event.data {
+        EventData::LlmCall(call) => llm_call(doc, call, conversation),
+        EventData::ToolCall {
+            turn,
+            id,
+            arguments,
+            parent,
+            ..
+        } => {
+            doc.field("turn", &turn.to_string());
+            doc.field("id", id);
+            doc.field("parent", parent.as_deref().unwrap_or("none"));
+            doc.heading("arguments");
+            doc.json(arguments);
+            if let Some(result) = row.link.and_then(|i| rows.get(i)) {
+                doc.heading("result");
+                tool_result(doc, &result.event.data);
+            }
+        }
+        EventData::ToolResult { .. } => tool_result(doc, &event.data),
+        EventData::ApprovalDecided {
+            scope,
+            reason: Some(reason),
+            ..
+        } => {
+            doc.field("scope", scope_label(*scope));
+            doc.field("reason", reason);
+        }
+        data => {
+            doc.heading("data");
+            let value = serde_json::to_value(data).unwrap_or(Value::Null);
+            doc.json(value.get("data").unwrap_or(&Value::Null));
+        }
+    }
+}
+
+fn tool_result(doc: &mut Doc, data: &EventData) {
+    if let EventData::ToolResult {
+        id,
+        ok,
+        result,
+        error,
+        duration_ms,
+        ..
+    } = data
+    {
+        doc.field("id", id);
+        doc.field("ok", if *ok { "yes" } else { "no" });
+        doc.field("duration", &duration(*duration_ms));
+        if let Some(error) = error {
+            doc.field("error", error);
+        }
+        if let Some(result) = result {
+            doc.json(result);
+        }
+    }
+}
+
+fn llm_call(doc: &mut Doc, call: &LlmCall, conversation: &[Message]) {
+    doc.field("turn", &call.turn.to_string());
+    doc.field("model", &call.model);
+    doc.field("duration", &duration(call.duration_ms));
+    let ttft = call.ttft_ms.map(duration).unwrap_or_else(|| "–".into());
+    doc.field("ttft", &ttft);
+    doc.field("finish", call.finish_reason.as_deref().unwrap_or("–"));
+    let usage = format!(
+        "{} in · {} out",
+        call.usage.input_tokens, call.usage.output_tokens
+    );
+    doc.field("usage", &usage);
+    let tools = if call.tools.is_empty() {
+        "none".to_string()
+    } else {
+        call.tools.join(", ")
+    };
+    doc.field("tools offered", &tools);
+    doc.heading("answer");
+    if call.content.is_empty() {
+        doc.text(Tone::Dim, "(empty)");
+    } else {
+        doc.text(Tone::Text, &call.content);
+    }
+    if let Some(reasoning) = call.reasoning_content.as_deref() {
+        doc.heading("reasoning");
+        doc.text(Tone::Dim, reasoning);
+    }
+    if !call.tool_calls.is_empty() {
+        doc.heading(&format!("tool calls ({})", call.tool_calls.len()));
+        for tc in &call.tool_calls {
+            doc.tool_call(tc);
+        }
+    }
+    // Conversations only grow, so what this call sent is the start of the rebuilt one.
+    let sent = &conversation[..call.message_count.min(conversation.len())];
+    doc.heading(&format!("messages sent ({})", call.message_count));
+    if sent.len() < call.message_count {
+        doc.text(Tone::Dim, "(earlier messages are not in this trace)");
+    }
+    for (n, message) in sent.iter().enumerate() {
+        self::message(doc, n + 1, message);
+    }
+}
+
+fn message(doc: &mut Doc, n: usize, message: &Message) {
+    let (role, tone) = match message.role {
+        Role::System => ("system", Tone::Dim),
+        Role::User => ("user", Tone::Heading),
+        Role::Assistant => ("assistant", Tone::Llm),
+        Role::Tool => ("tool", Tone::Tool),
+    };
+    let mut head = format!("[{n}] {role}");
+    if let Some(name) = &message.name {
+        head.push_str(&format!(" {}", one_line(name)));
+    }
+    if let Some(id) = &message.tool_call_id {
+        head.push_str(&format!(" · tool_call_id {}", one_line(id)));
+    }
+    doc.push(head, tone, 0);
+    doc.indented(|doc| {
+        if let Some(reasoning) = &message.reasoning_content {
+            doc.field("reasoning", reasoning);
+        }
+        match message.content.as_deref() {
+            // Tool results are JSON text: show them pretty when they parse.
+            Some(content) if message.role == Role::Tool => {
+                match serde_json::from_str::<Value>(content) {
+                    Ok(value @ (Value::Object(_) | Value::Array(_))) => doc.json(&value),
+                    _ => doc.text(Tone::Text, content),
+                }
+            }
+            Some(content) => doc.text(Tone::Text, content),
+            None => {}
+        }
+        for call in &message.tool_calls {
+            doc.tool_call(call);
+        }
+    });
+}

@@ -1,0 +1,263 @@
+//! The trace timeline pane: one row per trace event with its timing on a shared time axis,
+//! a filter by kind, and a detail view of the selected event's full payload.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::layout::Rect;
+use unicode_width::UnicodeWidthChar;
+
+use crate::conversation::Message;
+use crate::event::{Event, EventData};
+use crate::tui::theme::Theme;
+
+mod detail;
+mod list;
+mod row;
+#[cfg(test)]
+mod tests;
+
+use detail::Detail;
+use row::{Filter, Row};
+
+/// State of the timeline pane: the rows, the filter, the selection and an open detail view.
+#[derive(Debug)]
+pub struct TimelineState {
+    rows: Vec<Row>,
+    /// Tool calls still waiting for their result, by call id → row.
+    open_calls: HashMap<String, usize>,
+    /// Rows that pass the filter, in order (indexes into `rows`).
+    visible: Vec<usize>,
+    filter: Filter,
+    /// Position of the selection in `visible`.
+    selected: usize,
+    /// Whether the selection stays on the newest row.
+    follow: bool,
+    /// First shown position in `visible`.
+    scroll: usize,
+    /// Rows per page, from the last render.
+    page: usize,
+    /// The time axis: earliest start and latest end seen (unix ms).
+    origin: Option<u64>,
+    horizon: u64,
+    detail: Option<Detail>,
+    /// The conversation rebuilt from `llm_call` events, for "messages sent" in details.
+    conversation: Vec<Message>,
+}
+
+impl Default for TimelineState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TimelineState {
+    /// An empty timeline that follows new events.
+    pub fn new() -> Self {
+        Self {
+            rows: Vec::new(),
+            open_calls: HashMap::new(),
+            visible: Vec::new(),
+            filter: Filter::All,
+            selected: 0,
+            follow: true,
+            scroll: 0,
+            page: 10,
+            origin: None,
+            horizon: 0,
+            detail: None,
+            conversation: Vec::new(),
+        }
+    }
+
+    /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
+    /// shows frames); a tool result also ends its call's span.
+    pub fn on_event(&mut self, event: &Event) {
+        let Some(row) = Row::from_event(event) else {
+            return;
+        };
+        let index = self.rows.len();
+        match &event.data {
+            EventData::LlmCall(call) => {
+                let kept = call.message_count.saturating_sub(call.new_messages.len());
+                self.conversation.truncate(kept);
+                self.conversation.extend(call.new_messages.iter().cloned());
+            }
+            EventData::ToolCall { id, .. } => {
+                self.open_calls.insert(id.clone(), index);
+            }
+            EventData::ToolResult { id, .. } => {
+                if let Some(call) = self.open_calls.remove(id)
+                    && let Some(call_row) = self.rows.get_mut(call)
+                {
+                    call_row.close(event.timestamp, index);
+                }
+            }
+            _ => {}
+        }
+        self.origin = Some(self.origin.map_or(row.start, |o| o.min(row.start)));
+        self.horizon = self.horizon.max(row.end).max(event.timestamp);
+        let shown = row.matches(self.filter);
+        self.rows.push(row);
+        if shown {
+            self.visible.push(index);
+            if self.follow {
+                self.selected = self.visible.len() - 1;
+            }
+        }
+    }
+
+    /// Handles a key of the focused pane; `true` when it was used. Esc is used only to
+    /// close a detail view, so the app can give it another meaning otherwise.
+    pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        if key.kind == KeyEventKind::Release
+            || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
+        {
+            return false;
+        }
+        if let Some(detail) = &mut self.detail {
+            match key.code {
+                KeyCode::Esc | KeyCode::Enter => self.detail = None,
+                KeyCode::Up | KeyCode::Char('k') => detail.scroll_by(-1),
+                KeyCode::Down | KeyCode::Char('j') => detail.scroll_by(1),
+                KeyCode::PageUp => detail.scroll_by(-detail.page()),
+                KeyCode::PageDown => detail.scroll_by(detail.page()),
+                KeyCode::Home | KeyCode::Char('g') => detail.scroll_to(false),
+                KeyCode::End | KeyCode::Char('G') => detail.scroll_to(true),
+                _ => return false,
+            }
+            return true;
+        }
+        let page = self.page.max(1) as isize;
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
+            KeyCode::PageUp => self.move_by(-page),
+            KeyCode::PageDown => self.move_by(page),
+            KeyCode::Home | KeyCode::Char('g') => {
+                self.selected = 0;
+                self.follow = false;
+            }
+            KeyCode::End | KeyCode::Char('G') => {
+                self.selected = self.visible.len().saturating_sub(1);
+                self.follow = true;
+            }
+            KeyCode::Enter => {
+                let Some(&index) = self.visible.get(self.selected) else {
+                    return false;
+                };
+                self.detail = Some(Detail::new(
+                    &self.rows,
+                    index,
+                    self.origin.unwrap_or(0),
+                    &self.conversation,
+                ));
+            }
+            KeyCode::Char('f') => {
+                self.filter = self.filter.next();
+                self.refilter();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Whether the detail view is open (Esc then closes it rather than cancelling).
+    pub fn has_detail_open(&self) -> bool {
+        self.detail.is_some()
+    }
+
+    /// The current filter, for the pane title.
+    pub fn filter_label(&self) -> &'static str {
+        self.filter.label()
+    }
+
+    /// Number of rows, before filtering.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows at all.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Forgets every row (the filter stays) and follows again.
+    pub fn clear(&mut self) {
+        let filter = self.filter;
+        *self = Self::new();
+        self.filter = filter;
+    }
+
+    /// Draws the list, or the detail view when one is open, into `area`.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        match &mut self.detail {
+            Some(detail) => detail.render(area, buf, theme),
+            None => self.render_list(area, buf, theme, focused),
+        }
+    }
+
+    /// Moves the selection; reaching the newest row with ↓ resumes following, like End.
+    fn move_by(&mut self, delta: isize) {
+        let last = self.visible.len().saturating_sub(1);
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+        self.follow = delta > 0 && self.selected == last;
+    }
+
+    /// Rebuilds the filtered list, keeping the selected row or the nearest one before it.
+    fn refilter(&mut self) {
+        let current = self.visible.get(self.selected).copied();
+        let filter = self.filter;
+        self.visible = (self.rows.iter().enumerate())
+            .filter(|(_, row)| row.matches(filter))
+            .map(|(i, _)| i)
+            .collect();
+        self.selected = match current {
+            Some(current) if !self.follow => self
+                .visible
+                .partition_point(|&i| i <= current)
+                .saturating_sub(1),
+            _ => self.visible.len().saturating_sub(1),
+        };
+    }
+}
+
+/// `+1.25s`, `+16m40s`, `+2h05m`: a start offset from the first event.
+fn offset_label(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs < 1000 {
+        format!("+{:.2}s", ms as f64 / 1000.0)
+    } else if secs < 6000 {
+        format!("+{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("+{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
+/// `text` cut to `width` cells, with `…` as its last cell when it was cut.
+fn clip(text: &str, width: usize) -> Cow<'_, str> {
+    let mut used = 0;
+    let mut cut = None;
+    for (i, c) in text.char_indices() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width.saturating_sub(1) && cut.is_none() {
+            cut = Some(i);
+        }
+        used += w;
+        if used > width {
+            let end = cut.unwrap_or(i);
+            return if width == 0 {
+                Cow::Borrowed("")
+            } else {
+                Cow::Owned(format!("{}…", &text[..end]))
+            };
+        }
+    }
+    Cow::Borrowed(text)
+}

@@ -1,0 +1,457 @@
+//! The TUI's app state driven by events and keys, without a terminal, and snapshots of whole
+//! screens rendered into ratatui's TestBackend.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use serde_json::json;
+use taco::conversation::Usage;
+use taco::event::{DeltaKind, Event, EventData, FrameState, LlmCall, Scope, StackFrame};
+use taco::orchestrator::approval::ApprovalAnswer;
+use taco::orchestrator::task::Op;
+use taco::tui::app::{App, AppInfo, Command};
+use taco::tui::commands::ToolInfo;
+use taco::tui::layout::Focus;
+use taco::tui::views::status::Activity;
+
+fn info() -> AppInfo {
+    AppInfo {
+        provider: "demo".into(),
+        model: "demo".into(),
+        auto_reason: Some("no API key in the environment and no local Ollama".into()),
+        max_turns: 10,
+        workdir: "/work/project".into(),
+        tools: vec![
+            ToolInfo {
+                name: "read_file".into(),
+                description: "Read a file. More text.".into(),
+                schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+                policy: "allow".into(),
+            },
+            ToolInfo {
+                name: "shell".into(),
+                description: "Run a command.".into(),
+                schema: json!({"type": "object"}),
+                policy: "ask".into(),
+            },
+        ],
+    }
+}
+
+struct Harness {
+    app: App,
+    t0: Instant,
+    ms: u64,
+    request: Arc<str>,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let t0 = Instant::now();
+        Self {
+            app: App::new(info(), t0),
+            t0,
+            ms: 0,
+            request: Arc::from("run-1"),
+        }
+    }
+
+    fn now(&self) -> Instant {
+        self.t0 + Duration::from_millis(self.ms)
+    }
+
+    fn event(&mut self, data: EventData) -> Vec<Command> {
+        self.ms += 10;
+        let event = Event {
+            timestamp: 1_700_000_000_000 + self.ms,
+            request_id: self.request.clone(),
+            data,
+        };
+        let now = self.now();
+        self.app.on_event(&event, now)
+    }
+
+    fn key(&mut self, code: KeyCode) -> Vec<Command> {
+        self.key_with(code, KeyModifiers::NONE)
+    }
+
+    fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
+        let now = self.now();
+        self.app.on_key(KeyEvent::new(code, modifiers), now)
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn start_run(&mut self) {
+        self.event(EventData::RunStarted {
+            prompt: "p".into(),
+            provider: "demo".into(),
+            model: "demo".into(),
+            max_turns: 10,
+        });
+    }
+
+    fn ask(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: serde_json::Value,
+        position: usize,
+        of: usize,
+    ) {
+        self.event(EventData::ToolCall {
+            turn: 1,
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.clone(),
+            parent: None,
+        });
+        self.event(EventData::StackPush(StackFrame {
+            id: id.into(),
+            parent: None,
+            name: name.into(),
+            summary: "x".into(),
+            state: FrameState::AwaitingApproval,
+        }));
+        self.event(EventData::ApprovalRequested {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            position,
+            of,
+        });
+    }
+
+    fn screen(&mut self, width: u16, height: u16) -> Terminal<TestBackend> {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        let now = self.now();
+        terminal
+            .draw(|f| self.app.render(f.area(), f.buffer_mut(), now))
+            .unwrap();
+        terminal
+    }
+}
+
+fn approve(id: &str, answer: ApprovalAnswer) -> Command {
+    Command::Op(Op::Approve {
+        id: id.into(),
+        answer,
+    })
+}
+
+#[test]
+fn enter_submits_and_a_prompt_typed_while_running_is_queued_until_the_end() {
+    let mut h = Harness::new();
+    h.type_text("list files");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [Command::Op(Op::Submit("list files".into()))]
+    );
+    assert!(h.app.is_busy());
+    assert_eq!(h.app.composer_text(), "");
+    h.start_run();
+    h.type_text("and then this");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [],
+        "nothing is sent while a request runs"
+    );
+    assert_eq!(h.app.queued().collect::<Vec<_>>(), ["and then this"]);
+    let after = h.event(EventData::Final {
+        content: "done".into(),
+        turns: 1,
+        usage: Usage::default(),
+    });
+    assert_eq!(after, [Command::Op(Op::Submit("and then this".into()))]);
+    assert_eq!(h.app.queued().count(), 0);
+    assert!(h.app.is_busy());
+}
+
+#[test]
+fn each_approval_key_sends_the_right_decision_and_scope() {
+    for (key, answer) in [
+        ('y', ApprovalAnswer::approve(Scope::Once)),
+        ('t', ApprovalAnswer::approve(Scope::Turn)),
+        ('a', ApprovalAnswer::approve(Scope::Session)),
+    ] {
+        let mut h = Harness::new();
+        h.start_run();
+        h.ask("c1", "shell", json!({"command": "ls"}), 1, 1);
+        assert!(h.app.approval_open());
+        assert_eq!(h.app.activity(), Activity::AwaitingApproval);
+        assert_eq!(
+            h.key(KeyCode::Char(key)),
+            [approve("c1", answer)],
+            "key {key}"
+        );
+        assert!(!h.app.approval_open());
+    }
+    // n, then a reason, then Enter.
+    let mut h = Harness::new();
+    h.start_run();
+    h.ask("c1", "shell", json!({"command": "rm -rf /"}), 1, 1);
+    assert_eq!(h.key(KeyCode::Char('n')), []);
+    h.type_text("too risky");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [approve(
+            "c1",
+            ApprovalAnswer::deny(Some("too risky".into()))
+        )]
+    );
+    // Esc denies without a reason.
+    h.ask("c2", "shell", json!({"command": "ls"}), 1, 1);
+    assert_eq!(
+        h.key(KeyCode::Esc),
+        [approve("c2", ApprovalAnswer::deny(None))]
+    );
+}
+
+#[test]
+fn the_dialog_takes_letters_but_the_timeline_stays_navigable() {
+    let mut h = Harness::new();
+    h.start_run();
+    h.ask("c1", "shell", json!({"command": "ls"}), 1, 2);
+    h.ask("c2", "write_file", json!({"path": "a"}), 2, 2);
+    h.key(KeyCode::Char('x'));
+    assert_eq!(
+        h.app.composer_text(),
+        "",
+        "letters do not leak into the composer"
+    );
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.focus(), Focus::Timeline);
+    assert_eq!(h.key(KeyCode::Up), [], "the timeline takes its keys");
+    assert_eq!(
+        h.key(KeyCode::Char('y')),
+        [approve("c1", ApprovalAnswer::approve(Scope::Once))]
+    );
+    assert!(h.app.approval_open(), "call 2 of 2 is next");
+    assert_eq!(
+        h.key(KeyCode::Char('y')),
+        [approve("c2", ApprovalAnswer::approve(Scope::Once))]
+    );
+}
+
+#[test]
+fn esc_and_ctrl_c_cancel_and_a_second_ctrl_c_quits() {
+    let mut h = Harness::new();
+    h.type_text("go");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    assert_eq!(h.key(KeyCode::Esc), [Command::Op(Op::Cancel)]);
+    assert_eq!(
+        h.key_with(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        [Command::Op(Op::Cancel)]
+    );
+    assert_eq!(
+        h.key_with(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        [Command::Quit]
+    );
+    assert!(h.app.should_quit());
+
+    // Idle: the first Ctrl-C only warns; one after the window does not quit either.
+    let mut h = Harness::new();
+    assert_eq!(h.key_with(KeyCode::Char('c'), KeyModifiers::CONTROL), []);
+    h.ms += 2500;
+    assert_eq!(h.key_with(KeyCode::Char('c'), KeyModifiers::CONTROL), []);
+    assert_eq!(
+        h.key_with(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        [Command::Quit]
+    );
+    // Esc when idle sends nothing.
+    let mut h = Harness::new();
+    assert_eq!(h.key(KeyCode::Esc), []);
+}
+
+#[test]
+fn cancelled_ends_the_run_and_clears_the_dialog() {
+    let mut h = Harness::new();
+    h.start_run();
+    h.ask("c1", "shell", json!({"command": "ls"}), 1, 1);
+    h.event(EventData::Cancelled {
+        running: "tool calls".into(),
+    });
+    assert!(!h.app.is_busy());
+    assert!(!h.app.approval_open());
+    assert_eq!(h.app.activity(), Activity::Idle);
+}
+
+#[test]
+fn tab_cycles_focus_and_completes_commands() {
+    let mut h = Harness::new();
+    assert_eq!(h.app.focus(), Focus::Chat);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.focus(), Focus::Stack);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.focus(), Focus::Timeline);
+    h.key(KeyCode::BackTab);
+    assert_eq!(h.app.focus(), Focus::Stack);
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.focus(), Focus::Chat);
+    h.type_text("/he");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.composer_text(), "/help");
+    assert_eq!(
+        h.app.focus(),
+        Focus::Chat,
+        "Tab completed instead of moving focus"
+    );
+    h.key(KeyCode::Enter);
+    assert!(h.app.help_open());
+    h.key(KeyCode::Esc);
+    assert!(!h.app.help_open());
+    h.key(KeyCode::Char('?'));
+    assert!(h.app.help_open(), "? on an empty composer opens help");
+}
+
+#[test]
+fn slash_commands_answer_in_the_chat() {
+    let mut h = Harness::new();
+    h.type_text("/quit");
+    assert_eq!(h.key(KeyCode::Enter), [Command::Quit]);
+    let mut h = Harness::new();
+    h.type_text("/clear");
+    assert_eq!(h.key(KeyCode::Enter), [Command::Op(Op::Clear)]);
+    h.type_text("/cancel");
+    assert_eq!(h.key(KeyCode::Enter), [], "nothing to cancel");
+    h.type_text("/tools");
+    h.key(KeyCode::Enter);
+    h.type_text("/tool read_file");
+    h.key(KeyCode::Enter);
+    h.type_text("/status");
+    h.key(KeyCode::Enter);
+    h.type_text("/bogus");
+    h.key(KeyCode::Enter);
+    let screen = format!("{}", h.screen(120, 80).backend());
+    assert!(
+        screen.contains("read_file") && screen.contains("(allow)"),
+        "{screen}"
+    );
+    assert!(screen.contains("\"path\""), "the schema is shown: {screen}");
+    assert!(screen.contains("Tool stack: empty"), "{screen}");
+    assert!(screen.contains("unknown command"), "{screen}");
+}
+
+#[test]
+fn scrolling_up_stops_following_and_end_resumes() {
+    let mut h = Harness::new();
+    h.start_run();
+    for i in 0..200 {
+        h.event(EventData::Delta {
+            kind: DeltaKind::Text,
+            text: format!("line {i}\n\n"),
+        });
+    }
+    h.screen(100, 30);
+    assert!(h.app.chat.is_following());
+    h.key(KeyCode::PageUp);
+    assert!(!h.app.chat.is_following());
+    h.app.on_mouse(MouseEvent {
+        kind: MouseEventKind::ScrollUp,
+        column: 5,
+        row: 5,
+        modifiers: KeyModifiers::NONE,
+    });
+    h.event(EventData::Delta {
+        kind: DeltaKind::Text,
+        text: "more\n".into(),
+    });
+    assert!(
+        !h.app.chat.is_following(),
+        "new text does not pull the view down"
+    );
+    h.key(KeyCode::End);
+    assert!(h.app.chat.is_following());
+}
+
+#[test]
+fn snapshot_empty_start_screen() {
+    let mut h = Harness::new();
+    insta::assert_snapshot!(h.screen(160, 30).backend());
+}
+
+#[test]
+fn snapshot_approval_dialog_with_long_arguments() {
+    let mut h = Harness::new();
+    h.type_text("write the config");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.event(EventData::Delta {
+        kind: DeltaKind::Text,
+        text: "I'll write the new config file now.".into(),
+    });
+    let content: String = (1..=40).map(|i| format!("setting_{i} = {i}\n")).collect();
+    h.ask(
+        "c1",
+        "write_file",
+        json!({"path": "config/settings.toml", "content": content}),
+        1,
+        2,
+    );
+    h.ask("c2", "shell", json!({"command": "cargo test"}), 2, 2);
+    insta::assert_snapshot!(h.screen(150, 36).backend());
+}
+
+#[test]
+fn snapshot_help_screen() {
+    let mut h = Harness::new();
+    h.key(KeyCode::Char('?'));
+    insta::assert_snapshot!(h.screen(100, 44).backend());
+}
+
+#[test]
+fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
+    let mut h = Harness::new();
+    h.type_text("hello");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.event(EventData::Delta {
+        kind: DeltaKind::Text,
+        text: "Hi! Let me look.".into(),
+    });
+    h.event(EventData::LlmCall(Box::new(LlmCall {
+        turn: 1,
+        model: "demo".into(),
+        duration_ms: 120,
+        ttft_ms: Some(20),
+        finish_reason: Some("tool_calls".into()),
+        content: "Hi! Let me look.".into(),
+        reasoning_content: None,
+        tool_calls: vec![],
+        usage: Usage {
+            input_tokens: 12,
+            output_tokens: 5,
+        },
+        message_count: 2,
+        new_messages: vec![],
+        tools: vec![],
+    })));
+    insta::assert_snapshot!("narrow_chat", h.screen(70, 20).backend());
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
+    insta::assert_snapshot!("narrow_timeline", h.screen(70, 20).backend());
+}
+
+#[test]
+fn any_size_renders_without_panicking() {
+    let mut h = Harness::new();
+    h.type_text("x");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.ask("c1", "shell", json!({"command": "ls"}), 1, 1);
+    for w in [0, 1, 5, 20, 40, 79, 80, 139, 140, 250] {
+        for ht in [0, 1, 2, 5, 10, 40] {
+            h.screen(w, ht);
+        }
+    }
+}
