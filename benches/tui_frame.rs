@@ -105,7 +105,7 @@ struct Streamer {
 impl Streamer {
     fn step(&mut self, chat: &mut ChatState) {
         self.n += 1;
-        let piece = if self.n % 40 == 0 {
+        let piece = if self.n.is_multiple_of(40) {
             "end.\n\n"
         } else {
             "word "
@@ -113,7 +113,7 @@ impl Streamer {
         self.text.push_str(piece);
         chat.on_event(&delta(piece));
         // Every so often the answer completes and a new turn starts (keeps answers realistic).
-        if self.n % 2_000 == 0 {
+        if self.n.is_multiple_of(2_000) {
             chat.on_event(&llm_call(std::mem::take(&mut self.text)));
             chat.push_user("next question");
         }

@@ -239,14 +239,17 @@ impl ApprovalState {
         for line in pretty(&current.arguments).lines() {
             lines.push(Line::styled(line.to_string(), theme.code));
         }
-        let footer = self.footer(theme);
-        let body_height = inner.height.saturating_sub(footer.len() as u16);
+        let body_height = inner.height.saturating_sub(1);
         let body = Rect {
             height: body_height,
             ..inner
         };
-        let total: usize = lines.len();
+        // Rows after wrapping, so the footer can say how much is below the fold.
+        let width = inner.width.max(1) as usize;
+        let total: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
         let scroll = self.scroll.min(total.saturating_sub(1) as u16);
+        let below = total.saturating_sub(scroll as usize + body_height as usize);
+        let footer = self.footer(theme, below);
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .scroll((scroll, 0))
@@ -259,7 +262,7 @@ impl ApprovalState {
         Paragraph::new(footer).render(footer_area, buf);
     }
 
-    fn footer(&self, theme: &Theme) -> Vec<Line<'static>> {
+    fn footer(&self, theme: &Theme, below: usize) -> Vec<Line<'static>> {
         if let Some(reason) = &self.reason {
             return vec![Line::from(vec![
                 Span::styled(
@@ -282,7 +285,14 @@ impl ApprovalState {
         ] {
             spans.extend(key(k, what));
         }
-        spans.push(Span::styled("↑↓ scroll", theme.dim));
+        if below > 0 {
+            spans.push(Span::styled(
+                format!("↓ {below} more · ↑↓ scroll"),
+                theme.warn,
+            ));
+        } else {
+            spans.push(Span::styled("↑↓ scroll", theme.dim));
+        }
         vec![Line::from(spans)]
     }
 }
@@ -293,8 +303,11 @@ pub fn pretty(arguments: &Value) -> String {
     let Value::Object(map) = arguments else {
         return serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
     };
+    // Short values first, so `path` or `command` is seen before a long file body.
+    let mut fields: Vec<(&String, &Value)> = map.iter().collect();
+    fields.sort_by_key(|(_, v)| matches!(v, Value::String(t) if t.contains('\n')));
     let mut out = String::new();
-    for (key, value) in map {
+    for (key, value) in fields {
         match value {
             Value::String(text) if text.contains('\n') => {
                 out.push_str(key);
@@ -409,7 +422,7 @@ mod tests {
     #[test]
     fn arguments_read_as_text() {
         let shown = pretty(&json!({"path": "a.txt", "content": "line 1\nline 2", "n": 3}));
-        assert_eq!(shown, "content:\n  line 1\n  line 2\nn: 3\npath: a.txt\n");
+        assert_eq!(shown, "n: 3\npath: a.txt\ncontent:\n  line 1\n  line 2\n");
         assert_eq!(pretty(&json!("raw")), "\"raw\"");
     }
 

@@ -239,20 +239,14 @@ fn argument_summary(arguments: &Value) -> String {
     }
 }
 
-/// The words of `text` on one line, stopping soon after `max` chars (a file's content may be
-/// megabytes; only its start is shown).
+/// The words of `text` on one line, at most `max + 1` chars: enough for `truncate` to see
+/// whether to cut, without copying a megabyte file's content.
 fn one_line(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    for word in text.split_whitespace() {
-        if out.len() > max * 4 || out.chars().count() > max {
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
+    text.split_whitespace()
+        .flat_map(|word| std::iter::once(' ').chain(word.chars()))
+        .skip(1)
+        .take(max + 1)
+        .collect()
 }
 
 /// `text` cut to `max` display columns, with `…` when cut.
