@@ -26,7 +26,7 @@ pub(super) struct Columns {
 pub(super) fn columns(width: u16) -> Columns {
     // Symbol and its space take 2 cells; each further column one separating space.
     let fixed = 2 + OFFSET_W + 1 + DURATION_W + 1;
-    if width >= fixed + 1 + 14 + 10 {
+    if width >= 70 {
         // The name gets about three fifths, up to what names usually need; the bar the rest.
         let rest = width - fixed - 1;
         let name = (rest / 5 * 3).clamp(14, 48).min(rest - 10);
@@ -35,6 +35,16 @@ pub(super) fn columns(width: u16) -> Columns {
             offset: OFFSET_W,
             duration: DURATION_W,
             bar: rest - name,
+        }
+    } else if width >= 40 {
+        // Medium panes keep a short bar (it shows when things happened) and drop the
+        // offset, so names stay readable.
+        let bar = (width / 5).clamp(6, 12);
+        Columns {
+            name: width - 2 - DURATION_W - 1 - 1 - bar,
+            offset: 0,
+            duration: DURATION_W,
+            bar,
         }
     } else if width >= fixed + 12 {
         Columns {
