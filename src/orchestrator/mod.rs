@@ -105,6 +105,7 @@ struct Run<'s> {
 
 impl Run<'_> {
     fn emit(&mut self, data: EventData) {
+        log(&self.request_id, &data);
         self.sink.emit(Event::now(&self.request_id, data));
     }
 
@@ -376,6 +377,49 @@ impl Orchestrator {
             self.provider.name(),
             self.provider.model()
         )
+    }
+}
+
+/// The diagnostic log gets what happened, never content, arguments or results.
+fn log(request_id: &str, data: &EventData) {
+    match data {
+        EventData::RunStarted {
+            provider, model, ..
+        } => {
+            tracing::info!(request_id, provider, model, "run started");
+        }
+        EventData::LlmCall(call) => tracing::info!(
+            request_id,
+            turn = call.turn,
+            duration_ms = call.duration_ms,
+            ttft_ms = call.ttft_ms,
+            input_tokens = call.usage.input_tokens,
+            output_tokens = call.usage.output_tokens,
+            tool_calls = call.tool_calls.len(),
+            "llm call"
+        ),
+        EventData::ToolResult {
+            name,
+            ok,
+            duration_ms,
+            ..
+        } => {
+            tracing::info!(request_id, tool = name, ok, duration_ms, "tool call");
+        }
+        EventData::ApprovalDecided {
+            name,
+            decision,
+            scope,
+            ..
+        } => {
+            tracing::info!(request_id, tool = name, ?decision, ?scope, "approval");
+        }
+        EventData::Error { kind, message } => {
+            tracing::warn!(request_id, kind, message, "run error")
+        }
+        EventData::Cancelled { running } => tracing::info!(request_id, running, "cancelled"),
+        EventData::Final { turns, .. } => tracing::info!(request_id, turns, "run finished"),
+        _ => {}
     }
 }
 
