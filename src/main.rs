@@ -77,10 +77,11 @@ enum Approve {
 }
 
 fn main() -> ExitCode {
+    let launched = std::time::Instant::now();
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Exec(args)) => run_exec(&cli.global, args),
-        None => run_tui(&cli.global),
+        None => run_tui(&cli.global, launched),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
@@ -175,7 +176,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
 }
 
 /// The full-screen TUI, on two worker threads so a busy tool never stalls the screen.
-fn run_tui(global: &GlobalArgs) -> i32 {
+fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
     let runtime = match runtime(true) {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -188,7 +189,7 @@ fn run_tui(global: &GlobalArgs) -> i32 {
         };
         let info = tui_info(&resolved, &orchestrator);
         tracing::info!(provider = %info.provider, model = %info.model, "tui started");
-        match taco::tui::run(info, orchestrator).await {
+        match taco::tui::run(info, orchestrator, launched).await {
             Ok(()) => exec::EXIT_OK,
             Err(e) => {
                 tracing::error!("tui failed: {e}");

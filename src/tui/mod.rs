@@ -23,12 +23,13 @@ pub mod views;
 use app::{App, AppInfo, Command};
 
 /// Frames are at least this far apart (≈120 frames/s at most).
-const FRAME: Duration = Duration::from_millis(8);
+const FRAME: Duration = Duration::from_micros(8_334);
 /// How often moving things (spinners, elapsed times) redraw while something runs.
 const TICK: Duration = Duration::from_millis(100);
 
 /// Runs the TUI until the user quits. The terminal is restored however this ends.
-pub async fn run(info: AppInfo, orchestrator: Orchestrator) -> io::Result<()> {
+/// `launched` is when the process started, for the first-frame time in the log.
+pub async fn run(info: AppInfo, orchestrator: Orchestrator, launched: Instant) -> io::Result<()> {
     let mut guard = terminal::TerminalGuard::enter()?;
     let mut orchestrator = task::spawn(orchestrator);
     let mut input = EventStream::new();
@@ -36,6 +37,8 @@ pub async fn run(info: AppInfo, orchestrator: Orchestrator) -> io::Result<()> {
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     let mut orchestrator_alive = true;
+    let started = Instant::now();
+    let mut frames: u64 = 0;
     loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
@@ -43,6 +46,13 @@ pub async fn run(info: AppInfo, orchestrator: Orchestrator) -> io::Result<()> {
                 let area = frame.area();
                 app.render(area, frame.buffer_mut(), now);
             })?;
+            if frames == 0 {
+                tracing::info!(
+                    ms_since_launch = launched.elapsed().as_secs_f64() * 1000.0,
+                    "first frame"
+                );
+            }
+            frames += 1;
             last_frame = now;
             dirty = false;
         }
@@ -94,6 +104,11 @@ pub async fn run(info: AppInfo, orchestrator: Orchestrator) -> io::Result<()> {
                     }
                 }
                 Command::Quit => {
+                    tracing::info!(
+                        frames,
+                        seconds = started.elapsed().as_secs_f64(),
+                        "tui quit"
+                    );
                     let _ = orchestrator.ops.send(Op::Shutdown);
                     drop(guard);
                     // Give a running tool a moment to be cancelled and cleaned up.

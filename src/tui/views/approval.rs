@@ -190,8 +190,12 @@ impl ApprovalState {
             .lines()
             .map(|l| l.chars().count().div_ceil(inner).max(1))
             .sum();
-        let lead_rows = current.lead.as_ref().map_or(0, |_| 3);
-        (arg_rows + lead_rows + 4).min(u16::MAX as usize) as u16
+        // The lead shows at most its last two non-blank lines (see `render`).
+        let lead_rows = current.lead.as_deref().map_or(0, |l| {
+            l.lines().filter(|l| !l.trim().is_empty()).count().min(2)
+        });
+        // Two borders and the footer.
+        (arg_rows + lead_rows + 3).min(u16::MAX as usize) as u16
     }
 
     /// Draws the dialog for the current call into `area`.
