@@ -44,6 +44,7 @@ fn llm_call(content: String) -> Event {
         reasoning_content: None,
         tool_calls: Vec::new(),
         usage: Usage::default(),
+        timings: None,
         message_count: 0,
         new_messages: Vec::new(),
         tools: Vec::new(),

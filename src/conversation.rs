@@ -50,6 +50,10 @@ pub struct Message {
     /// Reasoning text of reasoning models (kept so it can be sent back when required).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+    /// The provider's proof that the reasoning is its own (Anthropic's thinking `signature`),
+    /// sent back with the reasoning during a tool loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_signature: Option<String>,
     /// Tool calls of an assistant message, in the order the model made them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -67,6 +71,7 @@ impl Message {
             role,
             content: Some(content.into()),
             reasoning_content: None,
+            reasoning_signature: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
@@ -93,6 +98,7 @@ impl Message {
             role: Role::Assistant,
             content,
             reasoning_content,
+            reasoning_signature: None,
             tool_calls,
             tool_call_id: None,
             name: None,
@@ -105,6 +111,7 @@ impl Message {
             role: Role::Tool,
             content: Some(content),
             reasoning_content: None,
+            reasoning_signature: None,
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             name: Some(name.into()),
@@ -127,6 +134,23 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
     }
+}
+
+/// Where the time of one call went, when the provider says (Ollama's `done` line).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timings {
+    /// The whole call, as the server measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_ms: Option<u64>,
+    /// Loading the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_ms: Option<u64>,
+    /// Reading the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_ms: Option<u64>,
+    /// Generating the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_ms: Option<u64>,
 }
 
 /// A tool as offered to the model: name, description and JSON Schema of its parameters.

@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::{Message, ToolCall, Usage};
+use crate::conversation::{Message, Timings, ToolCall, Usage};
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,6 +137,9 @@ pub struct LlmCall {
     pub tool_calls: Vec<ToolCall>,
     /// Tokens of this call.
     pub usage: Usage,
+    /// Server-side timings, when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timings: Option<Timings>,
     /// How many messages were sent (the conversation up to this call).
     pub message_count: usize,
     /// The messages added since the previous `llm_call` of this conversation: the last

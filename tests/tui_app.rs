@@ -432,6 +432,7 @@ fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
             input_tokens: 12,
             output_tokens: 5,
         },
+        timings: None,
         message_count: 2,
         new_messages: vec![],
         tools: vec![],

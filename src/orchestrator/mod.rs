@@ -326,6 +326,7 @@ impl Orchestrator {
             reasoning_content: (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
             tool_calls: turn.tool_calls.clone(),
             usage: turn.usage,
+            timings: turn.timings,
             message_count: self.messages.len(),
             new_messages: self.messages[self.reported.min(self.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
@@ -345,8 +346,9 @@ impl Orchestrator {
         let content =
             (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
         let reasoning = (!turn.reasoning.is_empty()).then_some(turn.reasoning);
-        self.messages
-            .push(Message::assistant(content, reasoning, turn.tool_calls));
+        let mut message = Message::assistant(content, reasoning, turn.tool_calls);
+        message.reasoning_signature = turn.reasoning_signature;
+        self.messages.push(message);
     }
 
     /// Keeps what was streamed before a cancel so the conversation shows it.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::conversation::{ToolCall, Usage};
+use crate::conversation::{Timings, ToolCall, Usage};
 use crate::provider::{Chunk, ToolCallDelta};
 
 /// A complete assistant turn.
@@ -21,6 +21,10 @@ pub struct Turn {
     pub finish_reason: Option<String>,
     /// Token usage.
     pub usage: Usage,
+    /// The reasoning's signature, when the provider signs it.
+    pub reasoning_signature: Option<String>,
+    /// Server-side timings, when the provider reports them.
+    pub timings: Option<Timings>,
 }
 
 #[derive(Debug, Default)]
@@ -38,6 +42,8 @@ pub struct TurnAssembler {
     calls: BTreeMap<usize, PartialCall>,
     finish_reason: Option<String>,
     usage: Usage,
+    signature: Option<String>,
+    timings: Option<Timings>,
 }
 
 impl TurnAssembler {
@@ -63,6 +69,8 @@ impl TurnAssembler {
                 }
             }
             Chunk::Finish(reason) => self.finish_reason = Some(reason),
+            Chunk::ReasoningSignature(signature) => self.signature = Some(signature),
+            Chunk::Timings(timings) => self.timings = Some(timings),
         }
     }
 
@@ -123,6 +131,8 @@ impl TurnAssembler {
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
+            reasoning_signature: self.signature,
+            timings: self.timings,
         }
     }
 }

@@ -10,9 +10,12 @@ use std::time::Duration;
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
 
-use crate::conversation::{Message, ToolSpec, Usage};
+use crate::conversation::{Message, Timings, ToolSpec, Usage};
 
+pub mod anthropic;
 pub mod demo;
+pub(crate) mod http;
+pub mod ollama;
 pub mod openai;
 pub mod sse;
 
@@ -29,6 +32,10 @@ pub enum Chunk {
     Usage(Usage),
     /// Why the model stopped (`stop`, `tool_calls`, `length`, …).
     Finish(String),
+    /// The signature of the reasoning so far (Anthropic `signature_delta`); the last one wins.
+    ReasoningSignature(String),
+    /// Server-side timings of the call.
+    Timings(Timings),
 }
 
 /// A fragment of one streamed tool call.

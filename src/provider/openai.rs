@@ -19,10 +19,7 @@ use super::sse::SseDecoder;
 use super::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, Secret, ToolCallDelta};
 use crate::conversation::{Message, Role, Usage};
 
-#[path = "openai_error.rs"]
-mod error;
-
-use error::{ErrorContext, excerpt};
+use super::http::{self as error, ErrorContext, excerpt};
 
 const TRUNCATED: ProviderError = ProviderError::Truncated {
     terminator: "[DONE]",
@@ -108,7 +105,12 @@ impl OpenAiProvider {
             Err(_) => return Err(error::silence("no response from", &self.url, idle)),
         };
         let response = error::check_response(response, idle, &self.error_context()).await?;
-        Ok(decode_stream(body_stream(response, idle, self.url.clone())))
+        Ok(decode_stream(error::body_stream(
+            response,
+            idle,
+            self.url.clone(),
+            "[DONE]",
+        )))
     }
 
     fn error_context(&self) -> ErrorContext<'_> {
@@ -118,6 +120,7 @@ impl OpenAiProvider {
             url: &self.url,
             key_env: self.config.api_key_env.as_deref(),
             key: self.config.api_key.as_ref(),
+            base_url_hint: "it usually ends in /v1",
         }
     }
 }
@@ -137,27 +140,6 @@ impl Provider for OpenAiProvider {
     ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
         Box::pin(self.start(request))
     }
-}
-
-/// The response body as a byte stream where a silence longer than `idle` is an error.
-fn body_stream(
-    response: reqwest::Response,
-    idle: Duration,
-    url: String,
-) -> impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
-    futures_util::stream::unfold(Some((response, url)), move |state| async move {
-        let (mut response, url) = state?;
-        match tokio::time::timeout(idle, response.chunk()).await {
-            Ok(Ok(Some(bytes))) => Some((Ok(bytes), Some((response, url)))),
-            Ok(Ok(None)) => None,
-            Ok(Err(e)) => {
-                // The connection broke mid-body: the reply is cut short.
-                tracing::debug!(url = %url, error = %e, "stream body failed");
-                Some((Err(TRUNCATED), None))
-            }
-            Err(_) => Some((Err(error::silence("no data from", &url, idle)), None)),
-        }
-    })
 }
 
 /// Decodes a Chat Completions SSE byte stream into chunks (no HTTP involved).

@@ -49,6 +49,7 @@ fn llm(ts: u64, content: &str, reasoning: Option<&str>) -> Event {
             reasoning_content: reasoning.map(str::to_string),
             tool_calls: Vec::new(),
             usage: Usage::default(),
+            timings: None,
             message_count: 0,
             new_messages: Vec::new(),
             tools: Vec::new(),

@@ -47,6 +47,7 @@ fn llm(turn: u32, duration_ms: u64, calls: Vec<ToolCall>) -> EventData {
             input_tokens: 1200,
             output_tokens: 80,
         },
+        timings: None,
         message_count: 4,
         new_messages: vec![
             Message::system("You are taco."),

@@ -1,6 +1,7 @@
-//! Error mapping for the OpenAI-compatible provider: error bodies (OpenAI, OpenRouter, vLLM,
-//! plain text), HTTP statuses, retry headers and transport failures become actionable
-//! [`ProviderError`]s that never carry the API key.
+//! HTTP plumbing shared by the providers: error bodies (OpenAI, OpenRouter, vLLM, Anthropic,
+//! Ollama, plain text), HTTP statuses, retry headers and transport failures become actionable
+//! [`ProviderError`]s that never carry the API key; response bodies become byte streams with
+//! an idle timeout.
 
 use std::error::Error as _;
 use std::time::Duration;
@@ -14,12 +15,14 @@ use crate::provider::{ProviderError, Secret};
 const ERROR_BODY_CAP: usize = 64 * 1024;
 
 /// What an error message may mention about the call.
-pub(super) struct ErrorContext<'a> {
+pub(crate) struct ErrorContext<'a> {
     pub provider: &'a str,
     pub model: &'a str,
     pub url: &'a str,
     pub key_env: Option<&'a str>,
     pub key: Option<&'a Secret>,
+    /// What `base_url` should look like, for the 404 message.
+    pub base_url_hint: &'a str,
 }
 
 /// The useful parts of an error body.
@@ -33,7 +36,7 @@ struct Detail {
 
 /// Passes an event-stream response through; anything else (an error status, or JSON where a
 /// stream was expected) becomes the error it describes.
-pub(super) async fn check_response(
+pub(crate) async fn check_response(
     response: reqwest::Response,
     idle: Duration,
     ctx: &ErrorContext<'_>,
@@ -116,8 +119,8 @@ fn http_error(
         }
         404 => format!(
             "model `{}` or URL {} was not found at provider `{provider}`: {said}. \
-             Check `model` and `base_url` (it usually ends in /v1).",
-            ctx.model, ctx.url
+             Check `model` and `base_url` ({}).",
+            ctx.model, ctx.url, ctx.base_url_hint
         ),
         429 if quota => format!(
             "the account's quota at provider `{provider}` is exhausted: {said}. \
@@ -148,7 +151,7 @@ fn http_error(
 }
 
 /// Maps an in-band `{"error": …}` object of a stream.
-pub(super) fn stream_error(error: &Value) -> ProviderError {
+pub(crate) fn stream_error(error: &Value) -> ProviderError {
     let detail = error_detail(error).unwrap_or_else(|| Detail {
         message: excerpt(&error.to_string(), 300),
         ..Detail::default()
@@ -180,7 +183,7 @@ fn not_a_stream(provider: &str) -> ProviderError {
 }
 
 /// A request that could not be sent: a bad request (config) or an unreachable server.
-pub(super) fn send_error(
+pub(crate) fn send_error(
     error: &reqwest::Error,
     url: &str,
     connect_timeout: Duration,
@@ -230,7 +233,7 @@ fn connect_reason(error: &reqwest::Error, connect_timeout: Duration) -> String {
 }
 
 /// A timeout: nothing came from `url` for `idle`.
-pub(super) fn silence(what: &str, url: &str, idle: Duration) -> ProviderError {
+pub(crate) fn silence(what: &str, url: &str, idle: Duration) -> ProviderError {
     ProviderError::Timeout(format!("{what} {url} for {}", seconds(idle)))
 }
 
@@ -244,7 +247,7 @@ fn seconds(duration: Duration) -> String {
 }
 
 /// The first `max` characters of `text`, marked when cut.
-pub(super) fn excerpt(text: &str, max: usize) -> String {
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
@@ -367,7 +370,8 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .map(str::trim)
 }
 
-/// `retry-after-ms` (OpenAI) first, then `Retry-After` in seconds; HTTP dates are ignored.
+/// `retry-after-ms` (OpenAI, Anthropic) first, then `Retry-After` in seconds or as an HTTP
+/// date (a date in the past means now).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let number = |name| {
         header(headers, name)?
@@ -377,7 +381,37 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     };
     let from_ms =
         number("retry-after-ms").and_then(|ms| Duration::try_from_secs_f64(ms / 1e3).ok());
-    from_ms.or_else(|| number("retry-after").and_then(|s| Duration::try_from_secs_f64(s).ok()))
+    from_ms
+        .or_else(|| number("retry-after").and_then(|s| Duration::try_from_secs_f64(s).ok()))
+        .or_else(|| {
+            let date = httpdate::parse_http_date(header(headers, "retry-after")?).ok()?;
+            Some(
+                date.duration_since(std::time::SystemTime::now())
+                    .unwrap_or(Duration::ZERO),
+            )
+        })
+}
+
+/// The response body as a byte stream where a silence longer than `idle` is an error and a
+/// connection that breaks mid-body means the reply was cut short (no `terminator`).
+pub(crate) fn body_stream(
+    response: reqwest::Response,
+    idle: Duration,
+    url: String,
+    terminator: &'static str,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, ProviderError>> + Send + 'static {
+    futures_util::stream::unfold(Some((response, url)), move |state| async move {
+        let (mut response, url) = state?;
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Ok(Ok(Some(bytes))) => Some((Ok(bytes), Some((response, url)))),
+            Ok(Ok(None)) => None,
+            Ok(Err(e)) => {
+                tracing::debug!(url = %url, error = %e, "stream body failed");
+                Some((Err(ProviderError::Truncated { terminator }), None))
+            }
+            Err(_) => Some((Err(silence("no data from", &url, idle)), None)),
+        }
+    })
 }
 
 /// Removes the key from a message, in case a server echoes it back.
@@ -441,7 +475,18 @@ mod tests {
             "retry-after",
             "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
         );
-        assert_eq!(retry_after(&headers), None);
+        assert_eq!(
+            retry_after(&headers),
+            Some(Duration::ZERO),
+            "a past date: now"
+        );
+        let soon = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(30));
+        headers.insert("retry-after", soon.parse().unwrap());
+        let wait = retry_after(&headers).unwrap();
+        assert!(
+            wait > Duration::from_secs(25) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,1 @@
+//! Native Ollama /api/chat provider.
