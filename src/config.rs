@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::provider::demo::DemoProvider;
+use crate::provider::ollama::{OllamaConfig, OllamaProvider};
 use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::provider::{Provider, Secret};
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
@@ -39,6 +41,10 @@ impl ConfigError {
 pub enum ProviderKind {
     /// OpenAI Chat Completions and compatibles (DeepSeek, OpenRouter, Groq, vLLM, llama.cpp, …).
     Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Native Ollama (`/api/chat`).
+    Ollama,
     /// The built-in offline demo.
     Demo,
 }
@@ -55,8 +61,14 @@ pub struct ProviderOptions {
     pub idle_timeout_secs: Option<u64>,
     /// Sampling temperature.
     pub temperature: Option<f64>,
-    /// Cap on output tokens.
+    /// Cap on output tokens (Anthropic requires one; default 8192 there).
     pub max_tokens: Option<u64>,
+    /// Anthropic extended thinking: the token budget (turns thinking on).
+    pub thinking_budget: Option<u64>,
+    /// Ollama: ask a reasoning model to think (`think`).
+    pub think: Option<bool>,
+    /// Attempts per model call, the first included (default 4; 1 never retries).
+    pub max_attempts: Option<u32>,
     /// Demo provider: pause between streamed pieces, in milliseconds.
     pub pace_ms: Option<u64>,
     /// Extra fields merged into every request body.
@@ -213,6 +225,14 @@ const PRESETS: &[Preset] = &[
         send_reasoning_content: false,
     },
     Preset {
+        name: "anthropic",
+        kind: ProviderKind::Anthropic,
+        base_url: "https://api.anthropic.com",
+        model: "claude-sonnet-4-5",
+        key_env: Some("ANTHROPIC_API_KEY"),
+        send_reasoning_content: false,
+    },
+    Preset {
         name: "deepseek",
         kind: ProviderKind::Openai,
         base_url: "https://api.deepseek.com/v1",
@@ -238,8 +258,8 @@ const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "ollama",
-        kind: ProviderKind::Openai,
-        base_url: "http://127.0.0.1:11434/v1",
+        kind: ProviderKind::Ollama,
+        base_url: "http://127.0.0.1:11434",
         model: "llama3.2",
         key_env: None,
         send_reasoning_content: false,
@@ -330,7 +350,9 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
                 path,
                 text,
                 span,
-                format!("provider '{name}' needs `kind = \"openai\"` (it is not a preset)"),
+                format!(
+                    "provider '{name}' needs a `kind` (\"openai\", \"anthropic\" or \"ollama\"): it is not a preset"
+                ),
             ));
         }
         if let Some(url) = &entry.base_url {
@@ -408,10 +430,9 @@ where
         check_url(url).map_err(|m| ConfigError(format!("--base-url: {m}")))?;
         provider.base_url = url.trim_end_matches('/').to_string();
     }
-    if provider.kind == ProviderKind::Openai
-        && provider.api_key.is_none()
-        && provider.base_url.starts_with("https://api.openai.com")
-    {
+    // The hosted APIs cannot work without a key: say so now rather than after a 401.
+    let hosted = ["https://api.openai.com", "https://api.anthropic.com"];
+    if provider.api_key.is_none() && hosted.iter().any(|h| provider.base_url.starts_with(h)) {
         let var = provider
             .api_key_env
             .clone()
@@ -501,9 +522,14 @@ fn choose(
                     .filter(|s| !s.is_empty())
                     .unwrap_or(base_url)
             }
+            "anthropic" => {
+                base_url = env("ANTHROPIC_BASE_URL")
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(base_url)
+            }
             "ollama" => {
                 if let Some(host) = env("OLLAMA_HOST").filter(|s| !s.is_empty()) {
-                    base_url = format!("{}/v1", ollama_root(&host));
+                    base_url = ollama_root(&host);
                 }
             }
             _ => {}
@@ -618,20 +644,50 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
         ProviderKind::Demo => Ok(Arc::new(DemoProvider::new(Duration::from_millis(
             options.pace_ms.unwrap_or(12),
         )))),
-        ProviderKind::Openai => {
-            let mut extra_body = serde_json::Map::new();
-            for (key, value) in &options.extra_body {
-                let value = serde_json::to_value(value).map_err(|e| {
-                    ConfigError(format!("provider '{}': extra_body.{key}: {e}", choice.name))
-                })?;
-                extra_body.insert(key.clone(), value);
-            }
-            if let Some(t) = options.temperature {
-                extra_body.insert("temperature".into(), t.into());
-            }
+        ProviderKind::Anthropic => {
+            let extra_body = extra_body(choice, false)?;
+            let provider = AnthropicProvider::new(AnthropicConfig {
+                name: choice.name.clone(),
+                base_url: choice.base_url.clone(),
+                model: choice.model.clone(),
+                api_key: choice.api_key.clone(),
+                api_key_env: choice.api_key_env.clone(),
+                max_tokens: options.max_tokens.unwrap_or(8192),
+                thinking_budget: options.thinking_budget,
+                extra_body,
+                connect_timeout: connect_timeout(options),
+                idle_timeout: idle_timeout(options),
+            })
+            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderKind::Ollama => {
+            let mut extra_body = extra_body(choice, false)?;
             if let Some(n) = options.max_tokens {
-                extra_body.insert("max_tokens".into(), n.into());
+                // Ollama's name for the output cap, inside its `options` object.
+                let opts = extra_body
+                    .entry("options")
+                    .or_insert_with(|| serde_json::json!({}));
+                if let Some(map) = opts.as_object_mut() {
+                    map.insert("num_predict".into(), n.into());
+                }
             }
+            let provider = OllamaProvider::new(OllamaConfig {
+                name: choice.name.clone(),
+                base_url: choice.base_url.clone(),
+                model: choice.model.clone(),
+                api_key: choice.api_key.clone(),
+                api_key_env: choice.api_key_env.clone(),
+                think: options.think,
+                extra_body,
+                connect_timeout: connect_timeout(options),
+                idle_timeout: idle_timeout(options),
+            })
+            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderKind::Openai => {
+            let extra_body = extra_body(choice, true)?;
             let provider = OpenAiProvider::new(OpenAiConfig {
                 name: choice.name.clone(),
                 base_url: choice.base_url.clone(),
@@ -640,11 +696,50 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
                 api_key_env: choice.api_key_env.clone(),
                 send_reasoning_content: options.send_reasoning_content.unwrap_or(false),
                 extra_body,
-                connect_timeout: Duration::from_secs(options.connect_timeout_secs.unwrap_or(10)),
-                idle_timeout: Duration::from_secs(options.idle_timeout_secs.unwrap_or(120)),
+                connect_timeout: connect_timeout(options),
+                idle_timeout: idle_timeout(options),
             })
             .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?;
             Ok(Arc::new(provider))
         }
     }
+}
+
+fn connect_timeout(options: &ProviderOptions) -> Duration {
+    Duration::from_secs(options.connect_timeout_secs.unwrap_or(10).max(1))
+}
+
+fn idle_timeout(options: &ProviderOptions) -> Duration {
+    Duration::from_secs(options.idle_timeout_secs.unwrap_or(120).max(1))
+}
+
+/// `extra_body` plus `temperature` (and `max_tokens` where the wire has that field).
+fn extra_body(
+    choice: &ProviderChoice,
+    with_max_tokens: bool,
+) -> Result<serde_json::Map<String, serde_json::Value>, ConfigError> {
+    let options = &choice.options;
+    let mut extra = serde_json::Map::new();
+    for (key, value) in &options.extra_body {
+        let value = serde_json::to_value(value).map_err(|e| {
+            ConfigError(format!("provider '{}': extra_body.{key}: {e}", choice.name))
+        })?;
+        extra.insert(key.clone(), value);
+    }
+    if let Some(t) = options.temperature {
+        extra.insert("temperature".into(), t.into());
+    }
+    if let (true, Some(n)) = (with_max_tokens, options.max_tokens) {
+        extra.insert("max_tokens".into(), n.into());
+    }
+    Ok(extra)
+}
+
+/// Retry settings of a provider choice.
+pub fn retry_policy(choice: &ProviderChoice) -> crate::orchestrator::retry::RetryPolicy {
+    let mut policy = crate::orchestrator::retry::RetryPolicy::default();
+    if let Some(n) = choice.options.max_attempts {
+        policy.max_attempts = n.max(1);
+    }
+    policy
 }

@@ -116,6 +116,7 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
         workdir: resolved.workdir.clone(),
         tools: Arc::new(resolved.tools.clone()),
         policies: resolved.policies.clone(),
+        retry: config::retry_policy(&resolved.provider),
     };
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
     Ok((resolved, orchestrator))

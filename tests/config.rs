@@ -206,7 +206,25 @@ async fn presets_work_without_a_config_file() {
     let r = resolve(dir.path(), cfg("ollama"), &[("OLLAMA_HOST", "box:1234")])
         .await
         .unwrap();
-    assert_eq!(r.provider.base_url, "http://box:1234/v1");
+    assert_eq!(r.provider.base_url, "http://box:1234");
+    assert_eq!(r.provider.kind, ProviderKind::Ollama);
+    let r = resolve(
+        dir.path(),
+        cfg("anthropic"),
+        &[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.provider.kind, ProviderKind::Anthropic);
+    assert_eq!(r.provider.base_url, "http://127.0.0.1:9");
+    let error = resolve(dir.path(), cfg("anthropic"), &[])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("ANTHROPIC_API_KEY"), "{error}");
     let r = resolve(dir.path(), cfg("demo"), &[]).await.unwrap();
     assert_eq!(r.provider.kind, ProviderKind::Demo);
     // OpenAI proper without a key fails early and says which variable to set.

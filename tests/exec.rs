@@ -89,6 +89,15 @@ fn setup() -> (tempfile::TempDir, tempfile::TempDir) {
     (home, work)
 }
 
+/// A config where a failed call is final at once (connection errors are otherwise retried
+/// with backoff, which only slows these tests down).
+fn no_retries(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("no-retries.toml");
+    let text = "[providers.openai.options]\nmax_attempts = 1\n[providers.ollama.options]\nmax_attempts = 1\n";
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 fn openai_args(cmd: &mut Command, server: &TestServer) {
     cmd.args([
         "exec",
@@ -337,6 +346,7 @@ async fn unreachable_server_exits_1_with_the_url() {
     let (home, work) = setup();
     let url = support::unreachable_url().await;
     let mut cmd = taco(home.path(), work.path());
+    cmd.env("TACO_CONFIG", no_retries(work.path()));
     cmd.args([
         "exec",
         "-p",
@@ -438,4 +448,287 @@ async fn demo_provider_round_trip_offline() {
     );
     assert!(run.stdout.contains("denied"), "{}", run.stdout);
     assert!(!work.path().join("taco-demo-note.md").exists());
+}
+
+fn anthropic_sse(events: &[(&str, Value)]) -> Vec<String> {
+    events
+        .iter()
+        .map(|(kind, data)| format!("event: {kind}\ndata: {data}\n\n"))
+        .collect()
+}
+
+fn anthropic_tool_turn() -> Reply {
+    Reply::sse(anthropic_sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null, "usage": {"input_tokens": 30, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "list_dir", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \".\"}"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]))
+}
+
+fn anthropic_text_turn(text: &str) -> Reply {
+    Reply::sse(anthropic_sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-x", "content": [], "usage": {"input_tokens": 50, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        ("ping", json!({"type": "ping"})),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ]))
+}
+
+#[tokio::test]
+async fn anthropic_end_to_end() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        anthropic_tool_turn(),
+        anthropic_text_turn("Only hello.txt."),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("ANTHROPIC_API_KEY", "sk-ant-test-0000")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .args([
+            "exec",
+            "--provider",
+            "anthropic",
+            "-m",
+            "claude-x",
+            "--json",
+            "what is here?",
+        ]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "final");
+    assert_eq!(last["data"]["content"], "Only hello.txt.");
+    assert_eq!(
+        last["data"]["usage"],
+        json!({"input_tokens": 80, "output_tokens": 16})
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].header("x-api-key"), Some("sk-ant-test-0000"));
+    assert!(requests[0].header("anthropic-version").is_some());
+    let second = requests[1].json();
+    assert_eq!(second["model"], "claude-x");
+    assert!(second["system"].as_str().unwrap().contains("taco"));
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["content"][0]["type"], "tool_use");
+    assert_eq!(messages[1]["content"][0]["input"], json!({"path": "."}));
+    assert_eq!(messages[2]["role"], "user");
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], "toolu_1");
+    assert!(
+        messages[2]["content"][0]["content"]
+            .to_string()
+            .contains("hello.txt")
+    );
+    assert!(!run.stdout.contains("sk-ant-test") && !run.stderr.contains("sk-ant-test"));
+}
+
+fn ndjson(lines: &[Value]) -> Reply {
+    let chunks: Vec<String> = lines.iter().map(|l| format!("{l}\n")).collect();
+    Reply::ndjson(chunks)
+}
+
+#[tokio::test]
+async fn ollama_end_to_end() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        ndjson(&[
+            json!({"model": "qwen3", "created_at": "2026-01-01T00:00:00Z", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "hello.txt"}}}]}, "done": false}),
+            json!({"model": "qwen3", "created_at": "2026-01-01T00:00:01Z", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "total_duration": 5_000_000u64, "prompt_eval_count": 20, "eval_count": 6, "eval_duration": 3_000_000u64}),
+        ]),
+        ndjson(&[
+            json!({"model": "qwen3", "message": {"role": "assistant", "content": "It says "}, "done": false}),
+            json!({"model": "qwen3", "message": {"role": "assistant", "content": "hi there."}, "done": false}),
+            json!({"model": "qwen3", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 40, "eval_count": 4}),
+        ]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("OLLAMA_HOST", server.url()).args([
+        "exec",
+        "-p",
+        "ollama",
+        "-m",
+        "qwen3",
+        "read hello.txt",
+    ]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "It says hi there.\n");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/api/chat");
+    let second = requests[1].json();
+    assert_eq!(second["model"], "qwen3");
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[2]["tool_calls"][0]["function"]["arguments"],
+        json!({"path": "hello.txt"})
+    );
+    assert_eq!(messages[3]["role"], "tool");
+    assert!(
+        messages[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hi there")
+    );
+}
+
+#[tokio::test]
+async fn ollama_not_running_says_how_to_start_it() {
+    let (home, work) = setup();
+    let url = support::unreachable_url().await;
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("OLLAMA_HOST", &url)
+        .env("TACO_CONFIG", no_retries(work.path()))
+        .args(["exec", "-p", "ollama", "hi"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("ollama serve") && run.stderr.contains(&url),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_is_waited_out_then_succeeds() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        Reply::status(429)
+            .header("Retry-After", "1")
+            .json(&json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}})),
+        text_turn(&["made it"]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["--json", "hi"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let gap = requests[1].received.duration_since(requests[0].received);
+    assert!(
+        gap >= Duration::from_millis(950),
+        "the server asked for 1 s and saw {gap:?}"
+    );
+    let retry: Value = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "retry")
+        .unwrap();
+    assert_eq!(retry["data"]["attempt"], 2);
+    assert_eq!(retry["data"]["delay_ms"], 1000);
+    assert!(run.stdout.contains("made it"));
+}
+
+#[tokio::test]
+async fn a_400_is_not_retried() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        Reply::status(400).json(&json!({"error": {"message": "Unsupported parameter: 'max_tokens'", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}})),
+        text_turn(&["never"]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.arg("hi");
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 1);
+    assert_eq!(server.requests().len(), 1);
+    assert!(run.stderr.contains("max_tokens"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_is_retried_without_duplicated_text() {
+    let (home, work) = setup();
+    let cut = Reply::sse(vec![format!(
+        "data: {}\n\n",
+        chunk(json!({"content": "Partial ans"}), None)
+    )]);
+    let server = TestServer::start(vec![cut, text_turn(&["Full answer."])]).await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.arg("hi");
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Full answer.\n");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn an_idle_stream_times_out() {
+    let (home, work) = setup();
+    let config = work.path().join("idle.toml");
+    std::fs::write(
+        &config,
+        "[providers.openai.options]\nidle_timeout_secs = 1\nmax_attempts = 1\n",
+    )
+    .unwrap();
+    let server = TestServer::start(vec![
+        Reply::sse(vec![format!(
+            "data: {}\n\n",
+            chunk(json!({"content": "thinking"}), None)
+        )])
+        .hold(Duration::from_secs(20)),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["-c", config.to_str().unwrap(), "hi"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("no data from") && run.stderr.contains("1 s"),
+        "{}",
+        run.stderr
+    );
 }

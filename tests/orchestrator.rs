@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use taco::conversation::{Message, Role, ToolSpec, Usage};
 use taco::event::{Decision, Event, EventData, FrameState, Scope};
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver, FixedApprover};
+use taco::orchestrator::retry::RetryPolicy;
 use taco::orchestrator::task::{self, Op};
 use taco::orchestrator::{MAX_TURNS_PROMPT, Orchestrator, Outcome, Settings};
 use taco::provider::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, ToolCallDelta};
@@ -32,12 +33,17 @@ struct Sent {
 
 #[derive(Default)]
 struct Scripted {
-    replies: Mutex<VecDeque<Reply>>,
+    /// Each reply, and an error that cuts its stream after the chunks.
+    replies: Mutex<VecDeque<(Reply, Option<ProviderError>)>>,
     sent: Mutex<Vec<Sent>>,
 }
 
 impl Scripted {
     fn new(replies: Vec<Reply>) -> Arc<Self> {
+        Self::with_cuts(replies.into_iter().map(|r| (r, None)).collect())
+    }
+
+    fn with_cuts(replies: Vec<(Reply, Option<ProviderError>)>) -> Arc<Self> {
         Arc::new(Self {
             replies: Mutex::new(replies.into()),
             sent: Mutex::default(),
@@ -71,10 +77,11 @@ impl Provider for Scripted {
             .lock()
             .unwrap()
             .pop_front()
-            .unwrap_or_else(|| Ok(text("(script ended)")));
+            .unwrap_or_else(|| (Ok(text("(script ended)")), None));
         async move {
-            let chunks = reply?;
-            Ok(Box::pin(stream::iter(chunks.into_iter().map(Ok))) as ChunkStream)
+            let (reply, cut) = reply;
+            let items = reply?.into_iter().map(Ok).chain(cut.map(Err));
+            Ok(Box::pin(stream::iter(items)) as ChunkStream)
         }
         .boxed()
     }
@@ -200,6 +207,11 @@ fn settings(max_turns: u32) -> Settings {
             ..ToolSettings::default()
         }),
         policies: HashMap::new(),
+        // Scenarios that want retries say so; elsewhere a provider error is final at once.
+        retry: RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        },
     }
 }
 
@@ -905,4 +917,171 @@ async fn llm_call_events_carry_only_the_messages_added_since_the_last_one() {
         "after /clear the conversation starts again"
     );
     assert_eq!(provider.sent().len(), provider_sent_before + 1);
+}
+
+fn retrying(max_attempts: u32, base: Duration) -> Settings {
+    Settings {
+        retry: RetryPolicy {
+            max_attempts,
+            base_delay: base,
+            max_delay: base,
+        },
+        ..settings(10)
+    }
+}
+
+fn server_error() -> ProviderError {
+    ProviderError::Http {
+        status: 503,
+        message: "overloaded".into(),
+        retryable: true,
+        retry_after: None,
+    }
+}
+
+#[tokio::test]
+async fn retryable_failures_are_retried_and_partial_text_is_not_kept_twice() {
+    let cut = ProviderError::Truncated {
+        terminator: "[DONE]",
+    };
+    let provider = Scripted::with_cuts(vec![
+        (Err(server_error()), None),
+        (Ok(vec![Chunk::Text("Hello, wor".into())]), Some(cut)),
+        (Ok(text("Hello, world!")), None),
+    ]);
+    let mut orch = Orchestrator::new(
+        provider.clone(),
+        Arc::new(ToolRegistry::new()),
+        retrying(4, Duration::from_millis(5)),
+    );
+    let mut events = Vec::new();
+    let outcome = orch
+        .run(
+            "hi",
+            &mut events,
+            &mut FixedApprover::none(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        outcome,
+        Outcome::Final {
+            content: "Hello, world!".into(),
+            error: None
+        }
+    );
+    assert_eq!(provider.sent().len(), 3);
+    let retries: Vec<(u32, u32)> = events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::Retry {
+                attempt,
+                max,
+                reason,
+                ..
+            } => {
+                assert!(!reason.is_empty());
+                Some((*attempt, *max))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, [(2, 4), (3, 4)]);
+    assert_eq!(
+        kinds(&events),
+        ["run_started", "retry", "retry", "llm_call", "final"]
+    );
+    let answers: Vec<&str> = orch
+        .messages()
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .filter_map(|m| m.content.as_deref())
+        .collect();
+    assert_eq!(
+        answers,
+        ["Hello, world!"],
+        "the cut attempt's text is not in the conversation"
+    );
+    // Every attempt sent the same conversation.
+    assert!(provider.sent().iter().all(|s| s.messages.len() == 2));
+}
+
+#[tokio::test]
+async fn final_errors_are_not_retried_and_attempts_run_out() {
+    let bad_request = ProviderError::Http {
+        status: 400,
+        message: "bad".into(),
+        retryable: false,
+        retry_after: None,
+    };
+    let provider = Scripted::new(vec![Err(bad_request)]);
+    let mut orch = Orchestrator::new(
+        provider.clone(),
+        Arc::new(ToolRegistry::new()),
+        retrying(4, Duration::from_millis(1)),
+    );
+    let mut events = Vec::new();
+    let outcome = orch
+        .run(
+            "hi",
+            &mut events,
+            &mut FixedApprover::none(),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(outcome, Outcome::Failed(_)));
+    assert_eq!(provider.sent().len(), 1);
+    assert!(!events.iter().any(|e| e.kind() == "retry"));
+
+    let provider = Scripted::new(vec![
+        Err(server_error()),
+        Err(server_error()),
+        Err(server_error()),
+    ]);
+    let mut orch = Orchestrator::new(
+        provider.clone(),
+        Arc::new(ToolRegistry::new()),
+        retrying(3, Duration::from_millis(1)),
+    );
+    let mut events = Vec::new();
+    let outcome = orch
+        .run(
+            "hi",
+            &mut events,
+            &mut FixedApprover::none(),
+            &CancellationToken::new(),
+        )
+        .await;
+    let Outcome::Failed(message) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(message.contains("overloaded"), "{message}");
+    assert_eq!(provider.sent().len(), 3);
+    assert_eq!(events.iter().filter(|e| e.kind() == "retry").count(), 2);
+}
+
+#[tokio::test]
+async fn cancel_during_a_backoff_wait_stops_at_once() {
+    let provider = Scripted::new(vec![Err(server_error())]);
+    let mut orch = Orchestrator::new(
+        provider.clone(),
+        Arc::new(ToolRegistry::new()),
+        retrying(4, Duration::from_secs(600)),
+    );
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let mut events = Vec::new();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        orch.run("hi", &mut events, &mut FixedApprover::none(), &cancel),
+    )
+    .await
+    .expect("the backoff wait was not cut short");
+    assert_eq!(outcome, Outcome::Cancelled);
+    assert_eq!(kinds(&events), ["run_started", "retry", "cancelled"]);
+    assert_eq!(provider.sent().len(), 1);
 }

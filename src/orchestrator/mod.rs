@@ -4,23 +4,25 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
-use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::{Message, ToolSpec, Usage};
-use crate::event::{DeltaKind, Event, EventData, LlmCall};
-use crate::provider::{ChatRequest, Chunk, Provider, ProviderError};
+use crate::event::{Event, EventData};
+use crate::provider::{Provider, ProviderError};
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
 
 pub mod approval;
 mod batch;
+mod call;
+pub mod retry;
 pub mod task;
 pub mod turn;
 
 use approval::{Approver, Policies};
-use turn::{Turn, TurnAssembler};
+use call::CallError;
+use retry::RetryPolicy;
+use turn::Turn;
 
 /// The message injected when the turn limit is reached (spec/003).
 pub const MAX_TURNS_PROMPT: &str = "You have reached the maximum number of turns. Please provide an answer based on the information you have gathered so far.";
@@ -57,6 +59,8 @@ pub struct Settings {
     pub tools: Arc<ToolSettings>,
     /// Per-tool policy overrides from the config.
     pub policies: std::collections::HashMap<String, Policy>,
+    /// Retries of failed provider calls.
+    pub retry: RetryPolicy,
 }
 
 /// How a run ended.
@@ -74,12 +78,6 @@ pub enum Outcome {
     Failed(String),
     /// The user cancelled.
     Cancelled,
-}
-
-/// Why a model call did not produce a turn.
-enum CallError {
-    Provider(ProviderError, Turn),
-    Cancelled(Turn),
 }
 
 /// The agent: a conversation with a provider and tools.
@@ -257,82 +255,6 @@ impl Orchestrator {
                 final_event(run, content, turns, Some(message))
             }
         }
-    }
-
-    /// One streamed provider call: forwards deltas, assembles the turn, emits `llm_call`.
-    async fn call_model(
-        &mut self,
-        run: &mut Run<'_>,
-        turn_no: u32,
-        with_tools: bool,
-        cancel: &CancellationToken,
-    ) -> Result<Turn, CallError> {
-        let started = Instant::now();
-        let tools: &[ToolSpec] = if with_tools { &self.specs } else { &[] };
-        let request = ChatRequest {
-            messages: &self.messages,
-            tools,
-        };
-        let mut assembler = TurnAssembler::new();
-        let mut ttft = None;
-        let opened = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
-            opened = self.provider.stream(request) => opened,
-        };
-        let mut stream = match opened {
-            Ok(stream) => stream,
-            Err(error) => return Err(CallError::Provider(error, assembler.finish())),
-        };
-        loop {
-            let next = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
-                next = stream.next() => next,
-            };
-            let chunk = match next {
-                None => break,
-                Some(Ok(chunk)) => chunk,
-                Some(Err(error)) => return Err(CallError::Provider(error, assembler.finish())),
-            };
-            ttft.get_or_insert_with(|| started.elapsed().as_millis() as u64);
-            match chunk {
-                Chunk::Text(text) => {
-                    assembler.push_text(&text);
-                    run.emit(EventData::Delta {
-                        kind: DeltaKind::Text,
-                        text,
-                    });
-                }
-                Chunk::Reasoning(text) => {
-                    assembler.push_reasoning(&text);
-                    run.emit(EventData::Delta {
-                        kind: DeltaKind::Reasoning,
-                        text,
-                    });
-                }
-                other => assembler.push(other),
-            }
-        }
-        let turn = assembler.finish();
-        run.usage.add(turn.usage);
-        run.emit(EventData::LlmCall(Box::new(LlmCall {
-            turn: turn_no,
-            model: self.provider.model().to_string(),
-            duration_ms: started.elapsed().as_millis() as u64,
-            ttft_ms: ttft,
-            finish_reason: turn.finish_reason.clone(),
-            content: turn.content.clone(),
-            reasoning_content: (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
-            tool_calls: turn.tool_calls.clone(),
-            usage: turn.usage,
-            timings: turn.timings,
-            message_count: self.messages.len(),
-            new_messages: self.messages[self.reported.min(self.messages.len())..].to_vec(),
-            tools: tools.iter().map(|t| t.name.clone()).collect(),
-        })));
-        self.reported = self.messages.len();
-        Ok(turn)
     }
 
     /// The model answered: keep the message and report the final answer.

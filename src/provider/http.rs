@@ -25,6 +25,16 @@ pub(crate) struct ErrorContext<'a> {
     pub base_url_hint: &'a str,
 }
 
+/// Provider-specific advice the shared messages cannot give. Kept apart from [`ErrorContext`]
+/// so providers that need none construct nothing new.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Advice<'a> {
+    /// Replaces the generic "is the server running" when the connection is refused.
+    pub refused: Option<&'a str>,
+    /// Said after a 404 whose message says the model was not found (e.g. how to download it).
+    pub missing_model: Option<&'a str>,
+}
+
 /// The useful parts of an error body.
 #[derive(Debug, Default)]
 struct Detail {
@@ -41,6 +51,16 @@ pub(crate) async fn check_response(
     idle: Duration,
     ctx: &ErrorContext<'_>,
 ) -> Result<reqwest::Response, ProviderError> {
+    check_response_advised(response, idle, ctx, Advice::default()).await
+}
+
+/// [`check_response`] with provider-specific advice in the messages.
+pub(crate) async fn check_response_advised(
+    response: reqwest::Response,
+    idle: Duration,
+    ctx: &ErrorContext<'_>,
+    advice: Advice<'_>,
+) -> Result<reqwest::Response, ProviderError> {
     let status = response.status().as_u16();
     let content_type = header(response.headers(), "content-type").unwrap_or("");
     let json = content_type.starts_with("application/json");
@@ -52,7 +72,7 @@ pub(crate) async fn check_response(
     Err(if (200..300).contains(&status) {
         json_instead_of_stream(&body, ctx.provider)
     } else {
-        http_error(status, &headers, &body, ctx)
+        http_error(status, &headers, &body, ctx, advice)
     })
 }
 
@@ -77,6 +97,7 @@ fn http_error(
     headers: &HeaderMap,
     body: &[u8],
     ctx: &ErrorContext<'_>,
+    advice: Advice<'_>,
 ) -> ProviderError {
     let detail = parse_body(body, status);
     let quota = [&detail.kind, &detail.code]
@@ -91,6 +112,9 @@ fn http_error(
     let provider = ctx.provider;
     // Sentences are appended after the message, so its own final period is dropped.
     let said = detail.message.trim_end().trim_end_matches('.');
+    let missing_model = advice
+        .missing_model
+        .filter(|_| model_missing(&detail.message));
     let message = match status {
         401 => match (ctx.key.is_some(), ctx.key_env) {
             (true, Some(env)) => format!(
@@ -117,6 +141,11 @@ fn http_error(
                 ctx.model
             )
         }
+        404 if missing_model.is_some() => format!(
+            "model `{}` was not found at provider `{provider}`: {said}. {}.",
+            ctx.model,
+            missing_model.unwrap_or_default()
+        ),
         404 => format!(
             "model `{}` or URL {} was not found at provider `{provider}`: {said}. \
              Check `model` and `base_url` ({}).",
@@ -127,6 +156,11 @@ fn http_error(
              Check the plan and billing."
         ),
         429 => format!("provider `{provider}` is rate limiting requests: {said}"),
+        400 | 413 | 422 if too_long(&detail) || status == 413 => format!(
+            "provider `{provider}` rejected the request as too long for model `{}`: {said}. \
+             Shorten the conversation (e.g. /clear) or use a model with a larger context window.",
+            ctx.model
+        ),
         400 | 422 => {
             let param = detail
                 .param
@@ -135,6 +169,10 @@ fn http_error(
                 .unwrap_or_default();
             format!("provider `{provider}` rejected the request{param}: {said}")
         }
+        402 => format!(
+            "provider `{provider}` refused the request for billing reasons: {said}. \
+             Check the plan and billing."
+        ),
         300..=399 => format!(
             "provider `{provider}` redirected the request to {}; set base_url to that address",
             header(headers, "location").unwrap_or("another address")
@@ -148,6 +186,27 @@ fn http_error(
         retryable,
         retry_after: retry_after(headers),
     }
+}
+
+/// Whether an error message says a model is missing (Ollama: `model "x" not found, try
+/// pulling it first`), as opposed to a wrong URL (`404 page not found`).
+fn model_missing(message: &str) -> bool {
+    let message = message.to_ascii_lowercase();
+    message.contains("model") && message.contains("not found")
+}
+
+/// Whether an error says the prompt does not fit the model's context (OpenAI
+/// `context_length_exceeded`, Anthropic "prompt is too long", vLLM "maximum context length").
+fn too_long(detail: &Detail) -> bool {
+    let by_kind = [&detail.kind, &detail.code]
+        .into_iter()
+        .flatten()
+        .any(|k| k.contains("context_length"));
+    let message = detail.message.to_ascii_lowercase();
+    by_kind
+        || ["prompt is too long", "context length", "context window"]
+            .iter()
+            .any(|m| message.contains(m))
 }
 
 /// Maps an in-band `{"error": …}` object of a stream.
@@ -188,7 +247,17 @@ pub(crate) fn send_error(
     url: &str,
     connect_timeout: Duration,
 ) -> ProviderError {
-    let reason = connect_reason(error, connect_timeout);
+    send_error_advised(error, url, connect_timeout, Advice::default())
+}
+
+/// [`send_error`] with provider-specific advice (how to start a local server).
+pub(crate) fn send_error_advised(
+    error: &reqwest::Error,
+    url: &str,
+    connect_timeout: Duration,
+    advice: Advice<'_>,
+) -> ProviderError {
+    let reason = connect_reason(error, connect_timeout, advice);
     if error.is_builder() {
         return ProviderError::Config(format!("cannot build the request to {url}: {reason}"));
     }
@@ -199,7 +268,7 @@ pub(crate) fn send_error(
 }
 
 /// Why a request could not be sent, in one short line.
-fn connect_reason(error: &reqwest::Error, connect_timeout: Duration) -> String {
+fn connect_reason(error: &reqwest::Error, connect_timeout: Duration, advice: Advice<'_>) -> String {
     if error.is_timeout() {
         return format!(
             "connection timed out after {} — is the host reachable?",
@@ -216,8 +285,10 @@ fn connect_reason(error: &reqwest::Error, connect_timeout: Duration) -> String {
             use std::io::ErrorKind::*;
             match io.kind() {
                 ConnectionRefused => {
-                    return "connection refused — is the server running and is base_url right?"
-                        .to_string();
+                    let hint = advice
+                        .refused
+                        .unwrap_or("is the server running and is base_url right?");
+                    return format!("connection refused — {hint}");
                 }
                 ConnectionReset | ConnectionAborted | BrokenPipe => {
                     return "the connection was closed by the server".to_string();
@@ -331,7 +402,8 @@ fn kind_retryable(detail: &Detail) -> Option<bool> {
             return Some(status_retryable(status));
         }
         let value = value.to_ascii_lowercase();
-        const NEVER: [&str; 8] = [
+        // Anthropic's types are covered too: `request_too_large` never, `api_error` again.
+        const NEVER: [&str; 9] = [
             "insufficient_quota",
             "invalid",
             "authentication",
@@ -340,9 +412,11 @@ fn kind_retryable(detail: &Detail) -> Option<bool> {
             "context_length",
             "unsupported",
             "billing",
+            "too_large",
         ];
-        const AGAIN: [&str; 6] = [
+        const AGAIN: [&str; 7] = [
             "server_error",
+            "api_error",
             "overloaded",
             "rate_limit",
             "timeout",
@@ -460,6 +534,22 @@ mod tests {
         let err = stream_error(&json!({"message": "too long", "code": "context_length_exceeded"}));
         assert!(!err.is_retryable());
         assert!(stream_error(&json!({"message": "?"})).is_retryable());
+        for (kind, again) in [
+            ("overloaded_error", true),
+            ("rate_limit_error", true),
+            ("api_error", true),
+            ("timeout_error", true),
+            ("invalid_request_error", false),
+            ("authentication_error", false),
+            ("permission_error", false),
+            ("not_found_error", false),
+            ("billing_error", false),
+            ("request_too_large", false),
+        ] {
+            let err = stream_error(&json!({"type": kind, "message": "m"}));
+            assert_eq!(err.is_retryable(), again, "{kind}");
+            assert!(err.to_string().contains(kind), "{err}");
+        }
         assert!(!stream_error(&json!({"message": "no", "code": 400})).is_retryable());
     }
 

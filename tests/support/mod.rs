@@ -43,6 +43,14 @@ impl Reply {
         }
     }
 
+    /// `200 application/x-ndjson` (Ollama), close-delimited, each chunk written separately.
+    pub fn ndjson<C: Into<Vec<u8>>>(chunks: impl IntoIterator<Item = C>) -> Self {
+        Self {
+            headers: vec![("Content-Type".into(), "application/x-ndjson".into())],
+            ..Self::sse(chunks)
+        }
+    }
+
     /// A response with this status and no body yet (add one with [`body`](Self::body)).
     pub fn status(status: u16) -> Self {
         Self {
@@ -96,6 +104,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body bytes.
     pub body: Vec<u8>,
+    /// When the request had fully arrived (to check waits such as `Retry-After`).
+    pub received: std::time::Instant,
 }
 
 impl RecordedRequest {
@@ -283,6 +293,7 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<RecordedRequest
         path,
         headers,
         body,
+        received: std::time::Instant::now(),
     })
 }
 

@@ -90,6 +90,7 @@ impl ChatState {
                 reason,
                 delay_ms,
             } => {
+                self.discard_attempt();
                 let delay = *delay_ms as f64 / 1000.0;
                 self.push(CellKind::Notice {
                     style: NoteStyle::Warn,
@@ -171,6 +172,41 @@ impl ChatState {
         if !self.following && self.anchor.cell >= at {
             self.anchor.cell += 1;
         }
+        self.changed();
+    }
+
+    /// A retry starts the model call again: what the failed attempt streamed leaves the chat
+    /// (the conversation never kept it), so the answer is not shown twice.
+    fn discard_attempt(&mut self) {
+        let mut doomed: Vec<usize> = self
+            .run
+            .turn_text
+            .iter()
+            .chain(&self.run.turn_reasoning)
+            .copied()
+            .collect();
+        doomed.sort_unstable();
+        doomed.dedup();
+        // The attempt's cells are the newest ones (tool cells only follow a finished call);
+        // dropping the tail renumbers nothing that other state points at.
+        if let Some(&first) = doomed.first()
+            && first + doomed.len() == self.cells.len()
+            && doomed.iter().enumerate().all(|(k, &i)| i == first + k)
+        {
+            self.cells.truncate(first);
+            if self.run.assistant.is_some_and(|i| i >= first) {
+                self.run.assistant = None;
+            }
+            if !self.following && self.anchor.cell >= first {
+                self.anchor.cell = first.saturating_sub(1);
+                self.anchor.line = 0;
+            }
+        }
+        self.run.text_open = None;
+        self.run.reasoning_open = None;
+        self.run.turn_text.clear();
+        self.run.turn_reasoning.clear();
+        self.run.pending_blank.clear();
         self.changed();
     }
 

@@ -757,3 +757,28 @@ proptest::proptest! {
         proptest::prop_assert_eq!(streamed, screen(&mut fresh, width, 80));
     }
 }
+
+#[test]
+fn a_retry_drops_what_the_failed_attempt_streamed() {
+    let mut chat = new_chat();
+    chat.push_user("go");
+    chat.on_event(&run_started(1));
+    chat.on_event(&reasoning(2, "thinking once"));
+    chat.on_event(&text(3, "Hello, wor"));
+    chat.on_event(&ev(
+        4,
+        EventData::Retry {
+            attempt: 2,
+            max: 4,
+            reason: "the stream ended before it was complete".into(),
+            delay_ms: 1_000,
+        },
+    ));
+    chat.on_event(&text(5, "Hello, world!"));
+    chat.on_event(&llm(6, "Hello, world!", None));
+    let s = screen(&mut chat, 60, 12);
+    assert_eq!(s.matches("Hello").count(), 1, "{s}");
+    assert!(!s.contains("thinking once"), "{s}");
+    assert!(s.contains("retrying 2/4 in 1.0 s"), "{s}");
+    assert_eq!(chat.last_assistant_text(), Some("Hello, world!"));
+}
