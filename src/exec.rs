@@ -68,6 +68,18 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                     "taco: {name} needs approval; denied (run with --approve all to allow it)"
                 );
             }
+            EventData::Retry {
+                attempt,
+                max,
+                reason,
+                delay_ms,
+            } => {
+                let secs = *delay_ms as f64 / 1000.0;
+                let _ = writeln!(
+                    self.err,
+                    "taco: retrying {attempt}/{max} in {secs:.1} s: {reason}"
+                );
+            }
             _ => {}
         }
         if self.json && !self.broken_pipe {

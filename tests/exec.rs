@@ -667,6 +667,11 @@ async fn a_429_with_retry_after_is_waited_out_then_succeeds() {
         .unwrap();
     assert_eq!(retry["data"]["attempt"], 2);
     assert_eq!(retry["data"]["delay_ms"], 1000);
+    assert!(
+        run.stderr.contains("retrying 2/4 in 1.0 s"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.contains("made it"));
 }
 
