@@ -48,6 +48,7 @@ fn llm_call(content: String) -> Event {
         message_count: 0,
         new_messages: Vec::new(),
         tools: Vec::new(),
+        parent: None,
     })))
 }
 

@@ -149,6 +149,46 @@ pub struct LlmCall {
     pub new_messages: Vec<Message>,
     /// Names of the tools that were offered.
     pub tools: Vec<String>,
+    /// The stack frame this call runs under (a sub-agent's `delegate` frame), if nested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+/// What the orchestrator asks the user for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    /// A required parameter the model left out (one at a time).
+    Parameter,
+    /// The tool stack reached its depth limit: continue for another stretch, or stop?
+    DepthLimit,
+}
+
+/// A question to the user (`input_requested`), answered with `Op::Answer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRequest {
+    /// Question id (answers name it).
+    pub id: String,
+    /// What kind of question.
+    pub kind: InputKind,
+    /// The stack frame that waits for the answer.
+    pub frame: String,
+    /// The tool the question is about.
+    pub tool: String,
+    /// The question, ready to show.
+    pub prompt: String,
+    /// For a parameter: its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    /// For a parameter: its description from the tool's schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// For a parameter: its JSON type (`string`, `integer`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<String>,
+    /// For a depth limit: the depth reached and the current limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
 }
 
 /// The kinds of event and their data (DESIGN §3).
@@ -200,6 +240,15 @@ pub enum EventData {
         position: usize,
         /// Number of calls in the batch that need approval.
         of: usize,
+    },
+    /// The orchestrator waits for the user to answer a question.
+    InputRequested(InputRequest),
+    /// The user answered (`value` is `None` when they declined or abandoned).
+    InputAnswered {
+        /// Question id.
+        id: String,
+        /// The answer.
+        value: Option<String>,
     },
     /// The user (or `--approve`) decided.
     ApprovalDecided {
@@ -290,6 +339,8 @@ impl EventData {
             Self::ToolCall { .. } => "tool_call",
             Self::ApprovalRequested { .. } => "approval_requested",
             Self::ApprovalDecided { .. } => "approval_decided",
+            Self::InputRequested(_) => "input_requested",
+            Self::InputAnswered { .. } => "input_answered",
             Self::ToolResult { .. } => "tool_result",
             Self::StackPush(_) => "stack_push",
             Self::StackPop(_) => "stack_pop",

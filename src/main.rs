@@ -215,6 +215,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
                 Some(policy) => format!("{} (config)", policy_word(policy)),
                 None => tool.policy_note().to_string(),
             },
+            usage: tool.usage_instructions().map(String::from),
         })
         .collect();
     AppInfo {

@@ -30,12 +30,14 @@ fn info() -> AppInfo {
                 description: "Read a file. More text.".into(),
                 schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
                 policy: "allow".into(),
+                usage: Some("Read before you write.".into()),
             },
             ToolInfo {
                 name: "shell".into(),
                 description: "Run a command.".into(),
                 schema: json!({"type": "object"}),
                 policy: "ask".into(),
+                usage: None,
             },
         ],
     }
@@ -436,6 +438,7 @@ fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
         message_count: 2,
         new_messages: vec![],
         tools: vec![],
+        parent: None,
     })));
     insta::assert_snapshot!("narrow_chat", h.screen(70, 20).backend());
     h.key(KeyCode::Tab);

@@ -7,7 +7,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::event::{Decision, Scope};
+use crate::event::{Decision, InputRequest, Scope};
 use crate::tools::{Policy, Tool, ToolSettings};
 
 /// One call that needs the user's consent.
@@ -52,11 +52,17 @@ impl ApprovalAnswer {
     }
 }
 
-/// Whoever answers approval requests: the TUI's dialog or `exec --approve`.
+/// Whoever answers for the user: the TUI (dialogs) or `exec` (fixed answers).
 pub trait Approver: Send {
     /// Decides a whole batch (the `ask` calls of one turn); one answer per request, in order.
     fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest])
     -> BoxFuture<'a, Vec<ApprovalAnswer>>;
+
+    /// Answers a question (a missing parameter, whether to go past the depth limit);
+    /// `None` declines. Headless runs have no one to ask, so the default declines.
+    fn ask<'a>(&'a mut self, _request: &'a InputRequest) -> BoxFuture<'a, Option<String>> {
+        async { None }.boxed()
+    }
 }
 
 /// Answers every request the same way (`taco exec --approve all|none`).

@@ -70,6 +70,7 @@ impl Orchestrator {
             message_count: self.messages.len(),
             new_messages: self.messages[self.reported.min(self.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
+            parent: None,
         })));
         self.reported = self.messages.len();
         Ok(turn)

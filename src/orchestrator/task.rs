@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
-use crate::event::Event;
+use crate::event::{Event, InputRequest};
 
 /// What the UI asks of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +24,13 @@ pub enum Op {
         id: String,
         /// The decision.
         answer: ApprovalAnswer,
+    },
+    /// The answer to an `input_requested` event (`None`: declined / abandoned).
+    Answer {
+        /// The question id from the request.
+        id: String,
+        /// The answer.
+        value: Option<String>,
     },
     /// Cancel the running request (DESIGN §4 rule 7).
     Cancel,
@@ -60,10 +67,11 @@ async fn serve(
     mut ops: UnboundedReceiver<Op>,
     mut events: UnboundedSender<Event>,
 ) -> Orchestrator {
-    let (answers_tx, answers_rx) = unbounded_channel();
+    let (replies_tx, replies_rx) = unbounded_channel();
     let mut approver = ChannelApprover {
-        answers: answers_rx,
-        early: HashMap::new(),
+        replies: replies_rx,
+        approvals: HashMap::new(),
+        inputs: HashMap::new(),
     };
     let mut queue = VecDeque::new();
     let mut shutting_down = false;
@@ -78,7 +86,7 @@ async fn serve(
                     continue;
                 }
                 // Nothing is running: stale answers and cancels have nothing to act on.
-                Some(Op::Approve { .. } | Op::Cancel) => continue,
+                Some(Op::Approve { .. } | Op::Answer { .. } | Op::Cancel) => continue,
             },
         };
         let cancel = CancellationToken::new();
@@ -92,7 +100,10 @@ async fn serve(
                     op = ops.recv() => match op {
                         Some(Op::Submit(next)) => queue.push_back(next),
                         Some(Op::Approve { id, answer }) => {
-                            let _ = answers_tx.send((id, answer));
+                            let _ = replies_tx.send(Reply::Approval(id, answer));
+                        }
+                        Some(Op::Answer { id, value }) => {
+                            let _ = replies_tx.send(Reply::Input(id, value));
                         }
                         Some(Op::Cancel) => cancel.cancel(),
                         Some(Op::Clear) => clear_after = true,
@@ -111,10 +122,35 @@ async fn serve(
     orchestrator
 }
 
-/// Waits for the UI's answers to a batch, by call id.
+/// An answer from the UI, routed to whoever waits for it.
+enum Reply {
+    Approval(String, ApprovalAnswer),
+    Input(String, Option<String>),
+}
+
+/// Waits for the UI's answers (approvals by call id, questions by question id); answers
+/// that arrive before anyone waits for them are kept.
 struct ChannelApprover {
-    answers: UnboundedReceiver<(String, ApprovalAnswer)>,
-    early: HashMap<String, ApprovalAnswer>,
+    replies: UnboundedReceiver<Reply>,
+    approvals: HashMap<String, ApprovalAnswer>,
+    inputs: HashMap<String, Option<String>>,
+}
+
+impl ChannelApprover {
+    /// Files the next reply; `false` when the UI is gone.
+    async fn receive(&mut self) -> bool {
+        match self.replies.recv().await {
+            Some(Reply::Approval(id, answer)) => {
+                self.approvals.insert(id, answer);
+                true
+            }
+            Some(Reply::Input(id, value)) => {
+                self.inputs.insert(id, value);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl Approver for ChannelApprover {
@@ -123,22 +159,31 @@ impl Approver for ChannelApprover {
         batch: &'a [ApprovalRequest],
     ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
         async move {
-            while batch.iter().any(|r| !self.early.contains_key(&r.id)) {
-                match self.answers.recv().await {
-                    Some((id, answer)) => {
-                        self.early.insert(id, answer);
-                    }
-                    None => break,
+            while batch.iter().any(|r| !self.approvals.contains_key(&r.id)) {
+                if !self.receive().await {
+                    break;
                 }
             }
             batch
                 .iter()
                 .map(|r| {
-                    self.early
+                    self.approvals
                         .remove(&r.id)
                         .unwrap_or_else(|| ApprovalAnswer::deny(None))
                 })
                 .collect()
+        }
+        .boxed()
+    }
+
+    fn ask<'a>(&'a mut self, request: &'a InputRequest) -> BoxFuture<'a, Option<String>> {
+        async move {
+            while !self.inputs.contains_key(&request.id) {
+                if !self.receive().await {
+                    return None;
+                }
+            }
+            self.inputs.remove(&request.id).flatten()
         }
         .boxed()
     }

@@ -106,6 +106,11 @@ pub trait Tool: Send + Sync {
     fn policy_note(&self) -> &str {
         "allow"
     }
+    /// How to use the tool well (spec/004 `get_usage_instructions`): shown by `/tool NAME` and
+    /// given to the model the first time the tool is used in a conversation.
+    fn usage_instructions(&self) -> Option<&str> {
+        None
+    }
     /// Runs the tool. The result is sent to the model as JSON.
     fn call<'a>(
         &'a self,
@@ -133,6 +138,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// [`TypedTool::default_policy`] in words, for `/tools`.
     const POLICY_NOTE: &'static str = "allow";
+    /// See [`Tool::usage_instructions`].
+    const USAGE: Option<&'static str> = None;
     /// Policy when the config says nothing (DESIGN §4.6).
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
@@ -171,6 +178,10 @@ impl<T: TypedTool> Tool for T {
 
     fn policy_note(&self) -> &str {
         T::POLICY_NOTE
+    }
+
+    fn usage_instructions(&self) -> Option<&str> {
+        T::USAGE
     }
 
     fn call<'a>(

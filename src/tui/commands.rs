@@ -108,6 +108,8 @@ pub struct ToolInfo {
     pub schema: Value,
     /// Its policy in words (config override or default).
     pub policy: String,
+    /// How to use it well, when the tool says (shown by `/tool NAME`).
+    pub usage: Option<String>,
 }
 
 /// One finished call, for `/tool NAME`.

@@ -107,6 +107,8 @@ impl ChatState {
                 });
             }
             EventData::MaxTurnsPromptInjected { .. } => {}
+            // The question shows in its own dialog; the answer goes to the tool.
+            EventData::InputRequested(_) | EventData::InputAnswered { .. } => {}
             // The answer already arrived with its `llm_call`.
             EventData::Final { .. } => self.close_streams(Some(ts)),
             EventData::Error { kind, message } => {

@@ -53,6 +53,7 @@ fn llm(ts: u64, content: &str, reasoning: Option<&str>) -> Event {
             message_count: 0,
             new_messages: Vec::new(),
             tools: Vec::new(),
+            parent: None,
         })),
     )
 }

@@ -101,6 +101,15 @@ impl Row {
             EventData::Delta { .. } | EventData::StackPush(_) | EventData::StackPop(_) => {
                 return None;
             }
+            EventData::InputRequested(request) => (
+                "?",
+                Tone::Warn,
+                titled(&request.tool, &format!("asks: {}", request.prompt)),
+            ),
+            EventData::InputAnswered { value, .. } => match value {
+                Some(_) => ("✎", Tone::Text, "answered".to_string()),
+                None => ("⊘", Tone::Warn, "declined".to_string()),
+            },
             EventData::RunStarted {
                 prompt,
                 provider,

@@ -56,6 +56,7 @@ fn llm(turn: u32, duration_ms: u64, calls: Vec<ToolCall>) -> EventData {
             Message::tool("call_0", "list_dir", r#"{"entries":["README.md"]}"#.into()),
         ],
         tools: vec!["read_file".into(), "list_dir".into(), "shell".into()],
+        parent: None,
     }))
 }
 
