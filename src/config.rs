@@ -120,6 +120,8 @@ pub struct ToolsConfig {
     pub timeout_secs: Option<u64>,
     /// Cap on one tool result, in bytes.
     pub max_output_bytes: Option<usize>,
+    /// How deeply tool calls may nest (sub-agents, needed calls) before the user is asked.
+    pub depth_limit: Option<usize>,
     /// Per-tool policy: `allow`, `ask` or `deny`.
     #[serde(default)]
     pub policy: BTreeMap<Spanned<String>, Policy>,
@@ -204,6 +206,8 @@ pub struct Resolved {
     pub tools: ToolSettings,
     /// Per-tool policy overrides.
     pub policies: HashMap<String, Policy>,
+    /// Tool stack depth limit (default 20).
+    pub depth_limit: usize,
 }
 
 struct Preset {
@@ -461,6 +465,7 @@ where
         workdir,
         tools,
         policies,
+        depth_limit: file.tools.depth_limit.unwrap_or(20).max(1),
     })
 }
 

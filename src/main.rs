@@ -117,6 +117,7 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
         tools: Arc::new(resolved.tools.clone()),
         policies: resolved.policies.clone(),
         retry: config::retry_policy(&resolved.provider),
+        depth_limit: resolved.depth_limit,
     };
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
     Ok((resolved, orchestrator))

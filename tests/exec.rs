@@ -150,7 +150,8 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
             "write_file",
             "search_files",
             "shell",
-            "web_fetch"
+            "web_fetch",
+            "delegate"
         ]
     );
     let second = requests[1].json();

@@ -58,6 +58,11 @@ pub trait Approver: Send {
     fn decide<'a>(&'a mut self, batch: &'a [ApprovalRequest])
     -> BoxFuture<'a, Vec<ApprovalAnswer>>;
 
+    /// Whether someone can answer questions ([`Approver::ask`]); headless runs cannot.
+    fn can_ask(&self) -> bool {
+        false
+    }
+
     /// Answers a question (a missing parameter, whether to go past the depth limit);
     /// `None` declines. Headless runs have no one to ask, so the default declines.
     fn ask<'a>(&'a mut self, _request: &'a InputRequest) -> BoxFuture<'a, Option<String>> {

@@ -7,8 +7,8 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::turn::{Turn, TurnAssembler};
-use super::{Orchestrator, Run};
-use crate::conversation::ToolSpec;
+use super::{Conversation, Orchestrator, Run};
+use crate::conversation::{Message, ToolSpec};
 use crate::event::{DeltaKind, EventData, LlmCall};
 use crate::provider::{ChatRequest, Chunk, ProviderError};
 
@@ -24,15 +24,26 @@ impl Orchestrator {
     /// failed attempt, which the conversation never keeps (each attempt starts afresh).
     pub(super) async fn call_model(
         &mut self,
+        conv: &mut Conversation,
         run: &mut Run<'_>,
         turn_no: u32,
         with_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<Turn, CallError> {
+        if conv.is_nested() {
+            // spec/004: while the stack is not empty the system prompt carries the context.
+            let prompt = match self.stack.context(&run.original) {
+                Some(context) => format!("{}\n\n{context}", conv.base_prompt),
+                None => conv.base_prompt.clone(),
+            };
+            if conv.messages.first().and_then(|m| m.content.as_deref()) != Some(prompt.as_str()) {
+                conv.messages[0] = Message::system(prompt);
+            }
+        }
         let policy = self.settings.retry;
         let mut attempt = 1;
         let (turn, started, ttft) = loop {
-            match self.stream_once(run, with_tools, cancel).await {
+            match self.stream_once(conv, run, with_tools, cancel).await {
                 Ok(done) => break done,
                 Err(CallError::Provider(error, partial)) => {
                     let Some(wait) = policy.wait(attempt, &error) else {
@@ -54,7 +65,7 @@ impl Orchestrator {
                 Err(cancelled) => return Err(cancelled),
             }
         };
-        let tools: &[ToolSpec] = if with_tools { &self.specs } else { &[] };
+        let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
         run.usage.add(turn.usage);
         run.emit(EventData::LlmCall(Box::new(LlmCall {
             turn: turn_no,
@@ -67,28 +78,32 @@ impl Orchestrator {
             tool_calls: turn.tool_calls.clone(),
             usage: turn.usage,
             timings: turn.timings,
-            message_count: self.messages.len(),
-            new_messages: self.messages[self.reported.min(self.messages.len())..].to_vec(),
+            message_count: conv.messages.len(),
+            new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
-            parent: None,
+            parent: conv.parent.clone(),
         })));
-        self.reported = self.messages.len();
+        conv.reported = conv.messages.len();
         Ok(turn)
     }
 
     /// One streamed attempt: forwards deltas and assembles the turn.
     async fn stream_once(
         &mut self,
+        conv: &Conversation,
         run: &mut Run<'_>,
         with_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let started = Instant::now();
-        let tools: &[ToolSpec] = if with_tools { &self.specs } else { &[] };
+        let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
         let request = ChatRequest {
-            messages: &self.messages,
+            messages: &conv.messages,
             tools,
         };
+        // Only the user's conversation streams into the chat; a sub-agent shows in the stack
+        // and the timeline.
+        let live = !conv.is_nested();
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
         let opened = tokio::select! {
@@ -115,17 +130,21 @@ impl Orchestrator {
             match chunk {
                 Chunk::Text(text) => {
                     assembler.push_text(&text);
-                    run.emit(EventData::Delta {
-                        kind: DeltaKind::Text,
-                        text,
-                    });
+                    if live {
+                        run.emit(EventData::Delta {
+                            kind: DeltaKind::Text,
+                            text,
+                        });
+                    }
                 }
                 Chunk::Reasoning(text) => {
                     assembler.push_reasoning(&text);
-                    run.emit(EventData::Delta {
-                        kind: DeltaKind::Reasoning,
-                        text,
-                    });
+                    if live {
+                        run.emit(EventData::Delta {
+                            kind: DeltaKind::Reasoning,
+                            text,
+                        });
+                    }
                 }
                 other => assembler.push(other),
             }

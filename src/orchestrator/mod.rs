@@ -7,21 +7,30 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use std::collections::HashSet;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+
 use crate::conversation::{Message, ToolSpec, Usage};
-use crate::event::{Event, EventData};
+use crate::event::{Event, EventData, FrameState};
 use crate::provider::{Provider, ProviderError};
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
 
 pub mod approval;
 mod batch;
 mod call;
+mod collect;
+mod delegate;
 pub mod retry;
+pub mod stack;
 pub mod task;
 pub mod turn;
 
 use approval::{Approver, Policies};
 use call::CallError;
 use retry::RetryPolicy;
+use stack::ToolStack;
 use turn::Turn;
 
 /// The message injected when the turn limit is reached (spec/003).
@@ -61,6 +70,8 @@ pub struct Settings {
     pub policies: std::collections::HashMap<String, Policy>,
     /// Retries of failed provider calls.
     pub retry: RetryPolicy,
+    /// How deeply tool calls may nest before the user is asked (DESIGN §5; default 20).
+    pub depth_limit: usize,
 }
 
 /// How a run ended.
@@ -84,12 +95,68 @@ pub enum Outcome {
 pub struct Orchestrator {
     provider: Arc<dyn Provider>,
     registry: Arc<ToolRegistry>,
-    specs: Vec<ToolSpec>,
     settings: Settings,
     policies: Policies,
+    conversation: Conversation,
+    stack: ToolStack,
+}
+
+/// One conversation with the model: the user's, or a `delegate` sub-agent's.
+#[derive(Debug, Default)]
+struct Conversation {
     messages: Vec<Message>,
     /// Messages already carried by an `llm_call` event (see `LlmCall::new_messages`).
     reported: usize,
+    /// The system prompt without the tool context.
+    base_prompt: String,
+    /// The tools offered in this conversation.
+    specs: Vec<ToolSpec>,
+    /// The frame it runs under (`None` for the user's conversation).
+    parent: Option<String>,
+    /// Its turn limit.
+    max_turns: u32,
+    /// Tools whose usage instructions the model has been given.
+    instructed: HashSet<String>,
+}
+
+impl Conversation {
+    fn new(
+        system_prompt: String,
+        specs: Vec<ToolSpec>,
+        parent: Option<String>,
+        max_turns: u32,
+    ) -> Self {
+        Self {
+            messages: vec![Message::system(system_prompt.clone())],
+            reported: 0,
+            base_prompt: system_prompt,
+            specs,
+            parent,
+            max_turns: max_turns.max(1),
+            instructed: HashSet::new(),
+        }
+    }
+
+    fn is_nested(&self) -> bool {
+        self.parent.is_some()
+    }
+
+    fn push_assistant(&mut self, turn: Turn) {
+        let content =
+            (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
+        let reasoning = (!turn.reasoning.is_empty()).then_some(turn.reasoning);
+        let mut message = Message::assistant(content, reasoning, turn.tool_calls);
+        message.reasoning_signature = turn.reasoning_signature;
+        self.messages.push(message);
+    }
+
+    /// Keeps what was streamed before a cancel or a failure so the conversation shows it.
+    fn keep_partial(&mut self, partial: Turn) {
+        if !partial.content.is_empty() {
+            self.messages
+                .push(Message::assistant(Some(partial.content), None, Vec::new()));
+        }
+    }
 }
 
 /// State of one run (one user request).
@@ -99,6 +166,10 @@ struct Run<'s> {
     usage: Usage,
     gathered: Vec<String>,
     invalid_args: std::collections::HashMap<String, u32>,
+    /// The user's request, for the tool context of nested conversations.
+    original: String,
+    /// Numbers ids the run makes up (needed calls, questions).
+    next_id: u32,
 }
 
 impl Run<'_> {
@@ -115,6 +186,21 @@ impl Run<'_> {
     }
 }
 
+/// How a conversation's loop ended, before the top level turns it into events.
+enum LoopEnd {
+    /// The model answered; `error` is set when the answer was gathered after the final call
+    /// of a max-turns run failed.
+    Answer {
+        content: String,
+        turns: u32,
+        error: Option<(&'static str, String)>,
+    },
+    /// A provider error ended it.
+    Failed { kind: &'static str, message: String },
+    /// The user cancelled.
+    Cancelled { running: &'static str },
+}
+
 impl Orchestrator {
     /// A new conversation that starts with the system prompt.
     pub fn new(
@@ -122,23 +208,27 @@ impl Orchestrator {
         registry: Arc<ToolRegistry>,
         settings: Settings,
     ) -> Self {
-        let specs = registry.specs();
         let policies = Policies::new(settings.policies.clone());
-        let messages = vec![Message::system(settings.system_prompt.clone())];
+        let conversation = Conversation::new(
+            settings.system_prompt.clone(),
+            registry.specs(),
+            None,
+            settings.max_turns,
+        );
+        let stack = ToolStack::new(settings.depth_limit);
         Self {
             provider,
             registry,
-            specs,
             settings,
             policies,
-            messages,
-            reported: 0,
+            conversation,
+            stack,
         }
     }
 
     /// The conversation so far, system prompt first.
     pub fn messages(&self) -> &[Message] {
-        &self.messages
+        &self.conversation.messages
     }
 
     /// The provider this conversation talks to.
@@ -163,8 +253,9 @@ impl Orchestrator {
 
     /// Forgets the conversation (keeps the system prompt and session grants).
     pub fn clear(&mut self) {
-        self.messages.truncate(1);
-        self.reported = 0;
+        self.conversation.messages.truncate(1);
+        self.conversation.reported = 0;
+        self.conversation.instructed.clear();
     }
 
     /// Answers one user request: runs the loop until a final answer, an error or a cancel.
@@ -181,118 +272,155 @@ impl Orchestrator {
             usage: Usage::default(),
             gathered: Vec::new(),
             invalid_args: Default::default(),
+            original: prompt.to_string(),
+            next_id: 0,
         };
-        let max_turns = self.settings.max_turns.max(1);
+        let mut conversation = std::mem::take(&mut self.conversation);
+        conversation.max_turns = self.settings.max_turns.max(1);
         run.emit(EventData::RunStarted {
             prompt: summarize(prompt, 200),
             provider: self.provider.name().to_string(),
             model: self.provider.model().to_string(),
-            max_turns,
+            max_turns: conversation.max_turns,
         });
-        self.messages.push(Message::user(prompt));
-        let outcome = self.run_loop(&mut run, approver, cancel, max_turns).await;
+        conversation.messages.push(Message::user(prompt));
+        let end = self
+            .run_loop(&mut conversation, &mut run, approver, cancel)
+            .await;
+        self.conversation = conversation;
         self.policies.end_turn();
-        outcome
-    }
-
-    async fn run_loop(
-        &mut self,
-        run: &mut Run<'_>,
-        approver: &mut dyn Approver,
-        cancel: &CancellationToken,
-        max_turns: u32,
-    ) -> Outcome {
-        let mut turn_no = 0;
-        loop {
-            if turn_no == max_turns {
-                return self.final_without_tools(run, cancel, turn_no).await;
-            }
-            turn_no += 1;
-            let turn = match self.call_model(run, turn_no, true, cancel).await {
-                Ok(turn) => turn,
-                Err(CallError::Cancelled(partial)) => {
-                    return self.cancelled(run, partial, "the model's reply");
-                }
-                Err(CallError::Provider(error, partial)) => {
-                    return self.failed(run, error, partial);
-                }
-            };
-            if turn.tool_calls.is_empty() {
-                return self.answer(run, turn, turn_no);
-            }
-            if !turn.content.is_empty() {
-                run.gathered.push(turn.content.clone());
-            }
-            let calls = turn.tool_calls.clone();
-            self.push_assistant(turn);
-            let finished = batch::run_batch(self, run, approver, cancel, turn_no, &calls).await;
-            if !finished {
-                run.emit(EventData::Cancelled {
-                    running: "tool calls".to_string(),
+        // Whatever is still on the stack (a cancel mid-workflow) leaves it now.
+        for frame in self.stack.clear(FrameState::Cancelled) {
+            run.emit(EventData::StackPop(frame));
+        }
+        match end {
+            LoopEnd::Answer {
+                content,
+                turns,
+                error,
+            } => {
+                let error = error.map(|(kind, message)| {
+                    run.error(kind, message.clone());
+                    message
                 });
-                return Outcome::Cancelled;
+                final_event(&mut run, content, turns, error)
+            }
+            LoopEnd::Failed { kind, message } => {
+                run.error(kind, message.clone());
+                Outcome::Failed(message)
+            }
+            LoopEnd::Cancelled { running } => {
+                run.emit(EventData::Cancelled {
+                    running: running.to_string(),
+                });
+                Outcome::Cancelled
             }
         }
+    }
+
+    /// The loop of one conversation (the user's or a sub-agent's). Nested conversations
+    /// stream no deltas and report no limits of their own: their result is the tool's.
+    fn run_loop<'a, 's: 'a>(
+        &'a mut self,
+        conv: &'a mut Conversation,
+        run: &'a mut Run<'s>,
+        approver: &'a mut dyn Approver,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, LoopEnd> {
+        async move {
+            let mut turn_no = 0;
+            loop {
+                if turn_no == conv.max_turns {
+                    return self.final_without_tools(conv, run, cancel, turn_no).await;
+                }
+                turn_no += 1;
+                let turn = match self.call_model(conv, run, turn_no, true, cancel).await {
+                    Ok(turn) => turn,
+                    Err(CallError::Cancelled(partial)) => {
+                        conv.keep_partial(partial);
+                        return LoopEnd::Cancelled {
+                            running: "the model's reply",
+                        };
+                    }
+                    Err(CallError::Provider(error, partial)) => {
+                        conv.keep_partial(partial);
+                        return LoopEnd::Failed {
+                            kind: error.kind(),
+                            message: self.describe(&error),
+                        };
+                    }
+                };
+                if turn.tool_calls.is_empty() {
+                    let content = turn.content.clone();
+                    conv.push_assistant(turn);
+                    return LoopEnd::Answer {
+                        content,
+                        turns: turn_no,
+                        error: None,
+                    };
+                }
+                if !turn.content.is_empty() && !conv.is_nested() {
+                    run.gathered.push(turn.content.clone());
+                }
+                let calls = turn.tool_calls.clone();
+                conv.push_assistant(turn);
+                let finished =
+                    batch::run_batch(self, conv, run, approver, cancel, turn_no, &calls).await;
+                if !finished {
+                    return LoopEnd::Cancelled {
+                        running: "tool calls",
+                    };
+                }
+            }
+        }
+        .boxed()
     }
 
     /// Rule 3: the limit is reached with tool calls still coming; ask for an answer without tools.
     async fn final_without_tools(
         &mut self,
+        conv: &mut Conversation,
         run: &mut Run<'_>,
         cancel: &CancellationToken,
         turns: u32,
-    ) -> Outcome {
-        run.emit(EventData::MaxTurnsReached { turns });
-        self.messages.push(Message::system(MAX_TURNS_PROMPT));
-        run.emit(EventData::MaxTurnsPromptInjected { turns });
-        match self.call_model(run, turns + 1, false, cancel).await {
-            Ok(turn) => self.answer(run, turn, turns),
-            Err(CallError::Cancelled(partial)) => self.cancelled(run, partial, "the final answer"),
+    ) -> LoopEnd {
+        if !conv.is_nested() {
+            run.emit(EventData::MaxTurnsReached { turns });
+        }
+        conv.messages.push(Message::system(MAX_TURNS_PROMPT));
+        if !conv.is_nested() {
+            run.emit(EventData::MaxTurnsPromptInjected { turns });
+        }
+        match self.call_model(conv, run, turns + 1, false, cancel).await {
+            Ok(turn) => {
+                let content = turn.content.clone();
+                conv.push_assistant(turn);
+                LoopEnd::Answer {
+                    content,
+                    turns,
+                    error: None,
+                }
+            }
+            Err(CallError::Cancelled(partial)) => {
+                conv.keep_partial(partial);
+                LoopEnd::Cancelled {
+                    running: "the final answer",
+                }
+            }
             Err(CallError::Provider(error, _partial)) => {
                 let message = self.describe(&error);
-                run.error(error.kind(), message.clone());
-                let content = run.gathered.join("\n\n");
-                final_event(run, content, turns, Some(message))
+                let content = if conv.is_nested() {
+                    String::new()
+                } else {
+                    run.gathered.join("\n\n")
+                };
+                LoopEnd::Answer {
+                    content,
+                    turns,
+                    error: Some((error.kind(), message)),
+                }
             }
         }
-    }
-
-    /// The model answered: keep the message and report the final answer.
-    fn answer(&mut self, run: &mut Run<'_>, turn: Turn, turns: u32) -> Outcome {
-        let content = turn.content.clone();
-        self.push_assistant(turn);
-        final_event(run, content, turns, None)
-    }
-
-    fn push_assistant(&mut self, turn: Turn) {
-        let content =
-            (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
-        let reasoning = (!turn.reasoning.is_empty()).then_some(turn.reasoning);
-        let mut message = Message::assistant(content, reasoning, turn.tool_calls);
-        message.reasoning_signature = turn.reasoning_signature;
-        self.messages.push(message);
-    }
-
-    /// Keeps what was streamed before a cancel so the conversation shows it.
-    fn cancelled(&mut self, run: &mut Run<'_>, partial: Turn, running: &str) -> Outcome {
-        if !partial.content.is_empty() {
-            self.messages
-                .push(Message::assistant(Some(partial.content), None, Vec::new()));
-        }
-        run.emit(EventData::Cancelled {
-            running: running.to_string(),
-        });
-        Outcome::Cancelled
-    }
-
-    fn failed(&mut self, run: &mut Run<'_>, error: ProviderError, partial: Turn) -> Outcome {
-        if !partial.content.is_empty() {
-            self.messages
-                .push(Message::assistant(Some(partial.content), None, Vec::new()));
-        }
-        let message = self.describe(&error);
-        run.error(error.kind(), message.clone());
-        Outcome::Failed(message)
     }
 
     fn describe(&self, error: &ProviderError) -> String {

@@ -176,6 +176,10 @@ impl Approver for ChannelApprover {
         .boxed()
     }
 
+    fn can_ask(&self) -> bool {
+        true
+    }
+
     fn ask<'a>(&'a mut self, request: &'a InputRequest) -> BoxFuture<'a, Option<String>> {
         async move {
             while !self.inputs.contains_key(&request.id) {

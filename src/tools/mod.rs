@@ -88,6 +88,30 @@ impl ToolError {
     }
 }
 
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolReply {
+    /// The result.
+    Done(Value),
+    /// Make these calls first (they are pushed above this tool on the stack, approved and run),
+    /// then resume with `then` and their results (spec/004: `save_file` after `create_code`).
+    NeedsFirst {
+        /// The calls, run as one batch.
+        calls: Vec<NeededCall>,
+        /// Whatever the tool wants back when it resumes.
+        then: Value,
+    },
+}
+
+/// A call a tool needs made before it can finish.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeededCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments.
+    pub arguments: Value,
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
@@ -111,12 +135,25 @@ pub trait Tool: Send + Sync {
     fn usage_instructions(&self) -> Option<&str> {
         None
     }
-    /// Runs the tool. The result is sent to the model as JSON.
+    /// Runs the tool. The result is sent to the model as JSON; a tool that needs other calls
+    /// made first says so and is resumed with their results.
     fn call<'a>(
         &'a self,
         arguments: Value,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    ) -> BoxFuture<'a, Result<ToolReply, ToolError>>;
+
+    /// Goes on after the calls a [`ToolReply::NeedsFirst`] asked for, with their results in
+    /// order (`Err` holds a failed call's message). Only tools that ask need this.
+    fn resume<'a>(
+        &'a self,
+        _then: Value,
+        _results: Vec<Result<Value, String>>,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolReply, ToolError>> {
+        let name = self.name().to_string();
+        async move { Err(ToolError::Failed(format!("{name} cannot be resumed"))) }.boxed()
+    }
 
     /// The tool as offered to the model.
     fn spec(&self) -> ToolSpec {
@@ -188,11 +225,11 @@ impl<T: TypedTool> Tool for T {
         &'a self,
         arguments: Value,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    ) -> BoxFuture<'a, Result<ToolReply, ToolError>> {
         async move {
             let params =
                 parse_params::<T::Params>(&arguments).map_err(ToolError::InvalidArguments)?;
-            self.run(params, ctx).await
+            self.run(params, ctx).await.map(ToolReply::Done)
         }
         .boxed()
     }

@@ -8,7 +8,16 @@ use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::{Value, json};
 
-use super::{ToolContext, ToolError, ToolRegistry};
+use super::{NeededCall, ToolContext, ToolError, ToolRegistry, ToolReply};
+
+/// What to ask of a tool.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// Call it with these (validated) arguments.
+    Call(Value),
+    /// Resume it after the calls it needed (see [`ToolReply::NeedsFirst`]).
+    Resume(Value, Vec<Result<Value, String>>),
+}
 
 /// A call ready to run: validated and approved.
 #[derive(Debug, Clone)]
@@ -17,8 +26,8 @@ pub struct ReadyCall {
     pub id: String,
     /// Tool name (known to the registry).
     pub name: String,
-    /// Parsed, validated arguments.
-    pub arguments: Value,
+    /// What to do.
+    pub work: Work,
 }
 
 /// How one call ended.
@@ -30,6 +39,8 @@ pub struct CallOutcome {
     pub name: String,
     /// The result, or the error message.
     pub result: Result<Value, String>,
+    /// Set when the tool asked for other calls first; `result` is then meaningless.
+    pub needs: Option<(Vec<NeededCall>, Value)>,
     /// How long it ran.
     pub duration: Duration,
 }
@@ -41,6 +52,7 @@ impl CallOutcome {
             id: id.to_string(),
             name: name.to_string(),
             result: Err(error.into()),
+            needs: None,
             duration: Duration::ZERO,
         }
     }
@@ -85,10 +97,15 @@ pub async fn run_calls(
 
 async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -> CallOutcome {
     let started = Instant::now();
-    let result = match registry.get(&call.name) {
+    // Ok(Ok(value)): done; Ok(Err(needs)): other calls first; Err(message): failed.
+    let reply = match registry.get(&call.name) {
         None => Err(format!("unknown tool '{}'", call.name)),
         Some(tool) => {
-            let work = AssertUnwindSafe(tool.call(call.arguments.clone(), ctx)).catch_unwind();
+            let future = match &call.work {
+                Work::Call(arguments) => tool.call(arguments.clone(), ctx),
+                Work::Resume(then, results) => tool.resume(then.clone(), results.clone(), ctx),
+            };
+            let work = AssertUnwindSafe(future).catch_unwind();
             tokio::select! {
                 biased;
                 _ = ctx.cancel.cancelled() => Err("cancelled by the user".to_string()),
@@ -100,15 +117,24 @@ async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -
                     Ok(Err(panic)) => Err(format!("the tool crashed: {}", panic_message(&panic))),
                     Ok(Ok(Err(ToolError::InvalidArguments(e)))) => Err(format!("invalid arguments: {e}")),
                     Ok(Ok(Err(ToolError::Failed(e)))) => Err(e),
-                    Ok(Ok(Ok(value))) => Ok(cap_output(value, ctx.settings.max_output_bytes)),
+                    Ok(Ok(Ok(ToolReply::Done(value)))) => {
+                        Ok(Ok(cap_output(value, ctx.settings.max_output_bytes)))
+                    }
+                    Ok(Ok(Ok(ToolReply::NeedsFirst { calls, then }))) => Ok(Err((calls, then))),
                 },
             }
         }
+    };
+    let (result, needs) = match reply {
+        Ok(Ok(value)) => (Ok(value), None),
+        Ok(Err(needs)) => (Ok(Value::Null), Some(needs)),
+        Err(error) => (Err(error), None),
     };
     CallOutcome {
         id: call.id.clone(),
         name: call.name.clone(),
         result,
+        needs,
         duration: started.elapsed(),
     }
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::{Tool, ToolError};
 
+pub mod delegate;
 mod list_dir;
 mod read_file;
 mod search_files;
@@ -11,6 +12,7 @@ mod shell;
 mod web_fetch;
 mod write_file;
 
+pub use delegate::Delegate;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use search_files::SearchFiles;
@@ -27,6 +29,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(SearchFiles),
         Arc::new(Shell),
         Arc::new(WebFetch::new()),
+        Arc::new(Delegate),
     ]
 }
 
@@ -91,6 +94,7 @@ mod tests {
             "search_files",
             "shell",
             "web_fetch",
+            "delegate",
         ];
         assert_eq!(names, expected);
     }

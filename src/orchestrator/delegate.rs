@@ -1,0 +1,96 @@
+//! Sub-agents (DESIGN §5): a `delegate` call runs a nested loop with its own conversation.
+//! Its model calls and tool calls carry the delegate frame as their parent, go through the
+//! same approvals and stack, and its final answer is the tool's result.
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::approval::Approver;
+use super::batch::Pending;
+use super::{Conversation, LoopEnd, Orchestrator, Run};
+use crate::conversation::Message;
+use crate::tools::builtin::delegate::DelegateParams;
+use crate::tools::runner::CallOutcome;
+
+/// The tool's name.
+pub(super) const NAME: &str = "delegate";
+
+/// The sub-agent's system prompt; `{workdir}` is filled in.
+const PROMPT: &str = include_str!("../../assets/subagent_prompt.md");
+
+/// Runs the sub-agent of one `delegate` call to its answer.
+pub(super) async fn run(
+    orch: &mut Orchestrator,
+    run: &mut Run<'_>,
+    approver: &mut dyn Approver,
+    cancel: &CancellationToken,
+    call: &Pending,
+    arguments: &Value,
+) -> CallOutcome {
+    let started = std::time::Instant::now();
+    let result = match serde_json::from_value::<DelegateParams>(arguments.clone()) {
+        Err(e) => Err(format!("invalid arguments for delegate: {e}")),
+        Ok(params) => sub_agent(orch, run, approver, cancel, call, params).await,
+    };
+    CallOutcome {
+        id: call.frame.clone(),
+        name: call.name.clone(),
+        result,
+        needs: None,
+        duration: started.elapsed(),
+    }
+}
+
+async fn sub_agent(
+    orch: &mut Orchestrator,
+    run: &mut Run<'_>,
+    approver: &mut dyn Approver,
+    cancel: &CancellationToken,
+    call: &Pending,
+    params: DelegateParams,
+) -> Result<Value, String> {
+    let specs = match &params.tools {
+        None => orch.registry.specs(),
+        Some(names) => {
+            let unknown: Vec<&str> = names
+                .iter()
+                .filter(|n| orch.registry.get(n).is_none())
+                .map(String::as_str)
+                .collect();
+            if !unknown.is_empty() {
+                return Err(format!(
+                    "unknown tools for the sub-agent: {}",
+                    unknown.join(", ")
+                ));
+            }
+            orch.registry
+                .specs()
+                .into_iter()
+                .filter(|s| names.contains(&s.name))
+                .collect()
+        }
+    };
+    let prompt = PROMPT.replace("{workdir}", &orch.settings.workdir.display().to_string());
+    let max_turns = params.max_turns.unwrap_or(orch.settings.max_turns);
+    let mut conv = Conversation::new(prompt, specs, Some(call.frame.clone()), max_turns);
+    conv.messages.push(Message::user(params.task));
+    match orch.run_loop(&mut conv, run, approver, cancel).await {
+        LoopEnd::Answer {
+            content,
+            turns,
+            error: None,
+        } => Ok(json!({ "answer": content, "turns": turns })),
+        LoopEnd::Answer {
+            content,
+            error: Some((_, message)),
+            ..
+        } if content.is_empty() => Err(format!("the sub-agent could not finish: {message}")),
+        LoopEnd::Answer {
+            content,
+            turns,
+            error: Some((_, message)),
+        } => Ok(json!({ "answer": content, "turns": turns, "note": message })),
+        LoopEnd::Failed { message, .. } => Err(format!("the sub-agent failed: {message}")),
+        LoopEnd::Cancelled { .. } => Err("cancelled by the user".to_string()),
+    }
+}

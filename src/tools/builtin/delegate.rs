@@ -1,0 +1,42 @@
+//! `delegate`: hands a task to a sub-agent with its own conversation. The orchestrator runs it
+//! (it needs the model and the stack); this type gives the tool its name, schema and policy.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::tools::{ToolContext, ToolError, TypedTool};
+
+/// Parameters of `delegate`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct DelegateParams {
+    /// The task for the sub-agent, complete and self-contained: it sees nothing of this
+    /// conversation but what you write here.
+    pub task: String,
+    /// Names of the tools the sub-agent may use (default: the same tools you have).
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// Most model turns the sub-agent may take (default: the same limit as yours).
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+}
+
+/// The `delegate` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Delegate;
+
+impl TypedTool for Delegate {
+    type Params = DelegateParams;
+    const NAME: &'static str = "delegate";
+    const DESCRIPTION: &'static str = "Hand a self-contained task to a sub-agent that works with its own conversation and tools, and get its final answer back. Use it for side investigations whose details you do not need to keep in this conversation.";
+    const USAGE: Option<&'static str> = Some(
+        "Write the task so it stands alone: the sub-agent cannot see this conversation. Say what answer you need back (facts, file paths, a summary). Its tool calls still need the user's approval where their policy asks.",
+    );
+
+    async fn run(&self, _params: DelegateParams, _ctx: &ToolContext) -> Result<Value, ToolError> {
+        // Reached only if a registry is used without an orchestrator.
+        Err(ToolError::failed(
+            "delegate runs inside the orchestrator and cannot be called directly",
+        ))
+    }
+}
