@@ -8,8 +8,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use serde_json::json;
+use taco::conversation::ToolCall;
 use taco::conversation::Usage;
-use taco::event::{DeltaKind, Event, EventData, FrameState, LlmCall, Scope, StackFrame};
+use taco::event::{
+    DeltaKind, Event, EventData, FrameState, InputKind, InputRequest, LlmCall, Scope, StackFrame,
+};
 use taco::orchestrator::approval::ApprovalAnswer;
 use taco::orchestrator::task::Op;
 use taco::tui::app::{App, AppInfo, Command};
@@ -458,4 +461,491 @@ fn any_size_renders_without_panicking() {
             h.screen(w, ht);
         }
     }
+}
+
+// ── Nested calls, sub-agents and questions ────────────────────────────────────────────────
+
+fn answer(id: &str, value: Option<&str>) -> Command {
+    Command::Op(Op::Answer {
+        id: id.into(),
+        value: value.map(Into::into),
+    })
+}
+
+fn llm_call(turn: u32, parent: Option<&str>, content: &str, calls: &[(&str, &str)]) -> EventData {
+    EventData::LlmCall(Box::new(LlmCall {
+        turn,
+        model: "demo".into(),
+        duration_ms: 40,
+        ttft_ms: Some(10),
+        finish_reason: Some(
+            if calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            }
+            .into(),
+        ),
+        content: content.into(),
+        reasoning_content: None,
+        tool_calls: calls
+            .iter()
+            .map(|(id, name)| ToolCall {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: json!({}),
+            })
+            .collect(),
+        usage: Usage {
+            input_tokens: 100,
+            output_tokens: 10,
+        },
+        timings: None,
+        message_count: 2,
+        new_messages: vec![],
+        tools: vec![],
+        parent: parent.map(Into::into),
+    }))
+}
+
+fn frame(
+    id: &str,
+    parent: Option<&str>,
+    name: &str,
+    summary: &str,
+    state: FrameState,
+) -> StackFrame {
+    StackFrame {
+        id: id.into(),
+        parent: parent.map(Into::into),
+        name: name.into(),
+        summary: summary.into(),
+        state,
+    }
+}
+
+impl Harness {
+    /// A tool call and its running frame.
+    fn call(
+        &mut self,
+        id: &str,
+        parent: Option<&str>,
+        name: &str,
+        arguments: serde_json::Value,
+        summary: &str,
+    ) {
+        self.event(EventData::ToolCall {
+            turn: 1,
+            id: id.into(),
+            name: name.into(),
+            arguments,
+            parent: parent.map(Into::into),
+        });
+        self.event(EventData::StackPush(frame(
+            id,
+            parent,
+            name,
+            summary,
+            FrameState::Running,
+        )));
+    }
+
+    fn finish(&mut self, id: &str, parent: Option<&str>, name: &str, summary: &str, ms: u64) {
+        self.event(EventData::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            ok: true,
+            result: Some(json!("ok")),
+            error: None,
+            duration_ms: ms,
+        });
+        self.event(EventData::StackPop(frame(
+            id,
+            parent,
+            name,
+            summary,
+            FrameState::Done,
+        )));
+    }
+
+    /// A parameter question for `write_file`'s `path`, under the call `call_2`.
+    fn ask_parameter(&mut self, id: &str) {
+        self.event(EventData::StackPush(frame(
+            "call_2/collect",
+            Some("call_2"),
+            "collect_tool_parameters",
+            "path",
+            FrameState::AwaitingInput,
+        )));
+        self.event(EventData::InputRequested(InputRequest {
+            id: id.into(),
+            kind: InputKind::Parameter,
+            frame: "call_2/collect".into(),
+            tool: "write_file".into(),
+            prompt: "write_file needs a value for `path` to go on.".into(),
+            parameter: Some("path".into()),
+            description: Some("Where to write, relative to the workspace.".into()),
+            value_type: Some("string".into()),
+            depth: None,
+        }));
+    }
+
+    fn ask_depth(&mut self, id: &str) {
+        self.event(EventData::InputRequested(InputRequest {
+            id: id.into(),
+            kind: InputKind::DepthLimit,
+            frame: "call_1/call_1".into(),
+            tool: "read_file".into(),
+            prompt: "The tool stack reached its depth limit (3). Continue for another 20 levels?"
+                .into(),
+            parameter: None,
+            description: None,
+            value_type: None,
+            depth: Some(3),
+        }));
+    }
+
+    /// Moves the clock to the middle of a spinner frame, so chat spinners (phased by real
+    /// time) and stack clocks (by this clock) render the same on every run.
+    fn settle(&mut self) {
+        self.ms = (self.ms / 100 + 1) * 100 + 50;
+    }
+}
+
+/// A request whose model delegates a survey to a sub-agent (which reads two files, one
+/// still running) and edits the README, which first runs a needed `read_file`.
+fn nested_run(h: &mut Harness) {
+    h.type_text("survey the repo and fix the README");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    let lead = "I'll hand the survey to a sub-agent and fix the README myself.";
+    h.event(EventData::Delta {
+        kind: DeltaKind::Text,
+        text: lead.into(),
+    });
+    h.event(llm_call(
+        1,
+        None,
+        lead,
+        &[("call_1", "delegate"), ("call_2", "edit_file")],
+    ));
+    h.call(
+        "call_1",
+        None,
+        "delegate",
+        json!({"task": "Survey the repository layout and list the binaries", "tools": ["read_file"]}),
+        "task=Survey the repository layout…",
+    );
+    h.call(
+        "call_2",
+        None,
+        "edit_file",
+        json!({"path": "README.md", "instructions": "fix the install section"}),
+        "path=README.md",
+    );
+    h.event(llm_call(
+        1,
+        Some("call_1"),
+        "Let me read the manifest.",
+        &[("call_1", "read_file")],
+    ));
+    h.call(
+        "call_1/call_1",
+        Some("call_1"),
+        "read_file",
+        json!({"path": "Cargo.toml"}),
+        "path=Cargo.toml",
+    );
+    h.finish(
+        "call_1/call_1",
+        Some("call_1"),
+        "read_file",
+        "path=Cargo.toml",
+        3,
+    );
+    h.event(llm_call(2, Some("call_1"), "", &[("call_2", "read_file")]));
+    h.call(
+        "call_1/call_2",
+        Some("call_1"),
+        "read_file",
+        json!({"path": "src/main.rs"}),
+        "path=src/main.rs",
+    );
+    h.call(
+        "call_2/call_1",
+        Some("call_2"),
+        "read_file",
+        json!({"path": "README.md"}),
+        "path=README.md",
+    );
+}
+
+#[test]
+fn sub_agent_turns_leave_the_top_level_answer_and_turn_alone() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    assert_eq!(
+        h.app.chat.last_assistant_text(),
+        Some("I'll hand the survey to a sub-agent and fix the README myself."),
+        "the approval dialog still quotes the top-level agent"
+    );
+    // The nested results do not end the top-level batch: only its own two calls do.
+    h.finish(
+        "call_1/call_2",
+        Some("call_1"),
+        "read_file",
+        "path=src/main.rs",
+        5,
+    );
+    h.finish(
+        "call_2/call_1",
+        Some("call_2"),
+        "read_file",
+        "path=README.md",
+        5,
+    );
+    let status = format!("{}", h.screen(200, 30).backend());
+    assert!(status.contains("turn 1/10"), "{status}");
+    h.finish("call_1", None, "delegate", "task", 50);
+    h.finish("call_2", None, "edit_file", "path=README.md", 50);
+    let status = format!("{}", h.screen(200, 30).backend());
+    assert!(status.contains("turn 2/10"), "{status}");
+    assert!(
+        status.contains("↑300 ↓30 tok"),
+        "sub-agent tokens count: {status}"
+    );
+}
+
+#[test]
+fn a_parameter_answer_is_sent_on_enter() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    assert!(h.app.question_open());
+    assert_eq!(h.app.activity(), Activity::AwaitingInput);
+    h.type_text("docs/README.md");
+    assert_eq!(
+        h.app.composer_text(),
+        "",
+        "letters never reach the composer"
+    );
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [answer("q1", Some("docs/README.md"))]
+    );
+    assert!(!h.app.question_open());
+}
+
+#[test]
+fn esc_abandons_a_parameter_question() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.type_text("half");
+    assert_eq!(h.key(KeyCode::Esc), [answer("q1", None)]);
+    assert!(
+        h.app.is_busy(),
+        "Esc answered the question; it did not cancel the run"
+    );
+}
+
+#[test]
+fn an_empty_enter_asks_to_continue() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    assert_eq!(h.key(KeyCode::Enter), []);
+    assert!(h.app.question_confirming());
+    assert_eq!(h.key(KeyCode::Char('y')), [], "y goes back to the question");
+    assert!(h.app.question_open() && !h.app.question_confirming());
+    h.type_text("a.md");
+    assert_eq!(h.app.composer_text(), "");
+    h.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(h.key(KeyCode::Enter), []);
+    assert_eq!(h.key(KeyCode::Char('n')), [answer("q1", None)]);
+}
+
+#[test]
+fn depth_limit_y_continues_and_n_stops() {
+    for (key, value) in [('y', Some("y")), ('n', None)] {
+        let mut h = Harness::new();
+        nested_run(&mut h);
+        h.ask_depth("d1");
+        assert_eq!(h.key(KeyCode::Char('x')), [], "other letters are swallowed");
+        assert_eq!(h.app.composer_text(), "");
+        assert_eq!(
+            h.key(KeyCode::Char(key)),
+            [answer("d1", value)],
+            "key {key}"
+        );
+    }
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_depth("d1");
+    assert_eq!(h.key(KeyCode::Esc), [answer("d1", None)]);
+}
+
+#[test]
+fn letters_reach_the_question_from_any_pane_and_paste_goes_in_on_one_line() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.focus(), Focus::Timeline);
+    h.type_text("docs/");
+    assert_eq!(
+        h.app.focus(),
+        Focus::Chat,
+        "typing brings the dialog back into focus"
+    );
+    h.app.on_paste("READ\nME.md");
+    assert_eq!(h.app.composer_text(), "");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [answer("q1", Some("docs/READ ME.md"))]
+    );
+}
+
+#[test]
+fn the_question_closes_when_answered_and_when_the_run_ends() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.event(EventData::InputAnswered {
+        id: "other".into(),
+        value: None,
+    });
+    assert!(
+        h.app.question_open(),
+        "another question's answer does not close it"
+    );
+    h.event(EventData::InputAnswered {
+        id: "q1".into(),
+        value: Some("x".into()),
+    });
+    assert!(!h.app.question_open());
+    assert_eq!(h.app.activity(), Activity::RunningTool);
+
+    for end in [
+        EventData::Cancelled {
+            running: "tools".into(),
+        },
+        EventData::Error {
+            kind: "http".into(),
+            message: "boom".into(),
+        },
+        EventData::Final {
+            content: "done".into(),
+            turns: 1,
+            usage: Usage::default(),
+        },
+    ] {
+        let mut h = Harness::new();
+        nested_run(&mut h);
+        h.ask_depth("d1");
+        h.event(end);
+        assert!(!h.app.question_open());
+        assert_eq!(h.app.activity(), Activity::Idle);
+        h.type_text("next");
+        assert_eq!(
+            h.app.composer_text(),
+            "next",
+            "the composer takes keys again"
+        );
+    }
+}
+
+#[test]
+fn status_shows_the_tree_depth_and_what_the_innermost_frame_waits_for() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.event(EventData::InputAnswered {
+        id: "q1".into(),
+        value: None,
+    });
+    h.ask_parameter("q2");
+    // The dialog takes letters: send /status from a clean state of the question.
+    h.key(KeyCode::Esc);
+    h.event(EventData::InputAnswered {
+        id: "q2".into(),
+        value: None,
+    });
+    h.type_text("/status");
+    h.key(KeyCode::Enter);
+    h.type_text("/tool read_file");
+    h.key(KeyCode::Enter);
+    let screen = format!("{}", h.screen(200, 80).backend());
+    assert!(screen.contains("nesting depth 2"), "{screen}");
+    assert!(
+        screen.contains("Original request: “survey the repo"),
+        "{screen}"
+    );
+    assert!(screen.contains("- delegate task=Survey"), "{screen}");
+    assert!(
+        screen.contains("    - read_file path=src/main.rs · running"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Innermost: collect_tool_parameters waits for your input."),
+        "{screen}"
+    );
+    assert!(screen.contains("Usage"), "{screen}");
+    assert!(screen.contains("Read before you write."), "{screen}");
+}
+
+#[test]
+fn snapshot_nested_stack() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.settle();
+    insta::assert_snapshot!(h.screen(200, 30).backend());
+}
+
+#[test]
+fn snapshot_parameter_question() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.type_text("docs/READ");
+    h.settle();
+    insta::assert_snapshot!(h.screen(160, 34).backend());
+}
+
+#[test]
+fn snapshot_continue_question() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.key(KeyCode::Enter);
+    h.settle();
+    insta::assert_snapshot!(h.screen(160, 34).backend());
+}
+
+#[test]
+fn snapshot_depth_limit_question() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_depth("d1");
+    h.settle();
+    insta::assert_snapshot!(h.screen(160, 34).backend());
+}
+
+#[test]
+fn questions_render_at_any_size() {
+    let mut h = Harness::new();
+    nested_run(&mut h);
+    h.ask_parameter("q1");
+    h.ask_depth("d1");
+    h.type_text("界界界界界界界界界界");
+    for w in [0, 1, 5, 20, 40, 79, 80, 139, 140, 250] {
+        for ht in [0, 1, 2, 5, 10, 40] {
+            h.screen(w, ht);
+        }
+    }
+    h.key(KeyCode::Enter);
+    h.screen(30, 12);
+    h.key(KeyCode::Char('y'));
+    h.screen(30, 12);
 }

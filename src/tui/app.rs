@@ -1,7 +1,7 @@
 //! The application state and its update logic: orchestrator events and terminal input in,
 //! [`Command`]s out. No terminal, no channels: tests drive it directly.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,11 +20,12 @@ use super::views::approval::{self, ApprovalState, Pending};
 use super::views::chat::{ChatState, NoticeKind};
 use super::views::composer::Composer;
 use super::views::help::Help;
+use super::views::input::{self, InputState};
 use super::views::stack::StackState;
 use super::views::status::{Activity, Status};
 use super::views::timeline::TimelineState;
 use crate::conversation::Usage;
-use crate::event::{Decision, Event, EventData, Scope};
+use crate::event::{Decision, Event, EventData, InputKind, InputRequest, Scope};
 use crate::orchestrator::task::Op;
 
 /// A second Ctrl-C within this long quits.
@@ -71,6 +72,7 @@ pub struct App {
     /// The timeline pane.
     pub timeline: TimelineState,
     approval: ApprovalState,
+    input: InputState,
     help: Option<Help>,
     activity: Activity,
     activity_since: Instant,
@@ -79,6 +81,8 @@ pub struct App {
     turn: u32,
     /// Tool results still to come before the model is called again.
     results_due: usize,
+    /// Nested calls still running: their results do not count toward `results_due`.
+    nested: HashSet<String>,
     tokens: Usage,
     queued: VecDeque<String>,
     last_ctrl_c: Option<Instant>,
@@ -114,6 +118,7 @@ impl App {
             stack: StackState::new(),
             timeline: TimelineState::new(),
             approval: ApprovalState::new(),
+            input: InputState::new(),
             help: None,
             activity: Activity::Idle,
             activity_since: now,
@@ -121,6 +126,7 @@ impl App {
             busy: false,
             turn: 0,
             results_due: 0,
+            nested: HashSet::new(),
             tokens: Usage::default(),
             queued: VecDeque::new(),
             last_ctrl_c: None,
@@ -168,6 +174,21 @@ impl App {
         self.approval.is_open()
     }
 
+    /// Whether the question dialog shows (a missing parameter or the depth limit).
+    pub fn question_open(&self) -> bool {
+        self.input.is_open()
+    }
+
+    /// The question the dialog shows now.
+    pub fn question(&self) -> Option<&InputRequest> {
+        self.input.current()
+    }
+
+    /// Whether the question dialog asks "Continue with current task?".
+    pub fn question_confirming(&self) -> bool {
+        self.input.is_confirming()
+    }
+
     /// Whether the help overlay shows.
     pub fn help_open(&self) -> bool {
         self.help.is_some()
@@ -183,7 +204,16 @@ impl App {
                 .is_some_and(|(_, at)| now.duration_since(*at) < FLASH_FOR)
     }
 
+    /// Says what is happening; while a dialog is open the run waits for the user, whatever
+    /// else goes on.
     fn set_activity(&mut self, activity: Activity, now: Instant) {
+        let activity = if self.approval.is_open() {
+            Activity::AwaitingApproval
+        } else if self.input.is_open() {
+            Activity::AwaitingInput
+        } else {
+            activity
+        };
         if self.activity != activity {
             self.activity = activity;
             self.activity_since = now;
@@ -206,15 +236,29 @@ impl App {
                 self.turn = 1;
                 self.set_activity(Activity::Streaming, now);
             }
-            EventData::Delta { .. } if !self.approval.is_open() => {
-                self.set_activity(Activity::Streaming, now)
-            }
+            EventData::Delta { .. } => self.set_activity(Activity::Streaming, now),
             EventData::LlmCall(call) => {
-                self.turn = call.turn.min(self.info.max_turns);
-                self.results_due = call.tool_calls.len();
+                // A sub-agent's turns are its own: only the top-level agent's count here.
+                if call.parent.is_none() {
+                    self.turn = call.turn.min(self.info.max_turns);
+                    self.results_due = call.tool_calls.len();
+                }
                 self.tokens.add(call.usage);
             }
-            EventData::ToolCall { .. } => self.set_activity(Activity::RunningTool, now),
+            EventData::ToolCall { id, parent, .. } => {
+                if parent.is_some() {
+                    self.nested.insert(id.clone());
+                }
+                self.set_activity(Activity::RunningTool, now);
+            }
+            EventData::InputRequested(request) => {
+                self.input.push(request.clone());
+                self.set_activity(Activity::AwaitingInput, now);
+            }
+            EventData::InputAnswered { id, .. } => {
+                self.input.remove(id);
+                self.set_activity(Activity::RunningTool, now);
+            }
             EventData::ApprovalRequested {
                 id,
                 name,
@@ -243,9 +287,7 @@ impl App {
                 if *decision == Decision::Approved && *scope != Scope::Once {
                     self.grants.insert(name.clone(), *scope);
                 }
-                if !self.approval.is_open() {
-                    self.set_activity(Activity::RunningTool, now);
-                }
+                self.set_activity(Activity::RunningTool, now);
             }
             EventData::ToolResult {
                 name,
@@ -262,14 +304,16 @@ impl App {
                     summary,
                 });
                 // The last result of a batch means the model is called again: the next turn.
-                if self.results_due > 0 {
+                if self.nested.remove(id) {
+                    // A nested call's result goes to its tool or sub-agent, not the model.
+                } else if self.results_due > 0 {
                     self.results_due -= 1;
                     if self.results_due == 0 {
                         self.turn = (self.turn + 1).min(self.info.max_turns);
                     }
                 }
             }
-            EventData::StackPop(_) if self.stack.live().is_empty() && !self.approval.is_open() => {
+            EventData::StackPop(_) if self.stack.live().is_empty() => {
                 self.set_activity(Activity::Streaming, now);
             }
             // Only the end of the request we are waiting for ends it (a max-turns run
@@ -296,6 +340,8 @@ impl App {
         self.busy = false;
         self.current_run = None;
         self.approval.clear();
+        self.input.clear();
+        self.nested.clear();
         self.grants.retain(|_, scope| *scope == Scope::Session);
         self.set_activity(Activity::Idle, now);
         match self.queued.pop_front() {
@@ -337,6 +383,12 @@ impl App {
         }
         if self.approval.is_typing_reason() {
             return self.approval_key(key);
+        }
+        if self.input.is_open()
+            && !self.approval.is_open()
+            && !matches!(key.code, KeyCode::Tab | KeyCode::BackTab)
+        {
+            return self.question_key(key, ctrl);
         }
         match key.code {
             KeyCode::Tab if !ctrl => {
@@ -429,6 +481,42 @@ impl App {
         }
     }
 
+    /// A key while the question dialog is open. Letters typed for a parameter go to it from
+    /// any pane; otherwise the focused pane has the first say, then the dialog. Nothing
+    /// reaches the composer: only chat scrolling and Ctrl-O still work.
+    fn question_key(&mut self, key: KeyEvent, ctrl: bool) -> Vec<Command> {
+        let typing = self
+            .input
+            .current()
+            .is_some_and(|q| q.kind == InputKind::Parameter);
+        let letter = matches!(key.code, KeyCode::Char(_)) && !ctrl;
+        if typing && letter {
+            self.focus = Focus::Chat;
+        }
+        let used = match self.focus {
+            Focus::Timeline => self.timeline.on_key(key),
+            Focus::Stack => self.stack.on_key(key),
+            Focus::Chat => false,
+        };
+        if used {
+            return Vec::new();
+        }
+        match self.input.on_key(key) {
+            input::Outcome::Answered(id, value) => {
+                return vec![Command::Op(Op::Answer { id, value })];
+            }
+            input::Outcome::Used => return Vec::new(),
+            input::Outcome::Ignored => {}
+        }
+        match key.code {
+            KeyCode::PageUp => self.chat.page_up(),
+            KeyCode::PageDown => self.chat.page_down(),
+            KeyCode::Char('o') if ctrl => self.chat.toggle_details(),
+            _ => {}
+        }
+        Vec::new()
+    }
+
     fn approval_key(&mut self, key: KeyEvent) -> Vec<Command> {
         match self.approval.on_key(key) {
             approval::Outcome::Decided(decided) => decided
@@ -510,19 +598,18 @@ impl App {
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Status => {
-                let frames: Vec<_> = self
-                    .stack
-                    .live()
-                    .into_iter()
-                    .map(|f| (f.clone(), self.stack.elapsed_ms(&f.id, now)))
+                let frames: Vec<_> = (self.stack.live_tree().into_iter())
+                    .map(|(level, f)| (level, f.clone(), self.stack.elapsed_ms(&f.id, now)))
                     .collect();
-                let text = commands::status_text(
-                    &frames,
-                    self.original_request.as_deref(),
-                    self.turn,
-                    self.info.max_turns,
-                    self.activity.label(),
-                );
+                let text = commands::status_text(&commands::StatusView {
+                    frames: &frames,
+                    request: self.original_request.as_deref(),
+                    turn: self.turn,
+                    max_turns: self.info.max_turns,
+                    activity: self.activity.label(),
+                    depth: self.stack.depth(),
+                    question: self.input.current().map(|q| q.prompt.as_str()),
+                });
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Cancel => {
@@ -561,6 +648,14 @@ impl App {
 
     /// Takes pasted text (bracketed paste): it goes into whatever is being typed, never sent.
     pub fn on_paste(&mut self, text: &str) {
+        if !self.approval.is_open() && self.input.on_paste(text) {
+            self.focus = Focus::Chat;
+            return;
+        }
+        if self.input.is_open() && !self.approval.is_typing_reason() {
+            // A question that takes no text: the paste must not land in the composer.
+            return;
+        }
         if self.approval.is_typing_reason() {
             for c in text.chars().filter(|c| !c.is_control()) {
                 self.approval
@@ -599,6 +694,9 @@ impl App {
     fn hints(&self) -> &'static [(&'static str, &'static str)] {
         if self.approval.is_open() && self.focus == Focus::Chat {
             return &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")];
+        }
+        if self.input.is_open() && self.focus == Focus::Chat {
+            return self.input.hints();
         }
         match self.focus {
             Focus::Chat if self.busy => &[
@@ -685,11 +783,15 @@ impl App {
         };
         let inner = pane(rect, buf, &theme, &title, focused);
         let composer_rows = self.composer.rows() + 1;
-        let dialog_rows = if self.approval.is_open() {
-            self.approval
-                .wanted_rows(inner.width)
-                .min(inner.height.saturating_mul(3) / 5)
-                .max(5)
+        // One dialog at a time: approvals first, since the run cannot go on without them.
+        let tree = self.stack.live_tree();
+        let wanted = if self.approval.is_open() {
+            self.approval.wanted_rows(inner.width)
+        } else {
+            self.input.wanted_rows(inner.width, tree.len())
+        };
+        let dialog_rows = if wanted > 0 {
+            wanted.min(inner.height.saturating_mul(3) / 5).max(5)
         } else {
             0
         };
@@ -701,7 +803,11 @@ impl App {
         .areas(inner);
         self.chat.render(messages, buf, &theme, now);
         if dialog.height > 0 {
-            self.approval.render(dialog, buf, &theme);
+            if self.approval.is_open() {
+                self.approval.render(dialog, buf, &theme);
+            } else {
+                self.input.render(dialog, buf, &theme, &tree);
+            }
         }
         if composer.height > 0 {
             let rule = Rect {
@@ -724,20 +830,18 @@ impl App {
                 height: composer.height - 1,
                 ..composer
             };
+            let dialog_open = self.approval.is_open() || self.input.is_open();
             let placeholder = if self.approval.is_open() {
                 "answer the approval above (y / t / a / n)"
+            } else if self.input.is_open() {
+                "answer the question above"
             } else if self.busy {
                 "type to queue a message · Esc cancels"
             } else {
                 "ask taco to do something · Enter sends · ? help"
             };
-            self.composer.render(
-                editor,
-                buf,
-                &theme,
-                focused && !self.approval.is_open(),
-                placeholder,
-            );
+            self.composer
+                .render(editor, buf, &theme, focused && !dialog_open, placeholder);
         }
     }
 }

@@ -153,9 +153,18 @@ pub fn tools_text(tools: &[ToolInfo], grants: &BTreeMap<String, Scope>) -> Strin
 pub fn tool_text(tool: &ToolInfo, calls: &[CallRecord]) -> String {
     let schema = serde_json::to_string_pretty(&tool.schema).unwrap_or_default();
     let mut out = format!(
-        "**{}** ({})\n\n{}\n\n```json\n{schema}\n```\n",
+        "**{}** ({})\n\n{}\n\n",
         tool.name, tool.policy, tool.description
     );
+    if let Some(usage) = tool
+        .usage
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+    {
+        let _ = write!(out, "**Usage**\n\n{usage}\n\n");
+    }
+    let _ = writeln!(out, "```json\n{schema}\n```");
     let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.name == tool.name).collect();
     if mine.is_empty() {
         out.push_str("\nNo calls this session.");
@@ -174,16 +183,33 @@ pub fn tool_text(tool: &ToolInfo, calls: &[CallRecord]) -> String {
     out
 }
 
-/// `/status`: the stack with states and elapsed times, the original request and the turn.
-pub fn status_text(
-    frames: &[(StackFrame, u64)],
-    request: Option<&str>,
-    turn: u32,
-    max_turns: u32,
-    activity: &str,
-) -> String {
-    let mut out = format!("**Status**: {activity} · turn {turn}/{max_turns}\n\n");
-    match request {
+/// What `/status` reports.
+#[derive(Debug, Clone)]
+pub struct StatusView<'a> {
+    /// Live frames in tree order: nesting level (0: top level), frame, elapsed ms.
+    pub frames: &'a [(usize, StackFrame, u64)],
+    /// The request that started the work.
+    pub request: Option<&'a str>,
+    /// Turn of the current request.
+    pub turn: u32,
+    /// Turn limit.
+    pub max_turns: u32,
+    /// What the status line says is happening.
+    pub activity: &'a str,
+    /// Nesting depth of the stack (`StackState::depth`).
+    pub depth: usize,
+    /// The open question, if one waits for an answer.
+    pub question: Option<&'a str>,
+}
+
+/// `/status`: the stack as a tree with states and elapsed times, the original request, the
+/// turn, the nesting depth and what the innermost frame waits for.
+pub fn status_text(view: &StatusView<'_>) -> String {
+    let mut out = format!(
+        "**Status**: {} · turn {}/{} · nesting depth {}\n\n",
+        view.activity, view.turn, view.max_turns, view.depth
+    );
+    match view.request {
         Some(request) => {
             let _ = writeln!(
                 out,
@@ -193,31 +219,65 @@ pub fn status_text(
         }
         None => out.push_str("No request yet.\n\n"),
     }
-    if frames.is_empty() {
+    if view.frames.is_empty() {
         out.push_str("Tool stack: empty.");
-    } else {
-        let _ = writeln!(out, "Tool stack (depth {}):\n", frames.len());
-        for (depth, (frame, elapsed_ms)) in frames.iter().enumerate() {
-            let state = match frame.state {
-                FrameState::AwaitingApproval => "awaiting approval",
-                FrameState::Running => "running",
-                FrameState::AwaitingInput => "awaiting input",
-                FrameState::Done => "done",
-                FrameState::Failed => "failed",
-                FrameState::Denied => "denied",
-                FrameState::Cancelled => "cancelled",
-            };
-            let indent = "  ".repeat(depth.min(10));
-            let _ = writeln!(
-                out,
-                "{indent}- `{}` {} · {state} · {}",
-                frame.name,
-                frame.summary,
-                crate::tui::theme::duration(*elapsed_ms)
-            );
-        }
+        return out;
+    }
+    let plural = if view.frames.len() == 1 { "" } else { "s" };
+    let _ = writeln!(
+        out,
+        "Tool stack ({} frame{plural}, depth {}):\n",
+        view.frames.len(),
+        view.depth
+    );
+    for (level, frame, elapsed_ms) in view.frames {
+        // Markdown nests a list item two spaces under its parent's.
+        let indent = "  ".repeat((*level).min(16));
+        let _ = writeln!(
+            out,
+            "{indent}- `{}` {} · {} · {}",
+            frame.name,
+            frame.summary,
+            state_label(frame.state),
+            crate::tui::theme::duration(*elapsed_ms)
+        );
+    }
+    // The innermost frame: the deepest, the newest of equals (tree order puts it last).
+    let innermost = view
+        .frames
+        .iter()
+        .rev()
+        .max_by_key(|(level, _, _)| *level)
+        .map(|(_, frame, _)| frame);
+    if let Some(frame) = innermost {
+        let waits = match frame.state {
+            FrameState::AwaitingApproval => "waits for your approval".to_string(),
+            FrameState::AwaitingInput => match view.question {
+                Some(question) => format!(
+                    "waits for your answer: “{}”",
+                    crate::orchestrator::summarize(question, 200)
+                ),
+                None => "waits for your input".to_string(),
+            },
+            FrameState::Running => "is running (nothing to answer)".to_string(),
+            other => format!("is {}", state_label(other)),
+        };
+        let _ = write!(out, "\nInnermost: `{}` {waits}.", frame.name);
     }
     out
+}
+
+/// A frame state in words.
+pub fn state_label(state: FrameState) -> &'static str {
+    match state {
+        FrameState::AwaitingApproval => "awaiting approval",
+        FrameState::Running => "running",
+        FrameState::AwaitingInput => "awaiting input",
+        FrameState::Done => "done",
+        FrameState::Failed => "failed",
+        FrameState::Denied => "denied",
+        FrameState::Cancelled => "cancelled",
+    }
 }
 
 #[cfg(test)]

@@ -242,8 +242,10 @@ impl ChatState {
             let elapsed = now.saturating_duration_since(cell.seen).as_millis();
             let lines = cell.lines().get(start..end).unwrap_or_default();
             for (n, line) in lines.iter().enumerate() {
-                if spin == Some(start + n) {
-                    draw_spinner_line(buf, area.x, y, area.width, line, spinner(elapsed));
+                if let Some((row, span)) = spin
+                    && row == start + n
+                {
+                    draw_spinner_line(buf, (area.x, y, area.width), line, span, spinner(elapsed));
                 } else {
                     buf.set_line(area.x, y, line, area.width);
                 }
@@ -276,23 +278,30 @@ impl ChatState {
     }
 }
 
-/// Draws `line` with the mark of its first span (a placeholder) replaced by the spinner frame.
-fn draw_spinner_line(buf: &mut Buffer, x: u16, y: u16, width: u16, line: &Line<'_>, frame: &str) {
-    let mut spans = line.spans.iter();
-    let Some(first) = spans.next() else {
-        return;
-    };
-    let rest: String = first.content.chars().skip(1).collect();
+/// Draws `line` with the first character of span `mark` (a placeholder) replaced by the
+/// spinner frame; `at` is `(x, y, width)`.
+fn draw_spinner_line(
+    buf: &mut Buffer,
+    (x, y, width): (u16, u16, u16),
+    line: &Line<'_>,
+    mark: usize,
+    frame: &str,
+) {
     let end = x.saturating_add(width);
     let mut cx = x;
-    let pieces = [(frame, first.style), (rest.as_str(), first.style)];
-    for (text, style) in pieces
-        .into_iter()
-        .chain(spans.map(|s| (s.content.as_ref(), s.style)))
-    {
-        if cx >= end {
-            break;
+    for (i, span) in line.spans.iter().enumerate() {
+        let rest: String;
+        let pieces: [(&str, _); 2] = if i == mark {
+            rest = span.content.chars().skip(1).collect();
+            [(frame, span.style), (rest.as_str(), span.style)]
+        } else {
+            [(span.content.as_ref(), span.style), ("", span.style)]
+        };
+        for (text, style) in pieces {
+            if cx >= end {
+                return;
+            }
+            cx = buf.set_stringn(cx, y, text, usize::from(end - cx), style).0;
         }
-        cx = buf.set_stringn(cx, y, text, usize::from(end - cx), style).0;
     }
 }

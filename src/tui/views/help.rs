@@ -41,11 +41,24 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "Question dialog (a missing parameter, the depth limit)",
+        &[
+            ("Enter", "send the typed answer"),
+            ("empty Enter", "asks “Continue with current task?”: y / n"),
+            ("Esc", "abandon the task (the stack is cleared)"),
+            (
+                "← → Home End ⌫",
+                "edit the answer; paste goes in on one line",
+            ),
+            ("y / n", "depth limit: go 20 levels deeper / stop"),
+        ],
+    ),
+    (
         "Timeline",
         &[
             ("↑ ↓ / j k", "select an event"),
             ("Enter", "open / close the full payload"),
-            ("f", "filter by kind"),
+            ("f", "filter: all, llm, tools, asks, problems"),
             ("Home / End", "first / last (End follows new events)"),
         ],
     ),
@@ -54,10 +67,13 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("/help", "this help"),
             ("/tools", "tools, their policies and this session's grants"),
-            ("/tool NAME", "a tool's description, schema and calls"),
+            (
+                "/tool NAME",
+                "a tool's description, usage, schema and calls",
+            ),
             (
                 "/status",
-                "the tool stack, the original request and the turn",
+                "the stack as a tree, the request, turn and depth",
             ),
             ("/cancel", "cancel the running request"),
             ("/clear", "start a new conversation"),

@@ -5,6 +5,7 @@ pub mod approval;
 pub mod chat;
 pub mod composer;
 pub mod help;
+pub mod input;
 pub mod stack;
 pub mod status;
 pub mod timeline;

@@ -158,6 +158,40 @@ impl StackState {
         deepest
     }
 
+    /// Live frames in tree order (a parent before its children), each with its nesting level
+    /// (0 for a top-level call). A parent not on the stack counts as top level.
+    pub fn live_tree(&self) -> Vec<(usize, &StackFrame)> {
+        let live = self.live();
+        let index: HashMap<&str, usize> = (live.iter().enumerate())
+            .map(|(i, f)| (f.id.as_str(), i))
+            .collect();
+        let mut children = vec![Vec::new(); live.len()];
+        let mut roots = Vec::new();
+        for (i, frame) in live.iter().enumerate() {
+            match (frame.parent.as_deref())
+                .and_then(|p| index.get(p).copied())
+                .filter(|&p| p != i)
+            {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let mut out = Vec::with_capacity(live.len());
+        let mut seen = vec![false; live.len()];
+        // Frames caught in a parent cycle are reached from no root: start from them too.
+        for root in roots.into_iter().chain(0..live.len()) {
+            let mut todo = vec![(root, 0usize)];
+            while let Some((i, level)) = todo.pop() {
+                if std::mem::replace(&mut seen[i], true) {
+                    continue;
+                }
+                out.push((level, live[i]));
+                todo.extend(children[i].iter().rev().map(|&c| (c, level + 1)));
+            }
+        }
+        out
+    }
+
     /// Forgets every frame.
     pub fn clear(&mut self) {
         *self = Self::default();

@@ -19,6 +19,8 @@ pub enum Activity {
     RunningTool,
     /// A call waits for approval.
     AwaitingApproval,
+    /// A question (a missing parameter, the depth limit) waits for the user's answer.
+    AwaitingInput,
 }
 
 impl Activity {
@@ -29,6 +31,7 @@ impl Activity {
             Self::Streaming => "streaming",
             Self::RunningTool => "running tool",
             Self::AwaitingApproval => "awaiting approval",
+            Self::AwaitingInput => "awaiting input",
         }
     }
 }
@@ -95,7 +98,7 @@ impl Status<'_> {
         left.push(Span::styled(" │ ", theme.dim));
         let activity_style = match self.activity {
             Activity::Idle => theme.dim,
-            Activity::AwaitingApproval => theme.warn,
+            Activity::AwaitingApproval | Activity::AwaitingInput => theme.warn,
             _ => theme.ok,
         };
         if self.activity != Activity::Idle {

@@ -7,7 +7,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
 use super::tool::Tool;
-use crate::tui::markdown::{self, wrap_plain};
+use crate::tui::markdown::{self, str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
 
 /// How a notice looks.
@@ -47,8 +47,19 @@ pub(super) enum CellKind {
     Assistant(Assistant),
     Reasoning(Reasoning),
     Tool(Box<Tool>),
-    Error { kind: String, message: String },
-    Notice { style: NoteStyle, text: String },
+    /// One dim line for a sub-agent's model call, nested under its `delegate` call.
+    SubTurn {
+        depth: usize,
+        text: String,
+    },
+    Error {
+        kind: String,
+        message: String,
+    },
+    Notice {
+        style: NoteStyle,
+        text: String,
+    },
 }
 
 /// Wrapped lines for one width and details setting.
@@ -113,14 +124,29 @@ impl Cell {
         }
     }
 
-    /// The line whose first span is a spinner placeholder, while something is in progress.
-    pub fn spinner_line(&self) -> Option<usize> {
-        let active = match &self.kind {
-            CellKind::Tool(tool) => tool.is_running(),
-            CellKind::Reasoning(r) => r.streaming,
-            _ => false,
+    /// The line and span whose first character is a spinner placeholder, while something
+    /// is in progress (a nested tool's mark follows its indentation span).
+    pub fn spinner_line(&self) -> Option<(usize, usize)> {
+        let (active, span) = match &self.kind {
+            CellKind::Tool(tool) => (tool.is_running(), tool.mark_span()),
+            CellKind::Reasoning(r) => (r.streaming, 0),
+            _ => (false, 0),
         };
-        active.then_some(usize::from(self.gap))
+        active.then_some((usize::from(self.gap), span))
+    }
+
+    /// How deep the cell nests under tool calls (0: the top-level conversation).
+    pub fn nesting(&self) -> usize {
+        match &self.kind {
+            CellKind::Tool(tool) => tool.depth,
+            CellKind::SubTurn { depth, .. } => *depth,
+            _ => 0,
+        }
+    }
+
+    /// Whether the cell belongs to a block of tool lines (no blank line between them).
+    pub fn is_tool_like(kind: &CellKind) -> bool {
+        matches!(kind, CellKind::Tool(_) | CellKind::SubTurn { .. })
     }
 
     /// Makes the layout current for `width`; returns whether any work was done.
@@ -193,6 +219,16 @@ impl Cell {
             }
             CellKind::Tool(tool) => {
                 tool.layout(lines, width, details, t);
+                false
+            }
+            CellKind::SubTurn { depth, text } => {
+                let pad = super::tool::nest_prefix(*depth, width);
+                let room = usize::from(width).saturating_sub(str_width(&pad) + 2);
+                lines.push(Line::from(vec![
+                    Span::styled(pad, t.dim),
+                    Span::styled("◆ ", t.dim),
+                    Span::styled(super::tool::truncate(text, room), t.dim),
+                ]));
                 false
             }
             CellKind::Error { kind, message } => {

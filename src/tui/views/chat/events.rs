@@ -5,6 +5,7 @@ use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
 use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall};
+use crate::tui::theme::duration;
 
 impl ChatState {
     /// Applies one orchestrator event (see [`ChatState::on_event`]).
@@ -19,15 +20,33 @@ impl ChatState {
                 DeltaKind::Text => self.text_delta(text, ts),
                 DeltaKind::Reasoning => self.reasoning_delta(text, ts),
             },
-            EventData::LlmCall(call) => self.llm_call(call, ts),
+            // A sub-agent's calls never stream and never speak for the top-level agent.
+            EventData::LlmCall(call) => match &call.parent {
+                Some(parent) => self.sub_turn(parent, call),
+                None => self.llm_call(call, ts),
+            },
             EventData::ToolCall {
                 id,
                 name,
                 arguments,
+                parent,
                 ..
             } => {
-                self.close_streams(Some(ts));
-                let i = self.push(CellKind::Tool(Box::new(Tool::new(name, arguments))));
+                let tool = Tool::new(name, arguments);
+                let nested = parent
+                    .as_deref()
+                    .and_then(|p| self.run.tools.get(p).copied());
+                let i = match nested {
+                    Some(parent) => self.push_nested(parent, |depth| {
+                        let mut tool = tool;
+                        tool.depth = depth;
+                        CellKind::Tool(Box::new(tool))
+                    }),
+                    None => {
+                        self.close_streams(Some(ts));
+                        self.push(CellKind::Tool(Box::new(tool)))
+                    }
+                };
                 self.run.tools.insert(id.clone(), i);
             }
             EventData::ApprovalRequested { id, .. } => self.update_tool(id, |tool| {
@@ -140,24 +159,73 @@ impl ChatState {
 
     /// Adds a cell; a blank line separates it from the previous one unless both are tool calls.
     pub(super) fn push(&mut self, kind: CellKind) -> usize {
-        let after_tool =
-            matches!(self.cells.last(), Some(c) if matches!(c.kind, CellKind::Tool(_)));
-        let gap = !(self.cells.is_empty() || after_tool && matches!(kind, CellKind::Tool(_)));
+        let after_tool = self
+            .cells
+            .last()
+            .is_some_and(|c| Cell::is_tool_like(&c.kind));
+        let gap = !(self.cells.is_empty() || after_tool && Cell::is_tool_like(&kind));
         self.cells.push(Cell::new(kind, gap));
         self.changed();
         self.cells.len() - 1
     }
 
+    /// Adds a cell at the end of the subtree of the tool cell `parent`, one level deeper, so
+    /// nested work reads as a tree under the call that started it. Returns its index.
+    fn push_nested(&mut self, parent: usize, kind: impl FnOnce(usize) -> CellKind) -> usize {
+        let level = self.cells.get(parent).map_or(0, Cell::nesting);
+        let mut at = parent + 1;
+        while self.cells.get(at).is_some_and(|c| c.nesting() > level) {
+            at += 1;
+        }
+        let kind = kind(level + 1);
+        if at >= self.cells.len() {
+            return self.push(kind);
+        }
+        self.insert(at, kind);
+        at
+    }
+
+    /// A sub-agent's model call: one dim line under its `delegate` call (what it said or
+    /// which tools it asked for); nothing changes in the top-level answer.
+    fn sub_turn(&mut self, parent: &str, call: &LlmCall) {
+        let Some(&cell) = self.run.tools.get(parent) else {
+            return;
+        };
+        let mut text = format!("sub-agent turn {}", call.turn);
+        // The line is cut to the pane anyway: a few dozen words are plenty.
+        let said = (call.content.split_whitespace().take(40))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !said.is_empty() {
+            text.push_str(&format!(" · “{said}”"));
+        }
+        match call.tool_calls.len() {
+            0 => {}
+            1 => text.push_str(" · 1 tool call"),
+            n => text.push_str(&format!(" · {n} tool calls")),
+        }
+        text.push_str(&format!(" · {}", duration(call.duration_ms)));
+        self.push_nested(cell, |depth| CellKind::SubTurn { depth, text });
+    }
+
     /// Inserts a cell before `at`, shifting every index that points at or after it.
     pub(super) fn insert(&mut self, at: usize, kind: CellKind) {
         let at = at.min(self.cells.len());
-        let gap = at > 0;
+        let tool_like = Cell::is_tool_like(&kind);
+        let after_tool = at > 0
+            && self
+                .cells
+                .get(at - 1)
+                .is_some_and(|c| Cell::is_tool_like(&c.kind));
+        let gap = at > 0 && !(after_tool && tool_like);
         self.cells.insert(at, Cell::new(kind, gap));
-        if let Some(next) = self.cells.get_mut(at + 1)
-            && !next.gap
-        {
-            next.gap = true;
-            next.invalidate();
+        if let Some(next) = self.cells.get_mut(at + 1) {
+            // Tool lines stay together; anything else keeps a blank line before it.
+            let next_gap = !(tool_like && Cell::is_tool_like(&next.kind));
+            if next.gap != next_gap {
+                next.gap = next_gap;
+                next.invalidate();
+            }
         }
         let shift = |i: &mut usize| {
             if *i >= at {

@@ -36,6 +36,8 @@ pub(super) struct Tool {
     pub error: Option<String>,
     /// Why it was denied, when a reason was given.
     pub reason: Option<String>,
+    /// How deep the call nests under other calls (0: the model's own call).
+    pub depth: usize,
 }
 
 impl Tool {
@@ -48,7 +50,13 @@ impl Tool {
             result: None,
             error: None,
             reason: None,
+            depth: 0,
         }
+    }
+
+    /// The span of the first line that holds the state mark (after a nested call's indent).
+    pub fn mark_span(&self) -> usize {
+        usize::from(self.depth > 0)
     }
 
     pub fn is_running(&self) -> bool {
@@ -60,7 +68,29 @@ impl Tool {
         matches!(self.state, ToolState::Running | ToolState::AwaitingApproval)
     }
 
+    /// Lays the call out; a nested call's lines are indented under its parent's, the first
+    /// one marked `↳`.
     pub fn layout(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) {
+        if self.depth == 0 {
+            self.layout_flat(lines, width, details, t);
+            return;
+        }
+        let prefix = nest_prefix(self.depth, width);
+        let pad = str_width(&prefix);
+        let start = lines.len();
+        let inner = width.saturating_sub(pad as u16).max(1);
+        self.layout_flat(lines, inner, details, t);
+        for (n, line) in lines.iter_mut().enumerate().skip(start) {
+            let span = if n == start {
+                Span::styled(prefix.clone(), t.dim)
+            } else {
+                Span::raw(" ".repeat(pad))
+            };
+            line.spans.insert(0, span);
+        }
+    }
+
+    fn layout_flat(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) {
         let (mark, mark_style) = match self.state {
             // A placeholder: the view draws the current spinner frame over it.
             ToolState::Running => ("⠋", t.tool),
@@ -86,7 +116,7 @@ impl Tool {
             Span::styled(format!("{mark} "), mark_style),
             Span::styled(self.name.clone(), t.tool),
         ];
-        let args = argument_summary(&self.arguments);
+        let args = argument_summary(&self.name, &self.arguments);
         if room >= 2 && !args.is_empty() {
             spans.push(Span::styled(format!(" {}", truncate(&args, room)), t.text));
         }
@@ -210,8 +240,35 @@ fn is_short(value: &Value) -> bool {
     }
 }
 
-/// `key=value` pairs of the top-level arguments on one line, the telling keys first.
-fn argument_summary(arguments: &Value) -> String {
+/// `  ↳ ` for a call nested one level deep, two more spaces per further level; the
+/// indentation stops growing at 8 levels or half the width, so names stay readable.
+pub(super) fn nest_prefix(depth: usize, width: u16) -> String {
+    if depth == 0 || width < 6 {
+        return String::new();
+    }
+    let most = (usize::from(width) / 2).saturating_sub(2) / 2;
+    let levels = depth.min(8).min(most.max(1));
+    format!("{}↳ ", "  ".repeat(levels))
+}
+
+/// `key=value` pairs of the top-level arguments on one line, the telling keys first. A
+/// `delegate` call leads with its task, quoted: it says what the sub-agent is doing.
+fn argument_summary(name: &str, arguments: &Value) -> String {
+    if name == "delegate"
+        && let Some(task) = arguments.get("task").and_then(Value::as_str)
+    {
+        let task = format!("“{}”", truncate(&one_line(task, 201), 200));
+        let mut rest = arguments.clone();
+        if let Value::Object(map) = &mut rest {
+            map.remove("task");
+        }
+        let rest = argument_summary("", &rest);
+        return if rest.is_empty() {
+            task
+        } else {
+            format!("{task} {rest}")
+        };
+    }
     match arguments {
         Value::Object(map) => {
             let mut pairs: Vec<(&String, &Value)> = map.iter().collect();

@@ -8,7 +8,7 @@ use unicode_width::UnicodeWidthChar;
 use super::row::{Row, Tone, one_line, scope_label};
 use super::{clip, offset_label};
 use crate::conversation::{Message, Role, ToolCall};
-use crate::event::{EventData, LlmCall};
+use crate::event::{EventData, InputKind, InputRequest, LlmCall};
 use crate::tui::theme::{Theme, duration};
 
 /// One logical line; the first `label` bytes are drawn dim (field names). Wrapped parts
@@ -279,6 +279,17 @@ fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &
             }
         }
         EventData::ToolResult { .. } => tool_result(doc, &event.data),
+        EventData::InputRequested(request) => question(doc, request),
+        EventData::InputAnswered { id, value } => {
+            doc.field("question", id);
+            match value {
+                Some(value) => doc.field("answer", value),
+                None => doc.text(
+                    Tone::Warn,
+                    "declined: the workflow was abandoned or stopped",
+                ),
+            }
+        }
         EventData::ApprovalDecided {
             scope,
             reason: Some(reason),
@@ -293,6 +304,33 @@ fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &
             doc.json(value.get("data").unwrap_or(&Value::Null));
         }
     }
+}
+
+/// What was asked: the kind, the tool and frame, the parameter, and the question itself.
+fn question(doc: &mut Doc, request: &InputRequest) {
+    let kind = match request.kind {
+        InputKind::Parameter => "missing parameter",
+        InputKind::DepthLimit => "depth limit",
+    };
+    doc.field("kind", kind);
+    doc.field("id", &request.id);
+    doc.field("tool", &request.tool);
+    doc.field("frame", &request.frame);
+    if let Some(parameter) = &request.parameter {
+        let typed = match &request.value_type {
+            Some(kind) => format!("{parameter} ({kind})"),
+            None => parameter.clone(),
+        };
+        doc.field("parameter", &typed);
+    }
+    if let Some(description) = &request.description {
+        doc.field("description", description);
+    }
+    if let Some(depth) = request.depth {
+        doc.field("depth", &depth.to_string());
+    }
+    doc.heading("question");
+    doc.text(Tone::Text, &request.prompt);
 }
 
 fn tool_result(doc: &mut Doc, data: &EventData) {
@@ -319,6 +357,9 @@ fn tool_result(doc: &mut Doc, data: &EventData) {
 
 fn llm_call(doc: &mut Doc, call: &LlmCall, conversation: &[Message]) {
     doc.field("turn", &call.turn.to_string());
+    if let Some(parent) = &call.parent {
+        doc.field("sub-agent of", parent);
+    }
     doc.field("model", &call.model);
     doc.field("duration", &duration(call.duration_ms));
     let ttft = call.ttft_ms.map(duration).unwrap_or_else(|| "–".into());

@@ -11,6 +11,8 @@ use crate::tui::theme::{Theme, duration};
 const OFFSET_W: u16 = 8;
 /// Width of the duration column (`2 m 05 s`).
 const DURATION_W: u16 = 8;
+/// Nesting levels that still indent a row's name.
+const MAX_INDENT: usize = 8;
 
 /// Column widths for one pane width; 0 means the column is hidden.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,15 +138,12 @@ impl TimelineState {
                 continue;
             };
             let tone = row.tone.style(theme);
-            buf.set_stringn(area.x, y, row.symbol, 1, tone);
+            // Nested work indents by its level, leaving at least half the column for the name.
+            let indent = (row.depth.min(MAX_INDENT) as u16 * 2).min(cols.name / 2);
+            let room = usize::from(cols.name - indent);
+            buf.set_stringn(area.x + indent, y, row.symbol, 1, tone);
             let mut x = area.x.saturating_add(2);
-            buf.set_stringn(
-                x,
-                y,
-                clip(&row.name, usize::from(cols.name)),
-                usize::from(cols.name),
-                theme.text,
-            );
+            buf.set_stringn(x + indent, y, clip(&row.name, room), room, theme.text);
             x += cols.name;
             if cols.offset > 0 {
                 let text = offset_label(row.start.saturating_sub(origin));

@@ -45,6 +45,12 @@ pub struct TimelineState {
     detail: Option<Detail>,
     /// The conversation rebuilt from `llm_call` events, for "messages sent" in details.
     conversation: Vec<Message>,
+    /// Each sub-agent's own conversation, by its `delegate` frame id.
+    sub_conversations: HashMap<String, Vec<Message>>,
+    /// Nesting level of each tool call and stack frame seen, by id (rows indent by it).
+    depths: HashMap<String, usize>,
+    /// Nesting level of each question, by question id (its answer row indents the same).
+    asks: HashMap<String, usize>,
 }
 
 impl Default for TimelineState {
@@ -69,21 +75,37 @@ impl TimelineState {
             horizon: 0,
             detail: None,
             conversation: Vec::new(),
+            sub_conversations: HashMap::new(),
+            depths: HashMap::new(),
+            asks: HashMap::new(),
         }
     }
 
     /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
     /// shows frames); a tool result also ends its call's span.
     pub fn on_event(&mut self, event: &Event) {
-        let Some(row) = Row::from_event(event) else {
+        if let EventData::StackPush(frame) = &event.data
+            && !self.depths.contains_key(&frame.id)
+        {
+            // Frames without a call (parameter collection) nest like calls.
+            let depth = self.depth_under(frame.parent.as_deref());
+            self.depths.insert(frame.id.clone(), depth);
+        }
+        let Some(mut row) = Row::from_event(event) else {
             return;
         };
+        row.depth = self.row_depth(&event.data);
         let index = self.rows.len();
         match &event.data {
             EventData::LlmCall(call) => {
                 let kept = call.message_count.saturating_sub(call.new_messages.len());
-                self.conversation.truncate(kept);
-                self.conversation.extend(call.new_messages.iter().cloned());
+                // A sub-agent talks in its own conversation, not the top-level one.
+                let conversation = match &call.parent {
+                    Some(parent) => self.sub_conversations.entry(parent.clone()).or_default(),
+                    None => &mut self.conversation,
+                };
+                conversation.truncate(kept);
+                conversation.extend(call.new_messages.iter().cloned());
             }
             EventData::ToolCall { id, .. } => {
                 self.open_calls.insert(id.clone(), index);
@@ -148,11 +170,19 @@ impl TimelineState {
                 let Some(&index) = self.visible.get(self.selected) else {
                     return false;
                 };
+                let parent = match self.rows.get(index).map(|r| &r.event.data) {
+                    Some(EventData::LlmCall(call)) => call.parent.as_deref(),
+                    _ => None,
+                };
+                let conversation = match parent {
+                    Some(p) => self.sub_conversations.get(p).map_or(&[][..], Vec::as_slice),
+                    None => self.conversation.as_slice(),
+                };
                 self.detail = Some(Detail::new(
                     &self.rows,
                     index,
                     self.origin.unwrap_or(0),
-                    &self.conversation,
+                    conversation,
                 ));
             }
             KeyCode::Char('f') => {
@@ -200,6 +230,36 @@ impl TimelineState {
         match &mut self.detail {
             Some(detail) => detail.render(area, buf, theme),
             None => self.render_list(area, buf, theme, focused),
+        }
+    }
+
+    /// The nesting level of work under `parent`: one deeper than the parent, or the top
+    /// level when there is none or it was never seen.
+    fn depth_under(&self, parent: Option<&str>) -> usize {
+        parent
+            .and_then(|p| self.depths.get(p))
+            .map_or(0, |d| d.saturating_add(1))
+    }
+
+    /// The nesting level of an event's row; remembers the levels of new calls and questions.
+    fn row_depth(&mut self, data: &EventData) -> usize {
+        match data {
+            EventData::ToolCall { id, parent, .. } => {
+                let depth = self.depth_under(parent.as_deref());
+                self.depths.insert(id.clone(), depth);
+                depth
+            }
+            EventData::LlmCall(call) => self.depth_under(call.parent.as_deref()),
+            EventData::ToolResult { id, .. }
+            | EventData::ApprovalRequested { id, .. }
+            | EventData::ApprovalDecided { id, .. } => self.depths.get(id).copied().unwrap_or(0),
+            EventData::InputRequested(request) => {
+                let depth = self.depths.get(&request.frame).copied().unwrap_or(0);
+                self.asks.insert(request.id.clone(), depth);
+                depth
+            }
+            EventData::InputAnswered { id, .. } => self.asks.get(id).copied().unwrap_or(0),
+            _ => 0,
         }
     }
 

@@ -3,7 +3,7 @@
 use ratatui::style::Style;
 use serde_json::Value;
 
-use crate::event::{Decision, Event, EventData, Scope};
+use crate::event::{Decision, Event, EventData, InputKind, Scope};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -43,7 +43,8 @@ pub(super) enum Filter {
     All,
     Llm,
     Tools,
-    Approvals,
+    /// Approvals and questions: everything that waited for the user.
+    Asks,
     Problems,
 }
 
@@ -53,8 +54,8 @@ impl Filter {
         match self {
             Self::All => Self::Llm,
             Self::Llm => Self::Tools,
-            Self::Tools => Self::Approvals,
-            Self::Approvals => Self::Problems,
+            Self::Tools => Self::Asks,
+            Self::Asks => Self::Problems,
             Self::Problems => Self::All,
         }
     }
@@ -65,7 +66,7 @@ impl Filter {
             Self::All => "all",
             Self::Llm => "llm",
             Self::Tools => "tools",
-            Self::Approvals => "approvals",
+            Self::Asks => "asks",
             Self::Problems => "problems",
         }
     }
@@ -88,6 +89,8 @@ pub(super) struct Row {
     pub pending: bool,
     /// For a tool call: the row of its result, once it arrived.
     pub link: Option<usize>,
+    /// Nesting level of the work (0: the top-level agent), from the `parent` chain.
+    pub depth: usize,
 }
 
 impl Row {
@@ -101,13 +104,19 @@ impl Row {
             EventData::Delta { .. } | EventData::StackPush(_) | EventData::StackPop(_) => {
                 return None;
             }
-            EventData::InputRequested(request) => (
-                "?",
-                Tone::Warn,
-                titled(&request.tool, &format!("asks: {}", request.prompt)),
-            ),
+            EventData::InputRequested(request) => {
+                let asks = match (request.kind, request.parameter.as_deref()) {
+                    (InputKind::Parameter, Some(parameter)) => format!("asks for {parameter}"),
+                    (InputKind::DepthLimit, _) => match request.depth {
+                        Some(depth) => format!("depth limit {depth}: continue?"),
+                        None => "depth limit: continue?".to_string(),
+                    },
+                    _ => format!("asks: {}", request.prompt),
+                };
+                ("?", Tone::Warn, titled(&request.tool, &asks))
+            }
             EventData::InputAnswered { value, .. } => match value {
-                Some(_) => ("✎", Tone::Text, "answered".to_string()),
+                Some(value) => ("✎", Tone::Text, titled("answered", value)),
                 None => ("⊘", Tone::Warn, "declined".to_string()),
             },
             EventData::RunStarted {
@@ -239,6 +248,7 @@ impl Row {
             end: at,
             pending,
             link: None,
+            depth: 0,
         })
     }
 
@@ -268,9 +278,12 @@ impl Row {
                 data,
                 EventData::ToolCall { .. } | EventData::ToolResult { .. }
             ),
-            Filter::Approvals => matches!(
+            Filter::Asks => matches!(
                 data,
-                EventData::ApprovalRequested { .. } | EventData::ApprovalDecided { .. }
+                EventData::ApprovalRequested { .. }
+                    | EventData::ApprovalDecided { .. }
+                    | EventData::InputRequested(_)
+                    | EventData::InputAnswered { .. }
             ),
             Filter::Problems => matches!(
                 data,

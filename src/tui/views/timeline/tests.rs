@@ -278,7 +278,7 @@ fn f_cycles_the_filter_by_kind() {
             ("all", 13),
             ("llm", 1),
             ("tools", 3),
-            ("approvals", 2),
+            ("asks", 2),
             ("problems", 6)
         ]
     );
