@@ -31,6 +31,9 @@ pub struct ReadFileParams {
 impl TypedTool for ReadFile {
     type Params = ReadFileParams;
     const NAME: &'static str = "read_file";
+    const USAGE: Option<&'static str> = Some(
+        "Read big files in pieces with offset and limit (lines); when the result says it was truncated, continue from the offset it gives. Use search_files first to find the lines that matter.",
+    );
     const DESCRIPTION: &'static str = "Read a text file in the workspace. Returns the content \
         of lines offset..offset+limit (1-based), the file's total line count and whether the \
         content was truncated; read large files in pieces with offset and limit.";

@@ -46,6 +46,9 @@ pub struct SearchFilesParams {
 impl TypedTool for SearchFiles {
     type Params = SearchFilesParams;
     const NAME: &'static str = "search_files";
+    const USAGE: Option<&'static str> = Some(
+        "The pattern is a regular expression (Rust syntax) matched per line; narrow the search with path and glob (for example \"*.rs\"). Results are capped, so prefer specific patterns. Files ignored by .gitignore are skipped.",
+    );
     const DESCRIPTION: &'static str = "Search file contents in the workspace with a regular \
         expression, line by line. Honours .gitignore and .ignore files and skips hidden and \
         binary files. Returns matches as {path, line, text}.";

@@ -42,6 +42,9 @@ impl TypedTool for Shell {
     type Params = ShellParams;
     const NAME: &'static str = "shell";
     const POLICY_NOTE: &'static str = "ask";
+    const USAGE: Option<&'static str> = Some(
+        "Commands run without a terminal and with stdin closed: avoid programs that wait for input or never exit (servers, watchers, pagers) and pass flags such as --yes or --no-pager. Keep output small (| head, grep, --quiet); long output is cut in the middle.",
+    );
     const DESCRIPTION: &'static str = "Run a shell command (sh -c) in the workspace root, with \
         stdin closed. Returns exit_code, stdout and stderr (long output keeps its head and \
         tail). A non-zero exit code is reported, not treated as a failure. The command and \

@@ -59,6 +59,9 @@ impl TypedTool for WebFetch {
     type Params = WebFetchParams;
     const NAME: &'static str = "web_fetch";
     const POLICY_NOTE: &'static str = "allow for allow_hosts, else ask";
+    const USAGE: Option<&'static str> = Some(
+        "GET only; HTML comes back as readable text and long pages are cut at a size limit. Fetching a host outside the allowed list asks the user first.",
+    );
     const DESCRIPTION: &'static str = "Fetch a web page or file over http(s) with GET. HTML is \
         converted to readable text; JSON and text are returned as is; other content is only \
         described. Large bodies are cut at a size cap.";

@@ -27,6 +27,9 @@ impl TypedTool for WriteFile {
     type Params = WriteFileParams;
     const NAME: &'static str = "write_file";
     const POLICY_NOTE: &'static str = "ask";
+    const USAGE: Option<&'static str> = Some(
+        "It replaces the whole file: read the file first and send its complete new content. Missing parent directories are created. The user may deny the write; then do not retry it.",
+    );
     const DESCRIPTION: &'static str = "Write a text file in the workspace, replacing its whole \
         content (or creating it, with any missing parent directories). Returns the bytes \
         written and whether the file was created or overwritten.";
