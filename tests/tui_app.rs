@@ -568,11 +568,18 @@ impl Harness {
         )));
     }
 
-    /// A parameter question for `write_file`'s `path`, under the call `call_2`.
+    /// `edit_file` also needs a `write_file`, whose `path` is missing: a parameter question.
     fn ask_parameter(&mut self, id: &str) {
-        self.event(EventData::StackPush(frame(
-            "call_2/collect",
+        self.call(
+            "call_2/call_2",
             Some("call_2"),
+            "write_file",
+            json!({"content": "# taco\n"}),
+            "content=# taco",
+        );
+        self.event(EventData::StackPush(frame(
+            "call_2/call_2/collect",
+            Some("call_2/call_2"),
             "collect_tool_parameters",
             "path",
             FrameState::AwaitingInput,
@@ -580,7 +587,7 @@ impl Harness {
         self.event(EventData::InputRequested(InputRequest {
             id: id.into(),
             kind: InputKind::Parameter,
-            frame: "call_2/collect".into(),
+            frame: "call_2/call_2/collect".into(),
             tool: "write_file".into(),
             prompt: "write_file needs a value for `path` to go on.".into(),
             parameter: Some("path".into()),
@@ -596,12 +603,12 @@ impl Harness {
             kind: InputKind::DepthLimit,
             frame: "call_1/call_1".into(),
             tool: "read_file".into(),
-            prompt: "The tool stack reached its depth limit (3). Continue for another 20 levels?"
+            prompt: "The tool stack reached its depth limit (2). Continue for another 20 levels?"
                 .into(),
             parameter: None,
             description: None,
             value_type: None,
-            depth: Some(3),
+            depth: Some(2),
         }));
     }
 
@@ -861,38 +868,36 @@ fn status_shows_the_tree_depth_and_what_the_innermost_frame_waits_for() {
     let mut h = Harness::new();
     nested_run(&mut h);
     h.ask_parameter("q1");
-    h.event(EventData::InputAnswered {
-        id: "q1".into(),
-        value: None,
-    });
-    h.ask_parameter("q2");
-    // The dialog takes letters: send /status from a clean state of the question.
-    h.key(KeyCode::Esc);
-    h.event(EventData::InputAnswered {
-        id: "q2".into(),
-        value: None,
-    });
+    // Commands typed in the dialog run as commands; the question stays open.
     h.type_text("/status");
-    h.key(KeyCode::Enter);
+    assert_eq!(h.key(KeyCode::Enter), []);
+    assert!(h.app.question_open());
     h.type_text("/tool read_file");
-    h.key(KeyCode::Enter);
-    let screen = format!("{}", h.screen(200, 80).backend());
-    assert!(screen.contains("nesting depth 2"), "{screen}");
+    assert_eq!(h.key(KeyCode::Enter), []);
+    let screen = format!("{}", h.screen(200, 90).backend());
+    assert!(screen.contains("nesting depth 3"), "{screen}");
     assert!(
         screen.contains("Original request: “survey the repo"),
         "{screen}"
     );
-    assert!(screen.contains("- delegate task=Survey"), "{screen}");
+    assert!(screen.contains("• delegate task=Survey"), "{screen}");
     assert!(
-        screen.contains("    - read_file path=src/main.rs · running"),
+        screen.contains("  ◦ read_file path=src/main.rs · running"),
         "{screen}"
     );
     assert!(
-        screen.contains("Innermost: collect_tool_parameters waits for your input."),
+        screen.contains("collect_tool_parameters path · awaiting input"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Innermost: collect_tool_parameters waits for your answer"),
         "{screen}"
     );
     assert!(screen.contains("Usage"), "{screen}");
     assert!(screen.contains("Read before you write."), "{screen}");
+    // A path is an answer, not a command.
+    h.type_text("/tmp/notes.md");
+    assert_eq!(h.key(KeyCode::Enter), [answer("q1", Some("/tmp/notes.md"))]);
 }
 
 #[test]

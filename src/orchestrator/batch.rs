@@ -279,7 +279,7 @@ async fn classify(
     call: &Pending,
     arguments: &mut Value,
 ) -> Classified {
-    let known = offered.is_none_or(|o| o.iter().any(|n| *n == call.name));
+    let known = offered.is_none_or(|o| o.contains(&call.name));
     let Some(tool) = orch.registry.get(&call.name).filter(|_| known).cloned() else {
         let names: Vec<&str> = match offered {
             Some(offered) => offered.iter().map(String::as_str).collect(),

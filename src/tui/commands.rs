@@ -242,12 +242,18 @@ pub fn status_text(view: &StatusView<'_>) -> String {
             crate::tui::theme::duration(*elapsed_ms)
         );
     }
-    // The innermost frame: the deepest, the newest of equals (tree order puts it last).
+    // The innermost frame: one that waits for the user if any (that is what holds the work
+    // up), else the deepest; `max_by_key` keeps the last of equals, the newest in tree order.
     let innermost = view
         .frames
         .iter()
-        .rev()
-        .max_by_key(|(level, _, _)| *level)
+        .max_by_key(|(level, frame, _)| {
+            let waits = matches!(
+                frame.state,
+                FrameState::AwaitingApproval | FrameState::AwaitingInput
+            );
+            (waits, *level)
+        })
         .map(|(_, frame, _)| frame);
     if let Some(frame) = innermost {
         let waits = match frame.state {
@@ -300,6 +306,98 @@ mod tests {
         assert_eq!(complete("/c"), Err(vec!["/cancel", "/clear"]));
         assert_eq!(complete("/cl"), Ok("/clear".into()));
         assert_eq!(complete("/x"), Err(vec![]));
+    }
+
+    fn frame(id: &str, name: &str, state: FrameState) -> StackFrame {
+        StackFrame {
+            id: id.into(),
+            parent: None,
+            name: name.into(),
+            summary: format!("of {id}"),
+            state,
+        }
+    }
+
+    #[test]
+    fn status_shows_the_tree_the_depth_and_what_the_innermost_frame_waits_for() {
+        let frames = [
+            (0, frame("d", "delegate", FrameState::Running), 2100),
+            (1, frame("r", "read_file", FrameState::Running), 300),
+            (0, frame("e", "edit_file", FrameState::Running), 2000),
+            (1, frame("w", "write_file", FrameState::Running), 900),
+            (
+                2,
+                frame("c", "collect_tool_parameters", FrameState::AwaitingInput),
+                40,
+            ),
+        ];
+        let view = StatusView {
+            frames: &frames,
+            request: Some("fix the\nreadme"),
+            turn: 2,
+            max_turns: 10,
+            activity: "awaiting input",
+            depth: 3,
+            question: Some("write_file needs `path`."),
+        };
+        let text = status_text(&view);
+        assert!(text.starts_with("**Status**: awaiting input · turn 2/10 · nesting depth 3"));
+        assert!(text.contains("Tool stack (5 frames, depth 3):"), "{text}");
+        assert!(
+            text.contains("\n- `delegate` of d · running · 2.1 s\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  - `read_file` of r · running · 300 ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n    - `collect_tool_parameters` of c · awaiting input · 40 ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Innermost: `collect_tool_parameters` waits for your answer: “write_file needs `path`.”."),
+            "{text}"
+        );
+        // Nothing waits: the deepest, newest frame runs.
+        let running = &frames[..4];
+        let text = status_text(&StatusView {
+            frames: running,
+            question: None,
+            ..view.clone()
+        });
+        assert!(
+            text.ends_with("Innermost: `write_file` is running (nothing to answer)."),
+            "{text}"
+        );
+        let empty = status_text(&StatusView {
+            frames: &[],
+            request: None,
+            ..view
+        });
+        assert!(empty.contains("No request yet.") && empty.ends_with("Tool stack: empty."));
+    }
+
+    #[test]
+    fn tool_text_shows_usage_when_the_tool_has_some() {
+        let mut tool = ToolInfo {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            schema: serde_json::json!({"type": "object"}),
+            policy: "allow".into(),
+            usage: Some("  Read before you write.  ".into()),
+        };
+        let text = tool_text(&tool, &[]);
+        assert!(
+            text.contains("**Usage**\n\nRead before you write.\n"),
+            "{text}"
+        );
+        assert!(
+            text.find("Usage") < text.find("```json"),
+            "usage before the schema"
+        );
+        tool.usage = Some("   ".into());
+        assert!(!tool_text(&tool, &[]).contains("Usage"));
     }
 
     #[test]

@@ -13,12 +13,15 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::event::Event;
+use crate::event::{Event, InputRequest};
 use crate::tui::markdown::str_width;
 use crate::tui::theme::{Theme, spinner};
 
 mod cell;
 mod events;
+mod nested;
+#[cfg(test)]
+mod nested_tests;
 mod scroll;
 #[cfg(test)]
 mod tests;
@@ -61,6 +64,11 @@ struct RunState {
     assistant: Option<usize>,
     /// Blank text that arrived before any answer text of this call.
     pending_blank: String,
+    /// The parent of each nested stack frame, by frame id (a question's frame leads to the
+    /// call that asked it).
+    frame_parents: HashMap<String, String>,
+    /// Open questions by id, to say under their call what was answered.
+    asks: HashMap<String, InputRequest>,
 }
 
 /// State of the chat pane.
@@ -77,6 +85,8 @@ pub struct ChatState {
     /// Something changed below the view while not following.
     unseen: bool,
     run: RunState,
+    /// The caller's clock for the event being applied (spinner phases); `None`: real time.
+    now: Option<Instant>,
     /// Layouts done (tests check that unchanged cells are not laid out again).
     #[cfg(test)]
     layouts: usize,
@@ -101,6 +111,7 @@ impl ChatState {
             details: false,
             unseen: false,
             run: RunState::default(),
+            now: None,
             #[cfg(test)]
             layouts: 0,
         }
@@ -128,6 +139,19 @@ impl ChatState {
     /// Updates the pane from an orchestrator event.
     pub fn on_event(&mut self, event: &Event) {
         self.apply(event);
+    }
+
+    /// Updates the pane from an event that arrived at `now` (the clock later renders use,
+    /// so spinners start in phase with it).
+    pub fn on_event_at(&mut self, event: &Event, now: Instant) {
+        self.now = Some(now);
+        self.apply(event);
+        self.now = None;
+    }
+
+    /// When a cell added now is first seen.
+    fn clock(&self) -> Instant {
+        self.now.unwrap_or_else(Instant::now)
     }
 
     /// Scrolls up by `lines`; stops following the bottom.

@@ -51,6 +51,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
                 "edit the answer; paste goes in on one line",
             ),
             ("y / n", "depth limit: go 20 levels deeper / stop"),
+            ("/status …", "commands typed in the dialog still run"),
         ],
     ),
     (
@@ -129,11 +130,17 @@ impl Help {
             height,
         };
         Clear.render(popup, buf);
+        let max_scroll = (lines.len() as u16).saturating_sub(height - 2);
+        // Say so when the page does not fit, or the last sections go unseen.
+        let title = if max_scroll > 0 {
+            " taco help · ↑↓ scroll · Esc closes "
+        } else {
+            " taco help · Esc closes "
+        };
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border_focused)
-            .title(Span::styled(" taco help · Esc closes ", theme.title));
-        let max_scroll = (lines.len() as u16).saturating_sub(height - 2);
+            .title(Span::styled(title, theme.title));
         Paragraph::new(lines)
             .block(block)
             .scroll((self.scroll.min(max_scroll), 0))

@@ -47,9 +47,11 @@ pub(super) enum CellKind {
     Assistant(Assistant),
     Reasoning(Reasoning),
     Tool(Box<Tool>),
-    /// One dim line for a sub-agent's model call, nested under its `delegate` call.
-    SubTurn {
+    /// One dim line nested under a call: a sub-agent's model call (`◆`) under its
+    /// `delegate`, or the answer to a question (`✎`, `⊘`, `↻`) under the call that asked.
+    Nested {
         depth: usize,
+        mark: &'static str,
         text: String,
     },
     Error {
@@ -89,11 +91,11 @@ pub(super) struct Cell {
 }
 
 impl Cell {
-    pub fn new(kind: CellKind, gap: bool) -> Self {
+    pub fn new(kind: CellKind, gap: bool, seen: Instant) -> Self {
         Self {
             kind,
             gap,
-            seen: Instant::now(),
+            seen,
             layout: None,
         }
     }
@@ -139,14 +141,14 @@ impl Cell {
     pub fn nesting(&self) -> usize {
         match &self.kind {
             CellKind::Tool(tool) => tool.depth,
-            CellKind::SubTurn { depth, .. } => *depth,
+            CellKind::Nested { depth, .. } => *depth,
             _ => 0,
         }
     }
 
     /// Whether the cell belongs to a block of tool lines (no blank line between them).
     pub fn is_tool_like(kind: &CellKind) -> bool {
-        matches!(kind, CellKind::Tool(_) | CellKind::SubTurn { .. })
+        matches!(kind, CellKind::Tool(_) | CellKind::Nested { .. })
     }
 
     /// Makes the layout current for `width`; returns whether any work was done.
@@ -221,12 +223,12 @@ impl Cell {
                 tool.layout(lines, width, details, t);
                 false
             }
-            CellKind::SubTurn { depth, text } => {
+            CellKind::Nested { depth, mark, text } => {
                 let pad = super::tool::nest_prefix(*depth, width);
                 let room = usize::from(width).saturating_sub(str_width(&pad) + 2);
                 lines.push(Line::from(vec![
                     Span::styled(pad, t.dim),
-                    Span::styled("◆ ", t.dim),
+                    Span::styled(format!("{mark} "), t.dim),
                     Span::styled(super::tool::truncate(text, room), t.dim),
                 ]));
                 false

@@ -5,7 +5,6 @@ use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
 use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall};
-use crate::tui::theme::duration;
 
 impl ChatState {
     /// Applies one orchestrator event (see [`ChatState::on_event`]).
@@ -92,6 +91,9 @@ impl ChatState {
                 };
             }),
             EventData::StackPush(frame) | EventData::StackPop(frame) => {
+                if let (EventData::StackPush(_), Some(parent)) = (&event.data, &frame.parent) {
+                    (self.run.frame_parents).insert(frame.id.clone(), parent.clone());
+                }
                 let state = frame.state;
                 self.update_tool(&frame.id, |tool| match state {
                     FrameState::Running if tool.is_open() => tool.state = ToolState::Running,
@@ -127,7 +129,14 @@ impl ChatState {
             }
             EventData::MaxTurnsPromptInjected { .. } => {}
             // The question shows in its own dialog; the answer goes to the tool.
-            EventData::InputRequested(_) | EventData::InputAnswered { .. } => {}
+            EventData::InputRequested(request) => {
+                self.run.asks.insert(request.id.clone(), request.clone());
+            }
+            EventData::InputAnswered { id, value } => {
+                if let Some(request) = self.run.asks.remove(id) {
+                    self.answered(&request, value.as_deref());
+                }
+            }
             // The answer already arrived with its `llm_call`.
             EventData::Final { .. } => self.close_streams(Some(ts)),
             EventData::Error { kind, message } => {
@@ -164,48 +173,9 @@ impl ChatState {
             .last()
             .is_some_and(|c| Cell::is_tool_like(&c.kind));
         let gap = !(self.cells.is_empty() || after_tool && Cell::is_tool_like(&kind));
-        self.cells.push(Cell::new(kind, gap));
+        self.cells.push(Cell::new(kind, gap, self.clock()));
         self.changed();
         self.cells.len() - 1
-    }
-
-    /// Adds a cell at the end of the subtree of the tool cell `parent`, one level deeper, so
-    /// nested work reads as a tree under the call that started it. Returns its index.
-    fn push_nested(&mut self, parent: usize, kind: impl FnOnce(usize) -> CellKind) -> usize {
-        let level = self.cells.get(parent).map_or(0, Cell::nesting);
-        let mut at = parent + 1;
-        while self.cells.get(at).is_some_and(|c| c.nesting() > level) {
-            at += 1;
-        }
-        let kind = kind(level + 1);
-        if at >= self.cells.len() {
-            return self.push(kind);
-        }
-        self.insert(at, kind);
-        at
-    }
-
-    /// A sub-agent's model call: one dim line under its `delegate` call (what it said or
-    /// which tools it asked for); nothing changes in the top-level answer.
-    fn sub_turn(&mut self, parent: &str, call: &LlmCall) {
-        let Some(&cell) = self.run.tools.get(parent) else {
-            return;
-        };
-        let mut text = format!("sub-agent turn {}", call.turn);
-        // The line is cut to the pane anyway: a few dozen words are plenty.
-        let said = (call.content.split_whitespace().take(40))
-            .collect::<Vec<_>>()
-            .join(" ");
-        if !said.is_empty() {
-            text.push_str(&format!(" · “{said}”"));
-        }
-        match call.tool_calls.len() {
-            0 => {}
-            1 => text.push_str(" · 1 tool call"),
-            n => text.push_str(&format!(" · {n} tool calls")),
-        }
-        text.push_str(&format!(" · {}", duration(call.duration_ms)));
-        self.push_nested(cell, |depth| CellKind::SubTurn { depth, text });
     }
 
     /// Inserts a cell before `at`, shifting every index that points at or after it.
@@ -218,7 +188,7 @@ impl ChatState {
                 .get(at - 1)
                 .is_some_and(|c| Cell::is_tool_like(&c.kind));
         let gap = at > 0 && !(after_tool && tool_like);
-        self.cells.insert(at, Cell::new(kind, gap));
+        self.cells.insert(at, Cell::new(kind, gap, self.clock()));
         if let Some(next) = self.cells.get_mut(at + 1) {
             // Tool lines stay together; anything else keeps a blank line before it.
             let next_gap = !(tool_like && Cell::is_tool_like(&next.kind));

@@ -183,6 +183,41 @@ fn nesting_follows_parents() {
 }
 
 #[test]
+fn the_live_tree_gives_each_frame_its_level() {
+    let base = Instant::now();
+    let mut state = busy(base);
+    let levels = |state: &StackState| -> Vec<(usize, String)> {
+        (state.live_tree().into_iter())
+            .map(|(level, f)| (level, f.id.clone()))
+            .collect()
+    };
+    let expected = [(0, "d"), (1, "r"), (2, "g"), (1, "w"), (0, "s")];
+    let expected: Vec<(usize, String)> =
+        expected.iter().map(|(l, i)| (*l, i.to_string())).collect();
+    assert_eq!(levels(&state), expected);
+    // A finished frame leaves the live tree; its child moves to the top level.
+    pop(
+        &mut state,
+        frame("r", Some("d"), "read_file", "", FrameState::Done),
+        ms(base, 5000),
+    );
+    assert!(levels(&state).contains(&(0, "g".to_string())));
+    // Cycles: every frame once.
+    let mut cyclic = StackState::new();
+    push(
+        &mut cyclic,
+        frame("a", Some("b"), "x", "", FrameState::Running),
+        base,
+    );
+    push(
+        &mut cyclic,
+        frame("b", Some("a"), "y", "", FrameState::Running),
+        base,
+    );
+    assert_eq!(cyclic.live_tree().len(), 2);
+}
+
+#[test]
 fn parent_cycles_are_shown_once_each() {
     let base = Instant::now();
     let mut state = StackState::new();

@@ -15,6 +15,8 @@ use crate::tui::theme::Theme;
 
 mod detail;
 mod list;
+#[cfg(test)]
+mod nested_tests;
 mod row;
 #[cfg(test)]
 mod tests;

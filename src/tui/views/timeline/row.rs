@@ -131,9 +131,16 @@ impl Row {
             ),
             EventData::LlmCall(call) => {
                 start = at.saturating_sub(call.duration_ms);
-                let mut name = format!("llm turn {} · {}", call.turn, one_line(&call.model));
-                if !call.tool_calls.is_empty() {
-                    name.push_str(&format!(" · {} tool calls", call.tool_calls.len()));
+                let who = if call.parent.is_some() {
+                    "sub-agent"
+                } else {
+                    "llm"
+                };
+                let mut name = format!("{who} turn {} · {}", call.turn, one_line(&call.model));
+                match call.tool_calls.len() {
+                    0 => {}
+                    1 => name.push_str(" · 1 tool call"),
+                    n => name.push_str(&format!(" · {n} tool calls")),
                 }
                 ("◆", Tone::Llm, name)
             }

@@ -1,0 +1,193 @@
+//! Drawing the whole screen: the panes, the dialogs in the chat, the status line, help.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Widget};
+
+use super::{App, FLASH_FOR};
+use crate::tui::layout::{self, Focus};
+use crate::tui::theme::Theme;
+use crate::tui::views::status::Status;
+
+impl App {
+    /// Key hints for the focused pane.
+    fn hints(&self) -> &'static [(&'static str, &'static str)] {
+        if self.approval.is_open() && self.focus == Focus::Chat {
+            return &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")];
+        }
+        if self.input.is_open() && self.focus == Focus::Chat {
+            return self.input.hints();
+        }
+        match self.focus {
+            Focus::Chat if self.busy => &[
+                ("Esc", "cancel"),
+                ("PgUp/PgDn", "scroll"),
+                ("Tab", "panes"),
+                ("?", "help"),
+            ],
+            Focus::Chat => &[
+                ("Enter", "send"),
+                ("PgUp/PgDn", "scroll"),
+                ("Tab", "panes"),
+                ("?", "help"),
+            ],
+            Focus::Stack => &[("↑↓", "scroll"), ("Tab", "next pane")],
+            Focus::Timeline => &[
+                ("↑↓", "select"),
+                ("Enter", "details"),
+                ("f", "filter"),
+                ("Tab", "next pane"),
+            ],
+        }
+    }
+
+    /// Draws the whole screen.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
+        if self
+            .flash
+            .as_ref()
+            .is_some_and(|(_, at)| now.duration_since(*at) >= FLASH_FOR)
+        {
+            self.flash = None;
+        }
+        let panes = layout::panes(area, self.focus);
+        self.panes = Some(panes);
+        let theme = self.theme;
+        if let Some(rect) = panes.chat {
+            self.render_chat(rect, buf, now);
+        }
+        if let Some(rect) = panes.stack {
+            let depth = self.stack.depth();
+            let title = if depth > 0 {
+                format!(" tool stack · depth {depth} ")
+            } else {
+                " tool stack ".to_string()
+            };
+            let inner = pane(rect, buf, &theme, &title, self.focus == Focus::Stack);
+            self.stack
+                .render(inner, buf, &theme, now, self.focus == Focus::Stack);
+        }
+        if let Some(rect) = panes.timeline {
+            let title = format!(" timeline · {} ", self.timeline.filter_label());
+            let inner = pane(rect, buf, &theme, &title, self.focus == Focus::Timeline);
+            self.timeline
+                .render(inner, buf, &theme, self.focus == Focus::Timeline);
+        }
+        let status = Status {
+            provider: &self.info.provider,
+            model: &self.info.model,
+            auto: self.info.auto_reason.as_deref(),
+            turn: self.turn,
+            max_turns: self.info.max_turns,
+            tokens_in: self.tokens.input_tokens,
+            tokens_out: self.tokens.output_tokens,
+            activity: self.activity,
+            elapsed_ms: now.duration_since(self.activity_since).as_millis(),
+            queued: self.queued.len(),
+            flash: self.flash.as_ref().map(|(text, _)| text.as_str()),
+            hints: self.hints(),
+        };
+        status.render(panes.status, buf, &theme);
+        if let Some(help) = &self.help {
+            help.render(area, buf, &theme);
+        }
+    }
+
+    fn render_chat(&mut self, rect: Rect, buf: &mut Buffer, now: Instant) {
+        let theme = self.theme;
+        let focused = self.focus == Focus::Chat;
+        let title = if self.chat.is_following() {
+            " chat ".to_string()
+        } else {
+            " chat · scrolled ".to_string()
+        };
+        let inner = pane(rect, buf, &theme, &title, focused);
+        let composer_rows = self.composer.rows() + 1;
+        // One dialog at a time: approvals first, since the run cannot go on without them.
+        let tree = self.stack.live_tree();
+        let wanted = if self.approval.is_open() {
+            self.approval.wanted_rows(inner.width)
+        } else {
+            self.input.wanted_rows(inner.width, tree.len())
+        };
+        let dialog_rows = if wanted > 0 {
+            wanted.min(inner.height.saturating_mul(3) / 5).max(5)
+        } else {
+            0
+        };
+        let [messages, dialog, composer] = Layout::vertical([
+            Constraint::Min(1),
+            Constraint::Length(dialog_rows),
+            Constraint::Length(composer_rows),
+        ])
+        .areas(inner);
+        self.chat.render(messages, buf, &theme, now);
+        if dialog.height > 0 {
+            if self.approval.is_open() {
+                self.approval.render(dialog, buf, &theme);
+            } else {
+                self.input.render(dialog, buf, &theme, &tree);
+            }
+        }
+        if composer.height > 0 {
+            let rule = Rect {
+                height: 1,
+                ..composer
+            };
+            let label = if self.busy {
+                " queue a message "
+            } else {
+                " message "
+            };
+            Line::from(vec![
+                Span::styled("─".repeat(2), theme.border),
+                Span::styled(label, theme.dim),
+                Span::styled("─".repeat(rule.width as usize), theme.border),
+            ])
+            .render(rule, buf);
+            let editor = Rect {
+                y: composer.y + 1,
+                height: composer.height - 1,
+                ..composer
+            };
+            let dialog_open = self.approval.is_open() || self.input.is_open();
+            let placeholder = if self.approval.is_open() {
+                "answer the approval above (y / t / a / n)"
+            } else if self.input.is_open() {
+                "answer the question above"
+            } else if self.busy {
+                "type to queue a message · Esc cancels"
+            } else {
+                "ask taco to do something · Enter sends · ? help"
+            };
+            self.composer
+                .render(editor, buf, &theme, focused && !dialog_open, placeholder);
+        }
+    }
+}
+
+/// Draws a pane's border and title; returns the inside.
+fn pane(rect: Rect, buf: &mut Buffer, theme: &Theme, title: &str, focused: bool) -> Rect {
+    let border = if focused {
+        theme.border_focused
+    } else {
+        theme.border
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(
+            title.to_string(),
+            if focused {
+                theme.title.patch(theme.border_focused)
+            } else {
+                theme.title
+            },
+        ));
+    let inner = block.inner(rect);
+    block.render(rect, buf);
+    inner
+}

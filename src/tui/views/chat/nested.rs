@@ -1,0 +1,89 @@
+//! Nested work in the chat: cells under the call that started them (a sub-agent's turns,
+//! nested calls, answers to questions), so a delegate's work reads as a tree.
+
+use super::cell::{CellKind, NoteStyle};
+use super::{Cell, ChatState};
+use crate::event::{InputKind, InputRequest, LlmCall};
+use crate::tui::theme::duration;
+
+impl ChatState {
+    /// Adds a cell at the end of the subtree of the tool cell `parent`, one level deeper, so
+    /// nested work reads as a tree under the call that started it. Returns its index.
+    pub(super) fn push_nested(
+        &mut self,
+        parent: usize,
+        kind: impl FnOnce(usize) -> CellKind,
+    ) -> usize {
+        let level = self.cells.get(parent).map_or(0, Cell::nesting);
+        let mut at = parent + 1;
+        while self.cells.get(at).is_some_and(|c| c.nesting() > level) {
+            at += 1;
+        }
+        let kind = kind(level + 1);
+        if at >= self.cells.len() {
+            return self.push(kind);
+        }
+        self.insert(at, kind);
+        at
+    }
+
+    /// A sub-agent's model call: one dim line under its `delegate` call (what it said or
+    /// which tools it asked for); nothing changes in the top-level answer.
+    pub(super) fn sub_turn(&mut self, parent: &str, call: &LlmCall) {
+        let Some(&cell) = self.run.tools.get(parent) else {
+            return;
+        };
+        let mut text = format!("sub-agent turn {}", call.turn);
+        // The line is cut to the pane anyway: a few dozen words are plenty.
+        let said = (call.content.split_whitespace().take(40))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !said.is_empty() {
+            text.push_str(&format!(" · “{said}”"));
+        }
+        match call.tool_calls.len() {
+            0 => {}
+            1 => text.push_str(" · 1 tool call"),
+            n => text.push_str(&format!(" · {n} tool calls")),
+        }
+        text.push_str(&format!(" · {}", duration(call.duration_ms)));
+        self.push_nested(cell, |depth| CellKind::Nested {
+            depth,
+            mark: "◆",
+            text,
+        });
+    }
+
+    /// The question dialog closed: one dim line under the call that asked says what became
+    /// of it (the dialog itself leaves no trace in the chat).
+    pub(super) fn answered(&mut self, request: &InputRequest, value: Option<&str>) {
+        let parameter = request.parameter.as_deref().unwrap_or("the value");
+        let limit = request
+            .depth
+            .map_or_else(|| "depth limit".to_string(), |d| format!("depth limit {d}"));
+        let (mark, text) = match (request.kind, value) {
+            (InputKind::Parameter, Some(value)) => ("✎", format!("{parameter}: {value}")),
+            (InputKind::Parameter, None) => {
+                ("⊘", format!("no {parameter} given: the task was abandoned"))
+            }
+            (InputKind::DepthLimit, Some(_)) => ("↻", format!("{limit}: 20 levels more")),
+            (InputKind::DepthLimit, None) => ("⊘", format!("{limit}: the nested work stops")),
+        };
+        // The question's frame hangs under the call that needs the answer.
+        let call = (self.run.frame_parents.get(&request.frame))
+            .and_then(|parent| self.run.tools.get(parent))
+            .or_else(|| self.run.tools.get(&request.frame))
+            .copied();
+        match call {
+            Some(cell) => {
+                self.push_nested(cell, |depth| CellKind::Nested { depth, mark, text });
+            }
+            None => {
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Dim,
+                    text: format!("{mark} {} · {text}", request.tool),
+                });
+            }
+        }
+    }
+}
