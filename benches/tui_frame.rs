@@ -49,6 +49,7 @@ fn llm_call(content: String) -> Event {
         new_messages: Vec::new(),
         tools: Vec::new(),
         parent: None,
+        omitted: 0,
     })))
 }
 

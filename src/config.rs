@@ -143,6 +143,8 @@ pub struct ConfigFile {
     pub max_turns: Option<u32>,
     /// Replaces the default system prompt.
     pub system_prompt: Option<String>,
+    /// Most messages of history sent to the model (default 50; cut at turn boundaries).
+    pub history_messages: Option<usize>,
     /// Named providers (also override presets of the same name).
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderEntry>,
@@ -208,6 +210,8 @@ pub struct Resolved {
     pub policies: HashMap<String, Policy>,
     /// Tool stack depth limit (default 20).
     pub depth_limit: usize,
+    /// Most messages of history sent to the model.
+    pub history_limit: usize,
 }
 
 struct Preset {
@@ -466,6 +470,7 @@ where
         tools,
         policies,
         depth_limit: file.tools.depth_limit.unwrap_or(20).max(1),
+        history_limit: file.history_messages.unwrap_or(50).max(2),
     })
 }
 

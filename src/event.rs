@@ -152,6 +152,14 @@ pub struct LlmCall {
     /// The stack frame this call runs under (a sub-agent's `delegate` frame), if nested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// Messages of the conversation that were not sent: the history was trimmed to the
+    /// latest ones (the system prompt is always sent).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the orchestrator asks the user for.

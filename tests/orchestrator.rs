@@ -855,3 +855,167 @@ async fn cancel_during_a_backoff_wait_stops_at_once() {
     assert_eq!(kinds(&events), ["run_started", "retry", "cancelled"]);
     assert_eq!(provider.sent().len(), 1);
 }
+
+/// Keeps the events and, separately, the conversation messages handed to the sink.
+#[derive(Default)]
+struct MessageLog {
+    events: Vec<taco::event::Event>,
+    messages: Vec<Message>,
+}
+
+impl taco::orchestrator::EventSink for MessageLog {
+    fn emit(&mut self, event: taco::event::Event) {
+        self.events.push(event);
+    }
+
+    fn message(&mut self, message: &Message) {
+        self.messages.push(message.clone());
+    }
+}
+
+#[tokio::test]
+async fn the_sink_gets_every_message_of_the_conversation_in_order() {
+    let (r, _) = registry();
+    let provider = Scripted::new(vec![
+        Ok(calls(&[("c1", "echo", json!({"text": "hi"}))])),
+        Ok(text("first")),
+        Ok(text("second")),
+    ]);
+    let mut orch = Orchestrator::new(provider, Arc::new(r), settings(10));
+    let mut sink = MessageLog::default();
+    orch.run(
+        "one",
+        &mut sink,
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    orch.run(
+        "two",
+        &mut sink,
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(sink.messages, orch.messages());
+    assert_eq!(sink.messages.len(), 7);
+}
+
+#[tokio::test]
+async fn a_restored_conversation_goes_on_and_is_not_recorded_twice() {
+    let (r, _) = registry();
+    let provider = Scripted::new(vec![Ok(text("again"))]);
+    let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), settings(10));
+    let saved = vec![
+        Message::system("an old system prompt"),
+        Message::user("earlier"),
+        Message::assistant(Some("earlier answer".into()), None, Vec::new()),
+    ];
+    orch.restore(saved);
+    let mut sink = MessageLog::default();
+    orch.run(
+        "now",
+        &mut sink,
+        &mut FixedApprover::none(),
+        &CancellationToken::new(),
+    )
+    .await;
+    let sent = &provider.sent()[0].messages;
+    assert_eq!(
+        sent[0],
+        Message::system("SYSTEM"),
+        "the current system prompt replaces the saved one"
+    );
+    assert_eq!(sent[1], Message::user("earlier"));
+    assert_eq!(sent[3], Message::user("now"));
+    assert_eq!(
+        sink.messages,
+        [
+            Message::user("now"),
+            Message::assistant(Some("again".into()), None, Vec::new())
+        ]
+    );
+    let EventData::LlmCall(call) = &sink
+        .events
+        .iter()
+        .find(|e| e.kind() == "llm_call")
+        .unwrap()
+        .data
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (call.message_count, call.new_messages.len()),
+        (4, 4),
+        "the trace can rebuild what was sent"
+    );
+}
+
+#[tokio::test]
+async fn long_histories_are_trimmed_at_turn_boundaries() {
+    let (r, _) = registry();
+    let mut replies = Vec::new();
+    for i in 0..4 {
+        replies.push(Ok(calls(&[(
+            &*format!("c{i}"),
+            "echo",
+            json!({"text": "x"}),
+        )])));
+        replies.push(Ok(text("done")));
+    }
+    let provider = Scripted::new(replies);
+    let mut orch = Orchestrator::new(
+        provider.clone(),
+        Arc::new(r),
+        Settings {
+            history_limit: 6,
+            ..settings(10)
+        },
+    );
+    let mut sink = MessageLog::default();
+    for i in 0..4 {
+        orch.run(
+            &format!("request {i}"),
+            &mut sink,
+            &mut FixedApprover::none(),
+            &CancellationToken::new(),
+        )
+        .await;
+    }
+    for sent in provider.sent() {
+        assert_eq!(sent.messages[0], Message::system("SYSTEM"));
+        assert!(sent.messages.len() <= 7, "{}", sent.messages.len());
+        assert_eq!(
+            sent.messages[1].role,
+            Role::User,
+            "the window starts at a turn"
+        );
+        for (i, m) in sent.messages.iter().enumerate() {
+            if m.role == Role::Tool {
+                let id = m.tool_call_id.as_deref().unwrap();
+                assert!(
+                    sent.messages[..i]
+                        .iter()
+                        .any(|a| a.tool_calls.iter().any(|c| c.id == id))
+                );
+            }
+        }
+    }
+    let last = provider.sent().last().unwrap().messages.clone();
+    assert_eq!(last[1], Message::user("request 3"));
+    let omitted: Vec<usize> = sink
+        .events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::LlmCall(c) => Some(c.omitted),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(omitted.first(), Some(&0));
+    assert!(*omitted.last().unwrap() > 0);
+    assert_eq!(
+        orch.messages().len(),
+        17,
+        "the conversation itself keeps everything"
+    );
+}

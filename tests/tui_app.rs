@@ -442,6 +442,7 @@ fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
         new_messages: vec![],
         tools: vec![],
         parent: None,
+        omitted: 0,
     })));
     insta::assert_snapshot!("narrow_chat", h.screen(70, 20).backend());
     h.key(KeyCode::Tab);
@@ -505,6 +506,7 @@ fn llm_call(turn: u32, parent: Option<&str>, content: &str, calls: &[(&str, &str
         new_messages: vec![],
         tools: vec![],
         parent: parent.map(Into::into),
+        omitted: 0,
     }))
 }
 

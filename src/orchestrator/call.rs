@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::turn::{Turn, TurnAssembler};
 use super::{Conversation, Orchestrator, Run};
-use crate::conversation::{Message, ToolSpec};
+use crate::conversation::{Message, Role, ToolSpec};
 use crate::event::{DeltaKind, EventData, LlmCall};
 use crate::provider::{ChatRequest, Chunk, ProviderError};
 
@@ -40,6 +40,7 @@ impl Orchestrator {
                 conv.messages[0] = Message::system(prompt);
             }
         }
+        conv.record(run);
         let policy = self.settings.retry;
         let mut attempt = 1;
         let (turn, started, ttft) = loop {
@@ -82,6 +83,7 @@ impl Orchestrator {
             new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
             parent: conv.parent.clone(),
+            omitted: window(&conv.messages, self.settings.history_limit).saturating_sub(1),
         })));
         conv.reported = conv.messages.len();
         Ok(turn)
@@ -97,10 +99,20 @@ impl Orchestrator {
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let started = Instant::now();
         let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-        let request = ChatRequest {
-            messages: &conv.messages,
-            tools,
+        let start = window(&conv.messages, self.settings.history_limit);
+        // Trimming copies the kept tail once per call; untrimmed, the slice goes as it is.
+        let trimmed: Vec<Message>;
+        let messages: &[Message] = if start <= 1 {
+            &conv.messages
+        } else {
+            trimmed = conv.messages[..1]
+                .iter()
+                .chain(&conv.messages[start..])
+                .cloned()
+                .collect();
+            &trimmed
         };
+        let request = ChatRequest { messages, tools };
         // Only the user's conversation streams into the chat; a sub-agent shows in the stack
         // and the timeline.
         let live = !conv.is_nested();
@@ -150,5 +162,106 @@ impl Orchestrator {
             }
         }
         Ok((assembler.finish(), started, ttft))
+    }
+}
+
+/// Where the history sent to the model starts (DESIGN §8): the system prompt (index 0) plus
+/// at most `limit` of the latest messages, cut at a turn boundary (a user message) so a tool
+/// result never loses its call; a single turn longer than the limit is cut between tool
+/// rounds instead. Returns 1 when nothing is left out.
+pub fn window(messages: &[Message], limit: usize) -> usize {
+    let len = messages.len();
+    if len <= limit.saturating_add(1) {
+        return 1;
+    }
+    let start = len - limit.max(1);
+    if let Some(user) = (start..len).find(|&i| messages[i].role == Role::User) {
+        return user;
+    }
+    let mut start = start;
+    while start < len && messages[start].role == Role::Tool {
+        start += 1;
+    }
+    start
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::ToolCall;
+
+    fn call(id: &str) -> Message {
+        let call = ToolCall {
+            id: id.into(),
+            name: "t".into(),
+            arguments: serde_json::json!({}),
+        };
+        Message::assistant(None, None, vec![call])
+    }
+
+    /// system, then `turns` × [user, assistant+call, tool, assistant].
+    fn conversation(turns: usize) -> Vec<Message> {
+        let mut messages = vec![Message::system("s")];
+        for t in 0..turns {
+            messages.push(Message::user(format!("q{t}")));
+            messages.push(call(&format!("c{t}")));
+            messages.push(Message::tool(format!("c{t}"), "t", "{}".into()));
+            messages.push(Message::assistant(Some(format!("a{t}")), None, Vec::new()));
+        }
+        messages
+    }
+
+    #[test]
+    fn short_histories_are_sent_whole() {
+        let messages = conversation(3);
+        assert_eq!(window(&messages, 50), 1);
+        assert_eq!(window(&messages, 12), 1);
+    }
+
+    #[test]
+    fn long_histories_start_at_a_user_message() {
+        let messages = conversation(30);
+        for limit in 1..=119 {
+            let start = window(&messages, limit);
+            assert!(start > 1);
+            let kept = &messages[start..];
+            assert!(
+                kept.len() <= limit.max(1),
+                "limit {limit}: kept {}",
+                kept.len()
+            );
+            if messages[start].role != Role::User {
+                // Only when the last turn alone is longer than the limit.
+                assert!(
+                    limit < 4,
+                    "limit {limit} starts at {:?}",
+                    messages[start].role
+                );
+            }
+            // Every tool result that is kept has its call kept too.
+            for (i, m) in kept.iter().enumerate() {
+                if m.role == Role::Tool {
+                    let id = m.tool_call_id.as_deref().unwrap();
+                    assert!(
+                        kept[..i]
+                            .iter()
+                            .any(|a| a.tool_calls.iter().any(|c| c.id == id)),
+                        "limit {limit}: {id} lost its call"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_long_turn_is_cut_between_tool_rounds() {
+        let mut messages = vec![Message::system("s"), Message::user("q")];
+        for r in 0..20 {
+            messages.push(call(&format!("c{r}")));
+            messages.push(Message::tool(format!("c{r}"), "t", "{}".into()));
+        }
+        let start = window(&messages, 5);
+        assert_eq!(messages[start].role, Role::Assistant);
+        assert_eq!(messages.len() - start, 4);
     }
 }

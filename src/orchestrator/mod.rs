@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use crate::conversation::{Message, ToolSpec, Usage};
+use crate::conversation::{Message, Role, ToolSpec, Usage};
 use crate::event::{Event, EventData, FrameState};
 use crate::provider::{Provider, ProviderError};
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
@@ -40,6 +40,9 @@ pub const MAX_TURNS_PROMPT: &str = "You have reached the maximum number of turns
 pub trait EventSink: Send {
     /// Takes one event.
     fn emit(&mut self, event: Event);
+
+    /// Takes a message appended to the user's conversation (for session files), in order.
+    fn message(&mut self, _message: &Message) {}
 }
 
 impl EventSink for Vec<Event> {
@@ -72,6 +75,8 @@ pub struct Settings {
     pub retry: RetryPolicy,
     /// How deeply tool calls may nest before the user is asked (DESIGN §5; default 20).
     pub depth_limit: usize,
+    /// Most messages of history sent to the model besides the system prompt (default 50).
+    pub history_limit: usize,
 }
 
 /// How a run ended.
@@ -107,6 +112,8 @@ struct Conversation {
     messages: Vec<Message>,
     /// Messages already carried by an `llm_call` event (see `LlmCall::new_messages`).
     reported: usize,
+    /// Messages already handed to the sink's `message` (the user's conversation only).
+    recorded: usize,
     /// The system prompt without the tool context.
     base_prompt: String,
     /// The tools offered in this conversation.
@@ -129,6 +136,7 @@ impl Conversation {
         Self {
             messages: vec![Message::system(system_prompt.clone())],
             reported: 0,
+            recorded: 0,
             base_prompt: system_prompt,
             specs,
             parent,
@@ -139,6 +147,18 @@ impl Conversation {
 
     fn is_nested(&self) -> bool {
         self.parent.is_some()
+    }
+
+    /// Hands the messages appended since the last call to the sink (session files keep the
+    /// user's conversation; a sub-agent's lives only in its events).
+    fn record(&mut self, run: &mut Run<'_>) {
+        if self.is_nested() {
+            return;
+        }
+        for message in &self.messages[self.recorded.min(self.messages.len())..] {
+            run.sink.message(message);
+        }
+        self.recorded = self.messages.len();
     }
 
     fn push_assistant(&mut self, turn: Turn) {
@@ -255,7 +275,22 @@ impl Orchestrator {
     pub fn clear(&mut self) {
         self.conversation.messages.truncate(1);
         self.conversation.reported = 0;
+        self.conversation.recorded = 0;
         self.conversation.instructed.clear();
+    }
+
+    /// Continues a saved conversation (`--resume`): the current system prompt replaces the
+    /// saved one, the rest follows. The messages count as recorded (the session file has
+    /// them) but not as reported, so the next `llm_call` carries them for the trace.
+    pub fn restore(&mut self, messages: impl IntoIterator<Item = Message>) {
+        self.clear();
+        let mut messages = messages.into_iter().peekable();
+        if messages.peek().is_some_and(|m| m.role == Role::System) {
+            messages.next();
+        }
+        let conv = &mut self.conversation;
+        conv.messages.extend(messages);
+        conv.recorded = conv.messages.len();
     }
 
     /// Answers one user request: runs the loop until a final answer, an error or a cancel.
@@ -284,9 +319,11 @@ impl Orchestrator {
             max_turns: conversation.max_turns,
         });
         conversation.messages.push(Message::user(prompt));
+        conversation.record(&mut run);
         let end = self
             .run_loop(&mut conversation, &mut run, approver, cancel)
             .await;
+        conversation.record(&mut run);
         self.conversation = conversation;
         self.policies.end_turn();
         // Whatever is still on the stack (a cancel mid-workflow) leaves it now.

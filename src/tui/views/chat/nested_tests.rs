@@ -78,6 +78,7 @@ fn llm(
             new_messages: Vec::new(),
             tools: Vec::new(),
             parent: parent.map(Into::into),
+            omitted: 0,
         })),
     )
 }

@@ -54,6 +54,7 @@ fn llm(ts: u64, content: &str, reasoning: Option<&str>) -> Event {
             new_messages: Vec::new(),
             tools: Vec::new(),
             parent: None,
+            omitted: 0,
         })),
     )
 }

@@ -52,6 +52,7 @@ fn llm(parent: Option<&str>, said: &str, count: usize) -> EventData {
             .collect(),
         tools: Vec::new(),
         parent: parent.map(Into::into),
+        omitted: 0,
     }))
 }
 
