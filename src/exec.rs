@@ -3,14 +3,17 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::conversation::Message;
 use crate::event::{Decision, Event, EventData};
 use crate::orchestrator::approval::FixedApprover;
 use crate::orchestrator::{EventSink, Orchestrator, Outcome};
+use crate::recorder::Recorder;
 
 /// Exit code: the run produced a final answer.
 pub const EXIT_OK: i32 = 0;
@@ -43,10 +46,26 @@ struct ExecSink<W: Write, E: Write> {
     trace: Option<BufWriter<File>>,
     last_flush: Instant,
     broken_pipe: bool,
+    recorder: Recorder,
+}
+
+impl<W: Write, E: Write> ExecSink<W, E> {
+    fn report_problem(&mut self) {
+        if let Some(problem) = self.recorder.take_problem() {
+            let _ = writeln!(self.err, "taco: {problem}");
+        }
+    }
 }
 
 impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
+    fn message(&mut self, message: &Message) {
+        self.recorder.message(message);
+        self.report_problem();
+    }
+
     fn emit(&mut self, event: Event) {
+        self.recorder.event(&event);
+        self.report_problem();
         if let Some(trace) = &mut self.trace
             && event.is_trace()
             && write_line(trace, &event).is_err()
@@ -100,11 +119,24 @@ fn write_line(out: &mut impl Write, event: &Event) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
-/// Runs one request to the end and returns the process exit code.
-pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOptions) -> i32 {
+/// Runs one request to the end and returns the process exit code; `recorder` keeps the
+/// session file and the audit log.
+pub async fn run(
+    orchestrator: &mut Orchestrator,
+    prompt: &str,
+    options: &ExecOptions,
+    recorder: Recorder,
+) -> i32 {
     let trace = match &options.trace {
         None => None,
-        Some(path) => match File::create(path) {
+        // Traces hold the conversation: readable by their owner only, like session files.
+        Some(path) => match std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+        {
             Ok(file) => Some(BufWriter::new(file)),
             Err(e) => {
                 eprintln!("taco: cannot create the trace file {}: {e}", path.display());
@@ -119,6 +151,7 @@ pub async fn run(orchestrator: &mut Orchestrator, prompt: &str, options: &ExecOp
         trace,
         last_flush: Instant::now(),
         broken_pipe: false,
+        recorder,
     };
     let mut approver = if options.approve_all {
         FixedApprover::all()

@@ -6,10 +6,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use taco::audit::AuditLog;
 use taco::config::{self, Overrides};
+use taco::conversation::Message;
+use taco::event::{Event, EventData};
 use taco::exec::{self, EXIT_USAGE, ExecOptions};
 use taco::orchestrator::{Orchestrator, Settings};
+use taco::recorder::Recorder;
+use taco::session::{self, Entry, SessionWriter};
 use taco::tools::{Policy, ToolRegistry};
+use taco::tui::Launch;
 use taco::tui::app::AppInfo;
 use taco::tui::commands::ToolInfo;
 
@@ -45,12 +51,22 @@ struct GlobalArgs {
     /// Workspace directory (default: the current directory).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     workdir: Option<PathBuf>,
+    /// Continue a saved session: its id (or a unique prefix), or the newest for this workdir.
+    #[arg(long, global = true, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run one request headless: the final answer on stdout.
     Exec(ExecArgs),
+    /// List saved sessions, newest first.
+    Sessions,
+    /// Open a session file or an `exec --trace` file read-only in the TUI.
+    Trace {
+        /// The file.
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +97,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Some(Command::Exec(args)) => run_exec(&cli.global, args),
+        Some(Command::Sessions) => list_sessions(),
+        Some(Command::Trace { file }) => run_trace(&file, launched),
         None => run_tui(&cli.global, launched),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -169,12 +187,19 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
                 resolved.provider.name, resolved.provider.model
             );
         }
+        let opened = match open_session(&resolved, &mut orchestrator, global.resume.as_deref()) {
+            Ok(opened) => opened,
+            Err(code) => return code,
+        };
+        for note in &opened.notes {
+            eprintln!("taco: {note}");
+        }
         let options = ExecOptions {
             json: args.json,
             approve_all: args.approve == Approve::All,
             trace: args.trace.clone(),
         };
-        exec::run(&mut orchestrator, &prompt, &options).await
+        exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await
     })
 }
 
@@ -186,16 +211,191 @@ fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
     };
     let _log = logging::init();
     runtime.block_on(async {
-        let (resolved, orchestrator) = match setup(global).await {
+        let (resolved, mut orchestrator) = match setup(global).await {
             Ok(ready) => ready,
+            Err(code) => return code,
+        };
+        let opened = match open_session(&resolved, &mut orchestrator, global.resume.as_deref()) {
+            Ok(opened) => opened,
             Err(code) => return code,
         };
         let info = tui_info(&resolved, &orchestrator);
         tracing::info!(provider = %info.provider, model = %info.model, "tui started");
-        match taco::tui::run(info, orchestrator, launched).await {
+        let launch = Launch {
+            info,
+            orchestrator: Some(orchestrator),
+            recorder: opened.recorder,
+            history: opened.history,
+            viewing: None,
+            notice: (!opened.notes.is_empty()).then(|| opened.notes.join("\n\n")),
+            launched,
+        };
+        match taco::tui::run(launch).await {
             Ok(()) => exec::EXIT_OK,
             Err(e) => {
                 tracing::error!("tui failed: {e}");
+                eprintln!("taco: the terminal failed: {e}");
+                exec::EXIT_RUN_ERROR
+            }
+        }
+    })
+}
+
+/// The session a run records into, and what it resumes.
+struct Opened {
+    recorder: Recorder,
+    history: Vec<Entry>,
+    notes: Vec<String>,
+}
+
+/// Starts a new session file, or (`--resume`) loads a saved one into the orchestrator and
+/// appends to it. No writable data dir is not fatal: the run goes on unsaved and says so.
+fn open_session(
+    resolved: &config::Resolved,
+    orchestrator: &mut Orchestrator,
+    resume: Option<&str>,
+) -> Result<Opened, i32> {
+    let dir = session::sessions_dir();
+    let audit = taco::audit::state_dir().and_then(|d| AuditLog::open(&d).ok());
+    let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
+    let mut notes = Vec::new();
+    let Some(id) = resume else {
+        let writer = match &dir {
+            Some(dir) => match SessionWriter::create(dir, provider, model, &resolved.workdir) {
+                Ok(writer) => Some(writer),
+                Err(e) => {
+                    notes.push(format!(
+                        "this session is not saved: cannot write to {}: {e}",
+                        dir.display()
+                    ));
+                    None
+                }
+            },
+            None => {
+                notes.push("this session is not saved: no data directory".to_string());
+                None
+            }
+        };
+        return Ok(Opened {
+            recorder: Recorder::new(writer, dir, audit),
+            history: Vec::new(),
+            notes,
+        });
+    };
+    let Some(dir) = dir else {
+        eprintln!("taco: cannot resume: no data directory to find sessions in");
+        return Err(EXIT_USAGE);
+    };
+    let found = session::find(&dir, (!id.is_empty()).then_some(id), &resolved.workdir)
+        .and_then(|path| session::load(&path).map(|loaded| (path, loaded)));
+    let (path, loaded) = match found {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("taco: {e}");
+            return Err(EXIT_USAGE);
+        }
+    };
+    notes.extend(loaded.warnings.iter().cloned());
+    let messages: Vec<Message> = loaded
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Message(m) => Some(m.clone()),
+            Entry::Event(_) => None,
+        })
+        .collect();
+    let count = messages.len();
+    orchestrator.restore(messages);
+    let writer = match SessionWriter::append_to(&path) {
+        Ok(writer) => Some(writer),
+        Err(e) => {
+            notes.push(format!("the resumed session is not saved further: {e}"));
+            None
+        }
+    };
+    let id = loaded
+        .header
+        .as_ref()
+        .map_or_else(|| path.display().to_string(), |h| h.id.clone());
+    notes.push(format!("Resumed session `{id}` ({count} messages)."));
+    Ok(Opened {
+        recorder: Recorder::new(writer, Some(dir), audit),
+        history: loaded.entries,
+        notes,
+    })
+}
+
+/// `taco sessions`.
+fn list_sessions() -> i32 {
+    match session::sessions_dir() {
+        Some(dir) => {
+            print!("{}", session::format_list(&session::list(&dir)));
+            exec::EXIT_OK
+        }
+        None => {
+            eprintln!("taco: there is no data directory, so there are no sessions");
+            exec::EXIT_RUN_ERROR
+        }
+    }
+}
+
+/// `taco trace FILE`: a saved session or trace, read-only in the TUI.
+fn run_trace(file: &std::path::Path, launched: std::time::Instant) -> i32 {
+    let loaded = match session::load(file) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("taco: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let runtime = match runtime(false) {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let _log = logging::init();
+    let (provider, model) = match &loaded.header {
+        Some(h) => (h.provider.clone(), h.model.clone()),
+        None => loaded
+            .entries
+            .iter()
+            .find_map(|e| match e {
+                Entry::Event(Event {
+                    data:
+                        EventData::RunStarted {
+                            provider, model, ..
+                        },
+                    ..
+                }) => Some((provider.clone(), model.clone())),
+                _ => None,
+            })
+            .unwrap_or_else(|| ("?".to_string(), "?".to_string())),
+    };
+    let info = AppInfo {
+        provider,
+        model,
+        auto_reason: None,
+        max_turns: 0,
+        workdir: loaded
+            .header
+            .as_ref()
+            .map(|h| h.workdir.display().to_string())
+            .unwrap_or_default(),
+        tools: Vec::new(),
+    };
+    let notes = loaded.warnings.join("\n\n");
+    let launch = Launch {
+        info,
+        orchestrator: None,
+        recorder: Recorder::default(),
+        history: loaded.entries,
+        viewing: Some(format!("`{}`", file.display())),
+        notice: (!notes.is_empty()).then_some(notes),
+        launched,
+    };
+    runtime.block_on(async {
+        match taco::tui::run(launch).await {
+            Ok(()) => exec::EXIT_OK,
+            Err(e) => {
                 eprintln!("taco: the terminal failed: {e}");
                 exec::EXIT_RUN_ERROR
             }

@@ -2,113 +2,13 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::cli::*;
 use support::{Reply, TestServer};
 use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
-
-/// The binary with a clean environment: no keys, no user config.
-fn taco(home: &Path, workdir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taco"));
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .current_dir(workdir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    cmd
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-async fn finish(cmd: &mut Command) -> Run {
-    let output = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .expect("taco exec hung")
-        .unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-fn sse(payloads: &[Value]) -> Vec<String> {
-    let mut out: Vec<String> = payloads.iter().map(|p| format!("data: {p}\n\n")).collect();
-    out.push("data: [DONE]\n\n".into());
-    out
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-}
-
-fn tool_turn(id: &str, name: &str, args: &str) -> Reply {
-    Reply::sse(sse(&[
-        chunk(json!({"role": "assistant", "content": null}), None),
-        chunk(
-            json!({"tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
-            None,
-        ),
-        chunk(
-            json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}),
-            None,
-        ),
-        chunk(json!({}), Some("tool_calls")),
-        json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}),
-    ]))
-}
-
-fn text_turn(parts: &[&str]) -> Reply {
-    let mut payloads: Vec<Value> = parts
-        .iter()
-        .map(|p| chunk(json!({"content": p}), None))
-        .collect();
-    payloads.push(chunk(json!({}), Some("stop")));
-    payloads.push(
-        json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 3}}),
-    );
-    Reply::sse(sse(&payloads))
-}
-
-fn setup() -> (tempfile::TempDir, tempfile::TempDir) {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(work.path().join("hello.txt"), "hi there\n").unwrap();
-    (home, work)
-}
-
-/// A config where a failed call is final at once (connection errors are otherwise retried
-/// with backoff, which only slows these tests down).
-fn no_retries(dir: &Path) -> std::path::PathBuf {
-    let path = dir.join("no-retries.toml");
-    let text = "[providers.openai.options]\nmax_attempts = 1\n[providers.ollama.options]\nmax_attempts = 1\n";
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn openai_args(cmd: &mut Command, server: &TestServer) {
-    cmd.args([
-        "exec",
-        "--provider",
-        "openai",
-        "--base-url",
-        &format!("{}/v1", server.url()),
-        "--model",
-        "m1",
-    ]);
-}
 
 #[tokio::test]
 async fn completes_a_tool_using_run_and_prints_the_answer() {

@@ -570,7 +570,7 @@ async fn the_task_takes_ops_and_sends_events() {
     }
     assert_eq!(finals, ["first", "second"]);
     t.ops.send(Op::Shutdown).unwrap();
-    let orch = t.handle.await.unwrap();
+    let orch = t.handle.unwrap().await.unwrap();
     let users: Vec<_> = orch
         .messages()
         .iter()
@@ -599,7 +599,7 @@ async fn cancel_op_stops_a_run_waiting_for_approval() {
         }
     }
     t.ops.send(Op::Shutdown).unwrap();
-    let orch = t.handle.await.unwrap();
+    let orch = t.handle.unwrap().await.unwrap();
     assert_eq!(
         tool_messages(orch.messages())[0].1,
         json!({"error": "cancelled by the user"})

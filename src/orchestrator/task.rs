@@ -9,9 +9,12 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::EventSink;
 use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
-use crate::event::{Event, InputRequest};
+use crate::conversation::Message;
+use crate::event::{Event, EventData, InputRequest};
+use crate::recorder::Recorder;
 
 /// What the UI asks of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,26 +49,82 @@ pub struct OrchestratorTask {
     pub ops: UnboundedSender<Op>,
     /// Where Events come from.
     pub events: UnboundedReceiver<Event>,
-    /// The task itself (ends after `Op::Shutdown` or when `ops` is dropped).
-    pub handle: JoinHandle<Orchestrator>,
+    /// The task itself (ends after `Op::Shutdown` or when `ops` is dropped); `None` when
+    /// nothing runs (a read-only view).
+    pub handle: Option<JoinHandle<Orchestrator>>,
 }
 
 /// Starts the orchestrator on the current tokio runtime.
 pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
+    spawn_recording(orchestrator, Recorder::default())
+}
+
+/// Starts the orchestrator with a recorder (session file, audit log) behind its events.
+pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> OrchestratorTask {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (events_tx, events_rx) = unbounded_channel();
-    let handle = tokio::spawn(serve(orchestrator, ops_rx, events_tx));
+    let sink = TaskSink {
+        channel: events_tx,
+        recorder,
+    };
+    let handle = tokio::spawn(serve(orchestrator, ops_rx, sink));
     OrchestratorTask {
         ops: ops_tx,
         events: events_rx,
-        handle,
+        handle: Some(handle),
+    }
+}
+
+/// The task's sink: everything is recorded, and sent to the UI.
+struct TaskSink {
+    channel: UnboundedSender<Event>,
+    recorder: Recorder,
+}
+
+impl TaskSink {
+    /// Tells the UI when the session file could not be written (once).
+    fn report_problem(&mut self) {
+        if let Some(problem) = self.recorder.take_problem() {
+            // An empty request id: this is not the end of the running request.
+            let event = Event::now(
+                &std::sync::Arc::from(""),
+                EventData::Error {
+                    kind: "session".to_string(),
+                    message: problem,
+                },
+            );
+            let _ = self.channel.send(event);
+        }
+    }
+
+    fn clear(&mut self, orchestrator: &mut Orchestrator) {
+        orchestrator.clear();
+        let workdir = orchestrator.settings().workdir.clone();
+        let provider = orchestrator.provider().clone();
+        self.recorder
+            .restart(provider.name(), provider.model(), &workdir);
+        self.report_problem();
+    }
+}
+
+impl EventSink for TaskSink {
+    fn emit(&mut self, event: Event) {
+        self.recorder.event(&event);
+        // The receiver is gone only when the UI is shutting down; nothing left to tell.
+        let _ = self.channel.send(event);
+        self.report_problem();
+    }
+
+    fn message(&mut self, message: &Message) {
+        self.recorder.message(message);
+        self.report_problem();
     }
 }
 
 async fn serve(
     mut orchestrator: Orchestrator,
     mut ops: UnboundedReceiver<Op>,
-    mut events: UnboundedSender<Event>,
+    mut events: TaskSink,
 ) -> Orchestrator {
     let (replies_tx, replies_rx) = unbounded_channel();
     let mut approver = ChannelApprover {
@@ -82,7 +141,7 @@ async fn serve(
                 None | Some(Op::Shutdown) => break,
                 Some(Op::Submit(prompt)) => prompt,
                 Some(Op::Clear) => {
-                    orchestrator.clear();
+                    events.clear(&mut orchestrator);
                     continue;
                 }
                 // Nothing is running: stale answers and cancels have nothing to act on.
@@ -116,7 +175,7 @@ async fn serve(
             }
         }
         if clear_after {
-            orchestrator.clear();
+            events.clear(&mut orchestrator);
         }
     }
     orchestrator

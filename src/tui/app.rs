@@ -16,9 +16,10 @@ use super::views::input::InputState;
 use super::views::stack::StackState;
 use super::views::status::Activity;
 use super::views::timeline::TimelineState;
-use crate::conversation::Usage;
+use crate::conversation::{Role, Usage};
 use crate::event::{Decision, Event, EventData, InputRequest, Scope};
 use crate::orchestrator::task::Op;
+use crate::session::Entry;
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -84,6 +85,8 @@ pub struct App {
     calls: Vec<CallRecord>,
     grants: BTreeMap<String, Scope>,
     panes: Option<layout::Panes>,
+    /// A saved trace is on screen: nothing can be sent.
+    read_only: bool,
 }
 
 impl App {
@@ -128,7 +131,54 @@ impl App {
             calls: Vec::new(),
             grants: BTreeMap::new(),
             panes: None,
+            read_only: false,
         }
+    }
+
+    /// Shows a saved trace read-only (`taco trace FILE`): nothing is sent to a model.
+    pub fn set_read_only(&mut self, what: &str) {
+        self.read_only = true;
+        self.chat.clear();
+        self.chat.push_notice(
+            NoticeKind::Info,
+            format!("**Viewing {what}** (read-only). Tab moves to the timeline, Enter there opens an event's payload; `/quit` or Ctrl-C twice leaves."),
+        );
+    }
+
+    /// Whether this is a read-only view of a saved trace.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Rebuilds the chat and the timeline from a saved session or trace (`--resume`,
+    /// `taco trace`): user messages become user cells (trace files without messages use each
+    /// run's prompt), events replay as they happened. Whatever was running when the file
+    /// ended is over now.
+    pub fn replay(&mut self, entries: &[Entry], now: Instant) {
+        let has_messages = entries.iter().any(|e| matches!(e, Entry::Message(_)));
+        for entry in entries {
+            match entry {
+                Entry::Message(message) if message.role == Role::User => {
+                    let text = message.content.as_deref().unwrap_or("");
+                    self.chat.push_user(text);
+                    self.original_request = Some(text.to_string());
+                }
+                Entry::Message(_) => {}
+                Entry::Event(event) => {
+                    if let (false, EventData::RunStarted { prompt, .. }) =
+                        (has_messages, &event.data)
+                    {
+                        self.chat.push_user(prompt);
+                    }
+                    // Replayed events never send anything.
+                    let _ = self.on_event(event, now);
+                }
+            }
+        }
+        self.queued.clear();
+        let _ = self.end_run(now);
+        self.stack.clear();
+        self.chat.scroll_to_bottom();
     }
 
     /// Whether the user asked to leave.

@@ -11,6 +11,8 @@ use tokio::time::sleep_until;
 
 use crate::orchestrator::Orchestrator;
 use crate::orchestrator::task::{self, Op};
+use crate::recorder::Recorder;
+use crate::session::Entry;
 
 pub mod app;
 pub mod commands;
@@ -27,16 +29,63 @@ const FRAME: Duration = Duration::from_micros(8_334);
 /// How often moving things (spinners, elapsed times) redraw while something runs.
 const TICK: Duration = Duration::from_millis(100);
 
+/// What the TUI starts with.
+pub struct Launch {
+    /// Provider, model, tools, workdir.
+    pub info: AppInfo,
+    /// The agent; `None` shows a saved trace read-only.
+    pub orchestrator: Option<Orchestrator>,
+    /// Where the session goes (session file, audit log).
+    pub recorder: Recorder,
+    /// A saved session or trace to show first (`--resume`, `taco trace`).
+    pub history: Vec<Entry>,
+    /// For a read-only view: what is shown (e.g. the file name).
+    pub viewing: Option<String>,
+    /// A note for the chat after the greeting (e.g. "resumed session …").
+    pub notice: Option<String>,
+    /// When the process started, for the first-frame time in the log.
+    pub launched: Instant,
+}
+
 /// Runs the TUI until the user quits. The terminal is restored however this ends.
-/// `launched` is when the process started, for the first-frame time in the log.
-pub async fn run(info: AppInfo, orchestrator: Orchestrator, launched: Instant) -> io::Result<()> {
-    let mut guard = terminal::TerminalGuard::enter()?;
-    let mut orchestrator = task::spawn(orchestrator);
-    let mut input = EventStream::new();
+pub async fn run(launch: Launch) -> io::Result<()> {
+    let Launch {
+        info,
+        orchestrator,
+        recorder,
+        history,
+        viewing,
+        notice,
+        launched,
+    } = launch;
     let mut app = App::new(info, Instant::now());
+    if let Some(what) = &viewing {
+        app.set_read_only(what);
+    }
+    if !history.is_empty() {
+        app.replay(&history, Instant::now());
+    }
+    if let Some(notice) = notice {
+        app.chat.push_notice(views::chat::NoticeKind::Info, notice);
+    }
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let mut orchestrator_alive = orchestrator.is_some();
+    let mut orchestrator = match orchestrator {
+        Some(orchestrator) => task::spawn_recording(orchestrator, recorder),
+        // A read-only view: channels that never carry anything.
+        None => {
+            let (ops, _) = tokio::sync::mpsc::unbounded_channel();
+            let (_, events) = tokio::sync::mpsc::unbounded_channel();
+            task::OrchestratorTask {
+                ops,
+                events,
+                handle: None,
+            }
+        }
+    };
+    let mut input = EventStream::new();
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
-    let mut orchestrator_alive = true;
     let started = Instant::now();
     let mut frames: u64 = 0;
     loop {
@@ -99,7 +148,7 @@ pub async fn run(info: AppInfo, orchestrator: Orchestrator, launched: Instant) -
         for command in commands {
             match command {
                 Command::Op(op) => {
-                    if orchestrator.ops.send(op).is_err() {
+                    if orchestrator_alive && orchestrator.ops.send(op).is_err() {
                         tracing::warn!("the orchestrator task is gone; op dropped");
                     }
                 }
@@ -112,7 +161,9 @@ pub async fn run(info: AppInfo, orchestrator: Orchestrator, launched: Instant) -
                     let _ = orchestrator.ops.send(Op::Shutdown);
                     drop(guard);
                     // Give a running tool a moment to be cancelled and cleaned up.
-                    let _ = tokio::time::timeout(Duration::from_secs(2), orchestrator.handle).await;
+                    if let Some(handle) = orchestrator.handle {
+                        let _ = tokio::time::timeout(Duration::from_secs(2), handle).await;
+                    }
                     return Ok(());
                 }
             }

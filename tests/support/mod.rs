@@ -5,6 +5,7 @@
 //! and records every request so tests can check what the client sent.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod scripted;
 pub mod wire;
 

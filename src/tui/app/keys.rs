@@ -234,6 +234,10 @@ impl App {
         if text.starts_with('/') {
             return self.run_command(&text, now);
         }
+        if self.read_only {
+            self.flash("read-only: this is a saved trace, nothing is sent", now);
+            return Vec::new();
+        }
         if self.busy {
             self.queued.push_back(text);
             self.flash("queued: it is sent when the running request ends", now);

@@ -1,0 +1,99 @@
+//! Where a run's history goes besides the screen or stdout: the session file (messages and
+//! trace events) and the audit log (what happened, never content). Both `exec` and the TUI
+//! hang one of these behind their event sink.
+
+use std::path::PathBuf;
+
+use crate::audit::AuditLog;
+use crate::conversation::Message;
+use crate::event::Event;
+use crate::session::SessionWriter;
+
+/// The session file and the audit log of a run; either may be missing (no writable data dir,
+/// or a write failed: taco goes on without it and says so once).
+#[derive(Default)]
+pub struct Recorder {
+    session: Option<SessionWriter>,
+    audit: Option<AuditLog>,
+    /// Where new sessions go (`/clear` starts one).
+    dir: Option<PathBuf>,
+    /// What went wrong with the session file, once, for the user.
+    problem: Option<String>,
+}
+
+impl Recorder {
+    /// Records into `session` (kept in `dir`) and `audit`.
+    pub fn new(
+        session: Option<SessionWriter>,
+        dir: Option<PathBuf>,
+        audit: Option<AuditLog>,
+    ) -> Self {
+        Self {
+            session,
+            audit,
+            dir,
+            problem: None,
+        }
+    }
+
+    /// The session being written, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_ref().map(SessionWriter::id)
+    }
+
+    /// A problem with the session file that the user has not been told about yet.
+    pub fn take_problem(&mut self) -> Option<String> {
+        self.problem.take()
+    }
+
+    /// Records one event (deltas go nowhere).
+    pub fn event(&mut self, event: &Event) {
+        if let Some(audit) = &mut self.audit {
+            audit.record(event);
+        }
+        if let Some(session) = &mut self.session
+            && let Err(e) = session.event(event)
+        {
+            self.fail(e);
+        }
+    }
+
+    /// Records a message of the user's conversation.
+    pub fn message(&mut self, message: &Message) {
+        if let Some(session) = &mut self.session
+            && let Err(e) = session.message(message)
+        {
+            self.fail(e);
+        }
+    }
+
+    /// Starts a new session file (after `/clear`).
+    pub fn restart(&mut self, provider: &str, model: &str, workdir: &std::path::Path) {
+        let Some(dir) = &self.dir else {
+            return;
+        };
+        match SessionWriter::create(dir, provider, model, workdir) {
+            Ok(session) => self.session = Some(session),
+            Err(e) => {
+                self.session = None;
+                self.problem = Some(format!(
+                    "cannot start a new session file in {}: {e}",
+                    dir.display()
+                ));
+            }
+        }
+    }
+
+    fn fail(&mut self, error: std::io::Error) {
+        let path = self
+            .session
+            .as_ref()
+            .map(|s| s.path().display().to_string())
+            .unwrap_or_default();
+        tracing::warn!(%path, %error, "session file write failed; recording stopped");
+        self.problem = Some(format!(
+            "cannot write the session file {path}: {error}; the session is no longer saved"
+        ));
+        self.session = None;
+    }
+}

@@ -1,0 +1,327 @@
+//! The sessions directory: listing (`taco sessions`) and picking one to resume (`--resume`).
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::reader::{Item, read_header, scan};
+use super::{Entry, SessionError, SessionHeader, utc_parts};
+use crate::conversation::{Role, Usage};
+use crate::event::EventData;
+
+/// How many ids an "unknown id" error suggests.
+const KNOWN_IDS: usize = 5;
+/// How many candidates an "ambiguous id" error lists.
+const CANDIDATES: usize = 10;
+/// Display widths of the shortened columns of [`format_list`].
+const PROMPT_WIDTH: usize = 50;
+const WORKDIR_WIDTH: usize = 40;
+
+/// One row of `taco sessions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Session id.
+    pub id: String,
+    /// The session file.
+    pub path: PathBuf,
+    /// Start time, unix milliseconds.
+    pub started: u64,
+    /// The directory the session worked in.
+    pub workdir: PathBuf,
+    /// Provider name.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+    /// The first user message (or, without messages, the first run's prompt).
+    pub first_prompt: Option<String>,
+    /// Top-level provider calls (sub-agent calls are not counted).
+    pub turns: u32,
+    /// Tokens of the top-level provider calls.
+    pub tokens: Usage,
+}
+
+/// Sessions in `dir`, newest first (unreadable files are skipped).
+pub fn list(dir: &Path) -> Vec<Summary> {
+    let mut sessions: Vec<Summary> = session_files(dir)
+        .into_iter()
+        .filter_map(|(_, path)| summarize(path))
+        .collect();
+    sessions.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
+    sessions
+}
+
+/// The session to resume: by id (exact, or a unique prefix), or with `None` the newest whose workdir is `workdir`.
+/// An empty id counts as `None`. Ids are matched against file names, which are the ids.
+pub fn find(dir: &Path, id: Option<&str>, workdir: &Path) -> Result<PathBuf, SessionError> {
+    match id.map(str::trim).filter(|id| !id.is_empty()) {
+        Some(id) => find_by_id(dir, id),
+        None => find_by_workdir(dir, workdir),
+    }
+}
+
+fn find_by_id(dir: &Path, id: &str) -> Result<PathBuf, SessionError> {
+    let mut files = session_files(dir);
+    // Ids sort by start time, so this is newest first.
+    files.sort_by(|a, b| b.0.cmp(&a.0));
+    if let Some((_, path)) = files.iter().find(|(stem, _)| stem == id) {
+        return Ok(path.clone());
+    }
+    let mut matches: Vec<_> = files
+        .iter()
+        .filter(|(stem, _)| stem.starts_with(id))
+        .collect();
+    match matches.len() {
+        0 => Err(SessionError::UnknownId {
+            id: id.to_string(),
+            dir: dir.to_path_buf(),
+            known: files
+                .into_iter()
+                .take(KNOWN_IDS)
+                .map(|(stem, _)| stem)
+                .collect(),
+        }),
+        1 => Ok(matches.remove(0).1.clone()),
+        _ => Err(SessionError::AmbiguousId {
+            id: id.to_string(),
+            candidates: matches
+                .into_iter()
+                .take(CANDIDATES)
+                .map(|(stem, _)| stem.clone())
+                .collect(),
+        }),
+    }
+}
+
+fn find_by_workdir(dir: &Path, workdir: &Path) -> Result<PathBuf, SessionError> {
+    // Headers may hold the path as given or resolved; compare both ways.
+    let canonical = workdir.canonicalize().ok();
+    let same = |other: &Path| {
+        other == workdir
+            || canonical
+                .as_deref()
+                .is_some_and(|c| other.canonicalize().is_ok_and(|o| o == c))
+    };
+    session_files(dir)
+        .into_iter()
+        .filter_map(|(_, path)| {
+            let header = header_of(&path)?;
+            same(&header.workdir).then_some((header, path))
+        })
+        .max_by(|(a, _), (b, _)| a.started.cmp(&b.started).then_with(|| a.id.cmp(&b.id)))
+        .map(|(_, path)| path)
+        .ok_or_else(|| SessionError::NoSessionForWorkdir {
+            workdir: workdir.to_path_buf(),
+            dir: dir.to_path_buf(),
+        })
+}
+
+/// `*.jsonl` files in `dir` as (file stem, path); none when the directory is missing.
+fn session_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    read.filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let path = e.path();
+            if path.extension()? != "jsonl" {
+                return None;
+            }
+            let stem = path.file_stem()?.to_str()?.to_string();
+            Some((stem, path))
+        })
+        .collect()
+}
+
+/// Only the first line: resuming by workdir should not read whole sessions.
+fn header_of(path: &Path) -> Option<SessionHeader> {
+    let file = File::open(path).ok()?;
+    read_header(BufReader::new(file), path).ok().flatten()
+}
+
+/// One session file's row; `None` for a file that is not a session (no header) or unreadable.
+fn summarize(path: PathBuf) -> Option<Summary> {
+    let mut header = None;
+    let mut first_user = None;
+    let mut first_run = None;
+    let mut turns = 0u32;
+    let mut tokens = Usage::default();
+    let scanned = scan(&path, |item| match item {
+        Item::Header(h) => header = Some(h),
+        Item::Entry(Entry::Message(m)) => {
+            if first_user.is_none() && m.role == Role::User {
+                first_user = m.content.filter(|c| !c.trim().is_empty());
+            }
+        }
+        Item::Entry(Entry::Event(e)) => match e.data {
+            EventData::RunStarted { prompt, .. } if first_run.is_none() => first_run = Some(prompt),
+            EventData::LlmCall(call) if call.parent.is_none() => {
+                turns = turns.saturating_add(1);
+                // Usage::add could overflow on a doctored file; a listing must not panic.
+                tokens.input_tokens = tokens.input_tokens.saturating_add(call.usage.input_tokens);
+                tokens.output_tokens = tokens
+                    .output_tokens
+                    .saturating_add(call.usage.output_tokens);
+            }
+            _ => {}
+        },
+    });
+    if let Err(e) = scanned {
+        tracing::debug!("sessions: skipping {}: {e}", path.display());
+        return None;
+    }
+    let header = header?;
+    Some(Summary {
+        id: header.id,
+        path,
+        started: header.started,
+        workdir: header.workdir,
+        provider: header.provider,
+        model: header.model,
+        first_prompt: first_user.or(first_run),
+        turns,
+        tokens,
+    })
+}
+
+/// The `taco sessions` table as text (id, start as local-ish "YYYY-MM-DD HH:MM" UTC, workdir, first prompt shortened, turns, tokens in/out), one row per session, with a header row; "no sessions yet" when empty.
+/// Every line ends with a newline.
+pub fn format_list(sessions: &[Summary]) -> String {
+    if sessions.is_empty() {
+        return "no sessions yet\n".to_string();
+    }
+    let rows: Vec<[String; 6]> = sessions
+        .iter()
+        .map(|s| {
+            let (y, mo, d, h, mi, _) = utc_parts(s.started);
+            [
+                s.id.clone(),
+                format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}"),
+                s.turns.to_string(),
+                format!(
+                    "{}/{}",
+                    human(s.tokens.input_tokens),
+                    human(s.tokens.output_tokens)
+                ),
+                shorten_start(&s.workdir.display().to_string(), WORKDIR_WIDTH),
+                s.first_prompt
+                    .as_deref()
+                    .map_or_else(|| "-".to_string(), |p| shorten_end(p, PROMPT_WIDTH)),
+            ]
+        })
+        .collect();
+    let titles = [
+        "ID",
+        "STARTED (UTC)",
+        "TURNS",
+        "TOKENS IN/OUT",
+        "WORKDIR",
+        "FIRST PROMPT",
+    ];
+    let mut widths = titles.map(UnicodeWidthStr::width);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.width());
+        }
+    }
+    let mut out = String::new();
+    let titles = titles.map(str::to_string);
+    for row in std::iter::once(&titles).chain(&rows) {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            // Counts read better right-aligned; the last column needs no padding.
+            let pad = " ".repeat(widths[i].saturating_sub(cell.width()));
+            match i {
+                2 => {
+                    line.push_str(&pad);
+                    line.push_str(cell);
+                }
+                5 => line.push_str(cell),
+                _ => {
+                    line.push_str(cell);
+                    line.push_str(&pad);
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// 1234 → "1.2k": token counts at a glance.
+fn human(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// One line, at most `max` columns, cut at the end with "…".
+fn shorten_end(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.width() <= max {
+        return flat;
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in flat.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+/// At most `max` columns, cut at the start with "…" (the end of a path says the most).
+fn shorten_start(text: &str, max: usize) -> String {
+    let flat: String = text.chars().filter(|c| !c.is_control()).collect();
+    if flat.width() <= max {
+        return flat;
+    }
+    let mut tail = Vec::new();
+    let mut used = 0;
+    for c in flat.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        used += w;
+        tail.push(c);
+    }
+    std::iter::once('…').chain(tail.into_iter().rev()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_counts_are_compact() {
+        assert_eq!(human(999), "999");
+        assert_eq!(human(1_234), "1.2k");
+        assert_eq!(human(2_500_000), "2.5M");
+        assert!(human(u64::MAX).ends_with('M'));
+    }
+
+    #[test]
+    fn long_cells_are_shortened_to_one_line() {
+        assert_eq!(shorten_end("fix\nthe   bug", 20), "fix the bug");
+        let cut = shorten_end(&"é".repeat(80), 10);
+        assert_eq!(cut.width(), 10);
+        assert!(cut.ends_with('…'));
+        assert_eq!(shorten_end("日本語のテキスト", 7), "日本語…");
+        let path = shorten_start("/home/me/very/long/path/to/project", 12);
+        assert_eq!(path, "…/to/project");
+    }
+}

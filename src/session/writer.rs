@@ -1,0 +1,207 @@
+//! Appending to a session file, one whole line per `write`.
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{FORMAT_VERSION, SessionError, SessionHeader, reader, utc_parts};
+use crate::conversation::Message;
+use crate::event::{Event, unix_ms};
+
+/// The scratch buffer is shrunk back after a line bigger than this (a huge tool output), so
+/// one big line does not pin its memory for the rest of the session.
+const KEEP_CAPACITY: usize = 1 << 20;
+
+/// Writes a session file as it happens: every line goes to the kernel with one `write_all`
+/// on an `O_APPEND` descriptor, so a crash can only tear the last line.
+#[derive(Debug)]
+pub struct SessionWriter {
+    file: File,
+    path: PathBuf,
+    id: String,
+    /// Scratch buffer for one line, reused.
+    line: Vec<u8>,
+    /// The file may end in a partial line (a failed write, or a crash before a resume): the
+    /// next line starts with a newline so it is not glued to the fragment.
+    torn: bool,
+}
+
+#[derive(Serialize)]
+struct HeaderLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    header: &'a SessionHeader,
+}
+
+#[derive(Serialize)]
+struct MessageLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    timestamp: u64,
+    data: &'a Message,
+}
+
+impl SessionWriter {
+    /// Creates `<dir>/<id>.jsonl` (dir created if missing, file mode 0600, append-only) and writes the header line.
+    pub fn create(dir: &Path, provider: &str, model: &str, workdir: &Path) -> io::Result<Self> {
+        // Sessions hold whole conversations: keep a directory we create private too.
+        DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        let started = unix_ms();
+        // Two runs in the same second collide only if their 24 random bits do; retry then.
+        for _ in 0..8 {
+            let id = new_id(started);
+            let path = dir.join(format!("{id}.jsonl"));
+            let file = match OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            };
+            let header = SessionHeader {
+                version: FORMAT_VERSION,
+                id: id.clone(),
+                provider: provider.to_string(),
+                model: model.to_string(),
+                // A non-UTF-8 path cannot be JSON; a lossy one still shows where it was.
+                workdir: PathBuf::from(workdir.to_string_lossy().into_owned()),
+                started,
+            };
+            let mut writer = Self {
+                file,
+                path,
+                id,
+                line: Vec::new(),
+                torn: false,
+            };
+            if let Err(e) = writer.write_line(&HeaderLine {
+                kind: "session",
+                header: &header,
+            }) {
+                // A file without its header is not a session; do not leave it behind.
+                let _ = std::fs::remove_file(&writer.path);
+                return Err(e);
+            }
+            return Ok(writer);
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("could not pick a fresh session id in {}", dir.display()),
+        ))
+    }
+
+    /// Reopens an existing session file to append to it (resume); reads its header for `id()`.
+    pub fn append_to(path: &Path) -> Result<Self, SessionError> {
+        let err = |e| SessionError::io(path, e);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(err)?;
+        let header = reader::read_header(BufReader::new(&file), path)?.ok_or_else(|| {
+            SessionError::NotSession {
+                path: path.to_path_buf(),
+                reason: "it has no session header (a trace file can be viewed with `taco trace`, not resumed)".into(),
+            }
+        })?;
+        // A crash may have left a last line without its newline.
+        let torn = if file.metadata().map_err(err)?.len() > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::End(-1)).map_err(err)?;
+            file.read_exact(&mut last).map_err(err)?;
+            last[0] != b'\n'
+        } else {
+            false
+        };
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+            id: header.id,
+            line: Vec::new(),
+            torn,
+        })
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one conversation message (a line `{"type":"message","timestamp":…,"data":<Message>}`), flushed.
+    pub fn message(&mut self, message: &Message) -> io::Result<()> {
+        self.write_line(&MessageLine {
+            kind: "message",
+            timestamp: unix_ms(),
+            data: message,
+        })
+    }
+
+    /// Appends one event as its own JSON line (exactly the `Event` serialization, like `exec --trace`), flushed; deltas are skipped.
+    pub fn event(&mut self, event: &Event) -> io::Result<()> {
+        if !event.is_trace() {
+            return Ok(());
+        }
+        self.write_line(event)
+    }
+
+    fn write_line<T: Serialize>(&mut self, value: &T) -> io::Result<()> {
+        self.line.clear();
+        if self.torn {
+            self.line.push(b'\n');
+        }
+        serde_json::to_writer(&mut self.line, value)?;
+        self.line.push(b'\n');
+        let result = self.file.write_all(&self.line);
+        // After a failed write_all part of the line may be in the file.
+        self.torn = result.is_err();
+        if self.line.capacity() > KEEP_CAPACITY {
+            self.line = Vec::new();
+        }
+        result
+    }
+}
+
+/// `YYYYMMDD-HHMMSS-xxxxxx`: UTC start time, then 6 random hex digits, so ids sort by time.
+fn new_id(started: u64) -> String {
+    let (y, mo, d, h, mi, s) = utc_parts(started);
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    let suffix = random.get(..6).unwrap_or("000000");
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}-{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_utc_time_and_random_hex() {
+        let id = new_id(1_709_251_198_999);
+        assert!(id.starts_with("20240229-235958-"), "{id}");
+        assert_eq!(id.len(), 22);
+        assert!(id[16..].chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(new_id(0), new_id(0));
+    }
+
+    #[test]
+    fn a_failed_write_makes_the_next_line_start_fresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SessionWriter::create(dir.path(), "demo", "m", dir.path()).unwrap();
+        w.torn = true;
+        w.message(&Message::user("hi")).unwrap();
+        let text = std::fs::read_to_string(w.path()).unwrap();
+        assert!(text.contains("}\n\n{\"type\":\"message\""), "{text}");
+        assert!(!w.torn);
+    }
+}
