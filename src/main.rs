@@ -370,11 +370,22 @@ fn run_trace(file: &std::path::Path, launched: std::time::Instant) -> i32 {
             })
             .unwrap_or_else(|| ("?".to_string(), "?".to_string())),
     };
+    let max_turns = loaded
+        .entries
+        .iter()
+        .find_map(|e| match e {
+            Entry::Event(Event {
+                data: EventData::RunStarted { max_turns, .. },
+                ..
+            }) => Some(*max_turns),
+            _ => None,
+        })
+        .unwrap_or(10);
     let info = AppInfo {
         provider,
         model,
         auto_reason: None,
-        max_turns: 0,
+        max_turns,
         workdir: loaded
             .header
             .as_ref()

@@ -91,14 +91,43 @@ impl Drop for Tmux {
 
 /// Runs taco in a shell that records the terminal mode after taco exits.
 fn launch(home: &Path, work: &Path) -> Tmux {
+    launch_with(home, work, "")
+}
+
+/// Like `launch`, with extra arguments for taco (already shell-quoted).
+fn launch_with(home: &Path, work: &Path, args: &str) -> Tmux {
     let taco = env!("CARGO_BIN_EXE_taco");
     let path = std::env::var("PATH").unwrap_or_default();
     let command = format!(
-        "cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}'; stty -a > '{home}/stty.txt'; echo EXITED; sleep 60",
+        "cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' {args}; stty -a > '{home}/stty.txt'; echo EXITED; sleep 60",
         work = work.display(),
         home = home.display(),
     );
     Tmux::start(&command, 160, 45)
+}
+
+/// Runs `taco exec` to the end with the same clean environment as the TUI.
+fn exec(home: &Path, work: &Path, args: &[&str]) {
+    let status = Command::new(env!("CARGO_BIN_EXE_taco"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(work)
+        .arg("exec")
+        .args(args)
+        .output()
+        .expect("run taco exec");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+fn session_files(home: &Path) -> usize {
+    std::fs::read_dir(home.join(".local/share/taco/sessions")).map_or(0, |d| d.count())
 }
 
 fn wait_for_file(path: &Path) -> String {
@@ -177,4 +206,70 @@ fn deny_the_demo_write_with_n() {
     tmux.wait_for("EXITED");
     let stty = wait_for_file(&home.path().join("stty.txt"));
     assert!(stty.contains(" icanon"), "{stty}");
+}
+
+#[test]
+fn resume_an_exec_session_in_the_tui_and_clear_starts_a_new_one() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    exec(
+        home.path(),
+        work.path(),
+        &["-p", "demo", "--approve", "all", "say hello"],
+    );
+    assert_eq!(session_files(home.path()), 1);
+    let tmux = launch_with(home.path(), work.path(), "-p demo --resume");
+    let screen = tmux.wait_for("Resumed session");
+    assert!(
+        screen.contains("say hello"),
+        "the earlier request is back:\n{screen}"
+    );
+    tmux.wait_for("I wrote a short note");
+    assert_eq!(
+        session_files(home.path()),
+        1,
+        "a resumed session appends to its file"
+    );
+    tmux.text("/clear");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("New conversation");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while session_files(home.path()) < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        session_files(home.path()),
+        2,
+        "/clear starts a new session file"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("EXITED");
+}
+
+#[test]
+fn trace_opens_an_exec_trace_read_only() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let trace = work.path().join("run.trace");
+    exec(
+        home.path(),
+        work.path(),
+        &["-p", "demo", "--trace", trace.to_str().unwrap(), "hi"],
+    );
+    let tmux = launch_with(home.path(), work.path(), "trace run.trace");
+    let screen = tmux.wait_for("read-only");
+    assert!(
+        screen.contains("list_dir") && screen.contains("write_file"),
+        "{screen}"
+    );
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Home"]);
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("messages sent");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
 }

@@ -158,6 +158,8 @@ impl App {
                 "answer the approval above (y / t / a / n)"
             } else if self.input.is_open() {
                 "answer the question above"
+            } else if self.read_only {
+                "read-only: a saved trace · /quit leaves · ? help"
             } else if self.busy {
                 "type to queue a message · Esc cancels"
             } else {
