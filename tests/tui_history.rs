@@ -81,7 +81,7 @@ fn session(with_messages: bool) -> Vec<Entry> {
         arguments: json!({"path": "."}),
     };
     let mut entries = Vec::new();
-    let mut message = |entries: &mut Vec<Entry>, m: Message| {
+    let message = |entries: &mut Vec<Entry>, m: Message| {
         if with_messages {
             entries.push(Entry::Message(m));
         }
