@@ -488,6 +488,27 @@ pub(crate) fn body_stream(
     })
 }
 
+/// The HTTP client of a provider (one per provider, connections reused). Redirects are not
+/// followed: a redirected POST would silently become a GET, so it is reported instead. For a
+/// plain-http server (a local model) the system's root certificates are not loaded: reading
+/// and parsing them costs more time and memory than the whole rest of a short `exec`, and
+/// no TLS happens on that client anyway.
+pub(crate) fn client(
+    base_url: &str,
+    connect_timeout: Duration,
+) -> Result<reqwest::Client, ProviderError> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("taco/", env!("CARGO_PKG_VERSION")));
+    if base_url.starts_with("http://") {
+        builder = builder.tls_certs_only(Vec::new());
+    }
+    builder
+        .build()
+        .map_err(|e| ProviderError::Config(format!("cannot set up the HTTP client: {e}")))
+}
+
 /// Removes the key from a message, in case a server echoes it back.
 fn redact(message: String, key: Option<&Secret>) -> String {
     match key.map(|k| k.expose().trim()) {
@@ -577,6 +598,13 @@ mod tests {
             wait > Duration::from_secs(25) && wait <= Duration::from_secs(30),
             "{wait:?}"
         );
+    }
+
+    #[test]
+    fn clients_build_for_plain_and_tls_servers() {
+        let timeout = Duration::from_secs(1);
+        assert!(client("http://127.0.0.1:11434", timeout).is_ok());
+        assert!(client("https://api.example.com/v1", timeout).is_ok());
     }
 
     #[test]

@@ -73,13 +73,7 @@ impl OllamaProvider {
             );
             return Err(ProviderError::Config(problem));
         }
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            // A redirected POST would silently become a GET; report it instead.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("taco/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Config(format!("cannot set up the HTTP client: {e}")))?;
+        let client = super::http::client(&config.base_url, config.connect_timeout)?;
         let pull_hint = format!(
             "Download it with `ollama pull {}` (`ollama list` shows the models you have)",
             config.model

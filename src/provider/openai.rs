@@ -67,13 +67,7 @@ impl OpenAiProvider {
             let problem = format!("base_url `{base}` of provider `{name}` is not an http(s) URL");
             return Err(ProviderError::Config(problem));
         }
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            // A redirected POST would silently become a GET; report it instead.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("taco/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Config(format!("cannot set up the HTTP client: {e}")))?;
+        let client = error::client(&config.base_url, config.connect_timeout)?;
         Ok(Self {
             config,
             url,
