@@ -44,18 +44,9 @@ struct Detail {
     param: Option<String>,
 }
 
-/// Passes an event-stream response through; anything else (an error status, or JSON where a
-/// stream was expected) becomes the error it describes.
+/// Passes a streaming response through; anything else (an error status, or JSON where a
+/// stream was expected) becomes the error it describes, with provider-specific advice.
 pub(crate) async fn check_response(
-    response: reqwest::Response,
-    idle: Duration,
-    ctx: &ErrorContext<'_>,
-) -> Result<reqwest::Response, ProviderError> {
-    check_response_advised(response, idle, ctx, Advice::default()).await
-}
-
-/// [`check_response`] with provider-specific advice in the messages.
-pub(crate) async fn check_response_advised(
     response: reqwest::Response,
     idle: Duration,
     ctx: &ErrorContext<'_>,
@@ -241,17 +232,9 @@ fn not_a_stream(provider: &str) -> ProviderError {
     ))
 }
 
-/// A request that could not be sent: a bad request (config) or an unreachable server.
+/// A request that could not be sent: a bad request (config) or an unreachable server, with
+/// provider-specific advice (how to start a local server).
 pub(crate) fn send_error(
-    error: &reqwest::Error,
-    url: &str,
-    connect_timeout: Duration,
-) -> ProviderError {
-    send_error_advised(error, url, connect_timeout, Advice::default())
-}
-
-/// [`send_error`] with provider-specific advice (how to start a local server).
-pub(crate) fn send_error_advised(
     error: &reqwest::Error,
     url: &str,
     connect_timeout: Duration,
@@ -486,6 +469,43 @@ pub(crate) fn body_stream(
             Err(_) => Some((Err(silence("no data from", &url, idle)), None)),
         }
     })
+}
+
+/// Timeouts of one provider call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    /// Giving up on connecting.
+    pub connect: Duration,
+    /// Longest silence, before the headers and inside the body.
+    pub idle: Duration,
+}
+
+/// Sends a streaming request: an unreachable server, silence before the headers and an error
+/// status become actionable errors; the body comes back as bytes that time out when silent and
+/// end as `Truncated { terminator }` when the connection breaks.
+pub(crate) async fn open_stream(
+    request: reqwest::RequestBuilder,
+    ctx: &ErrorContext<'_>,
+    timeouts: Timeouts,
+    advice: Advice<'_>,
+    terminator: &'static str,
+) -> Result<
+    impl futures_util::Stream<Item = Result<bytes::Bytes, ProviderError>> + Send + 'static,
+    ProviderError,
+> {
+    tracing::debug!(provider = %ctx.provider, url = %ctx.url, "streaming request");
+    let response = match tokio::time::timeout(timeouts.idle, request.send()).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => return Err(send_error(&e, ctx.url, timeouts.connect, advice)),
+        Err(_) => return Err(silence("no response from", ctx.url, timeouts.idle)),
+    };
+    let response = check_response(response, timeouts.idle, ctx, advice).await?;
+    Ok(body_stream(
+        response,
+        timeouts.idle,
+        ctx.url.to_string(),
+        terminator,
+    ))
 }
 
 /// The HTTP client of a provider (one per provider, connections reused). Redirects are not

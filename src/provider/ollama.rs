@@ -101,31 +101,17 @@ impl OllamaProvider {
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key.expose().trim());
         }
-        let idle = self.config.idle_timeout;
         let advice = Advice {
             refused: Some(REFUSED),
             missing_model: Some(&self.pull_hint),
         };
-        tracing::debug!(provider = %self.config.name, url = %self.url, "ollama chat request");
-        let connect_timeout = self.config.connect_timeout;
-        let response = match tokio::time::timeout(idle, builder.send()).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => {
-                return Err(error::send_error_advised(
-                    &e,
-                    &self.url,
-                    connect_timeout,
-                    advice,
-                ));
-            }
-            Err(_) => return Err(error::silence("no response from", &self.url, idle)),
+        let timeouts = error::Timeouts {
+            connect: self.config.connect_timeout,
+            idle: self.config.idle_timeout,
         };
         let context = self.error_context();
-        let response = error::check_response_advised(response, idle, &context, advice).await?;
-        let url = self.url.clone();
-        Ok(decode_stream(error::body_stream(
-            response, idle, url, TERMINATOR,
-        )))
+        let bytes = error::open_stream(builder, &context, timeouts, advice, TERMINATOR).await?;
+        Ok(decode_stream(bytes))
     }
 
     fn error_context(&self) -> ErrorContext<'_> {

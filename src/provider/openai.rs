@@ -90,21 +90,14 @@ impl OpenAiProvider {
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key.expose().trim());
         }
-        let idle = self.config.idle_timeout;
-        tracing::debug!(provider = %self.config.name, url = %self.url, "chat completion request");
-        let connect_timeout = self.config.connect_timeout;
-        let response = match tokio::time::timeout(idle, builder.send()).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => return Err(error::send_error(&e, &self.url, connect_timeout)),
-            Err(_) => return Err(error::silence("no response from", &self.url, idle)),
+        let timeouts = error::Timeouts {
+            connect: self.config.connect_timeout,
+            idle: self.config.idle_timeout,
         };
-        let response = error::check_response(response, idle, &self.error_context()).await?;
-        Ok(decode_stream(error::body_stream(
-            response,
-            idle,
-            self.url.clone(),
-            "[DONE]",
-        )))
+        let context = self.error_context();
+        let bytes =
+            error::open_stream(builder, &context, timeouts, Default::default(), "[DONE]").await?;
+        Ok(decode_stream(bytes))
     }
 
     fn error_context(&self) -> ErrorContext<'_> {
