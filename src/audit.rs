@@ -399,38 +399,13 @@ fn utc_day() -> i64 {
 
 /// The audit file of a UTC day: `audit.jsonl.YYYY-MM-DD`.
 fn file_name(day: i64) -> String {
-    let (y, m, d) = civil_date(day);
+    let (y, m, d) = crate::session::civil_from_days(day);
     format!("{FILE_PREFIX}.{y:04}-{m:02}-{d:02}")
-}
-
-/// The calendar date of a day number (days since 1970-01-01), proleptic Gregorian
-/// (H. Hinnant's `civil_from_days`).
-fn civil_date(day: i64) -> (i64, u32, u32) {
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates_match_known_days() {
-        assert_eq!(civil_date(0), (1970, 1, 1));
-        assert_eq!(civil_date(19_723), (2024, 1, 1));
-        assert_eq!(civil_date(19_782), (2024, 2, 29));
-        assert_eq!(civil_date(11_016), (2000, 2, 29));
-        assert_eq!(civil_date(-1), (1969, 12, 31));
-        assert_eq!(file_name(20_000), "audit.jsonl.2024-10-04");
-    }
 
     #[test]
     fn labels_keep_names_and_replace_text() {

@@ -151,7 +151,7 @@ fn utc_parts(unix_ms: u64) -> (i64, u32, u32, u32, u32, u32) {
 
 /// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `civil_from_days`),
 /// so no date crate is needed.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
