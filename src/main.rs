@@ -36,13 +36,13 @@ struct GlobalArgs {
     /// Config file (default: <config dir>/taco/config.toml; also TACO_CONFIG).
     #[arg(short = 'c', long, global = true, value_name = "PATH")]
     config: Option<PathBuf>,
-    /// Provider name: a preset (openai, deepseek, openrouter, groq, ollama, demo) or a [providers.NAME] table.
+    /// Provider name: a preset (openai, anthropic, deepseek, openrouter, groq, ollama, demo) or a [providers.NAME] table.
     #[arg(short = 'p', long, global = true, value_name = "NAME")]
     provider: Option<String>,
     /// Model id (overrides the provider's).
     #[arg(short = 'm', long, global = true, value_name = "NAME")]
     model: Option<String>,
-    /// API root of an OpenAI-compatible server, including /v1.
+    /// API root of the provider: with /v1 for OpenAI-compatible servers, without for anthropic and ollama.
     #[arg(long, global = true, value_name = "URL")]
     base_url: Option<String>,
     /// Most model turns per request (default 10).
