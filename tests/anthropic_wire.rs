@@ -10,13 +10,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use support::wire::{
-    Outcome, collect, collect_now, fixture, fixture_names, split_at, split_events,
-};
+use support::wire::*;
 use support::{Reply, TestServer, unreachable_url};
 use taco::conversation::{Message, ToolCall, ToolSpec};
 use taco::provider::anthropic::{AnthropicConfig, AnthropicProvider, decode_stream};
-use taco::provider::{ChatRequest, Provider, ProviderError, Secret};
+use taco::provider::{ProviderError, Secret};
 
 #[path = "support/anthropic_expect.rs"]
 mod anthropic_expect;
@@ -79,11 +77,7 @@ fn conversation() -> Vec<Message> {
 }
 
 fn tools() -> Vec<ToolSpec> {
-    vec![ToolSpec {
-        name: "get_weather".into(),
-        description: "Current weather for a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }]
+    weather_tool()
 }
 
 /// Calls the provider once with `messages` and `tools`; the future's error, or the stream.
@@ -92,9 +86,7 @@ async fn call_with(
     messages: &[Message],
     tools: &[ToolSpec],
 ) -> Result<Outcome, ProviderError> {
-    let provider = AnthropicProvider::new(config)?;
-    let stream = provider.stream(ChatRequest { messages, tools }).await?;
-    Ok(collect(stream).await)
+    call_provider(&AnthropicProvider::new(config)?, messages, tools).await
 }
 
 async fn call(config: AnthropicConfig) -> Result<Outcome, ProviderError> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use support::wire::{Outcome, collect, collect_now, fixture, fixture_names, split_at};
+use support::wire::*;
 use support::{Reply, TestServer, unreachable_url};
 use taco::conversation::{Message, Timings, ToolCall, ToolSpec, Usage};
 use taco::provider::ollama::{OllamaConfig, OllamaProvider, decode_stream};
@@ -61,24 +61,12 @@ fn conversation() -> Vec<Message> {
 }
 
 fn tools() -> Vec<ToolSpec> {
-    vec![ToolSpec {
-        name: "get_weather".into(),
-        description: "Current weather for a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }]
+    weather_tool()
 }
 
 /// Calls the provider once; the future's error, or the collected stream.
 async fn call(config: OllamaConfig) -> Result<Outcome, ProviderError> {
-    let provider = OllamaProvider::new(config)?;
-    let (messages, tools) = (conversation(), tools());
-    let stream = provider
-        .stream(ChatRequest {
-            messages: &messages,
-            tools: &tools,
-        })
-        .await?;
-    Ok(collect(stream).await)
+    call_provider(&OllamaProvider::new(config)?, &conversation(), &tools()).await
 }
 
 /// Serves `reply` once and calls the provider; returns the outcome and the request.

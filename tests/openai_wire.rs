@@ -11,9 +11,7 @@ use base64::prelude::{BASE64_STANDARD, Engine as _};
 use bytes::Bytes;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use support::wire::{
-    Outcome, collect, collect_now, fixture, fixture_names, split_at, split_events,
-};
+use support::wire::*;
 use support::{Reply, TestServer, unreachable_url};
 use taco::conversation::{Message, ToolCall, ToolSpec};
 use taco::provider::openai::{OpenAiConfig, OpenAiProvider, decode_stream};
@@ -52,24 +50,12 @@ fn conversation() -> Vec<Message> {
 }
 
 fn tools() -> Vec<ToolSpec> {
-    vec![ToolSpec {
-        name: "get_weather".into(),
-        description: "Current weather for a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }]
+    weather_tool()
 }
 
 /// Calls the provider once; the future's error, or the collected stream.
 async fn call(config: OpenAiConfig) -> Result<Outcome, ProviderError> {
-    let provider = OpenAiProvider::new(config)?;
-    let (messages, tools) = (conversation(), tools());
-    let stream = provider
-        .stream(ChatRequest {
-            messages: &messages,
-            tools: &tools,
-        })
-        .await?;
-    Ok(collect(stream).await)
+    call_provider(&OpenAiProvider::new(config)?, &conversation(), &tools()).await
 }
 
 /// Serves `reply` once and calls the provider; returns the outcome and the request body.

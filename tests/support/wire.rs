@@ -6,8 +6,10 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
+use serde_json::json;
+use taco::conversation::{Message, ToolSpec};
 use taco::orchestrator::turn::{Turn, TurnAssembler};
-use taco::provider::{ChunkStream, ProviderError};
+use taco::provider::{ChatRequest, ChunkStream, Provider, ProviderError};
 
 /// `../shared/fixtures/wire` next to the repository (override with `TACO_WIRE_FIXTURES`).
 pub fn fixture_dir() -> PathBuf {
@@ -120,4 +122,23 @@ pub fn collect_now(mut stream: ChunkStream) -> Outcome {
         turn: assembler.finish(),
         error,
     }
+}
+
+/// The one tool the wire tests offer.
+pub fn weather_tool() -> Vec<ToolSpec> {
+    vec![ToolSpec {
+        name: "get_weather".into(),
+        description: "Current weather for a city.".into(),
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    }]
+}
+
+/// Calls `provider` once; the future's error, or the collected stream.
+pub async fn call_provider(
+    provider: &dyn Provider,
+    messages: &[Message],
+    tools: &[ToolSpec],
+) -> Result<Outcome, ProviderError> {
+    let stream = provider.stream(ChatRequest { messages, tools }).await?;
+    Ok(collect(stream).await)
 }
