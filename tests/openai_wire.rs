@@ -150,18 +150,9 @@ fixture_tests! {
 // ---- Re-chunking: the turn never depends on where the bytes were split.
 
 /// Every OpenAI-family fixture with its outcome decoded from one unsplit chunk.
-fn baselines() -> &'static [(String, Bytes, Outcome)] {
-    static BASELINES: OnceLock<Vec<(String, Bytes, Outcome)>> = OnceLock::new();
-    BASELINES.get_or_init(|| {
-        fixture_names(is_openai_family)
-            .into_iter()
-            .map(|name| {
-                let bytes = Bytes::from(fixture(&name));
-                let outcome = decode_chunks(vec![bytes.clone()]);
-                (name, bytes, outcome)
-            })
-            .collect()
-    })
+fn baselines() -> &'static [Baseline] {
+    static BASELINES: OnceLock<Vec<Baseline>> = OnceLock::new();
+    BASELINES.get_or_init(|| baselines_of(is_openai_family, decode_chunks))
 }
 
 fn decode_chunks(chunks: Vec<Bytes>) -> Outcome {
@@ -184,10 +175,7 @@ fn unsplit_fixtures_decode_to_the_expected_turns() {
 
 #[test]
 fn one_byte_chunks_give_the_same_turn() {
-    for (name, bytes, baseline) in baselines() {
-        let chunks = (0..bytes.len()).map(|i| bytes.slice(i..i + 1)).collect();
-        assert_eq!(&decode_chunks(chunks), baseline, "{name}");
-    }
+    assert_one_byte_reads_match(baselines(), decode_chunks);
 }
 
 proptest! {

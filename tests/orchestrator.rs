@@ -522,13 +522,7 @@ async fn a_tool_that_outlives_its_timeout_is_stopped() {
         ..ToolSettings::default()
     });
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), s);
-    orch.run(
-        "go",
-        &mut Vec::new(),
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
+    headless(&mut orch, "go", &mut Vec::new()).await;
     let error = tool_messages(&provider.sent()[1].messages)[0].1["error"]
         .as_str()
         .unwrap()
@@ -617,20 +611,8 @@ async fn llm_call_events_carry_only_the_messages_added_since_the_last_one() {
     let provider = Scripted::new(replies);
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), settings(10));
     let mut events = Vec::new();
-    orch.run(
-        "one",
-        &mut events,
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
-    orch.run(
-        "two",
-        &mut events,
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
+    headless(&mut orch, "one", &mut events).await;
+    headless(&mut orch, "two", &mut events).await;
     let calls: Vec<(usize, Vec<Role>)> = events
         .iter()
         .filter_map(|e| match &e.data {
@@ -665,13 +647,7 @@ async fn llm_call_events_carry_only_the_messages_added_since_the_last_one() {
     }
     orch.clear();
     let provider_sent_before = provider.sent().len();
-    orch.run(
-        "three",
-        &mut events,
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
+    headless(&mut orch, "three", &mut events).await;
     let EventData::LlmCall(last) = &events
         .iter()
         .rev()
@@ -725,14 +701,7 @@ async fn retryable_failures_are_retried_and_partial_text_is_not_kept_twice() {
         retrying(4, Duration::from_millis(5)),
     );
     let mut events = Vec::new();
-    let outcome = orch
-        .run(
-            "hi",
-            &mut events,
-            &mut FixedApprover::none(),
-            &CancellationToken::new(),
-        )
-        .await;
+    let outcome = headless(&mut orch, "hi", &mut events).await;
     assert_eq!(
         outcome,
         Outcome::Final {
@@ -791,14 +760,7 @@ async fn final_errors_are_not_retried_and_attempts_run_out() {
         retrying(4, Duration::from_millis(1)),
     );
     let mut events = Vec::new();
-    let outcome = orch
-        .run(
-            "hi",
-            &mut events,
-            &mut FixedApprover::none(),
-            &CancellationToken::new(),
-        )
-        .await;
+    let outcome = headless(&mut orch, "hi", &mut events).await;
     assert!(matches!(outcome, Outcome::Failed(_)));
     assert_eq!(provider.sent().len(), 1);
     assert!(!events.iter().any(|e| e.kind() == "retry"));
@@ -814,14 +776,7 @@ async fn final_errors_are_not_retried_and_attempts_run_out() {
         retrying(3, Duration::from_millis(1)),
     );
     let mut events = Vec::new();
-    let outcome = orch
-        .run(
-            "hi",
-            &mut events,
-            &mut FixedApprover::none(),
-            &CancellationToken::new(),
-        )
-        .await;
+    let outcome = headless(&mut orch, "hi", &mut events).await;
     let Outcome::Failed(message) = outcome else {
         panic!("{outcome:?}")
     };
@@ -883,20 +838,8 @@ async fn the_sink_gets_every_message_of_the_conversation_in_order() {
     ]);
     let mut orch = Orchestrator::new(provider, Arc::new(r), settings(10));
     let mut sink = MessageLog::default();
-    orch.run(
-        "one",
-        &mut sink,
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
-    orch.run(
-        "two",
-        &mut sink,
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
+    headless(&mut orch, "one", &mut sink).await;
+    headless(&mut orch, "two", &mut sink).await;
     assert_eq!(sink.messages, orch.messages());
     assert_eq!(sink.messages.len(), 7);
 }
@@ -913,13 +856,7 @@ async fn a_restored_conversation_goes_on_and_is_not_recorded_twice() {
     ];
     orch.restore(saved);
     let mut sink = MessageLog::default();
-    orch.run(
-        "now",
-        &mut sink,
-        &mut FixedApprover::none(),
-        &CancellationToken::new(),
-    )
-    .await;
+    headless(&mut orch, "now", &mut sink).await;
     let sent = &provider.sent()[0].messages;
     assert_eq!(
         sent[0],
@@ -974,13 +911,7 @@ async fn long_histories_are_trimmed_at_turn_boundaries() {
     );
     let mut sink = MessageLog::default();
     for i in 0..4 {
-        orch.run(
-            &format!("request {i}"),
-            &mut sink,
-            &mut FixedApprover::none(),
-            &CancellationToken::new(),
-        )
-        .await;
+        headless(&mut orch, &format!("request {i}"), &mut sink).await;
     }
     for sent in provider.sent() {
         assert_eq!(sent.messages[0], Message::system("SYSTEM"));

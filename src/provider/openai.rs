@@ -2,8 +2,6 @@
 //! vLLM, llama.cpp, LM Studio…): request encoding, stream decoding and the HTTP call.
 
 use std::collections::VecDeque;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,15 +13,11 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::sse::SseDecoder;
+use super::sse::{EventDecoder, SseEvent, chunk_stream};
 use super::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, Secret, ToolCallDelta};
 use crate::conversation::{Message, Role, Usage};
 
 use super::http::{self as error, ErrorContext, excerpt};
-
-const TRUNCATED: ProviderError = ProviderError::Truncated {
-    terminator: "[DONE]",
-};
 
 /// Settings of one OpenAI-compatible provider.
 #[derive(Debug, Clone)]
@@ -134,80 +128,30 @@ pub fn decode_stream<S>(bytes: S) -> ChunkStream
 where
     S: Stream<Item = Result<Bytes, ProviderError>> + Send + 'static,
 {
-    Box::pin(ChunkDecoder {
-        bytes: Box::pin(bytes),
-        sse: SseDecoder::new(),
-        out: VecDeque::new(),
-        ended: false,
-    })
+    chunk_stream(bytes, ChatEvents)
 }
 
-struct ChunkDecoder<S> {
-    bytes: Pin<Box<S>>,
-    sse: SseDecoder,
-    /// Chunks decoded but not yet handed out (one event can carry several).
-    out: VecDeque<Result<Chunk, ProviderError>>,
-    /// `[DONE]`, an error or the end of the bytes was reached.
-    ended: bool,
-}
+/// Chat Completions events: one JSON chunk per `data:`, ended by `[DONE]`.
+struct ChatEvents;
 
-impl<S> ChunkDecoder<S> {
-    fn decode_events(&mut self) {
-        while !self.ended {
-            let Some(event) = self.sse.next_event() else {
-                break;
-            };
-            self.ended = decode_data(event.data, &mut self.out);
-        }
+impl EventDecoder for ChatEvents {
+    const TERMINATOR: &'static str = "[DONE]";
+
+    fn event(
+        &mut self,
+        event: SseEvent<'_>,
+        out: &mut VecDeque<Result<Chunk, ProviderError>>,
+    ) -> bool {
+        decode_data(event.data, out)
     }
 
-    fn decode_end(&mut self) {
-        self.ended = true;
+    fn end(
+        &mut self,
+        pending: Option<SseEvent<'_>>,
+        _out: &mut VecDeque<Result<Chunk, ProviderError>>,
+    ) -> bool {
         // A last `data: [DONE]` without its blank line still counts (some servers send that).
-        let done = self
-            .sse
-            .finish()
-            .pending
-            .is_some_and(|e| e.data.trim() == "[DONE]");
-        if !done {
-            self.out.push_back(Err(TRUNCATED));
-        }
-    }
-}
-
-impl<S> Stream for ChunkDecoder<S>
-where
-    S: Stream<Item = Result<Bytes, ProviderError>>,
-{
-    type Item = Result<Chunk, ProviderError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = this.out.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            if this.ended {
-                return Poll::Ready(None);
-            }
-            match this.bytes.as_mut().poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(bytes))) => {
-                    this.sse.push(&bytes);
-                    this.decode_events();
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    this.out.push_back(Err(e));
-                    this.ended = true;
-                }
-                Poll::Ready(None) => {
-                    this.decode_events();
-                    if !this.ended {
-                        this.decode_end();
-                    }
-                }
-            }
-        }
+        pending.is_some_and(|e| e.data.trim() == "[DONE]")
     }
 }
 

@@ -252,3 +252,14 @@ pub fn tool_messages(messages: &[Message]) -> Vec<(String, Value)> {
         })
         .collect()
 }
+
+/// One request with no one to ask (`--approve none`) and no cancel.
+pub async fn headless(
+    orch: &mut Orchestrator,
+    prompt: &str,
+    sink: &mut dyn taco::orchestrator::EventSink,
+) -> Outcome {
+    let mut approver = taco::orchestrator::approval::FixedApprover::none();
+    orch.run(prompt, sink, &mut approver, &CancellationToken::new())
+        .await
+}

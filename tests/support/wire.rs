@@ -142,3 +142,32 @@ pub async fn call_provider(
     let stream = provider.stream(ChatRequest { messages, tools }).await?;
     Ok(collect(stream).await)
 }
+
+/// A fixture's name, its bytes and the outcome of decoding it unsplit.
+pub type Baseline = (String, Bytes, Outcome);
+
+/// Every fixture that `keep` selects, with its unsplit outcome from `decode_chunks`.
+pub fn baselines_of(
+    keep: impl Fn(&str) -> bool,
+    decode_chunks: impl Fn(Vec<Bytes>) -> Outcome,
+) -> Vec<Baseline> {
+    fixture_names(keep)
+        .into_iter()
+        .map(|name| {
+            let bytes = Bytes::from(fixture(&name));
+            let outcome = decode_chunks(vec![bytes.clone()]);
+            (name, bytes, outcome)
+        })
+        .collect()
+}
+
+/// Decoding every fixture one byte per read gives the same outcome as unsplit.
+pub fn assert_one_byte_reads_match(
+    baselines: &[Baseline],
+    decode_chunks: impl Fn(Vec<Bytes>) -> Outcome,
+) {
+    for (name, bytes, baseline) in baselines {
+        let chunks = (0..bytes.len()).map(|i| bytes.slice(i..i + 1)).collect();
+        assert_eq!(&decode_chunks(chunks), baseline, "{name}");
+    }
+}

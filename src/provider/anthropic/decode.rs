@@ -16,8 +16,6 @@
 //!   (block indexes restart at 0), so the stream ends there as `Truncated`, which is retryable.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures_util::Stream;
@@ -26,7 +24,7 @@ use serde_json::Value;
 
 use crate::conversation::Usage;
 use crate::provider::http::{self as error, excerpt};
-use crate::provider::sse::SseDecoder;
+use crate::provider::sse::{EventDecoder, SseEvent, chunk_stream};
 use crate::provider::{Chunk, ChunkStream, ProviderError, ToolCallDelta};
 
 /// The event that ends a complete stream.
@@ -41,101 +39,40 @@ pub fn decode_stream<S>(bytes: S) -> ChunkStream
 where
     S: Stream<Item = Result<Bytes, ProviderError>> + Send + 'static,
 {
-    Box::pin(ChunkDecoder {
-        bytes: Box::pin(bytes),
-        sse: SseDecoder::new(),
-        message: MessageState::default(),
-        out: VecDeque::new(),
-        ended: false,
-    })
+    chunk_stream(bytes, MessageState::default())
 }
 
-struct ChunkDecoder<S> {
-    bytes: Pin<Box<S>>,
-    sse: SseDecoder,
-    message: MessageState,
-    /// Chunks decoded but not yet handed out (one event can carry several).
-    out: VecDeque<Result<Chunk, ProviderError>>,
-    /// `message_stop`, an error or the end of the bytes was reached.
-    ended: bool,
-}
+impl EventDecoder for MessageState {
+    const TERMINATOR: &'static str = TERMINATOR;
 
-impl<S> ChunkDecoder<S> {
-    fn decode_events(&mut self) {
-        let Self {
-            sse,
-            message,
-            out,
-            ended,
-            ..
-        } = self;
-        while !*ended {
-            let Some(event) = sse.next_event() else {
-                break;
-            };
-            *ended = match parse(event.data) {
-                Ok(Some(wire)) => message.apply(event.event, wire, out),
-                Ok(None) => message.apply_bare(event.event),
-                Err(problem) => {
-                    out.push_back(Err(ProviderError::Malformed(problem)));
-                    true
-                }
-            };
+    fn event(
+        &mut self,
+        event: SseEvent<'_>,
+        out: &mut VecDeque<Result<Chunk, ProviderError>>,
+    ) -> bool {
+        match parse(event.data) {
+            Ok(Some(wire)) => self.apply(event.event, wire, out),
+            Ok(None) => self.apply_bare(event.event),
+            Err(problem) => {
+                out.push_back(Err(ProviderError::Malformed(problem)));
+                true
+            }
         }
     }
 
-    fn decode_end(&mut self) {
-        self.ended = true;
-        let Self {
-            sse, message, out, ..
-        } = self;
+    fn end(
+        &mut self,
+        pending: Option<SseEvent<'_>>,
+        out: &mut VecDeque<Result<Chunk, ProviderError>>,
+    ) -> bool {
         // The last event may lack its blank line (see the module notes): decode it if whole.
-        let finished = match sse.finish().pending {
+        match pending {
             Some(event) => match parse(event.data) {
-                Ok(Some(wire)) => message.apply(event.event, wire, out),
-                Ok(None) => message.apply_bare(event.event),
+                Ok(Some(wire)) => self.apply(event.event, wire, out),
+                Ok(None) => self.apply_bare(event.event),
                 Err(_) => false,
             },
             None => false,
-        };
-        if !finished {
-            out.push_back(Err(TRUNCATED));
-        }
-    }
-}
-
-impl<S> Stream for ChunkDecoder<S>
-where
-    S: Stream<Item = Result<Bytes, ProviderError>>,
-{
-    type Item = Result<Chunk, ProviderError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = this.out.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            if this.ended {
-                return Poll::Ready(None);
-            }
-            match this.bytes.as_mut().poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(bytes))) => {
-                    this.sse.push(&bytes);
-                    this.decode_events();
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    this.out.push_back(Err(e));
-                    this.ended = true;
-                }
-                Poll::Ready(None) => {
-                    this.decode_events();
-                    if !this.ended {
-                        this.decode_end();
-                    }
-                }
-            }
         }
     }
 }
