@@ -124,6 +124,10 @@ pub enum ProviderError {
     /// The provider is not usable as configured (e.g. its API key variable is not set).
     #[error("{0}")]
     Config(String),
+    /// The reply broke one of taco's bounds (event size, reply size, call deadline); retrying
+    /// would most likely break it again.
+    #[error("{0}")]
+    Limit(String),
 }
 
 impl ProviderError {
@@ -137,6 +141,7 @@ impl ProviderError {
             Self::Malformed(_) => "malformed",
             Self::Timeout(_) => "timeout",
             Self::Config(_) => "config",
+            Self::Limit(_) => "limit",
         }
     }
 
@@ -145,7 +150,7 @@ impl ProviderError {
         match self {
             Self::Connect { .. } | Self::Truncated { .. } | Self::Timeout(_) => true,
             Self::Http { retryable, .. } | Self::Api { retryable, .. } => *retryable,
-            Self::Malformed(_) | Self::Config(_) => false,
+            Self::Malformed(_) | Self::Config(_) | Self::Limit(_) => false,
         }
     }
 }
