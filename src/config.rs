@@ -99,6 +99,9 @@ pub struct ProviderEntry {
 pub struct ShellConfig {
     /// Default timeout of a command, in seconds.
     pub timeout_secs: Option<u64>,
+    /// Secret-looking variables that tool processes may inherit all the same, by name.
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
 }
 
 /// `[tools.web_fetch]`.
@@ -450,7 +453,8 @@ where
             provider.name
         )));
     }
-    let tools = tool_settings(&file.tools);
+    let mut tools = tool_settings(&file.tools);
+    tools.secret_vars = key_vars(&file);
     let policies = file
         .tools
         .policy
@@ -499,7 +503,25 @@ fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
         settings.fetch_max_bytes = bytes.max(1024);
     }
     settings.allow_hosts = tools.web_fetch.allow_hosts.clone();
+    settings.env_passthrough = tools.shell.env_passthrough.clone();
     settings
+}
+
+/// Every variable that holds a provider key: the presets' and the config's `api_key_env`s.
+/// Tools never inherit them and their values are redacted wherever they show up.
+pub fn key_vars(file: &ConfigFile) -> Vec<String> {
+    let mut vars: Vec<String> = PRESETS
+        .iter()
+        .filter_map(|p| p.key_env.map(String::from))
+        .chain(
+            file.providers
+                .values()
+                .filter_map(|e| e.api_key_env.clone()),
+        )
+        .collect();
+    vars.sort();
+    vars.dedup();
+    vars
 }
 
 /// The provider called `name`: a config table, a preset, or a table overriding a preset.

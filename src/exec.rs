@@ -1,10 +1,12 @@
 //! `taco exec`: one request, headless (DESIGN §6). The final answer goes to stdout (or every
 //! event as JSONL with `--json`), diagnostics to stderr; the exit code says how it ended.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -14,6 +16,7 @@ use crate::event::{Decision, Event, EventData};
 use crate::orchestrator::approval::FixedApprover;
 use crate::orchestrator::{EventSink, Orchestrator, Outcome};
 use crate::recorder::Recorder;
+use crate::secrets::Secrets;
 
 /// Exit code: the run produced a final answer.
 pub const EXIT_OK: i32 = 0;
@@ -33,6 +36,8 @@ pub struct ExecOptions {
     pub approve_all: bool,
     /// Also write trace events (no deltas) to this file.
     pub trace: Option<PathBuf>,
+    /// Key values that never reach stdout or the trace file.
+    pub secrets: Arc<Secrets>,
 }
 
 /// Deltas are flushed at most this often, so a live reader sees text without a write per token.
@@ -47,6 +52,9 @@ struct ExecSink<W: Write, E: Write> {
     last_flush: Instant,
     broken_pipe: bool,
     recorder: Recorder,
+    secrets: Arc<Secrets>,
+    /// Scratch buffer for one serialized event.
+    line: Vec<u8>,
 }
 
 impl<W: Write, E: Write> ExecSink<W, E> {
@@ -66,9 +74,13 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
     fn emit(&mut self, event: Event) {
         self.recorder.event(&event);
         self.report_problem();
+        let wanted = (self.json && !self.broken_pipe) || (self.trace.is_some() && event.is_trace());
+        if wanted && serialize(&mut self.line, &event, &self.secrets).is_err() {
+            return;
+        }
         if let Some(trace) = &mut self.trace
             && event.is_trace()
-            && write_line(trace, &event).is_err()
+            && trace.write_all(&self.line).is_err()
         {
             let _ = writeln!(self.err, "taco: cannot write the trace file; trace stopped");
             self.trace = None;
@@ -103,7 +115,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
         }
         if self.json && !self.broken_pipe {
             let is_delta = !event.is_trace();
-            let mut result = write_line(&mut self.out, &event);
+            let mut result = self.out.write_all(&self.line);
             if result.is_ok() && (!is_delta || self.last_flush.elapsed() >= DELTA_FLUSH_EVERY) {
                 result = self.out.flush();
                 self.last_flush = Instant::now();
@@ -114,9 +126,15 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
     }
 }
 
-fn write_line(out: &mut impl Write, event: &Event) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, event).map_err(io::Error::other)?;
-    out.write_all(b"\n")
+/// One event as a JSON line in `line`, with known key values redacted.
+fn serialize(line: &mut Vec<u8>, event: &Event, secrets: &Secrets) -> io::Result<()> {
+    line.clear();
+    serde_json::to_writer(&mut *line, event).map_err(io::Error::other)?;
+    line.push(b'\n');
+    if let Cow::Owned(clean) = secrets.redact_bytes(line) {
+        *line = clean;
+    }
+    Ok(())
 }
 
 /// Runs one request to the end and returns the process exit code; `recorder` keeps the
@@ -152,6 +170,8 @@ pub async fn run(
         last_flush: Instant::now(),
         broken_pipe: false,
         recorder,
+        secrets: Arc::clone(&options.secrets),
+        line: Vec::new(),
     };
     let mut approver = if options.approve_all {
         FixedApprover::all()

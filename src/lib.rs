@@ -9,6 +9,7 @@ pub mod exec;
 pub mod orchestrator;
 pub mod provider;
 pub mod recorder;
+pub mod secrets;
 pub mod session;
 pub mod tools;
 pub mod tui;

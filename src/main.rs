@@ -13,6 +13,7 @@ use taco::event::{Event, EventData};
 use taco::exec::{self, EXIT_USAGE, ExecOptions};
 use taco::orchestrator::{Orchestrator, Settings};
 use taco::recorder::Recorder;
+use taco::secrets::Secrets;
 use taco::session::{self, Entry, SessionWriter};
 use taco::tools::{Policy, ToolRegistry};
 use taco::tui::Launch;
@@ -118,12 +119,16 @@ fn overrides(global: &GlobalArgs) -> Overrides {
 /// Resolves the config and builds the orchestrator; on failure says why and gives exit code 2.
 async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), i32> {
     let env = |name: &str| std::env::var(name).ok();
-    let resolved = config::resolve(&overrides(global), &env, config::probe_ollama)
+    let mut resolved = config::resolve(&overrides(global), &env, config::probe_ollama)
         .await
         .map_err(|e| {
             eprintln!("taco: {e}");
             EXIT_USAGE
         })?;
+    resolved.tools.secrets = Arc::new(Secrets::from_env(
+        std::env::vars_os(),
+        &resolved.tools.secret_vars,
+    ));
     let provider = config::build_provider(&resolved.provider).map_err(|e| {
         eprintln!("taco: {e}");
         EXIT_USAGE
@@ -198,6 +203,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
             json: args.json,
             approve_all: args.approve == Approve::All,
             trace: args.trace.clone(),
+            secrets: Arc::clone(&resolved.tools.secrets),
         };
         exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await
     })
@@ -256,6 +262,7 @@ fn open_session(
     resume: Option<&str>,
 ) -> Result<Opened, i32> {
     let dir = session::sessions_dir();
+    let secrets = Arc::clone(&resolved.tools.secrets);
     let audit = taco::audit::state_dir().and_then(|d| AuditLog::open(&d).ok());
     let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
     let mut notes = Vec::new();
@@ -277,7 +284,7 @@ fn open_session(
             }
         };
         return Ok(Opened {
-            recorder: Recorder::new(writer, dir, audit),
+            recorder: Recorder::new(writer, dir, audit).with_secrets(secrets),
             history: Vec::new(),
             notes,
         });
@@ -319,7 +326,7 @@ fn open_session(
         .map_or_else(|| path.display().to_string(), |h| h.id.clone());
     notes.push(format!("Resumed session `{id}` ({count} messages)."));
     Ok(Opened {
-        recorder: Recorder::new(writer, Some(dir), audit),
+        recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
         history: loaded.entries,
         notes,
     })

@@ -3,10 +3,12 @@
 //! hang one of these behind their event sink.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::audit::AuditLog;
 use crate::conversation::Message;
 use crate::event::Event;
+use crate::secrets::Secrets;
 use crate::session::SessionWriter;
 
 /// The session file and the audit log of a run; either may be missing (no writable data dir,
@@ -19,6 +21,8 @@ pub struct Recorder {
     dir: Option<PathBuf>,
     /// What went wrong with the session file, once, for the user.
     problem: Option<String>,
+    /// Key values that never reach the session file.
+    secrets: Arc<Secrets>,
 }
 
 impl Recorder {
@@ -33,7 +37,17 @@ impl Recorder {
             audit,
             dir,
             problem: None,
+            secrets: Arc::default(),
         }
+    }
+
+    /// Redacts these key values from the session file (this one and any `/clear` starts).
+    pub fn with_secrets(mut self, secrets: Arc<Secrets>) -> Self {
+        if let Some(session) = &mut self.session {
+            session.set_secrets(Arc::clone(&secrets));
+        }
+        self.secrets = secrets;
+        self
     }
 
     /// The session being written, if any.
@@ -73,7 +87,10 @@ impl Recorder {
             return;
         };
         match SessionWriter::create(dir, provider, model, workdir) {
-            Ok(session) => self.session = Some(session),
+            Ok(mut session) => {
+                session.set_secrets(Arc::clone(&self.secrets));
+                self.session = Some(session);
+            }
             Err(e) => {
                 self.session = None;
                 self.problem = Some(format!(

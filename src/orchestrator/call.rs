@@ -54,7 +54,12 @@ impl Orchestrator {
                     run.emit(EventData::Retry {
                         attempt,
                         max: policy.max_attempts,
-                        reason: error.to_string(),
+                        reason: self
+                            .settings
+                            .tools
+                            .secrets
+                            .redact(&error.to_string())
+                            .into_owned(),
                         delay_ms: wait.as_millis() as u64,
                     });
                     tokio::select! {

@@ -301,6 +301,8 @@ impl Orchestrator {
         approver: &mut dyn Approver,
         cancel: &CancellationToken,
     ) -> Outcome {
+        // A key pasted into the prompt goes no further than the composer.
+        let prompt = &*self.settings.tools.secrets.redact(prompt).into_owned();
         let mut run = Run {
             request_id: Arc::from(uuid::Uuid::new_v4().to_string()),
             sink,
@@ -460,12 +462,15 @@ impl Orchestrator {
         }
     }
 
+    /// The error for the user and the trace; a server that echoes a key back (in an error
+    /// body or a mid-stream error event) does not get it into either.
     fn describe(&self, error: &ProviderError) -> String {
-        format!(
+        let text = format!(
             "{} ({}): {error}",
             self.provider.name(),
             self.provider.model()
-        )
+        );
+        self.settings.tools.secrets.redact(&text).into_owned()
     }
 }
 

@@ -4,12 +4,16 @@ use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 
 use super::{FORMAT_VERSION, SessionError, SessionHeader, reader, utc_parts};
 use crate::conversation::Message;
 use crate::event::{Event, unix_ms};
+use crate::secrets::Secrets;
 
 /// The scratch buffer is shrunk back after a line bigger than this (a huge tool output), so
 /// one big line does not pin its memory for the rest of the session.
@@ -27,6 +31,8 @@ pub struct SessionWriter {
     /// The file may end in a partial line (a failed write, or a crash before a resume): the
     /// next line starts with a newline so it is not glued to the fragment.
     torn: bool,
+    /// Key values that never reach the file.
+    secrets: Arc<Secrets>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +86,7 @@ impl SessionWriter {
                 id,
                 line: Vec::new(),
                 torn: false,
+                secrets: Arc::default(),
             };
             if let Err(e) = writer.write_line(&HeaderLine {
                 kind: "session",
@@ -126,7 +133,13 @@ impl SessionWriter {
             id: header.id,
             line: Vec::new(),
             torn,
+            secrets: Arc::default(),
         })
+    }
+
+    /// Redacts these key values from every line written from now on.
+    pub fn set_secrets(&mut self, secrets: Arc<Secrets>) {
+        self.secrets = secrets;
     }
 
     /// The session id.
@@ -163,6 +176,9 @@ impl SessionWriter {
         }
         serde_json::to_writer(&mut self.line, value)?;
         self.line.push(b'\n');
+        if let Cow::Owned(clean) = self.secrets.redact_bytes(&self.line) {
+            self.line = clean;
+        }
         let result = self.file.write_all(&self.line);
         // After a failed write_all part of the line may be in the file.
         self.torn = result.is_err();

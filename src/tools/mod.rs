@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ToolSpec;
+use crate::secrets::Secrets;
 
 pub mod builtin;
 pub mod runner;
@@ -45,6 +46,12 @@ pub struct ToolSettings {
     pub fetch_max_bytes: usize,
     /// Hosts `web_fetch` may GET without asking.
     pub allow_hosts: Vec<String>,
+    /// Variables holding provider keys (never inherited by tool processes).
+    pub secret_vars: Vec<String>,
+    /// Secret-looking variables tool processes may inherit all the same.
+    pub env_passthrough: Vec<String>,
+    /// Known key values, redacted from every tool result.
+    pub secrets: Arc<Secrets>,
 }
 
 impl Default for ToolSettings {
@@ -55,7 +62,26 @@ impl Default for ToolSettings {
             max_output_bytes: 64 * 1024,
             fetch_max_bytes: 2 * 1024 * 1024,
             allow_hosts: Vec::new(),
+            secret_vars: Vec::new(),
+            env_passthrough: Vec::new(),
+            secrets: Arc::default(),
         }
+    }
+}
+
+impl ToolSettings {
+    /// The variables of taco's environment that a tool process must not inherit: provider
+    /// keys and secret-looking names, unless passed through by name.
+    pub fn scrubbed_vars(&self) -> Vec<std::ffi::OsString> {
+        let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(name, _)| name).collect();
+        crate::secrets::scrubbed_names(
+            names.iter().map(|n| n.as_os_str()),
+            &self.secret_vars,
+            &self.env_passthrough,
+        )
+        .into_iter()
+        .map(std::ffi::OsStr::to_os_string)
+        .collect()
     }
 }
 

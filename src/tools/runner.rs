@@ -117,7 +117,8 @@ async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -
                     Ok(Err(panic)) => Err(format!("the tool crashed: {}", panic_message(&panic))),
                     Ok(Ok(Err(ToolError::InvalidArguments(e)))) => Err(format!("invalid arguments: {e}")),
                     Ok(Ok(Err(ToolError::Failed(e)))) => Err(e),
-                    Ok(Ok(Ok(ToolReply::Done(value)))) => {
+                    Ok(Ok(Ok(ToolReply::Done(mut value)))) => {
+                        ctx.settings.secrets.redact_value(&mut value);
                         Ok(Ok(cap_output(value, ctx.settings.max_output_bytes)))
                     }
                     Ok(Ok(Ok(ToolReply::NeedsFirst { calls, then }))) => Ok(Err((calls, then))),
@@ -128,7 +129,8 @@ async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -
     let (result, needs) = match reply {
         Ok(Ok(value)) => (Ok(value), None),
         Ok(Err(needs)) => (Ok(Value::Null), Some(needs)),
-        Err(error) => (Err(error), None),
+        // Error texts quote output too (a timed-out command's partial stdout).
+        Err(error) => (Err(ctx.settings.secrets.redact(&error).into_owned()), None),
     };
     CallOutcome {
         id: call.id.clone(),

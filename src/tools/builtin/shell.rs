@@ -62,7 +62,12 @@ impl TypedTool for Shell {
         if ctx.cancel.is_cancelled() {
             return Err(cancelled());
         }
-        let mut child = Command::new("sh")
+        let mut command = Command::new("sh");
+        // Provider keys and other secrets stay out of what the model can run (`env`).
+        for name in ctx.settings.scrubbed_vars() {
+            command.env_remove(name);
+        }
+        let mut child = command
             .arg("-c")
             .arg(&params.command)
             .current_dir(&ctx.workdir)
