@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::orchestrator::Limits;
 use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::provider::demo::DemoProvider;
 use crate::provider::ollama::{OllamaConfig, OllamaProvider};
@@ -69,6 +70,10 @@ pub struct ProviderOptions {
     pub think: Option<bool>,
     /// Attempts per model call, the first included (default 4; 1 never retries).
     pub max_attempts: Option<u32>,
+    /// Longest one model call may take in all, in seconds (default 900).
+    pub call_timeout_secs: Option<u64>,
+    /// Most bytes of text, reasoning and tool arguments one reply may carry (default 16 MiB).
+    pub max_reply_bytes: Option<usize>,
     /// Demo provider: pause between streamed pieces, in milliseconds.
     pub pace_ms: Option<u64>,
     /// Extra fields merged into every request body.
@@ -148,6 +153,10 @@ pub struct ConfigFile {
     pub system_prompt: Option<String>,
     /// Most messages of history sent to the model (default 50; cut at turn boundaries).
     pub history_messages: Option<usize>,
+    /// Model calls one request may make, sub-agents included (default 200).
+    pub max_model_calls: Option<u32>,
+    /// How deeply sub-agents may nest (default 3).
+    pub max_subagent_depth: Option<u32>,
     /// Named providers (also override presets of the same name).
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderEntry>,
@@ -215,6 +224,8 @@ pub struct Resolved {
     pub depth_limit: usize,
     /// Most messages of history sent to the model.
     pub history_limit: usize,
+    /// Bounds on each request and model call.
+    pub limits: Limits,
 }
 
 struct Preset {
@@ -465,6 +476,7 @@ where
         .system_prompt
         .clone()
         .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
+    let limits = call_limits(&file, &provider.options);
     Ok(Resolved {
         config_path,
         provider,
@@ -475,6 +487,7 @@ where
         policies,
         depth_limit: file.tools.depth_limit.unwrap_or(20).max(1),
         history_limit: file.history_messages.unwrap_or(50).max(2),
+        limits,
     })
 }
 
@@ -765,6 +778,27 @@ fn extra_body(
         extra.insert("max_tokens".into(), n.into());
     }
     Ok(extra)
+}
+
+/// Bounds on requests and model calls: the file's, the provider's options, else defaults.
+fn call_limits(file: &ConfigFile, options: &ProviderOptions) -> Limits {
+    let mut limits = Limits::default();
+    if let Some(n) = file.max_model_calls {
+        limits.max_model_calls = n.max(1);
+    }
+    if let Some(n) = file.max_subagent_depth {
+        limits.max_subagent_depth = n;
+    }
+    if let Some(secs) = options.idle_timeout_secs {
+        limits.idle = Duration::from_secs(secs.max(1));
+    }
+    if let Some(secs) = options.call_timeout_secs {
+        limits.call_deadline = Duration::from_secs(secs.max(1));
+    }
+    if let Some(bytes) = options.max_reply_bytes {
+        limits.max_reply_bytes = bytes.max(1024);
+    }
+    limits
 }
 
 /// Retry settings of a provider choice.

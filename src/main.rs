@@ -142,6 +142,7 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
         retry: config::retry_policy(&resolved.provider),
         depth_limit: resolved.depth_limit,
         history_limit: resolved.history_limit,
+        limits: resolved.limits,
     };
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
     Ok((resolved, orchestrator))

@@ -6,6 +6,7 @@ use std::time::Instant;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
+use super::limits;
 use super::turn::{Turn, TurnAssembler};
 use super::{Conversation, Orchestrator, Run};
 use crate::conversation::{Message, Role, ToolSpec};
@@ -41,6 +42,14 @@ impl Orchestrator {
             }
         }
         conv.record(run);
+        run.model_calls += 1;
+        let max_calls = self.settings.limits.max_model_calls;
+        if run.model_calls > max_calls {
+            return Err(CallError::Provider(
+                limits::out_of_calls(max_calls),
+                Turn::default(),
+            ));
+        }
         let policy = self.settings.retry;
         let mut attempt = 1;
         let (turn, started, ttft) = loop {
@@ -123,19 +132,35 @@ impl Orchestrator {
         let live = !conv.is_nested();
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
+        let limits = self.settings.limits;
+        let deadline = tokio::time::Instant::now() + limits.call_deadline;
         let opened = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
+            _ = tokio::time::sleep_until(deadline) => {
+                return Err(CallError::Provider(limits::past_deadline(limits.call_deadline), assembler.finish()));
+            }
             opened = self.provider.stream(request) => opened,
         };
         let mut stream = match opened {
             Ok(stream) => stream,
             Err(error) => return Err(CallError::Provider(error, assembler.finish())),
         };
+        let mut progress_at = tokio::time::Instant::now();
+        let mut reply_bytes = 0usize;
         loop {
+            let stalled_at = (progress_at + limits.idle).min(deadline);
             let next = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
+                _ = tokio::time::sleep_until(stalled_at) => {
+                    let error = if stalled_at >= deadline {
+                        limits::past_deadline(limits.call_deadline)
+                    } else {
+                        limits::no_progress(limits.idle)
+                    };
+                    return Err(CallError::Provider(error, assembler.finish()));
+                }
                 next = stream.next() => next,
             };
             let chunk = match next {
@@ -143,7 +168,18 @@ impl Orchestrator {
                 Some(Ok(chunk)) => chunk,
                 Some(Err(error)) => return Err(CallError::Provider(error, assembler.finish())),
             };
-            ttft.get_or_insert_with(|| started.elapsed().as_millis() as u64);
+            let (size, progress) = limits::weigh(&chunk);
+            if progress {
+                progress_at = tokio::time::Instant::now();
+            }
+            reply_bytes = reply_bytes.saturating_add(size);
+            if reply_bytes > limits.max_reply_bytes {
+                let error = limits::too_large(limits.max_reply_bytes);
+                return Err(CallError::Provider(error, assembler.finish()));
+            }
+            if progress {
+                ttft.get_or_insert_with(|| started.elapsed().as_millis() as u64);
+            }
             match chunk {
                 Chunk::Text(text) => {
                     assembler.push_text(&text);

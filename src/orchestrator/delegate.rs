@@ -70,11 +70,31 @@ async fn sub_agent(
                 .collect()
         }
     };
+    // Sub-agents of sub-agents are bounded in depth, and none may take more turns than the
+    // conversation that started it: a model that always delegates cannot multiply its turns.
+    let depth = run.agents.len();
+    let max_depth = orch.settings.limits.max_subagent_depth as usize;
+    if depth > max_depth {
+        return Err(format!(
+            "sub-agents may nest at most {max_depth} deep (max_subagent_depth); do this task yourself"
+        ));
+    }
+    let parent_turns = run
+        .agents
+        .last()
+        .copied()
+        .unwrap_or(orch.settings.max_turns);
+    let max_turns = params
+        .max_turns
+        .unwrap_or(parent_turns)
+        .clamp(1, parent_turns.max(1));
     let prompt = PROMPT.replace("{workdir}", &orch.settings.workdir.display().to_string());
-    let max_turns = params.max_turns.unwrap_or(orch.settings.max_turns);
     let mut conv = Conversation::new(prompt, specs, Some(call.frame.clone()), max_turns);
     conv.messages.push(Message::user(params.task));
-    match orch.run_loop(&mut conv, run, approver, cancel).await {
+    run.agents.push(max_turns);
+    let end = orch.run_loop(&mut conv, run, approver, cancel).await;
+    run.agents.pop();
+    match end {
         LoopEnd::Answer {
             content,
             turns,

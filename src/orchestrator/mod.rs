@@ -22,6 +22,7 @@ mod batch;
 mod call;
 mod collect;
 mod delegate;
+pub mod limits;
 pub mod retry;
 pub mod stack;
 pub mod task;
@@ -29,6 +30,7 @@ pub mod turn;
 
 use approval::{Approver, Policies};
 use call::CallError;
+pub use limits::Limits;
 use retry::RetryPolicy;
 use stack::ToolStack;
 use turn::Turn;
@@ -77,6 +79,8 @@ pub struct Settings {
     pub depth_limit: usize,
     /// Most messages of history sent to the model besides the system prompt (default 50).
     pub history_limit: usize,
+    /// Bounds on each request and model call.
+    pub limits: Limits,
 }
 
 /// How a run ended.
@@ -190,6 +194,11 @@ struct Run<'s> {
     original: String,
     /// Numbers ids the run makes up (needed calls, questions).
     next_id: u32,
+    /// Model calls made so far, sub-agents included.
+    model_calls: u32,
+    /// Turn limits of the conversations running now: the user's first, then each nested
+    /// sub-agent's (its length is the sub-agent depth + 1).
+    agents: Vec<u32>,
 }
 
 impl Run<'_> {
@@ -311,9 +320,12 @@ impl Orchestrator {
             invalid_args: Default::default(),
             original: prompt.to_string(),
             next_id: 0,
+            model_calls: 0,
+            agents: Vec::new(),
         };
         let mut conversation = std::mem::take(&mut self.conversation);
         conversation.max_turns = self.settings.max_turns.max(1);
+        run.agents.push(conversation.max_turns);
         run.emit(EventData::RunStarted {
             prompt: summarize(prompt, 200),
             provider: self.provider.name().to_string(),

@@ -16,7 +16,7 @@ use taco::conversation::{Message, Role, ToolSpec, Usage};
 use taco::event::Event;
 use taco::orchestrator::approval::Approver;
 use taco::orchestrator::retry::RetryPolicy;
-use taco::orchestrator::{Orchestrator, Outcome, Settings};
+use taco::orchestrator::{Limits, Orchestrator, Outcome, Settings};
 use taco::provider::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, ToolCallDelta};
 use taco::tools::{Policy, ToolContext, ToolError, ToolRegistry, ToolSettings, TypedTool};
 use tokio_util::sync::CancellationToken;
@@ -209,6 +209,7 @@ pub fn settings(max_turns: u32) -> Settings {
         policies: HashMap::new(),
         depth_limit: 20,
         history_limit: 50,
+        limits: Limits::default(),
         // Scenarios that want retries say so; elsewhere a provider error is final at once.
         retry: RetryPolicy {
             max_attempts: 1,
