@@ -17,6 +17,7 @@ use crate::orchestrator::approval::FixedApprover;
 use crate::orchestrator::{EventSink, Orchestrator, Outcome};
 use crate::recorder::Recorder;
 use crate::secrets::Secrets;
+use crate::signals::{Signals, Stop};
 
 /// Exit code: the run produced a final answer.
 pub const EXIT_OK: i32 = 0;
@@ -179,16 +180,31 @@ pub async fn run(
         FixedApprover::none()
     };
     let cancel = CancellationToken::new();
-    let on_interrupt = cancel.clone();
-    let watcher = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
+    let on_signal = cancel.clone();
+    // SIGINT, SIGTERM, SIGHUP and SIGQUIT all cancel the run: tools are killed, the session
+    // and trace files end whole, and the exit code says which signal it was.
+    let watcher = match Signals::install() {
+        Ok(mut signals) => Some(tokio::spawn(async move {
+            let stop = signals.recv().await;
+            on_signal.cancel();
+            stop
+        })),
+        Err(e) => {
+            eprintln!("taco: cannot watch for signals ({e}); Ctrl-C will end taco abruptly");
+            None
         }
-    });
+    };
     let outcome = orchestrator
         .run(prompt, &mut sink, &mut approver, &cancel)
         .await;
-    watcher.abort();
+    let stop = match watcher {
+        Some(watcher) if watcher.is_finished() => watcher.await.ok(),
+        Some(watcher) => {
+            watcher.abort();
+            None
+        }
+        None => None,
+    };
     let code = match &outcome {
         Outcome::Final { content, error } => {
             if !options.json && !sink.broken_pipe {
@@ -204,10 +220,16 @@ pub async fn run(
             }
         }
         Outcome::Failed(_) => EXIT_RUN_ERROR,
-        Outcome::Cancelled => {
-            let _ = writeln!(sink.err, "taco: interrupted");
-            EXIT_INTERRUPTED
-        }
+        Outcome::Cancelled => match stop {
+            Some(stop) if stop != Stop::Interrupt => {
+                let _ = writeln!(sink.err, "taco: stopped by {}", stop.name());
+                stop.exit_code()
+            }
+            _ => {
+                let _ = writeln!(sink.err, "taco: interrupted");
+                EXIT_INTERRUPTED
+            }
+        },
     };
     let _ = sink.out.flush();
     if let Some(trace) = &mut sink.trace

@@ -12,13 +12,14 @@ use taco::conversation::Message;
 use taco::event::{Event, EventData};
 use taco::exec::{self, EXIT_USAGE, ExecOptions};
 use taco::orchestrator::{Orchestrator, Settings};
+use taco::reaper;
 use taco::recorder::Recorder;
 use taco::secrets::Secrets;
 use taco::session::{self, Entry, SessionWriter};
 use taco::tools::{Policy, ToolRegistry};
-use taco::tui::Launch;
 use taco::tui::app::AppInfo;
 use taco::tui::commands::ToolInfo;
+use taco::tui::{Ended, Launch};
 
 mod logging;
 
@@ -97,10 +98,21 @@ fn main() -> ExitCode {
     let launched = std::time::Instant::now();
     let cli = Cli::parse();
     let code = match cli.command {
-        Some(Command::Exec(args)) => run_exec(&cli.global, args),
+        Some(Command::Exec(args)) => {
+            reaper::become_subreaper();
+            let code = run_exec(&cli.global, args);
+            reaper::end_descendants();
+            code
+        }
         Some(Command::Sessions) => list_sessions(),
         Some(Command::Trace { file }) => run_trace(&file, launched),
-        None => run_tui(&cli.global, launched),
+        None => {
+            // Tools' processes that escape their group come back to taco and end with it.
+            reaper::become_subreaper();
+            let code = run_tui(&cli.global, launched);
+            reaper::end_descendants();
+            code
+        }
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
@@ -238,7 +250,8 @@ fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
             launched,
         };
         match taco::tui::run(launch).await {
-            Ok(()) => exec::EXIT_OK,
+            Ok(Ended::Quit) => exec::EXIT_OK,
+            Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
                 tracing::error!("tui failed: {e}");
                 eprintln!("taco: the terminal failed: {e}");
@@ -413,7 +426,8 @@ fn run_trace(file: &std::path::Path, launched: std::time::Instant) -> i32 {
     };
     runtime.block_on(async {
         match taco::tui::run(launch).await {
-            Ok(()) => exec::EXIT_OK,
+            Ok(Ended::Quit) => exec::EXIT_OK,
+            Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
                 eprintln!("taco: the terminal failed: {e}");
                 exec::EXIT_RUN_ERROR

@@ -82,7 +82,7 @@ pub(super) fn out_of_calls(max: u32) -> ProviderError {
 }
 
 fn bytes(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")

@@ -13,6 +13,7 @@ use crate::orchestrator::Orchestrator;
 use crate::orchestrator::task::{self, Op};
 use crate::recorder::Recorder;
 use crate::session::Entry;
+use crate::signals::{Signals, Stop};
 
 pub mod app;
 pub mod commands;
@@ -47,8 +48,9 @@ pub struct Launch {
     pub launched: Instant,
 }
 
-/// Runs the TUI until the user quits. The terminal is restored however this ends.
-pub async fn run(launch: Launch) -> io::Result<()> {
+/// Runs the TUI until the user quits or a signal stops it. The terminal is restored however
+/// this ends.
+pub async fn run(launch: Launch) -> io::Result<Ended> {
     let Launch {
         info,
         orchestrator,
@@ -84,17 +86,29 @@ pub async fn run(launch: Launch) -> io::Result<()> {
         }
     };
     let mut input = EventStream::new();
+    let mut signals = match Signals::install() {
+        Ok(signals) => Some(signals),
+        Err(e) => {
+            tracing::warn!("cannot watch for signals: {e}");
+            None
+        }
+    };
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
     let mut frames: u64 = 0;
-    loop {
+    // Every way out (quit, a signal, a closed terminal, a failed draw) goes through the same
+    // wind-down below: the run is cancelled, the terminal restored, the task awaited.
+    let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
-            guard.terminal.draw(|frame| {
+            let drawn = guard.terminal.draw(|frame| {
                 let area = frame.area();
                 app.render(area, frame.buffer_mut(), now);
-            })?;
+            });
+            if let Err(e) = drawn {
+                break Err(e);
+            }
             if frames == 0 {
                 tracing::info!(
                     ms_since_launch = launched.elapsed().as_secs_f64() * 1000.0,
@@ -114,9 +128,14 @@ pub async fn run(launch: Launch) -> io::Result<()> {
                     dirty = true;
                     handle_terminal(&mut app, event)
                 }
-                Some(Err(e)) => return Err(e),
-                None => vec![Command::Quit],
+                // The terminal is gone or broken: nothing more can be shown or typed.
+                Some(Err(e)) => break Err(e),
+                None => break Ok(Ended::Quit),
             },
+            stop = recv_signal(&mut signals) => {
+                tracing::info!(signal = stop.name(), "stopping on a signal");
+                break Ok(Ended::Signal(stop));
+            }
             event = orchestrator.events.recv(), if orchestrator_alive => match event {
                 Some(event) => {
                     dirty = true;
@@ -145,6 +164,7 @@ pub async fn run(launch: Launch) -> io::Result<()> {
                 Vec::new()
             }
         };
+        let mut quit = false;
         for command in commands {
             match command {
                 Command::Op(op) => {
@@ -152,22 +172,42 @@ pub async fn run(launch: Launch) -> io::Result<()> {
                         tracing::warn!("the orchestrator task is gone; op dropped");
                     }
                 }
-                Command::Quit => {
-                    tracing::info!(
-                        frames,
-                        seconds = started.elapsed().as_secs_f64(),
-                        "tui quit"
-                    );
-                    let _ = orchestrator.ops.send(Op::Shutdown);
-                    drop(guard);
-                    // Give a running tool a moment to be cancelled and cleaned up.
-                    if let Some(handle) = orchestrator.handle {
-                        let _ = tokio::time::timeout(Duration::from_secs(2), handle).await;
-                    }
-                    return Ok(());
-                }
+                Command::Quit => quit = true,
             }
         }
+        if quit {
+            break Ok(Ended::Quit);
+        }
+    };
+    tracing::info!(
+        frames,
+        seconds = started.elapsed().as_secs_f64(),
+        "tui quit"
+    );
+    // Cancels whatever runs (tools' process groups are killed) and ends the task.
+    let _ = orchestrator.ops.send(Op::Shutdown);
+    drop(guard);
+    // Give a running tool a moment to be cancelled and its session lines written.
+    if let Some(handle) = orchestrator.handle {
+        let _ = tokio::time::timeout(Duration::from_secs(2), handle).await;
+    }
+    ended
+}
+
+/// How the TUI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The user quit (or the terminal closed its input).
+    Quit,
+    /// A signal stopped it; taco exits 128 + signal.
+    Signal(Stop),
+}
+
+/// The next signal, or never when signals could not be watched.
+async fn recv_signal(signals: &mut Option<Signals>) -> Stop {
+    match signals {
+        Some(signals) => signals.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod scripted;
+pub mod tmux;
 pub mod wire;
 
 use std::collections::VecDeque;

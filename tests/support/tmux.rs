@@ -1,0 +1,98 @@
+//! A tmux server of the test's own, to drive the real binary in a pseudo-terminal.
+//! Needs tmux (CI installs it); without tmux the tests say so and fail.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A tmux server of our own, so tests never touch the user's sessions.
+pub struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    pub fn start(command: &str, width: u16, height: u16) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let socket = format!(
+            "taco-e2e-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let tmux = Self { socket };
+        let out = tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            &width.to_string(),
+            "-y",
+            &height.to_string(),
+            command,
+        ]);
+        assert!(
+            out.status.success(),
+            "tmux new-session failed (is tmux installed?): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tmux
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux (install it: apt-get install -y tmux)")
+    }
+
+    pub fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success());
+    }
+
+    pub fn text(&self, text: &str) {
+        assert!(
+            self.run(&["send-keys", "-t", "t", "-l", text])
+                .status
+                .success()
+        );
+    }
+
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-J", "-t", "t"]).stdout)
+            .into_owned()
+    }
+
+    /// Waits until the screen shows `needle`; panics with the screen if it never does.
+    pub fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {needle:?}; the screen shows:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+impl Tmux {
+    /// A format variable of the pane (`#{alternate_on}`, `#{mouse_any_flag}`, …).
+    pub fn pane_format(&self, format: &str) -> String {
+        let out = self.run(&["display-message", "-p", "-t", "t", format]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
