@@ -319,27 +319,75 @@ pub fn read_config(
     });
     let path = match named {
         Some(path) => {
-            if !path.is_file() {
-                return Err(ConfigError(format!(
-                    "{}: config file not found",
-                    path.display()
-                )));
-            }
+            config_file_exists(&path, true)?;
             path
         }
         None => match default_config_path() {
-            Some(path) if path.is_file() => path,
+            Some(path) if config_file_exists(&path, false)? => path,
             _ => return Ok((None, ConfigFile::default())),
         },
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = read_capped(&path)?;
+    let file = parse_config(&path, &text)?;
+    Ok((Some(path), file))
+}
+
+/// A config file larger than this is refused: it is a mistake (or `/dev/zero`), not a config.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// Whether a config file is at `path`. Something else there (a directory, a FIFO, a device),
+/// a config directory that is a file, or a file taco may not read is an error, never
+/// silently no config. A missing file is an error only when it was named (`-c`, `TACO_CONFIG`).
+fn config_file_exists(path: &Path, named: bool) -> Result<bool, ConfigError> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(true),
+        Ok(meta) if meta.is_dir() => Err(ConfigError(format!(
+            "{shown}: is a directory, not a config file"
+        ))),
+        Ok(_) => Err(ConfigError(format!(
+            "{shown}: is not a regular file (a FIFO, socket or device); give a TOML file"
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(ConfigError(format!("{shown}: config file not found")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            let parent = path
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            Err(ConfigError(format!(
+                "{shown}: the config directory {parent} (or a folder above it) is a file, not a directory"
+            )))
+        }
+        Err(e) => Err(ConfigError(format!(
+            "{shown}: cannot read the config file: {e}"
+        ))),
+    }
+}
+
+/// The file's text, refused when it is over [`MAX_CONFIG_BYTES`] or not UTF-8.
+fn read_capped(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let fail = |e: &dyn std::fmt::Display| {
         ConfigError(format!(
             "{}: cannot read the config file: {e}",
             path.display()
         ))
-    })?;
-    let file = parse_config(&path, &text)?;
-    Ok((Some(path), file))
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(&e))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(fail(&format_args!(
+            "it is larger than {} MiB",
+            MAX_CONFIG_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| fail(&"it is not UTF-8 text"))
 }
 
 /// Parses and checks config text; errors name the file and line.
@@ -497,8 +545,16 @@ fn resolve_workdir(dir: Option<&Path>) -> Result<PathBuf, ConfigError> {
         None => std::env::current_dir()
             .map_err(|e| ConfigError(format!("cannot read the current directory: {e}")))?,
     };
-    dir.canonicalize()
-        .map_err(|e| ConfigError(format!("workdir {}: {e}", dir.display())))
+    let canonical = dir
+        .canonicalize()
+        .map_err(|e| ConfigError(format!("workdir {}: {e}", dir.display())))?;
+    if !canonical.is_dir() {
+        return Err(ConfigError(format!(
+            "workdir {}: is not a directory (-C takes the workspace directory)",
+            dir.display()
+        )));
+    }
+    Ok(canonical)
 }
 
 fn tool_settings(tools: &ToolsConfig) -> ToolSettings {

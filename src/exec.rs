@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,7 +51,8 @@ struct ExecSink<W: Write, E: Write> {
     err: E,
     trace: Option<BufWriter<File>>,
     last_flush: Instant,
-    broken_pipe: bool,
+    /// Why stdout stopped taking output (a closed pipe, a full disk): reported at the end.
+    out_error: Option<io::Error>,
     recorder: Recorder,
     secrets: Arc<Secrets>,
     /// Scratch buffer for one serialized event.
@@ -75,7 +76,8 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
     fn emit(&mut self, event: Event) {
         self.recorder.event(&event);
         self.report_problem();
-        let wanted = (self.json && !self.broken_pipe) || (self.trace.is_some() && event.is_trace());
+        let wanted =
+            (self.json && self.out_error.is_none()) || (self.trace.is_some() && event.is_trace());
         if wanted && serialize(&mut self.line, &event, &self.secrets).is_err() {
             return;
         }
@@ -114,15 +116,16 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             }
             _ => {}
         }
-        if self.json && !self.broken_pipe {
+        if self.json && self.out_error.is_none() {
             let is_delta = !event.is_trace();
             let mut result = self.out.write_all(&self.line);
             if result.is_ok() && (!is_delta || self.last_flush.elapsed() >= DELTA_FLUSH_EVERY) {
                 result = self.out.flush();
                 self.last_flush = Instant::now();
             }
-            // A reader that went away (e.g. `| head`) is not an error worth more output.
-            self.broken_pipe = result.is_err();
+            // Nothing more goes to stdout once it fails; the run goes on (its session is
+            // still saved) and the exit code says stdout failed.
+            self.out_error = result.err();
         }
     }
 }
@@ -156,7 +159,17 @@ pub async fn run(
             .mode(0o600)
             .open(path)
         {
-            Ok(file) => Some(BufWriter::new(file)),
+            // `mode` applies only when the file is created; an existing file is narrowed too.
+            Ok(file) => match file.set_permissions(std::fs::Permissions::from_mode(0o600)) {
+                Ok(()) => Some(BufWriter::new(file)),
+                Err(e) => {
+                    eprintln!(
+                        "taco: cannot make the trace file {} private: {e}",
+                        path.display()
+                    );
+                    return EXIT_USAGE;
+                }
+            },
             Err(e) => {
                 eprintln!("taco: cannot create the trace file {}: {e}", path.display());
                 return EXIT_USAGE;
@@ -169,7 +182,7 @@ pub async fn run(
         err: io::stderr(),
         trace,
         last_flush: Instant::now(),
-        broken_pipe: false,
+        out_error: None,
         recorder,
         secrets: Arc::clone(&options.secrets),
         line: Vec::new(),
@@ -207,11 +220,12 @@ pub async fn run(
     };
     let code = match &outcome {
         Outcome::Final { content, error } => {
-            if !options.json && !sink.broken_pipe {
-                let _ = sink.out.write_all(content.as_bytes());
-                if !content.ends_with('\n') {
-                    let _ = sink.out.write_all(b"\n");
+            if !options.json && sink.out_error.is_none() {
+                let mut result = sink.out.write_all(content.as_bytes());
+                if result.is_ok() && !content.ends_with('\n') {
+                    result = sink.out.write_all(b"\n");
                 }
+                sink.out_error = result.err();
             }
             if error.is_some() {
                 EXIT_RUN_ERROR
@@ -231,11 +245,25 @@ pub async fn run(
             }
         },
     };
-    let _ = sink.out.flush();
-    if let Some(trace) = &mut sink.trace
-        && trace.flush().is_err()
+    if sink.out_error.is_none()
+        && let Err(e) = sink.out.flush()
     {
-        eprintln!("taco: cannot write the trace file");
+        sink.out_error = Some(e);
+    }
+    let mut code = code;
+    if let Some(e) = &sink.out_error {
+        eprintln!("taco: cannot write to stdout: {e}");
+        if code == EXIT_OK {
+            code = EXIT_RUN_ERROR;
+        }
+    }
+    if let Some(trace) = &mut sink.trace
+        && let Err(e) = trace.flush()
+    {
+        eprintln!("taco: cannot write the trace file: {e}");
+        if code == EXIT_OK {
+            code = EXIT_RUN_ERROR;
+        }
     }
     code
 }

@@ -48,7 +48,7 @@ struct GlobalArgs {
     #[arg(long, global = true, value_name = "URL")]
     base_url: Option<String>,
     /// Most model turns per request (default 10).
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: Option<u32>,
     /// Workspace directory (default: the current directory).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
@@ -350,8 +350,16 @@ fn open_session(
 fn list_sessions() -> i32 {
     match session::sessions_dir() {
         Some(dir) => {
-            print!("{}", session::format_list(&session::list(&dir)));
-            exec::EXIT_OK
+            use std::io::Write;
+            let text = session::format_list(&session::list(&dir));
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => exec::EXIT_OK,
+                Err(e) => {
+                    eprintln!("taco: cannot write to stdout: {e}");
+                    exec::EXIT_RUN_ERROR
+                }
+            }
         }
         None => {
             eprintln!("taco: there is no data directory, so there are no sessions");

@@ -500,12 +500,29 @@ pub(crate) async fn open_stream(
         Err(_) => return Err(silence("no response from", ctx.url, timeouts.idle)),
     };
     let response = check_response(response, timeouts.idle, ctx, advice).await?;
+    if sends_html(&response) {
+        return Err(ProviderError::Config(format!(
+            "{} answered with an HTML page, not a stream: is the base URL right? \
+             (OpenAI-compatible APIs usually end in /v1; Anthropic's and Ollama's do not)",
+            ctx.url
+        )));
+    }
     Ok(body_stream(
         response,
         timeouts.idle,
         ctx.url.to_string(),
         terminator,
     ))
+}
+
+/// Whether a successful response is a web page (a wrong base URL hitting a website or a
+/// proxy's login page) rather than the stream that was asked for.
+fn sends_html(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"))
 }
 
 /// The HTTP client of a provider (one per provider, connections reused). Redirects are not
