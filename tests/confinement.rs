@@ -64,6 +64,19 @@ fn names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Every entry under `dir`, symlinks not followed.
+fn all_names(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            found.extend(all_names(&entry.path()));
+        }
+        found.push(entry.path());
+    }
+    found
+}
+
 fn message(result: Result<Value, ToolError>) -> String {
     match result {
         Err(ToolError::Failed(message)) => message,
@@ -195,6 +208,13 @@ async fn race(how: Flip) {
     );
     assert!(read > 0 && refused_reads > 0, "{read}/{refused_reads}");
     assert_eq!((escaped_writes, escaped_reads), (0, 0), "{how:?}");
+    // Every temp file was renamed into place or removed.
+    let expected = ["flip", "flip.alt", "inside", "secret.txt", "x.txt"];
+    let strays: Vec<PathBuf> = all_names(&f.root)
+        .into_iter()
+        .filter(|p| !expected.iter().any(|e| p.ends_with(e)))
+        .collect();
+    assert!(strays.is_empty(), "left behind: {strays:?}");
     assert_eq!(names(&f.outside), ["secret.txt"]);
     assert_eq!(
         std::fs::read_to_string(f.outside.join("secret.txt")).unwrap(),

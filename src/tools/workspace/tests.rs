@@ -117,6 +117,29 @@ fn symlinks_are_judged_by_their_target() {
 }
 
 #[test]
+fn a_failed_rename_removes_the_temp_file() {
+    let (_d, root, _ws) = setup();
+    std::fs::create_dir(root.join("sub/d")).unwrap();
+    std::fs::write(root.join("sub/d/inner"), "").unwrap();
+    // As if `d` had become a directory after the walk looked at it: the temp file is
+    // written, then the rename over the directory fails.
+    let slot = walk::Slot {
+        dir: File::open(root.join("sub")).unwrap().into(),
+        name: "d".into(),
+        existing: None,
+        rel: PathBuf::from("sub/d"),
+    };
+    let err = error(write::replace(&slot, "sub/d", b"x"));
+    assert!(err.starts_with("cannot write 'sub/d'"), "{err}");
+    let mut names: Vec<_> = std::fs::read_dir(root.join("sub"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.txt", "d"]);
+}
+
+#[test]
 fn symlink_loops_end() {
     let (_d, root, ws) = setup();
     symlink("b", root.join("a")).unwrap();
