@@ -232,6 +232,45 @@ async fn a_directory_swapped_with_a_symlink_never_lets_a_write_or_read_escape() 
     race(Flip::DirectoryAndSymlink).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_swapped_with_a_symlink_never_lets_a_listing_or_search_escape() {
+    const CALLS: usize = 300;
+    let f = fixture();
+    std::fs::write(f.outside.join("only-outside.txt"), OUTSIDE_SECRET).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flips = flipper(&f, Flip::DirectoryAndSymlink, stop.clone());
+    let (mut listed, mut searched, mut escapes) = (0, 0, Vec::new());
+    for _ in 0..CALLS {
+        match call("list_dir", json!({"path": "flip"}), &f.ctx).await {
+            Ok(r) if r.to_string().contains("only-outside") => escapes.push(r),
+            Ok(_) => listed += 1,
+            Err(e) => assert_outside(&e),
+        }
+        // Searching the whole workspace walks into `flip` whatever it is at that moment.
+        let r = call("search_files", json!({"pattern": "secret"}), &f.ctx)
+            .await
+            .unwrap();
+        if r.to_string().contains("OUTSIDE") {
+            escapes.push(r);
+        } else {
+            searched += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flips = flips.join().unwrap();
+    eprintln!("{flips} flips; {listed} listings and {searched} searches stayed inside");
+    assert!(
+        flips > 100 && listed > 0,
+        "{flips} flips, {listed} listings"
+    );
+    assert!(
+        escapes.is_empty(),
+        "{} escapes: {:?}",
+        escapes.len(),
+        escapes.first()
+    );
+}
+
 #[tokio::test]
 async fn writes_replace_the_file_through_a_temp_file() {
     let f = fixture();

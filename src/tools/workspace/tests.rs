@@ -109,6 +109,14 @@ fn symlinks_are_judged_by_their_target() {
     assert!(is_outside(ws.write("dangling", b"")));
     let err = error(ws.open("out/secret"));
     assert!(err.contains("the symlink 'out' leads out"), "{err}");
+    let err = error(ws.open("sub/up/x"));
+    assert!(err.contains("the symlink 'sub/up' leads out"), "{err}");
+    // Here the path's own '..' leaves, after a link that stayed inside.
+    let err = error(ws.open("in/../../x"));
+    assert!(
+        is_outside(ws.open("in/../../x")) && !err.contains("symlink"),
+        "{err}"
+    );
     assert_eq!(rel(&ws, "in/a.txt"), "sub/a.txt");
     symlink("..", root.join("sub/back")).unwrap();
     assert_eq!(rel(&ws, "in/back/in/back/sub/a.txt"), "sub/a.txt");

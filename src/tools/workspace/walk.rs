@@ -52,15 +52,21 @@ pub(super) enum Stop {
 pub(super) struct Reached {
     /// Opened for reading when it is a regular file or a directory.
     pub fd: Option<OwnedFd>,
+    /// What it is (from the opened handle when there is one).
     pub kind: FileType,
+    /// Where it really is, relative to the root.
     pub rel: PathBuf,
 }
 
 /// Where a write goes: a name in a directory held open, and what the name holds now.
 pub(super) struct Slot {
+    /// The directory that holds (or will hold) the file.
     pub dir: OwnedFd,
+    /// The file's name in it.
     pub name: OsString,
+    /// What the name holds now (not followed), `None` when nothing.
     pub existing: Option<Stat>,
+    /// The file's real path relative to the root.
     pub rel: PathBuf,
 }
 
@@ -81,7 +87,9 @@ pub(super) struct Walk<'a> {
     follow: bool,
     links: u32,
     retries: u32,
-    last_link: Option<PathBuf>,
+    /// The last symlink followed, and how many components were pending before its target's
+    /// were added: a `..` among those is the link's doing, one below them the path's own.
+    last_link: Option<(PathBuf, usize)>,
 }
 
 impl<'a> Walk<'a> {
@@ -168,7 +176,11 @@ impl<'a> Walk<'a> {
         match self.held.pop() {
             Some(_) => Ok(()),
             None => Err(Stop::Outside {
-                via: self.last_link.clone(),
+                via: self
+                    .last_link
+                    .as_ref()
+                    .filter(|(_, mark)| self.pending.len() >= *mark)
+                    .map(|(link, _)| link.clone()),
             }),
         }
     }
@@ -276,8 +288,9 @@ impl<'a> Walk<'a> {
         } else {
             target
         };
+        let mark = self.pending.len();
         self.push(rest);
-        self.last_link = Some(link);
+        self.last_link = Some((link, mark));
         Ok(())
     }
 
