@@ -1,204 +1,268 @@
-//! Path confinement to the workspace.
+//! Path confinement to the workspace, without races.
 //!
-//! File tools take paths from the model. Every such path is resolved here against the
-//! workspace root (`ToolContext::workdir`, canonical) and refused when it would leave it:
-//! through `..`, as an absolute path elsewhere, or through a symlink pointing outside.
-//! The check is made on canonical paths, so symlinks are judged by where they really lead.
+//! File tools take paths from the model. They reach files only through [`Workspace`], a
+//! directory handle of the workspace root (`ToolContext::workdir`, canonical): a path is
+//! walked from that handle one component at a time (`openat` with `O_NOFOLLOW`), and
+//! whatever is found is used through the handle that was opened, never re-opened by path.
+//! A symlink swapped in between a check and a use therefore cannot lead out.
+//!
+//! Rules: relative paths and absolute paths under the root are accepted; `..` may move
+//! within the workspace but not above the root; symlinks are followed while their targets
+//! (absolute ones included) stay inside, and refused when they lead out. The kernel's
+//! `openat2(RESOLVE_BENEATH)` (and `cap-std`, which uses it) is not used because it refuses
+//! every absolute symlink, including those that point back inside the workspace.
+//!
+//! Writes go to a temp file in the target's directory that is renamed over the target; a
+//! file with several hard links is not written. A NUL byte in a path has its own error.
 
-use std::io;
-use std::path::{Component, Path, PathBuf};
+mod walk;
+mod write;
 
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+
+use self::walk::{Stop, Walk};
 use super::ToolError;
 
-/// Resolves `path` (relative to `workdir`, or absolute inside it) to an existing file or
-/// directory inside the workspace; the result is canonical.
-pub fn resolve_existing(workdir: &Path, path: &str) -> Result<PathBuf, ToolError> {
-    let resolved = resolve_for_write(workdir, path)?;
-    // `resolve_for_write` canonicalized the whole path if it exists; otherwise the tail
-    // was re-appended and the target is missing.
-    match std::fs::symlink_metadata(&resolved) {
-        Ok(_) => Ok(resolved),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(ToolError::failed(format!(
-            "path '{path}' does not exist in the workspace {}",
-            workdir.display()
-        ))),
-        Err(e) => Err(ToolError::failed(format!("cannot access '{path}': {e}"))),
+/// The workspace root, opened; every file tool reaches files through it.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    fd: OwnedFd,
+}
+
+/// An existing entry of the workspace, opened.
+#[derive(Debug)]
+pub struct Opened {
+    /// Where it really is, relative to the root (symlinks resolved); empty for the root.
+    pub rel: PathBuf,
+    /// What it is.
+    pub entry: Entry,
+}
+
+/// What an opened entry is.
+#[derive(Debug)]
+pub enum Entry {
+    /// A regular file, open for reading.
+    File(File),
+    /// A directory, open for reading its entries (see [`list`]).
+    Dir(OwnedFd),
+    /// A FIFO, socket or device: not opened, since that could block.
+    Other,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The file's path relative to the root, for results.
+    pub shown: String,
+    /// Whether an existing file was replaced (else it was created).
+    pub replaced: bool,
+}
+
+/// One entry of a listed directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The entry's name.
+    pub name: String,
+    /// Its type; symlinks are not followed.
+    pub kind: ListedKind,
+    /// Its size in bytes, for anything but directories and symlinks.
+    pub size: Option<u64>,
+}
+
+/// The type of a listed entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListedKind {
+    /// A directory.
+    Dir,
+    /// A symlink (never followed when listing).
+    Symlink,
+    /// Anything else: regular files, and FIFOs, sockets and devices.
+    File,
+}
+
+impl Opened {
+    /// The path for results: relative to the root, "." for the root itself.
+    pub fn shown(&self) -> String {
+        shown(&self.rel)
     }
 }
 
-/// Resolves `path` to a location inside the workspace that may not exist yet: the nearest
-/// existing ancestor is canonicalized and checked, the missing components are re-appended.
-pub fn resolve_for_write(workdir: &Path, path: &str) -> Result<PathBuf, ToolError> {
-    let joined = join(workdir, path);
-    let components: Vec<Component<'_>> = joined.components().collect();
-    for split in (1..=components.len()).rev() {
-        let prefix: PathBuf = components[..split].iter().collect();
-        match std::fs::symlink_metadata(&prefix) {
-            Ok(_) => {}
-            // ENOENT and ENOTDIR both mean "this prefix does not exist"; keep climbing.
-            Err(_) => continue,
-        }
-        let base = std::fs::canonicalize(&prefix).map_err(|e| {
+impl Workspace {
+    /// Opens the workspace root (canonical, as `ToolContext::workdir` is).
+    pub fn new(root: &Path) -> Result<Self, ToolError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(rustix::fs::CWD, root, flags, Mode::empty()).map_err(|e| {
             ToolError::failed(format!(
-                "cannot resolve '{path}': {} ({e}); a broken symlink is not followed",
-                prefix.display()
+                "cannot open the workspace {}: {}",
+                root.display(),
+                std::io::Error::from(e)
             ))
         })?;
-        if !base.starts_with(workdir) {
-            return Err(outside(workdir, path));
-        }
-        return append_missing(base, &components[split..], workdir, path);
+        Ok(Self {
+            root: root.to_path_buf(),
+            fd,
+        })
     }
-    // Only reachable when not even the root exists, which would be a broken system.
-    Err(outside(workdir, path))
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Opens an existing entry named by the model: relative to the root, or absolute under
+    /// it; symlinks are followed while they stay inside.
+    pub fn open(&self, given: &str) -> Result<Opened, ToolError> {
+        let rel = self.relative(given)?;
+        let reached = Walk::new(&self.root, self.fd.as_fd(), &rel, true)
+            .open()
+            .map_err(|stop| self.refusal(given, stop))?;
+        Ok(opened(reached))
+    }
+
+    /// Opens an existing entry by its real path relative to the root, refusing any symlink
+    /// on the way (for walkers, which already know where entries really are).
+    pub fn open_exact(&self, rel: &Path) -> Result<Opened, ToolError> {
+        let given = rel.to_string_lossy();
+        if rel.is_absolute() {
+            return Err(self.refusal(&given, Stop::Outside { via: None }));
+        }
+        let reached = Walk::new(&self.root, self.fd.as_fd(), rel, false)
+            .open()
+            .map_err(|stop| self.refusal(&given, stop))?;
+        Ok(opened(reached))
+    }
+
+    /// Writes a whole file named by the model, creating missing parent directories: the
+    /// content goes to a temp file beside it that is then renamed over it. A symlink inside
+    /// the workspace is written through: its target is replaced and the link kept.
+    pub fn write(&self, given: &str, content: &[u8]) -> Result<Written, ToolError> {
+        let rel = self.relative(given)?;
+        let slot = Walk::new(&self.root, self.fd.as_fd(), &rel, true)
+            .slot()
+            .map_err(|stop| self.refusal(given, stop))?;
+        let shown = shown(&slot.rel);
+        let replaced = write::replace(&slot, &shown, content)?;
+        Ok(Written { shown, replaced })
+    }
+
+    /// The path given by the model, relative to the root.
+    fn relative(&self, given: &str) -> Result<PathBuf, ToolError> {
+        if given.contains('\0') {
+            return Err(ToolError::failed(format!(
+                "path contains a NUL byte: {given:?}; file names cannot contain one"
+            )));
+        }
+        let path = Path::new(given);
+        if !path.is_absolute() {
+            return Ok(path.to_path_buf());
+        }
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => Ok(rel.to_path_buf()),
+            Err(_) => Err(self.refusal(given, Stop::Outside { via: None })),
+        }
+    }
+
+    /// The error for a walk that stopped, naming the path as the model gave it.
+    fn refusal(&self, given: &str, stop: Stop) -> ToolError {
+        let root = self.root.display();
+        ToolError::failed(match stop {
+            Stop::Outside { via: None } => {
+                format!("path '{given}' is outside the workspace {root}")
+            }
+            Stop::Outside { via: Some(link) } => format!(
+                "path '{given}' is outside the workspace {root}: the symlink '{}' leads out of it",
+                link.display()
+            ),
+            Stop::Missing => format!("path '{given}' does not exist in the workspace {root}"),
+            Stop::UpAfterMissing => format!(
+                "path '{given}' uses '..' after a directory that does not exist; \
+                 give a path inside the workspace {root}"
+            ),
+            Stop::NotDir(at) => format!(
+                "cannot resolve '{given}': '{}' is not a directory",
+                shown(&at)
+            ),
+            Stop::Symlink(at) => format!(
+                "cannot open '{given}': '{}' is a symlink, not followed here",
+                shown(&at)
+            ),
+            Stop::IsDir(at) => format!("'{}' is a directory", shown(&at)),
+            Stop::TooManyLinks => {
+                format!("cannot resolve '{given}': too many levels of symbolic links")
+            }
+            Stop::Unstable => format!(
+                "cannot resolve '{given}': it kept changing while it was looked up; try again"
+            ),
+            Stop::Io(at, e) => format!("cannot access '{}': {e}", shown(&at)),
+        })
+    }
+}
+
+/// The entries of an opened directory ("." and ".." left out), unsorted.
+pub fn list(dir: &OwnedFd) -> std::io::Result<Vec<Listed>> {
+    let mut entries = Vec::new();
+    for item in rustix::fs::Dir::read_from(dir)? {
+        // An entry that vanished or cannot be read is skipped, not fatal.
+        let Ok(item) = item else { continue };
+        let name = item.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let name = String::from_utf8_lossy(name).into_owned();
+        let stat = || rustix::fs::statat(dir, item.file_name(), AtFlags::SYMLINK_NOFOLLOW).ok();
+        let kind = match item.file_type() {
+            // Some file systems do not tell the type in the directory entry.
+            FileType::Unknown => match stat() {
+                Some(s) => FileType::from_raw_mode(s.st_mode),
+                None => continue,
+            },
+            kind => kind,
+        };
+        let (kind, size) = match kind {
+            FileType::Directory => (ListedKind::Dir, None),
+            FileType::Symlink => (ListedKind::Symlink, None),
+            _ => (
+                ListedKind::File,
+                stat().and_then(|s| u64::try_from(s.st_size).ok()),
+            ),
+        };
+        entries.push(Listed { name, kind, size });
+    }
+    Ok(entries)
 }
 
 /// Shows `path` relative to the workspace root for results ("." for the root itself).
 pub fn display_relative(workdir: &Path, path: &Path) -> String {
     match path.strip_prefix(workdir) {
-        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Ok(rel) => shown(rel),
         Err(_) => path.to_string_lossy().into_owned(),
     }
 }
 
-/// The path as given, anchored at the workspace when relative; "" means the workspace.
-fn join(workdir: &Path, path: &str) -> PathBuf {
-    let given = Path::new(path);
-    if given.is_absolute() {
-        given.to_path_buf()
+fn shown(rel: &Path) -> String {
+    if rel.as_os_str().is_empty() {
+        ".".to_string()
     } else {
-        workdir.join(given)
+        rel.to_string_lossy().into_owned()
     }
 }
 
-/// Re-appends components that do not exist yet. They cannot be symlinks, but `..` among
-/// them could still climb out, so it is refused rather than interpreted.
-fn append_missing(
-    mut base: PathBuf,
-    rest: &[Component<'_>],
-    workdir: &Path,
-    path: &str,
-) -> Result<PathBuf, ToolError> {
-    for component in rest {
-        match component {
-            Component::Normal(name) => base.push(name),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(ToolError::failed(format!(
-                    "path '{path}' uses '..' after a directory that does not exist; \
-                     give a path inside the workspace {}",
-                    workdir.display()
-                )));
-            }
-            Component::RootDir | Component::Prefix(_) => return Err(outside(workdir, path)),
-        }
+fn opened(reached: walk::Reached) -> Opened {
+    let entry = match (reached.kind, reached.fd) {
+        (FileType::RegularFile, Some(fd)) => Entry::File(fd.into()),
+        (FileType::Directory, Some(fd)) => Entry::Dir(fd),
+        _ => Entry::Other,
+    };
+    Opened {
+        rel: reached.rel,
+        entry,
     }
-    Ok(base)
-}
-
-fn outside(workdir: &Path, path: &str) -> ToolError {
-    ToolError::failed(format!(
-        "path '{path}' is outside the workspace {}",
-        workdir.display()
-    ))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::symlink;
-
-    fn setup() -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap().join("ws");
-        std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::write(root.join("sub/a.txt"), "a").unwrap();
-        (dir, root)
-    }
-
-    fn is_outside(r: Result<PathBuf, ToolError>) -> bool {
-        matches!(r, Err(ToolError::Failed(m)) if m.contains("outside the workspace"))
-    }
-
-    #[test]
-    fn relative_absolute_and_dot() {
-        let (_d, root) = setup();
-        assert_eq!(resolve_existing(&root, "").unwrap(), root);
-        assert_eq!(resolve_existing(&root, ".").unwrap(), root);
-        assert_eq!(
-            resolve_existing(&root, "sub/a.txt").unwrap(),
-            root.join("sub/a.txt")
-        );
-        assert_eq!(
-            resolve_existing(&root, "./sub/../sub/a.txt").unwrap(),
-            root.join("sub/a.txt")
-        );
-        let abs = root.join("sub/a.txt");
-        assert_eq!(resolve_existing(&root, abs.to_str().unwrap()).unwrap(), abs);
-    }
-
-    #[test]
-    fn refuses_escapes() {
-        let (_d, root) = setup();
-        assert!(is_outside(resolve_existing(&root, "..")));
-        assert!(is_outside(resolve_existing(&root, "../x")));
-        assert!(is_outside(resolve_existing(&root, "sub/../../x")));
-        assert!(is_outside(resolve_existing(&root, "/etc/passwd")));
-        assert!(is_outside(resolve_for_write(&root, "../new/file")));
-        assert!(is_outside(resolve_for_write(&root, "/tmp/taco-new-file")));
-        let err = resolve_existing(&root, "../x").unwrap_err().to_string();
-        assert!(err.contains(&root.display().to_string()), "{err}");
-    }
-
-    #[test]
-    fn missing_inside_is_not_found() {
-        let (_d, root) = setup();
-        let err = resolve_existing(&root, "nope.txt").unwrap_err().to_string();
-        assert!(err.contains("does not exist"), "{err}");
-    }
-
-    #[test]
-    fn write_targets_may_not_exist() {
-        let (_d, root) = setup();
-        assert_eq!(
-            resolve_for_write(&root, "x/y/z.txt").unwrap(),
-            root.join("x/y/z.txt")
-        );
-        assert_eq!(
-            resolve_for_write(&root, "sub/./n.txt").unwrap(),
-            root.join("sub/n.txt")
-        );
-        let err = resolve_for_write(&root, "new/../x")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("'..'"), "{err}");
-    }
-
-    #[test]
-    fn symlinks_are_judged_by_their_target() {
-        let (dir, root) = setup();
-        let outside_dir = dir.path().canonicalize().unwrap().join("outside");
-        std::fs::create_dir_all(&outside_dir).unwrap();
-        std::fs::write(outside_dir.join("secret"), "s").unwrap();
-        symlink(&outside_dir, root.join("out")).unwrap();
-        symlink(root.join("sub"), root.join("in")).unwrap();
-        symlink(outside_dir.join("missing"), root.join("dangling")).unwrap();
-        assert!(is_outside(resolve_existing(&root, "out/secret")));
-        assert!(is_outside(resolve_for_write(&root, "out/new.txt")));
-        assert!(is_outside(resolve_for_write(&root, "out")));
-        assert!(resolve_for_write(&root, "dangling").is_err());
-        assert_eq!(
-            resolve_existing(&root, "in/a.txt").unwrap(),
-            root.join("sub/a.txt")
-        );
-    }
-
-    #[test]
-    fn display_is_relative() {
-        let root = Path::new("/w");
-        assert_eq!(display_relative(root, Path::new("/w")), ".");
-        assert_eq!(display_relative(root, Path::new("/w/a/b")), "a/b");
-        assert_eq!(display_relative(root, Path::new("/x")), "/x");
-    }
-}
+mod tests;

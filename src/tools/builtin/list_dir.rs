@@ -1,13 +1,11 @@
 //! `list_dir`: the entries of a directory in the workspace.
 
-use std::path::Path;
-
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::blocking;
-use crate::tools::workspace::{display_relative, resolve_existing};
+use crate::tools::workspace::{Entry, ListedKind, Workspace, list};
 use crate::tools::{ToolContext, ToolError, TypedTool};
 
 /// At most this many entries are returned; a bigger directory gets a note.
@@ -25,7 +23,7 @@ pub struct ListDirParams {
     pub path: Option<String>,
 }
 
-struct Entry {
+struct Item {
     name: String,
     kind: &'static str,
     size: Option<u64>,
@@ -39,37 +37,33 @@ impl TypedTool for ListDir {
 
     async fn run(&self, params: ListDirParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let given = params.path.unwrap_or_else(|| ".".to_string());
-        let dir = resolve_existing(&ctx.workdir, &given)?;
         let workdir = ctx.workdir.clone();
-        blocking(move || list(&workdir, &dir, &given)).await
+        blocking(move || list_dir(&Workspace::new(&workdir)?, &given)).await
     }
 }
 
-fn list(workdir: &Path, dir: &Path, given: &str) -> Result<Value, ToolError> {
-    if !dir.is_dir() {
+fn list_dir(ws: &Workspace, given: &str) -> Result<Value, ToolError> {
+    let opened = ws.open(given)?;
+    let path = opened.shown();
+    let Entry::Dir(dir) = opened.entry else {
         return Err(ToolError::failed(format!(
             "'{given}' is not a directory; use read_file to read a file"
         )));
-    }
-    let reader = std::fs::read_dir(dir)
-        .map_err(|e| ToolError::failed(format!("cannot list '{given}': {e}")))?;
-    let mut entries = Vec::new();
-    for item in reader {
-        // An entry that vanished or cannot be read is skipped, not fatal.
-        let Ok(item) = item else { continue };
-        let Ok(file_type) = item.file_type() else {
-            continue;
-        };
-        let (kind, size) = if file_type.is_symlink() {
-            ("symlink", None)
-        } else if file_type.is_dir() {
-            ("dir", None)
-        } else {
-            ("file", item.metadata().ok().map(|m| m.len()))
-        };
-        let name = item.file_name().to_string_lossy().into_owned();
-        entries.push(Entry { name, kind, size });
-    }
+    };
+    let listed =
+        list(&dir).map_err(|e| ToolError::failed(format!("cannot list '{given}': {e}")))?;
+    let mut entries: Vec<Item> = listed
+        .into_iter()
+        .map(|e| Item {
+            name: e.name,
+            kind: match e.kind {
+                ListedKind::Dir => "dir",
+                ListedKind::Symlink => "symlink",
+                ListedKind::File => "file",
+            },
+            size: e.size,
+        })
+        .collect();
     entries.sort_by(|a, b| (a.kind != "dir", &a.name).cmp(&(b.kind != "dir", &b.name)));
     let total = entries.len();
     let shown: Vec<Value> = entries
@@ -81,7 +75,7 @@ fn list(workdir: &Path, dir: &Path, given: &str) -> Result<Value, ToolError> {
         })
         .collect();
     let mut result = json!({
-        "path": display_relative(workdir, dir),
+        "path": path,
         "entries": shown,
         "total": total,
     });
@@ -106,7 +100,7 @@ mod tests {
         std::fs::create_dir(root.join("zdir")).unwrap();
         std::fs::write(root.join("a.txt"), "12345").unwrap();
         std::fs::write(root.join("B.txt"), "").unwrap();
-        let result = list(&root, &root, ".").unwrap();
+        let result = list_dir(&Workspace::new(&root).unwrap(), ".").unwrap();
         let names: Vec<&str> = result["entries"]
             .as_array()
             .unwrap()

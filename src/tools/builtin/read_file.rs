@@ -1,14 +1,13 @@
 //! `read_file`: a text file in the workspace, whole or by line range.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{blocking, looks_binary, truncate_str};
-use crate::tools::workspace::{display_relative, resolve_existing};
+use crate::tools::workspace::{Entry, Opened, Workspace};
 use crate::tools::{ToolContext, ToolError, TypedTool};
 
 /// Reads a text file, optionally a window of lines, capped at `max_output_bytes`.
@@ -39,39 +38,38 @@ impl TypedTool for ReadFile {
         content was truncated; read large files in pieces with offset and limit.";
 
     async fn run(&self, params: ReadFileParams, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let path = resolve_existing(&ctx.workdir, &params.path)?;
         let workdir = ctx.workdir.clone();
         let cap = ctx.settings.max_output_bytes;
-        blocking(move || read(&workdir, &path, &params, cap)).await
+        blocking(move || {
+            let opened = Workspace::new(&workdir)?.open(&params.path)?;
+            read(opened, &params, cap)
+        })
+        .await
     }
 }
 
-fn read(
-    workdir: &Path,
-    path: &Path,
-    params: &ReadFileParams,
-    cap: usize,
-) -> Result<Value, ToolError> {
-    let shown_path = display_relative(workdir, path);
-    if path.is_dir() {
-        return Err(ToolError::failed(format!(
-            "'{shown_path}' is a directory; use list_dir to list it"
-        )));
-    }
-    // Opening a FIFO or a device could block forever or never end.
-    if !path.is_file() {
-        return Err(ToolError::failed(format!(
-            "'{shown_path}' is not a regular file"
-        )));
-    }
-    let file = std::fs::File::open(path)
-        .map_err(|e| ToolError::failed(format!("cannot read '{shown_path}': {e}")))?;
+fn read(opened: Opened, params: &ReadFileParams, cap: usize) -> Result<Value, ToolError> {
+    let shown_path = opened.shown();
+    let file = match opened.entry {
+        Entry::File(file) => file,
+        Entry::Dir(_) => {
+            return Err(ToolError::failed(format!(
+                "'{shown_path}' is a directory; use list_dir to list it"
+            )));
+        }
+        // A FIFO or a device could block forever or never end; it was not even opened.
+        Entry::Other => {
+            return Err(ToolError::failed(format!(
+                "'{shown_path}' is not a regular file"
+            )));
+        }
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = BufReader::new(file);
     let head = reader
         .fill_buf()
         .map_err(|e| ToolError::failed(format!("cannot read '{shown_path}': {e}")))?;
     if looks_binary(head) {
-        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         return Err(ToolError::failed(format!(
             "'{shown_path}' is a binary file ({size} bytes); read_file only shows text"
         )));

@@ -1,5 +1,6 @@
 //! `search_files`: a regex search over the workspace that honours ignore files.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use ignore::WalkBuilder;
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{blocking, cancelled, looks_binary, truncate_str};
-use crate::tools::workspace::{display_relative, resolve_existing};
+use crate::tools::workspace::{Entry, Workspace, display_relative};
 use crate::tools::{ToolContext, ToolError, TypedTool};
 
 /// Matches returned when the model gives no `max_results`.
@@ -56,25 +57,15 @@ impl TypedTool for SearchFiles {
     async fn run(&self, params: SearchFilesParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let regex = Regex::new(&params.pattern)
             .map_err(|e| ToolError::InvalidArguments(format!("invalid regex: {e}")))?;
-        let root = resolve_existing(&ctx.workdir, params.path.as_deref().unwrap_or("."))?;
-        // A glob only makes sense for a directory; a single file is searched as asked.
-        let glob = match params
-            .glob
-            .as_deref()
-            .filter(|g| !g.is_empty() && root.is_dir())
-        {
-            Some(glob) => Some(build_glob(&root, glob)?),
-            None => None,
-        };
         // Cancelled with the turn, and also when this future is dropped (runner timeout),
         // so the blocking walk never outlives the call for long.
         let token = ctx.cancel.child_token();
         let _stop_walk = token.clone().drop_guard();
         let search = Search {
             workdir: ctx.workdir.clone(),
-            root,
+            path: params.path.unwrap_or_else(|| ".".to_string()),
             regex,
-            glob,
+            glob: params.glob.filter(|g| !g.is_empty()),
             max_results: params
                 .max_results
                 .unwrap_or(DEFAULT_RESULTS)
@@ -99,9 +90,10 @@ fn build_glob(root: &Path, glob: &str) -> Result<Override, ToolError> {
 
 struct Search {
     workdir: PathBuf,
-    root: PathBuf,
+    /// The directory or file to search, as the model gave it.
+    path: String,
     regex: Regex,
-    glob: Option<Override>,
+    glob: Option<String>,
     max_results: usize,
     max_bytes: usize,
     cancel: CancellationToken,
@@ -109,7 +101,17 @@ struct Search {
 
 impl Search {
     fn run(self) -> Result<Value, ToolError> {
-        let walker = WalkBuilder::new(&self.root)
+        let ws = Workspace::new(&self.workdir)?;
+        let start = ws.open(&self.path)?;
+        // The walk starts where the path really leads (symlinks resolved), so that each file
+        // it finds can be reopened below by its real path, with no symlink on the way.
+        let root = self.workdir.join(&start.rel);
+        // A glob only makes sense for a directory; a single file is searched as asked.
+        let glob = match self.glob.as_deref() {
+            Some(glob) if matches!(start.entry, Entry::Dir(_)) => Some(build_glob(&root, glob)?),
+            _ => None,
+        };
+        let walker = WalkBuilder::new(&root)
             // Honour .gitignore even when the workspace is not a git repository.
             .require_git(false)
             .build();
@@ -129,12 +131,16 @@ impl Search {
             }
             let path = entry.path();
             // The glob filters files only, after the ignore rules (an override would win over them).
-            if let Some(glob) = &self.glob
+            if let Some(glob) = &glob
                 && !glob.matched(path, false).is_whitelist()
             {
                 continue;
             }
-            let Some(text) = read_text(path) else {
+            let Some(text) = path
+                .strip_prefix(&self.workdir)
+                .ok()
+                .and_then(|rel| read_text(&ws, rel))
+            else {
                 continue;
             };
             files_searched += 1;
@@ -168,13 +174,20 @@ impl Search {
     }
 }
 
-/// The file as text, or `None` when it is binary, too big or unreadable.
-fn read_text(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > MAX_FILE_BYTES {
+/// The file as text, or `None` when it is binary, too big, unreadable or reached through a
+/// symlink. The walker found it by path; it is reopened through the workspace handle so
+/// that a directory swapped for a symlink since cannot lead the read outside.
+fn read_text(ws: &Workspace, rel: &Path) -> Option<String> {
+    let Entry::File(file) = ws.open_exact(rel).ok()?.entry else {
+        return None;
+    };
+    let len = file.metadata().ok()?.len();
+    if len > MAX_FILE_BYTES {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // Bounded even if the file grows meanwhile.
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
     if looks_binary(&bytes) {
         return None;
     }
