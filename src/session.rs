@@ -6,6 +6,7 @@
 //! plain `Event` JSON, as `exec --trace` writes them), in the order they happened. Because
 //! event lines are the same as a trace file's, [`load`] reads both.
 
+mod compact;
 mod index;
 mod reader;
 mod writer;
@@ -22,7 +23,7 @@ pub use reader::{Loaded, load};
 pub use writer::SessionWriter;
 
 /// Format version written in headers.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The first line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::compact::Expander;
 use super::{Entry, FORMAT_VERSION, SessionError, SessionHeader};
 use crate::conversation::Message;
 use crate::event::Event;
@@ -31,7 +32,7 @@ pub struct Loaded {
 pub fn load(path: &Path) -> Result<Loaded, SessionError> {
     let mut header = None;
     let mut entries = Vec::new();
-    let warnings = scan(path, |item| match item {
+    let warnings = scan(path, true, |item| match item {
         Item::Header(h) => header = Some(h),
         Item::Entry(e) => entries.push(e),
     })?;
@@ -62,8 +63,14 @@ enum Line {
 
 /// Reads `path` line by line, handing each understood line to `on` (so callers that only
 /// summarize keep no entries), and returns the warnings. A file with nothing understood is
-/// an error.
-pub(super) fn scan(path: &Path, mut on: impl FnMut(Item)) -> Result<Vec<String>, SessionError> {
+/// an error. `expand` restores what the writer wrote only once (see `compact`); summaries
+/// do not need it.
+pub(super) fn scan(
+    path: &Path,
+    expand: bool,
+    mut on: impl FnMut(Item),
+) -> Result<Vec<String>, SessionError> {
+    let mut expander = expand.then(Expander::default);
     let not_session = |reason: String| SessionError::NotSession {
         path: path.to_path_buf(),
         reason,
@@ -104,7 +111,7 @@ pub(super) fn scan(path: &Path, mut on: impl FnMut(Item)) -> Result<Vec<String>,
         if let Some(n) = unparsed.take() {
             warnings.skip(n, "is not valid JSON", " (perhaps cut short by a crash)");
         }
-        match parse_line(line) {
+        match parse_line(line, expander.as_mut()) {
             Line::Header(header) if !saw_header && understood == 0 => {
                 saw_header = true;
                 understood += 1;
@@ -153,6 +160,11 @@ pub(super) fn scan(path: &Path, mut on: impl FnMut(Item)) -> Result<Vec<String>,
             " (the session was probably interrupted)",
         );
     }
+    if let Some(lost) = expander.map(|e| e.lost).filter(|&n| n > 0) {
+        warnings.push(format!(
+            "the arguments of {lost} tool calls were lost with a damaged line; they show as null"
+        ));
+    }
     Ok(warnings.finish())
 }
 
@@ -166,16 +178,19 @@ pub(super) fn read_header(
         .take(MAX_LINE)
         .read_until(b'\n', &mut buf)
         .map_err(|e| SessionError::io(path, e))?;
-    Ok(match parse_line(buf.trim_ascii()) {
+    Ok(match parse_line(buf.trim_ascii(), None) {
         Line::Header(header) => Some(header),
         _ => None,
     })
 }
 
-fn parse_line(bytes: &[u8]) -> Line {
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+fn parse_line(bytes: &[u8], expander: Option<&mut Expander>) -> Line {
+    let Ok(mut value) = serde_json::from_slice::<Value>(bytes) else {
         return Line::NotJson;
     };
+    if let Some(expander) = expander {
+        expander.expand(&mut value);
+    }
     let Some(kind) = value.get("type").and_then(Value::as_str) else {
         return Line::NotEntry;
     };
@@ -244,17 +259,22 @@ mod tests {
     #[test]
     fn unknown_event_types_are_told_apart_from_damaged_ones() {
         let unknown = br#"{"type":"telepathy","timestamp":1,"request_id":"r","data":{}}"#;
-        assert!(matches!(parse_line(unknown), Line::Unknown(k) if k == "telepathy"));
+        assert!(matches!(parse_line(unknown, None), Line::Unknown(k) if k == "telepathy"));
         let damaged = br#"{"type":"retry","timestamp":1,"request_id":"r","data":{"attempt":"x"}}"#;
-        assert!(matches!(parse_line(damaged), Line::Malformed { kind, .. } if kind == "retry"));
+        assert!(
+            matches!(parse_line(damaged, None), Line::Malformed { kind, .. } if kind == "retry")
+        );
         let event =
             br#"{"type":"max_turns_reached","timestamp":1,"request_id":"r","data":{"turns":3}}"#;
-        assert!(matches!(parse_line(event), Line::Entry(Entry::Event(_))));
-        assert!(matches!(parse_line(b"[1,2]"), Line::NotEntry));
-        assert!(matches!(parse_line(b"{\"type\":"), Line::NotJson));
-        assert!(matches!(parse_line(&[0xff, 0xfe, 0]), Line::NotJson));
+        assert!(matches!(
+            parse_line(event, None),
+            Line::Entry(Entry::Event(_))
+        ));
+        assert!(matches!(parse_line(b"[1,2]", None), Line::NotEntry));
+        assert!(matches!(parse_line(b"{\"type\":", None), Line::NotJson));
+        assert!(matches!(parse_line(&[0xff, 0xfe, 0], None), Line::NotJson));
         let message = br#"{"type":"message","timestamp":1}"#;
-        assert!(matches!(parse_line(message), Line::Malformed { .. }));
+        assert!(matches!(parse_line(message, None), Line::Malformed { .. }));
     }
 
     #[test]

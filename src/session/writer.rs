@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::borrow::Cow;
 
 use serde::Serialize;
+use serde_json::Value;
 
+use super::compact::Compactor;
 use super::{FORMAT_VERSION, SessionError, SessionHeader, reader, utc_parts};
 use crate::conversation::Message;
 use crate::event::{Event, unix_ms};
@@ -33,6 +35,8 @@ pub struct SessionWriter {
     torn: bool,
     /// Key values that never reach the file.
     secrets: Arc<Secrets>,
+    /// Writes each tool call's arguments once.
+    compactor: Compactor,
 }
 
 #[derive(Serialize)]
@@ -48,7 +52,17 @@ struct MessageLine<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     timestamp: u64,
-    data: &'a Message,
+    data: &'a Value,
+}
+
+/// An event line whose data was compacted (see `compact`).
+#[derive(Serialize)]
+struct EventLine<'a> {
+    timestamp: u64,
+    request_id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    data: &'a Value,
 }
 
 impl SessionWriter {
@@ -87,6 +101,7 @@ impl SessionWriter {
                 line: Vec::new(),
                 torn: false,
                 secrets: Arc::default(),
+                compactor: Compactor::default(),
             };
             if let Err(e) = writer.write_line(&HeaderLine {
                 kind: "session",
@@ -134,6 +149,7 @@ impl SessionWriter {
             line: Vec::new(),
             torn,
             secrets: Arc::default(),
+            compactor: Compactor::default(),
         })
     }
 
@@ -154,19 +170,35 @@ impl SessionWriter {
 
     /// Appends one conversation message (a line `{"type":"message","timestamp":…,"data":<Message>}`), flushed.
     pub fn message(&mut self, message: &Message) -> io::Result<()> {
+        let mut data = serde_json::to_value(message)?;
+        self.compactor.compact("message", &mut data);
         self.write_line(&MessageLine {
             kind: "message",
             timestamp: unix_ms(),
-            data: message,
+            data: &data,
         })
     }
 
-    /// Appends one event as its own JSON line (exactly the `Event` serialization, like `exec --trace`), flushed; deltas are skipped.
+    /// Appends one event as its own JSON line (the `Event` serialization, like `exec --trace`, with
+    /// each tool call's arguments written once: see `compact`), flushed; deltas are skipped.
     pub fn event(&mut self, event: &Event) -> io::Result<()> {
         if !event.is_trace() {
             return Ok(());
         }
-        self.write_line(event)
+        let kind = event.kind();
+        if !Compactor::touches(kind) {
+            return self.write_line(event);
+        }
+        // The same envelope as `Event`'s serialization, with the data compacted.
+        let mut data = serde_json::to_value(&event.data)?;
+        let mut data = data.get_mut("data").map(Value::take).unwrap_or(Value::Null);
+        self.compactor.compact(kind, &mut data);
+        self.write_line(&EventLine {
+            timestamp: event.timestamp,
+            request_id: &event.request_id,
+            kind,
+            data: &data,
+        })
     }
 
     fn write_line<T: Serialize>(&mut self, value: &T) -> io::Result<()> {
