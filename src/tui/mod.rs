@@ -176,7 +176,7 @@ fn handle_terminal(app: &mut App, event: TermEvent) -> Vec<Command> {
     match event {
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key, now),
         TermEvent::Paste(text) => {
-            app.on_paste(&text);
+            app.on_paste(&text, now);
             Vec::new()
         }
         TermEvent::Mouse(mouse) => {

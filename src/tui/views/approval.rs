@@ -1,6 +1,8 @@
 //! The inline approval dialog (DESIGN §7): one pending call at a time, decided with one key.
 //! Keys are letters that never renumber: `y` once, `t` this turn, `a` this session, `n` deny.
 
+use std::time::Duration;
+
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -198,8 +200,9 @@ impl ApprovalState {
         (arg_rows + lead_rows + 3).min(u16::MAX as usize) as u16
     }
 
-    /// Draws the dialog for the current call into `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// Draws the dialog for the current call into `area`; `wait` is how long its keys are
+    /// still guarded (see `App::dialog_wait`).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, wait: Option<Duration>) {
         let Some(current) = self.current() else {
             return;
         };
@@ -253,7 +256,7 @@ impl ApprovalState {
         let total: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
         let scroll = self.scroll.min(total.saturating_sub(1) as u16);
         let below = total.saturating_sub(scroll as usize + body_height as usize);
-        let footer = self.footer(theme, below);
+        let footer = self.footer(theme, below, wait);
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .scroll((scroll, 0))
@@ -266,7 +269,7 @@ impl ApprovalState {
         Paragraph::new(footer).render(footer_area, buf);
     }
 
-    fn footer(&self, theme: &Theme, below: usize) -> Vec<Line<'static>> {
+    fn footer(&self, theme: &Theme, below: usize, wait: Option<Duration>) -> Vec<Line<'static>> {
         if let Some(reason) = &self.reason {
             return vec![Line::from(vec![
                 Span::styled(
@@ -277,10 +280,18 @@ impl ApprovalState {
                 Span::styled("▏", theme.key),
             ])];
         }
+        // Guarded: the keys are dimmed and the wait comes first, so it shows at any width.
+        let (key_style, what_style) = match wait {
+            Some(_) => (theme.dim, theme.dim),
+            None => (theme.key, theme.text),
+        };
         let key = |k: &'static str, what: &'static str| {
-            [Span::styled(k, theme.key), Span::styled(what, theme.text)]
+            [Span::styled(k, key_style), Span::styled(what, what_style)]
         };
         let mut spans = Vec::new();
+        if let Some(wait) = wait {
+            spans.push(Span::styled(format!("{} · ", guard_note(wait)), theme.warn));
+        }
         for (k, what) in [
             ("y", " once  "),
             ("t", " this turn  "),
@@ -299,6 +310,13 @@ impl ApprovalState {
         }
         vec![Line::from(spans)]
     }
+}
+
+/// What a guarded dialog says instead of taking keys: `keys active in 0.3 s` (rounded up,
+/// so it never says 0.0 while still waiting).
+pub fn guard_note(wait: Duration) -> String {
+    let tenths = wait.as_millis().div_ceil(100);
+    format!("keys active in {}.{} s", tenths / 10, tenths % 10)
 }
 
 /// Arguments for a person to review: `key: value` per line, multi-line strings (file
