@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Widget};
 
 use super::{App, FLASH_FOR};
 use crate::tui::layout::{self, Focus};
+use crate::tui::safe;
 use crate::tui::theme::Theme;
 use crate::tui::views::status::Status;
 
@@ -94,6 +95,8 @@ impl App {
         if let Some(help) = &self.help {
             help.render(area, buf, &theme);
         }
+        // Last, over everything drawn: nothing from outside reaches the terminal raw.
+        safe::neutralize(buf);
     }
 
     fn render_chat(&mut self, rect: Rect, buf: &mut Buffer, now: Instant) {

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::event::Scope;
 use crate::orchestrator::approval::ApprovalAnswer;
+use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
 
 /// A call waiting for the user's decision.
@@ -218,7 +219,7 @@ impl ApprovalState {
         let title = Line::from(vec![
             Span::styled(" Approve ", theme.warn),
             Span::styled(
-                current.name.clone(),
+                escape(&current.name).replace('\n', "^J"),
                 theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
             ),
             Span::styled(format!("?{batch} "), theme.warn),
@@ -240,7 +241,10 @@ impl ApprovalState {
             let last: Vec<&str> = lead.lines().filter(|l| !l.trim().is_empty()).collect();
             let start = last.len().saturating_sub(2);
             for line in &last[start..] {
-                lines.push(Line::styled(format!("“{}”", line.trim()), theme.dim));
+                lines.push(Line::styled(
+                    format!("“{}”", escape(line.trim())),
+                    theme.dim,
+                ));
             }
         }
         for line in pretty(&current.arguments).lines() {
@@ -320,37 +324,42 @@ pub fn guard_note(wait: Duration) -> String {
 }
 
 /// Arguments for a person to review: `key: value` per line, multi-line strings (file
-/// contents, scripts) shown as the text they are, other values as indented JSON.
+/// contents, scripts) shown as the text they are, other values as indented JSON. Controls
+/// show as placeholders (`^[`, see `safe::escape`): what is approved is what is seen.
 pub fn pretty(arguments: &Value) -> String {
     let Value::Object(map) = arguments else {
-        return serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+        // JSON escapes C0 controls but not C1 controls or bidi overrides.
+        return escape(&json_text(arguments)).into_owned();
     };
     // Short values first, so `path` or `command` is seen before a long file body.
     let mut fields: Vec<(&String, &Value)> = map.iter().collect();
     fields.sort_by_key(|(_, v)| matches!(v, Value::String(t) if t.contains('\n')));
     let mut out = String::new();
     for (key, value) in fields {
+        let key = escape(key).replace('\n', "^J");
         match value {
             Value::String(text) if text.contains('\n') => {
-                out.push_str(key);
+                out.push_str(&key);
                 out.push_str(":\n");
                 for line in text.lines() {
                     out.push_str("  ");
-                    out.push_str(line);
+                    out.push_str(&escape(line));
                     out.push('\n');
                 }
             }
             Value::String(text) => {
-                out.push_str(&format!("{key}: {text}\n"));
+                out.push_str(&format!("{key}: {}\n", escape(text)));
             }
             other => {
-                let json =
-                    serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string());
-                out.push_str(&format!("{key}: {json}\n"));
+                out.push_str(&format!("{key}: {}\n", escape(&json_text(other))));
             }
         }
     }
     out
+}
+
+fn json_text(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
 #[cfg(test)]
