@@ -14,6 +14,7 @@ use serde_json::json;
 use taco::event::{Event, EventData, InputKind, InputRequest, Scope};
 use taco::orchestrator::approval::ApprovalAnswer;
 use taco::orchestrator::task::Op;
+use taco::session::Entry;
 use taco::tui::app::{App, AppInfo, Command};
 
 struct Harness {
@@ -297,6 +298,39 @@ fn a_zero_guard_answers_at_once() {
     h.ask("c1", "write_file");
     assert_eq!(h.app.dialog_wait(h.now()), None);
     assert_eq!(h.key(KeyCode::Char('t')), [approve("c1", Scope::Turn)]);
+}
+
+#[test]
+fn a_session_that_ended_in_a_dialog_leaves_no_guard_behind() {
+    let mut h = Harness::with_guard(400);
+    let event = |data| {
+        Entry::Event(Event {
+            timestamp: 1_700_000_000_000,
+            request_id: Arc::from("run-1"),
+            data,
+        })
+    };
+    let entries = [
+        event(EventData::RunStarted {
+            prompt: "p".into(),
+            provider: "demo".into(),
+            model: "demo".into(),
+            max_turns: 10,
+        }),
+        event(EventData::ApprovalRequested {
+            id: "c1".into(),
+            name: "shell".into(),
+            arguments: json!({}),
+            position: 1,
+            of: 1,
+        }),
+    ];
+    let now = h.now();
+    h.app.replay(&entries, now);
+    assert!(!h.app.approval_open());
+    assert_eq!(h.app.dialog_wait(now), None);
+    h.key(KeyCode::Char('x'));
+    assert_eq!(h.app.composer_text(), "x");
 }
 
 #[test]

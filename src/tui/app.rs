@@ -182,6 +182,7 @@ impl App {
         }
         self.queued.clear();
         let _ = self.end_run(now);
+        self.sync_guard(now);
         self.stack.clear();
         self.chat.scroll_to_bottom();
     }
