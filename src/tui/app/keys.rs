@@ -81,7 +81,15 @@ impl App {
                 }
                 Vec::new()
             }
-            KeyCode::Esc => Vec::new(),
+            KeyCode::Esc => {
+                // A pane may still use it (closing the timeline's detail); nothing else does.
+                match self.focus {
+                    Focus::Timeline => self.timeline.on_key(key),
+                    Focus::Stack => self.stack.on_key(key),
+                    Focus::Chat => false,
+                };
+                Vec::new()
+            }
             _ => self.ladder(key, ctrl, now, false),
         }
     }
