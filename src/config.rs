@@ -141,6 +141,14 @@ pub struct ToolsConfig {
     pub web_fetch: WebFetchConfig,
 }
 
+/// `[tui]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiConfig {
+    /// How long a new dialog ignores answer keys, in milliseconds (0: no guard).
+    pub dialog_guard_ms: Option<u64>,
+}
+
 /// The config file as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -163,6 +171,9 @@ pub struct ConfigFile {
     /// Tool settings and policies.
     #[serde(default)]
     pub tools: ToolsConfig,
+    /// Terminal UI settings.
+    #[serde(default)]
+    pub tui: TuiConfig,
 }
 
 /// What the command line overrides.
@@ -226,6 +237,8 @@ pub struct Resolved {
     pub history_limit: usize,
     /// Bounds on each request and model call.
     pub limits: Limits,
+    /// How long a new TUI dialog ignores answer keys (type-ahead never answers it).
+    pub dialog_guard: Duration,
 }
 
 struct Preset {
@@ -536,6 +549,7 @@ where
         depth_limit: file.tools.depth_limit.unwrap_or(20).max(1),
         history_limit: file.history_messages.unwrap_or(50).max(2),
         limits,
+        dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(400)),
     })
 }
 

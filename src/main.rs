@@ -421,6 +421,8 @@ fn run_trace(file: &std::path::Path, launched: std::time::Instant) -> i32 {
             .map(|h| h.workdir.display().to_string())
             .unwrap_or_default(),
         tools: Vec::new(),
+        // A saved trace asks nothing.
+        dialog_guard: std::time::Duration::ZERO,
     };
     let notes = loaded.warnings.join("\n\n");
     let launch = Launch {
@@ -468,6 +470,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         max_turns: resolved.max_turns,
         workdir: resolved.workdir.display().to_string(),
         tools,
+        dialog_guard: resolved.dialog_guard,
     }
 }
 

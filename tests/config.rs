@@ -303,4 +303,18 @@ fn the_example_config_parses() {
     let text = std::fs::read_to_string(&path).unwrap();
     let file = config::parse_config(&path, &text).unwrap();
     assert!(file.providers.len() >= 2);
+    assert_eq!(file.tui.dialog_guard_ms, Some(400));
+}
+
+#[tokio::test]
+async fn the_dialog_guard_defaults_to_400_ms_and_zero_turns_it_off() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, ms) in [("", 400), ("[tui]\ndialog_guard_ms = 0\n", 0)] {
+        let overrides = Overrides {
+            config: Some(write(dir.path(), text)),
+            ..Default::default()
+        };
+        let resolved = resolve(dir.path(), overrides, &[]).await.unwrap();
+        assert_eq!(resolved.dialog_guard.as_millis(), ms, "{text:?}");
+    }
 }

@@ -43,8 +43,12 @@ fn info() -> AppInfo {
                 usage: None,
             },
         ],
+        dialog_guard: GUARD,
     }
 }
+
+/// The default dialog guard: a dialog that just opened ignores answer keys this long.
+const GUARD: Duration = Duration::from_millis(400);
 
 struct Harness {
     app: App,
@@ -58,6 +62,22 @@ impl Harness {
         let t0 = Instant::now();
         Self {
             app: App::new(info(), t0),
+            t0,
+            ms: 0,
+            request: Arc::from("run-1"),
+        }
+    }
+
+    /// Dialogs take keys at once (`dialog_guard_ms = 0`): snapshots of a ready dialog
+    /// without walking the clock, which would move every elapsed time on screen.
+    fn unguarded() -> Self {
+        let t0 = Instant::now();
+        let info = AppInfo {
+            dialog_guard: Duration::ZERO,
+            ..info()
+        };
+        Self {
+            app: App::new(info, t0),
             t0,
             ms: 0,
             request: Arc::from("run-1"),
@@ -92,6 +112,16 @@ impl Harness {
         for c in text.chars() {
             self.key(KeyCode::Char(c));
         }
+    }
+
+    /// The user stops and reads the dialog: long past its guard, so its keys answer.
+    fn look(&mut self) {
+        self.ms += 1000;
+        assert_eq!(
+            self.app.dialog_wait(self.now()),
+            None,
+            "the dialog is ready"
+        );
     }
 
     fn start_run(&mut self) {
@@ -191,6 +221,7 @@ fn each_approval_key_sends_the_right_decision_and_scope() {
         h.ask("c1", "shell", json!({"command": "ls"}), 1, 1);
         assert!(h.app.approval_open());
         assert_eq!(h.app.activity(), Activity::AwaitingApproval);
+        h.look();
         assert_eq!(
             h.key(KeyCode::Char(key)),
             [approve("c1", answer)],
@@ -202,6 +233,7 @@ fn each_approval_key_sends_the_right_decision_and_scope() {
     let mut h = Harness::new();
     h.start_run();
     h.ask("c1", "shell", json!({"command": "rm -rf /"}), 1, 1);
+    h.look();
     assert_eq!(h.key(KeyCode::Char('n')), []);
     h.type_text("too risky");
     assert_eq!(
@@ -213,6 +245,7 @@ fn each_approval_key_sends_the_right_decision_and_scope() {
     );
     // Esc denies without a reason.
     h.ask("c2", "shell", json!({"command": "ls"}), 1, 1);
+    h.look();
     assert_eq!(
         h.key(KeyCode::Esc),
         [approve("c2", ApprovalAnswer::deny(None))]
@@ -225,11 +258,12 @@ fn the_dialog_takes_letters_but_the_timeline_stays_navigable() {
     h.start_run();
     h.ask("c1", "shell", json!({"command": "ls"}), 1, 2);
     h.ask("c2", "write_file", json!({"path": "a"}), 2, 2);
+    h.look();
     h.key(KeyCode::Char('x'));
     assert_eq!(
         h.app.composer_text(),
         "",
-        "letters do not leak into the composer"
+        "once the dialog is ready, letters do not leak into the composer"
     );
     h.key(KeyCode::Tab);
     h.key(KeyCode::Tab);
@@ -240,6 +274,11 @@ fn the_dialog_takes_letters_but_the_timeline_stays_navigable() {
         [approve("c1", ApprovalAnswer::approve(Scope::Once))]
     );
     assert!(h.app.approval_open(), "call 2 of 2 is next");
+    assert!(
+        h.app.dialog_wait(h.now()).is_some(),
+        "a new call must be read before it is answered"
+    );
+    h.look();
     assert_eq!(
         h.key(KeyCode::Char('y')),
         [approve("c2", ApprovalAnswer::approve(Scope::Once))]
@@ -387,7 +426,7 @@ fn snapshot_empty_start_screen() {
 
 #[test]
 fn snapshot_approval_dialog_with_long_arguments() {
-    let mut h = Harness::new();
+    let mut h = Harness::unguarded();
     h.type_text("write the config");
     h.key(KeyCode::Enter);
     h.start_run();
@@ -732,6 +771,7 @@ fn a_parameter_answer_is_sent_on_enter() {
     h.ask_parameter("q1");
     assert!(h.app.question_open());
     assert_eq!(h.app.activity(), Activity::AwaitingInput);
+    h.look();
     h.type_text("docs/README.md");
     assert_eq!(
         h.app.composer_text(),
@@ -750,6 +790,7 @@ fn esc_abandons_a_parameter_question() {
     let mut h = Harness::new();
     nested_run(&mut h);
     h.ask_parameter("q1");
+    h.look();
     h.type_text("half");
     assert_eq!(h.key(KeyCode::Esc), [answer("q1", None)]);
     assert!(
@@ -763,6 +804,7 @@ fn an_empty_enter_asks_to_continue() {
     let mut h = Harness::new();
     nested_run(&mut h);
     h.ask_parameter("q1");
+    h.look();
     assert_eq!(h.key(KeyCode::Enter), []);
     assert!(h.app.question_confirming());
     assert_eq!(h.key(KeyCode::Char('y')), [], "y goes back to the question");
@@ -780,6 +822,7 @@ fn depth_limit_y_continues_and_n_stops() {
         let mut h = Harness::new();
         nested_run(&mut h);
         h.ask_depth("d1");
+        h.look();
         assert_eq!(h.key(KeyCode::Char('x')), [], "other letters are swallowed");
         assert_eq!(h.app.composer_text(), "");
         assert_eq!(
@@ -791,6 +834,7 @@ fn depth_limit_y_continues_and_n_stops() {
     let mut h = Harness::new();
     nested_run(&mut h);
     h.ask_depth("d1");
+    h.look();
     assert_eq!(h.key(KeyCode::Esc), [answer("d1", None)]);
 }
 
@@ -799,6 +843,7 @@ fn letters_reach_the_question_from_any_pane_and_paste_goes_in_on_one_line() {
     let mut h = Harness::new();
     nested_run(&mut h);
     h.ask_parameter("q1");
+    h.look();
     h.key(KeyCode::Tab);
     h.key(KeyCode::Tab);
     assert_eq!(h.app.focus(), Focus::Timeline);
@@ -808,7 +853,7 @@ fn letters_reach_the_question_from_any_pane_and_paste_goes_in_on_one_line() {
         Focus::Chat,
         "typing brings the dialog back into focus"
     );
-    h.app.on_paste("READ\nME.md");
+    h.app.on_paste("READ\nME.md", h.now());
     assert_eq!(h.app.composer_text(), "");
     assert_eq!(
         h.key(KeyCode::Enter),
@@ -870,6 +915,7 @@ fn status_shows_the_tree_depth_and_what_the_innermost_frame_waits_for() {
     let mut h = Harness::new();
     nested_run(&mut h);
     h.ask_parameter("q1");
+    h.look();
     // Commands typed in the dialog run as commands; the question stays open.
     h.type_text("/status");
     assert_eq!(h.key(KeyCode::Enter), []);
@@ -912,7 +958,7 @@ fn snapshot_nested_stack() {
 
 #[test]
 fn snapshot_parameter_question() {
-    let mut h = Harness::new();
+    let mut h = Harness::unguarded();
     nested_run(&mut h);
     h.ask_parameter("q1");
     h.type_text("docs/READ");
@@ -922,7 +968,7 @@ fn snapshot_parameter_question() {
 
 #[test]
 fn snapshot_continue_question() {
-    let mut h = Harness::new();
+    let mut h = Harness::unguarded();
     nested_run(&mut h);
     h.ask_parameter("q1");
     h.key(KeyCode::Enter);
@@ -932,7 +978,7 @@ fn snapshot_continue_question() {
 
 #[test]
 fn snapshot_depth_limit_question() {
-    let mut h = Harness::new();
+    let mut h = Harness::unguarded();
     nested_run(&mut h);
     h.ask_depth("d1");
     h.settle();

@@ -69,14 +69,27 @@ impl Tmux {
 
     /// Waits until the screen shows `needle`; panics with the screen if it never does.
     fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(needle, |screen| screen.contains(needle))
+    }
+
+    /// Waits until a dialog showing `needle` takes keys: its guard (`keys active in …`) is
+    /// over.
+    fn wait_for_ready(&self, needle: &str) -> String {
+        self.wait_until(&format!("{needle} to take keys"), |screen| {
+            screen.contains(needle) && !screen.contains("keys active in")
+        })
+    }
+
+    /// Waits until the screen passes `test`; panics with the screen if it never does.
+    fn wait_until(&self, what: &str, test: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let screen = self.screen();
-            if screen.contains(needle) {
+            if test(&screen) {
                 return screen;
             }
             if Instant::now() > deadline {
-                panic!("timed out waiting for {needle:?}; the screen shows:\n{screen}");
+                panic!("timed out waiting for {what}; the screen shows:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -157,7 +170,7 @@ fn approve_the_demo_write_then_quit_with_ctrl_c_twice() {
 
     tmux.text("hi");
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("Approve write_file");
+    let screen = tmux.wait_for_ready("Approve write_file");
     assert!(
         screen.contains("list_dir"),
         "list_dir shows in the stack or timeline:\n{screen}"
@@ -184,6 +197,76 @@ fn approve_the_demo_write_then_quit_with_ctrl_c_twice() {
 }
 
 #[test]
+fn typing_into_an_opening_approval_never_answers_it() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // A long guard, so a slow machine cannot let it lapse while the letters still arrive
+    // (the quiet gap and the default 400 ms are the app tests' business), and a slow demo,
+    // so the dialog opens while we type.
+    let config = home.path().join("config/taco");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[tui]\ndialog_guard_ms = 3000\n\n[providers.demo.options]\npace_ms = 150\n",
+    )
+    .unwrap();
+    let tmux = launch(home.path(), work.path());
+    tmux.wait_for("Welcome to taco");
+    tmux.text("hi");
+    tmux.keys(&["Enter"]);
+    // The first turn ends with this; the write is asked for about a second later.
+    tmux.wait_for("Let me look");
+
+    // Letters one at a time, like a person, until the dialog has been up for a while.
+    let sentence = "also try this and then tell me why, any time now: yes, that and a note";
+    let mut typed = String::new();
+    let mut before = None;
+    let mut after = 0;
+    for c in sentence.chars() {
+        tmux.text(&c.to_string());
+        typed.push(c);
+        std::thread::sleep(Duration::from_millis(40));
+        if before.is_none() && tmux.screen().contains("Approve write_file") {
+            before = Some(typed.len());
+        }
+        if before.is_some() {
+            after += 1;
+            if after == 12 {
+                break;
+            }
+        }
+    }
+    let before = before.unwrap_or_else(|| panic!("the dialog never opened while typing {typed:?}"));
+    assert!(
+        before > 1,
+        "typing started before the dialog opened: {typed:?}"
+    );
+
+    let screen = tmux.wait_for(&typed);
+    assert!(
+        screen.contains("Approve write_file") && screen.contains("keys active in"),
+        "the dialog is still open and guarded:\n{screen}"
+    );
+    assert!(
+        !work.path().join("taco-demo-note.md").exists(),
+        "no letter approved the write:\n{screen}"
+    );
+
+    // The guard lapses; a deliberate y approves.
+    tmux.wait_for_ready("Approve write_file");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("I wrote a short note");
+    assert!(work.path().join("taco-demo-note.md").exists());
+    assert!(
+        screen.contains(&typed),
+        "the typed message is still in the composer:\n{screen}"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
+}
+
+#[test]
 fn deny_the_demo_write_with_n() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
@@ -191,7 +274,7 @@ fn deny_the_demo_write_with_n() {
     tmux.wait_for("Welcome to taco");
     tmux.text("hi");
     tmux.keys(&["Enter"]);
-    tmux.wait_for("Approve write_file");
+    tmux.wait_for_ready("Approve write_file");
     tmux.keys(&["n"]);
     tmux.wait_for("Reason for the model");
     tmux.keys(&["Enter"]);

@@ -22,6 +22,7 @@ fn info() -> AppInfo {
         max_turns: 10,
         workdir: "/work/project".into(),
         tools: Vec::new(),
+        dialog_guard: std::time::Duration::from_millis(400),
     }
 }
 

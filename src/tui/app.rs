@@ -41,6 +41,8 @@ pub struct AppInfo {
     pub workdir: String,
     /// The tools offered to the model.
     pub tools: Vec<ToolInfo>,
+    /// How long a new dialog ignores answer keys (zero: at once).
+    pub dialog_guard: Duration,
 }
 
 /// A side effect the event loop carries out.
@@ -87,6 +89,8 @@ pub struct App {
     panes: Option<layout::Panes>,
     /// A saved trace is on screen: nothing can be sent.
     read_only: bool,
+    /// Keeps type-ahead from answering a dialog that just opened.
+    guard: guard::DialogGuard,
 }
 
 impl App {
@@ -105,6 +109,7 @@ impl App {
             ),
         );
         Self {
+            guard: guard::DialogGuard::new(info.dialog_guard),
             info,
             theme: Theme::default(),
             focus: Focus::Chat,
@@ -177,6 +182,7 @@ impl App {
         }
         self.queued.clear();
         let _ = self.end_run(now);
+        self.sync_guard(now);
         self.stack.clear();
         self.chat.scroll_to_bottom();
     }
@@ -231,6 +237,12 @@ impl App {
         self.input.is_confirming()
     }
 
+    /// How long until the dialog on screen takes answer keys; `None` when it takes them now
+    /// (or none shows). Until then keys go to the composer.
+    pub fn dialog_wait(&self, now: Instant) -> Option<Duration> {
+        self.guard.wait(now)
+    }
+
     /// Whether the help overlay shows.
     pub fn help_open(&self) -> bool {
         self.help.is_some()
@@ -240,6 +252,8 @@ impl App {
     pub fn needs_tick(&self, now: Instant) -> bool {
         self.busy
             || self.stack.is_animating(now)
+            // The dialog's countdown, and the frame where its keys come alive.
+            || self.guard.wait(now).is_some()
             || self
                 .flash
                 .as_ref()
@@ -268,6 +282,22 @@ impl App {
 
     /// Takes one orchestrator event.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
+        let commands = self.take_event(event, now);
+        self.sync_guard(now);
+        commands
+    }
+
+    /// Tells the guard which dialog is on screen: approvals first, as `render` shows them.
+    fn sync_guard(&mut self, now: Instant) {
+        let shown = match (self.approval.current(), self.input.current()) {
+            (Some(call), _) => Some(format!("approval {}", call.id)),
+            (None, Some(question)) => Some(format!("question {}", question.id)),
+            (None, None) => None,
+        };
+        self.guard.show(shown, now);
+    }
+
+    fn take_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
         self.timeline.on_event(event);
         self.stack.on_event(event, now);
         self.chat.on_event_at(event, now);
@@ -402,5 +432,6 @@ impl App {
     }
 }
 
+mod guard;
 mod keys;
 mod render;

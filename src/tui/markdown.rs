@@ -3,13 +3,15 @@
 //! The chat pane renders model answers with this. Input may be any prefix of a stream (an
 //! unclosed fence, half a list), so nothing here assumes well-formed Markdown. Soft breaks
 //! keep their line break: model output is rarely hard-wrapped prose, and tables, poems and
-//! ASCII art read better that way.
+//! ASCII art read better that way. Controls in the text show as placeholders (`^[`, see
+//! [`super::safe`]), so an escape sequence in a model's answer is seen, not obeyed.
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
+use super::safe::escape;
 use super::theme::Theme;
 
 /// Renders `markdown` as styled lines no wider than `width` display columns (where possible:
@@ -17,15 +19,17 @@ use super::theme::Theme;
 pub fn render(markdown: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let options =
         Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_TABLES;
+    let markdown = escape(markdown);
     let mut renderer = Renderer::new(width, theme);
-    for event in Parser::new_ext(markdown, options) {
+    for event in Parser::new_ext(&markdown, options) {
         renderer.event(event);
     }
     renderer.finish()
 }
 
-/// Wraps plain `text` (newlines kept) to `width`, the first line after `first`, the others
-/// after `rest` (hanging indent). Trailing blank lines are dropped.
+/// Wraps plain `text` (newlines kept, controls shown as placeholders) to `width`, the first
+/// line after `first`, the others after `rest` (hanging indent). Trailing blank lines are
+/// dropped.
 pub fn wrap_plain(
     text: &str,
     style: Style,
@@ -36,7 +40,7 @@ pub fn wrap_plain(
     let prefix_w = first.iter().map(Span::width).max().unwrap_or(0);
     let avail = usize::from(width).saturating_sub(prefix_w).max(1);
     let mut wrapper = Wrapper::new(avail);
-    wrapper.push_str(text, style);
+    wrapper.push_str(&escape(text), style);
     let rows = wrapper.finish();
     rows.into_iter()
         .enumerate()

@@ -19,6 +19,7 @@ pub mod app;
 pub mod commands;
 pub mod layout;
 pub mod markdown;
+pub mod safe;
 pub mod terminal;
 pub mod theme;
 pub mod views;
@@ -216,7 +217,7 @@ fn handle_terminal(app: &mut App, event: TermEvent) -> Vec<Command> {
     match event {
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key, now),
         TermEvent::Paste(text) => {
-            app.on_paste(&text);
+            app.on_paste(&text, now);
             Vec::new()
         }
         TermEvent::Mouse(mouse) => {

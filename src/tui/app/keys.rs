@@ -23,10 +23,18 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
+        let commands = self.take_key(key, now);
+        // An answer may bring up the next dialog, which starts guarded.
+        self.sync_guard(now);
+        commands
+    }
+
+    fn take_key(&mut self, key: KeyEvent, now: Instant) -> Vec<Command> {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c(now);
         }
+        let held = self.guard.holds(now, types(&key));
         if let Some(help) = &mut self.help {
             match key.code {
                 KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q') | KeyCode::Char('?') => {
@@ -43,12 +51,52 @@ impl App {
         if self.approval.is_typing_reason() {
             return self.approval_key(key);
         }
+        if held {
+            return self.held_key(key, ctrl, now);
+        }
         if self.input.is_open()
             && !self.approval.is_open()
             && !matches!(key.code, KeyCode::Tab | KeyCode::BackTab)
         {
             return self.question_key(key, ctrl, now);
         }
+        self.ladder(key, ctrl, now, true)
+    }
+
+    /// A key while a dialog that just opened is guarded: the user may still be typing
+    /// something else, so the key goes where it would go without the dialog. Only scrolling
+    /// the dialog works at once, and Esc does nothing (it would deny or abandon, and without
+    /// the dialog cancel the run: neither was meant by someone typing).
+    fn held_key(&mut self, key: KeyEvent, ctrl: bool, now: Instant) -> Vec<Command> {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Up | KeyCode::Down if plain && self.focus == Focus::Chat => {
+                // Neither dialog answers on an arrow key.
+                if self.approval.is_open() {
+                    self.approval.on_key(key);
+                } else {
+                    self.input.on_key(key);
+                }
+                Vec::new()
+            }
+            KeyCode::Esc => {
+                // A pane may still use it (closing the timeline's detail); nothing else does.
+                match self.focus {
+                    Focus::Timeline => self.timeline.on_key(key),
+                    Focus::Stack => self.stack.on_key(key),
+                    Focus::Chat => false,
+                };
+                Vec::new()
+            }
+            _ => self.ladder(key, ctrl, now, false),
+        }
+    }
+
+    /// Focus keys, the focused pane, the approval dialog (when `dialog`), global keys, then
+    /// the composer.
+    fn ladder(&mut self, key: KeyEvent, ctrl: bool, now: Instant, dialog: bool) -> Vec<Command> {
         match key.code {
             KeyCode::Tab if !ctrl => {
                 if self.focus == Focus::Chat && self.try_complete(now) {
@@ -71,7 +119,7 @@ impl App {
         if used {
             return Vec::new();
         }
-        if self.approval.is_open() {
+        if dialog && self.approval.is_open() {
             let commands = self.approval_key(key);
             if !commands.is_empty()
                 || !matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Esc)
@@ -319,21 +367,24 @@ impl App {
     }
 
     /// Takes pasted text (bracketed paste): it goes into whatever is being typed, never sent.
-    pub fn on_paste(&mut self, text: &str) {
-        if !self.approval.is_open() && self.input.on_paste(text) {
-            self.focus = Focus::Chat;
-            return;
-        }
-        if self.input.is_open() && !self.approval.is_typing_reason() {
-            // A question that takes no text: the paste must not land in the composer.
-            return;
-        }
-        if self.approval.is_typing_reason() {
-            for c in text.chars().filter(|c| !c.is_control()) {
-                self.approval
-                    .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    /// Into a dialog that just opened is not where it was meant to go: the composer takes it.
+    pub fn on_paste(&mut self, text: &str, now: Instant) {
+        if !self.guard.holds(now, true) {
+            if !self.approval.is_open() && self.input.on_paste(text) {
+                self.focus = Focus::Chat;
+                return;
             }
-            return;
+            if self.input.is_open() && !self.approval.is_typing_reason() {
+                // A question that takes no text: the paste must not land in the composer.
+                return;
+            }
+            if self.approval.is_typing_reason() {
+                for c in text.chars().filter(|c| !c.is_control()) {
+                    self.approval
+                        .on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+                }
+                return;
+            }
         }
         self.focus = Focus::Chat;
         self.composer.paste(text);
@@ -361,4 +412,23 @@ impl App {
             self.chat.scroll_down(3);
         }
     }
+}
+
+/// Whether a key types or answers, as opposed to only moving around: typing keeps a burst
+/// going (see `guard`), moving does not, so scrolling a dialog then answering is not held.
+fn types(key: &KeyEvent) -> bool {
+    !matches!(
+        key.code,
+        KeyCode::Up
+            | KeyCode::Down
+            | KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::PageUp
+            | KeyCode::PageDown
+            | KeyCode::Home
+            | KeyCode::End
+            | KeyCode::Tab
+            | KeyCode::BackTab
+            | KeyCode::Modifier(_)
+    )
 }

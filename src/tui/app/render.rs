@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Widget};
 
 use super::{App, FLASH_FOR};
 use crate::tui::layout::{self, Focus};
+use crate::tui::safe;
 use crate::tui::theme::Theme;
 use crate::tui::views::status::Status;
 
@@ -94,6 +95,8 @@ impl App {
         if let Some(help) = &self.help {
             help.render(area, buf, &theme);
         }
+        // Last, over everything drawn: nothing from outside reaches the terminal raw.
+        safe::neutralize(buf);
     }
 
     fn render_chat(&mut self, rect: Rect, buf: &mut Buffer, now: Instant) {
@@ -125,11 +128,12 @@ impl App {
         ])
         .areas(inner);
         self.chat.render(messages, buf, &theme, now);
+        let wait = self.guard.wait(now);
         if dialog.height > 0 {
             if self.approval.is_open() {
-                self.approval.render(dialog, buf, &theme);
+                self.approval.render(dialog, buf, &theme, wait);
             } else {
-                self.input.render(dialog, buf, &theme, &tree);
+                self.input.render(dialog, buf, &theme, &tree, wait);
             }
         }
         if composer.height > 0 {
@@ -153,7 +157,8 @@ impl App {
                 height: composer.height - 1,
                 ..composer
             };
-            let dialog_open = self.approval.is_open() || self.input.is_open();
+            // A guarded dialog leaves the keys to the composer, and the cursor shows it.
+            let dialog_open = (self.approval.is_open() || self.input.is_open()) && wait.is_none();
             let placeholder = if self.approval.is_open() {
                 "answer the approval above (y / t / a / n)"
             } else if self.input.is_open() {

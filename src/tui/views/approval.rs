@@ -1,6 +1,8 @@
 //! The inline approval dialog (DESIGN §7): one pending call at a time, decided with one key.
 //! Keys are letters that never renumber: `y` once, `t` this turn, `a` this session, `n` deny.
 
+use std::time::Duration;
+
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -10,6 +12,7 @@ use serde_json::Value;
 
 use crate::event::Scope;
 use crate::orchestrator::approval::ApprovalAnswer;
+use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
 
 /// A call waiting for the user's decision.
@@ -198,8 +201,9 @@ impl ApprovalState {
         (arg_rows + lead_rows + 3).min(u16::MAX as usize) as u16
     }
 
-    /// Draws the dialog for the current call into `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// Draws the dialog for the current call into `area`; `wait` is how long its keys are
+    /// still guarded (see `App::dialog_wait`).
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, wait: Option<Duration>) {
         let Some(current) = self.current() else {
             return;
         };
@@ -215,7 +219,7 @@ impl ApprovalState {
         let title = Line::from(vec![
             Span::styled(" Approve ", theme.warn),
             Span::styled(
-                current.name.clone(),
+                escape(&current.name).replace('\n', "^J"),
                 theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
             ),
             Span::styled(format!("?{batch} "), theme.warn),
@@ -237,7 +241,10 @@ impl ApprovalState {
             let last: Vec<&str> = lead.lines().filter(|l| !l.trim().is_empty()).collect();
             let start = last.len().saturating_sub(2);
             for line in &last[start..] {
-                lines.push(Line::styled(format!("“{}”", line.trim()), theme.dim));
+                lines.push(Line::styled(
+                    format!("“{}”", escape(line.trim())),
+                    theme.dim,
+                ));
             }
         }
         for line in pretty(&current.arguments).lines() {
@@ -253,7 +260,7 @@ impl ApprovalState {
         let total: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
         let scroll = self.scroll.min(total.saturating_sub(1) as u16);
         let below = total.saturating_sub(scroll as usize + body_height as usize);
-        let footer = self.footer(theme, below);
+        let footer = self.footer(theme, below, wait);
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .scroll((scroll, 0))
@@ -266,7 +273,7 @@ impl ApprovalState {
         Paragraph::new(footer).render(footer_area, buf);
     }
 
-    fn footer(&self, theme: &Theme, below: usize) -> Vec<Line<'static>> {
+    fn footer(&self, theme: &Theme, below: usize, wait: Option<Duration>) -> Vec<Line<'static>> {
         if let Some(reason) = &self.reason {
             return vec![Line::from(vec![
                 Span::styled(
@@ -277,10 +284,18 @@ impl ApprovalState {
                 Span::styled("▏", theme.key),
             ])];
         }
+        // Guarded: the keys are dimmed and the wait comes first, so it shows at any width.
+        let (key_style, what_style) = match wait {
+            Some(_) => (theme.dim, theme.dim),
+            None => (theme.key, theme.text),
+        };
         let key = |k: &'static str, what: &'static str| {
-            [Span::styled(k, theme.key), Span::styled(what, theme.text)]
+            [Span::styled(k, key_style), Span::styled(what, what_style)]
         };
         let mut spans = Vec::new();
+        if let Some(wait) = wait {
+            spans.push(Span::styled(format!("{} · ", guard_note(wait)), theme.warn));
+        }
         for (k, what) in [
             ("y", " once  "),
             ("t", " this turn  "),
@@ -301,38 +316,50 @@ impl ApprovalState {
     }
 }
 
+/// What a guarded dialog says instead of taking keys: `keys active in 0.3 s` (rounded up,
+/// so it never says 0.0 while still waiting).
+pub fn guard_note(wait: Duration) -> String {
+    let tenths = wait.as_millis().div_ceil(100);
+    format!("keys active in {}.{} s", tenths / 10, tenths % 10)
+}
+
 /// Arguments for a person to review: `key: value` per line, multi-line strings (file
-/// contents, scripts) shown as the text they are, other values as indented JSON.
+/// contents, scripts) shown as the text they are, other values as indented JSON. Controls
+/// show as placeholders (`^[`, see `safe::escape`): what is approved is what is seen.
 pub fn pretty(arguments: &Value) -> String {
     let Value::Object(map) = arguments else {
-        return serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+        // JSON escapes C0 controls but not C1 controls or bidi overrides.
+        return escape(&json_text(arguments)).into_owned();
     };
     // Short values first, so `path` or `command` is seen before a long file body.
     let mut fields: Vec<(&String, &Value)> = map.iter().collect();
     fields.sort_by_key(|(_, v)| matches!(v, Value::String(t) if t.contains('\n')));
     let mut out = String::new();
     for (key, value) in fields {
+        let key = escape(key).replace('\n', "^J");
         match value {
             Value::String(text) if text.contains('\n') => {
-                out.push_str(key);
+                out.push_str(&key);
                 out.push_str(":\n");
                 for line in text.lines() {
                     out.push_str("  ");
-                    out.push_str(line);
+                    out.push_str(&escape(line));
                     out.push('\n');
                 }
             }
             Value::String(text) => {
-                out.push_str(&format!("{key}: {text}\n"));
+                out.push_str(&format!("{key}: {}\n", escape(text)));
             }
             other => {
-                let json =
-                    serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string());
-                out.push_str(&format!("{key}: {json}\n"));
+                out.push_str(&format!("{key}: {}\n", escape(&json_text(other))));
             }
         }
     }
     out
+}
+
+fn json_text(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
 #[cfg(test)]

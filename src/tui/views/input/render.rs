@@ -1,6 +1,8 @@
 //! Drawing the question dialog: the prompt, the parameter and its input line, or the
 //! live stack for the depth limit, and a footer of keys.
 
+use std::time::Duration;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -12,6 +14,7 @@ use super::{InputState, MAX_INDENT_LEVELS, Question, byte_at};
 use crate::event::{FrameState, InputKind, InputRequest, StackFrame};
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::Theme;
+use crate::tui::views::approval::guard_note;
 
 impl InputState {
     /// Rows the dialog wants for `width` with `stack` live frames (capped by the caller).
@@ -30,13 +33,15 @@ impl InputState {
     }
 
     /// Draws the current question into `area`; `stack` is the live stack in tree order
-    /// with nesting levels (shown for the depth limit).
+    /// with nesting levels (shown for the depth limit); `wait` is how long its keys are
+    /// still guarded (see `App::dialog_wait`).
     pub fn render(
         &mut self,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
         stack: &[(usize, &StackFrame)],
+        wait: Option<Duration>,
     ) {
         let area = area.intersection(buf.area);
         let Some(q) = self.pending.first() else {
@@ -87,7 +92,7 @@ impl InputState {
                     },
                     buf,
                 );
-                parameter_footer(q.confirming, theme)
+                parameter_footer(q.confirming, theme, wait)
             }
             InputKind::DepthLimit => {
                 let prompt = lines.len().min(usize::from(body));
@@ -115,7 +120,7 @@ impl InputState {
                     },
                     buf,
                 );
-                depth_footer(top, below, theme)
+                depth_footer(top, below, theme, wait)
             }
         };
         if body < inner.height {
@@ -208,19 +213,20 @@ fn frame_line(level: usize, frame: &StackFrame, theme: &Theme) -> Line<'static> 
     Line::from(spans)
 }
 
-fn parameter_footer(confirming: bool, theme: &Theme) -> Line<'static> {
+fn parameter_footer(confirming: bool, theme: &Theme, wait: Option<Duration>) -> Line<'static> {
     let keys: &[(&str, &str)] = if confirming {
         &[("y", " back to the question  "), ("n", " abandon the task")]
     } else {
         &[("Enter", " send  "), ("Esc", " abandon the task")]
     };
-    key_line(keys, theme)
+    key_line(keys, theme, wait)
 }
 
-fn depth_footer(top: usize, below: usize, theme: &Theme) -> Line<'static> {
+fn depth_footer(top: usize, below: usize, theme: &Theme, wait: Option<Duration>) -> Line<'static> {
     let mut line = key_line(
         &[("y", " continue for another 20 levels · "), ("n", " stop")],
         theme,
+        wait,
     );
     let more = match (top, below) {
         (0, 0) => None,
@@ -234,14 +240,21 @@ fn depth_footer(top: usize, below: usize, theme: &Theme) -> Line<'static> {
     line
 }
 
-fn key_line(keys: &[(&str, &str)], theme: &Theme) -> Line<'static> {
+/// Keys and what they do; while guarded, dimmed after how long they still wait (first, so
+/// it shows at any width).
+fn key_line(keys: &[(&str, &str)], theme: &Theme, wait: Option<Duration>) -> Line<'static> {
+    let (key_style, what_style) = match wait {
+        Some(_) => (theme.dim, theme.dim),
+        None => (theme.key, theme.text),
+    };
+    let note = wait.map(|wait| Span::styled(format!("{} · ", guard_note(wait)), theme.warn));
     let spans = keys.iter().flat_map(|(k, what)| {
         [
-            Span::styled(k.to_string(), theme.key),
-            Span::styled(what.to_string(), theme.text),
+            Span::styled(k.to_string(), key_style),
+            Span::styled(what.to_string(), what_style),
         ]
     });
-    Line::from(spans.collect::<Vec<_>>())
+    Line::from(note.into_iter().chain(spans).collect::<Vec<_>>())
 }
 
 /// The longest start of `text` at most `width` cells wide.

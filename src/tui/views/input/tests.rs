@@ -56,7 +56,7 @@ fn frame(id: &str, parent: Option<&str>, name: &str, state: FrameState) -> Stack
 fn draw(state: &mut InputState, stack: &[(usize, &StackFrame)], w: u16, h: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal
-        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), stack))
+        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), stack, None))
         .unwrap();
     // TestBackend cannot print a zero-width buffer.
     if w == 0 {

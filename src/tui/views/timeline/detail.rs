@@ -9,6 +9,7 @@ use super::row::{Row, Tone, one_line, scope_label};
 use super::{clip, offset_label};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::event::{EventData, InputKind, InputRequest, LlmCall};
+use crate::tui::safe::escape;
 use crate::tui::theme::{Theme, duration};
 
 /// One logical line; the first `label` bytes are drawn dim (field names). Wrapped parts
@@ -187,7 +188,7 @@ impl Doc {
         });
     }
 
-    /// Adds `text`, one line per line of it (tabs expanded, control characters dropped).
+    /// Adds `text`, one line per line of it (tabs expanded, control characters shown).
     fn text(&mut self, tone: Tone, text: &str) {
         for raw in text.split('\n') {
             self.push(clean(raw), tone, 0);
@@ -235,17 +236,11 @@ impl Doc {
     }
 }
 
-/// Expands tabs and drops other control characters (they would corrupt the cells).
-fn clean(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push_str("    "),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+/// One line with tabs expanded and other control characters shown as placeholders (`^[`):
+/// a payload that carried an escape sequence should be seen to. The CR of a CRLF line end
+/// is only a line end.
+fn clean(line: &str) -> String {
+    escape(line.strip_suffix('\r').unwrap_or(line)).into_owned()
 }
 
 fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &[Message]) {
