@@ -1,106 +1,13 @@
 //! End to end: the real binary in a pseudo-terminal (tmux), on the offline demo provider.
 //! Needs tmux (CI installs it); without tmux the tests say so and fail.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// A tmux server of our own, so tests never touch the user's sessions.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(command: &str, width: u16, height: u16) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let socket = format!(
-            "taco-e2e-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let tmux = Self { socket };
-        let out = tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-            command,
-        ]);
-        assert!(
-            out.status.success(),
-            "tmux new-session failed (is tmux installed?): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("run tmux (install it: apt-get install -y tmux)")
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "t"];
-        args.extend_from_slice(keys);
-        assert!(self.run(&args).status.success());
-    }
-
-    fn text(&self, text: &str) {
-        assert!(
-            self.run(&["send-keys", "-t", "t", "-l", text])
-                .status
-                .success()
-        );
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-J", "-t", "t"]).stdout)
-            .into_owned()
-    }
-
-    /// Waits until the screen shows `needle`; panics with the screen if it never does.
-    fn wait_for(&self, needle: &str) -> String {
-        self.wait_until(needle, |screen| screen.contains(needle))
-    }
-
-    /// Waits until a dialog showing `needle` takes keys: its guard (`keys active in …`) is
-    /// over.
-    fn wait_for_ready(&self, needle: &str) -> String {
-        self.wait_until(&format!("{needle} to take keys"), |screen| {
-            screen.contains(needle) && !screen.contains("keys active in")
-        })
-    }
-
-    /// Waits until the screen passes `test`; panics with the screen if it never does.
-    fn wait_until(&self, what: &str, test: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let screen = self.screen();
-            if test(&screen) {
-                return screen;
-            }
-            if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; the screen shows:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
+use support::tmux::Tmux;
 
 /// Runs taco in a shell that records the terminal mode after taco exits.
 fn launch(home: &Path, work: &Path) -> Tmux {

@@ -69,14 +69,27 @@ impl Tmux {
 
     /// Waits until the screen shows `needle`; panics with the screen if it never does.
     pub fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(needle, |screen| screen.contains(needle))
+    }
+
+    /// Waits until a dialog showing `needle` takes keys: its guard (`keys active in …`) is
+    /// over.
+    pub fn wait_for_ready(&self, needle: &str) -> String {
+        self.wait_until(&format!("{needle} to take keys"), |screen| {
+            screen.contains(needle) && !screen.contains("keys active in")
+        })
+    }
+
+    /// Waits until the screen passes `test`; panics with the screen if it never does.
+    pub fn wait_until(&self, what: &str, test: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let screen = self.screen();
-            if screen.contains(needle) {
+            if test(&screen) {
                 return screen;
             }
             if Instant::now() > deadline {
-                panic!("timed out waiting for {needle:?}; the screen shows:\n{screen}");
+                panic!("timed out waiting for {what}; the screen shows:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(100));
         }
