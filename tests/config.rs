@@ -304,6 +304,63 @@ fn the_example_config_parses() {
     let file = config::parse_config(&path, &text).unwrap();
     assert!(file.providers.len() >= 2);
     assert_eq!(file.tui.dialog_guard_ms, Some(400));
+    assert_eq!(file.max_model_calls, Some(200));
+    assert_eq!(file.max_subagent_depth, Some(3));
+    assert_eq!(file.tools.shell.env_passthrough, Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn the_example_values_are_the_defaults_for_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let overrides = Overrides {
+        config: Some(example),
+        provider: Some("local".into()),
+        ..Default::default()
+    };
+    let resolved = resolve(dir.path(), overrides, &[]).await.unwrap();
+    let documented = resolved.limits;
+    let empty = Overrides {
+        config: Some(write(dir.path(), "")),
+        provider: Some("demo".into()),
+        ..Default::default()
+    };
+    let defaults = resolve(dir.path(), empty, &[]).await.unwrap().limits;
+    assert_eq!(defaults, taco::orchestrator::Limits::default());
+    assert_eq!(documented.max_model_calls, defaults.max_model_calls);
+    assert_eq!(documented.max_subagent_depth, defaults.max_subagent_depth);
+
+    // The openai table documents the per-call bounds.
+    let overrides = Overrides {
+        config: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml")),
+        provider: Some("openai".into()),
+        ..Default::default()
+    };
+    let openai = resolve(dir.path(), overrides, &[("OPENAI_API_KEY", "k")])
+        .await
+        .unwrap()
+        .limits;
+    assert_eq!(openai, defaults);
+}
+
+#[tokio::test]
+async fn provider_keys_are_secret_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[providers.mine]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\napi_key_env = \"MY_OWN_KEY\"\n";
+    let overrides = Overrides {
+        config: Some(write(dir.path(), text)),
+        provider: Some("demo".into()),
+        ..Default::default()
+    };
+    let resolved = resolve(dir.path(), overrides, &[]).await.unwrap();
+    for var in [
+        "MY_OWN_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GROQ_API_KEY",
+    ] {
+        assert!(resolved.tools.secret_vars.iter().any(|v| v == var), "{var}");
+    }
 }
 
 #[tokio::test]
