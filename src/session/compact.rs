@@ -28,6 +28,40 @@ fn frame_id(parent: Option<&str>, id: &str) -> String {
     }
 }
 
+/// The calls an `llm_call`'s data made: (frame id, arguments).
+fn made_calls<'a>(
+    data: &'a Map<String, Value>,
+    parent: Option<&'a str>,
+) -> impl Iterator<Item = (String, &'a Value)> {
+    data.get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(move |call| {
+            let id = call.get("id").and_then(Value::as_str)?;
+            Some((frame_id(parent, id), call.get("arguments")?))
+        })
+}
+
+/// Calls `f` with the frame id and the object of each tool call in a message.
+fn for_each_call(
+    message: &mut Value,
+    parent: Option<&str>,
+    mut f: impl FnMut(&str, &mut Map<String, Value>),
+) {
+    for call in message
+        .get_mut("tool_calls")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let id = call.get("id").and_then(Value::as_str).map(String::from);
+        if let (Some(id), Some(call)) = (id, call.as_object_mut()) {
+            f(&frame_id(parent, &id), call);
+        }
+    }
+}
+
 fn digest(value: &Value) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     value.to_string().hash(&mut hasher);
@@ -60,19 +94,8 @@ impl Compactor {
                     return;
                 };
                 let parent = data.get("parent").and_then(Value::as_str).map(String::from);
-                for call in data
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let (Some(id), Some(arguments)) = (
-                        call.get("id").and_then(Value::as_str),
-                        call.get("arguments"),
-                    ) {
-                        self.calls
-                            .insert(frame_id(parent.as_deref(), id), digest(arguments));
-                    }
+                for (frame, arguments) in made_calls(data, parent.as_deref()) {
+                    self.calls.insert(frame, digest(arguments));
                 }
                 match parent {
                     // The user's conversation: its new messages are usually exactly the
@@ -119,17 +142,7 @@ impl Compactor {
     }
 
     fn elide_message(&self, parent: Option<&str>, message: &mut Value) {
-        for call in message
-            .get_mut("tool_calls")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            let id = call.get("id").and_then(Value::as_str).map(String::from);
-            if let (Some(id), Some(call)) = (id, call.as_object_mut()) {
-                self.elide(&frame_id(parent, &id), call);
-            }
-        }
+        for_each_call(message, parent, |frame, call| self.elide(frame, call));
     }
 
     /// Drops `arguments` from `object` when the latest `llm_call` gave `frame` the same ones.
@@ -173,19 +186,8 @@ impl Expander {
                     return;
                 };
                 let parent = data.get("parent").and_then(Value::as_str).map(String::from);
-                for call in data
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let (Some(id), Some(arguments)) = (
-                        call.get("id").and_then(Value::as_str),
-                        call.get("arguments"),
-                    ) {
-                        self.calls
-                            .insert(frame_id(parent.as_deref(), id), arguments.clone());
-                    }
+                for (frame, arguments) in made_calls(data, parent.as_deref()) {
+                    self.calls.insert(frame, arguments.clone());
                 }
                 if parent.is_none() {
                     let messages = std::mem::take(&mut self.messages);
@@ -220,17 +222,7 @@ impl Expander {
     }
 
     fn restore_message(&mut self, parent: Option<&str>, message: &mut Value) {
-        for call in message
-            .get_mut("tool_calls")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            let id = call.get("id").and_then(Value::as_str).map(String::from);
-            if let (Some(id), Some(call)) = (id, call.as_object_mut()) {
-                self.restore(&frame_id(parent, &id), call);
-            }
-        }
+        for_each_call(message, parent, |frame, call| self.restore(frame, call));
     }
 
     fn restore(&mut self, frame: &str, object: &mut Map<String, Value>) {
