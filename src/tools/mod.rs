@@ -45,6 +45,14 @@ pub struct ToolSettings {
     pub fetch_max_bytes: usize,
     /// Hosts `web_fetch` may GET without asking.
     pub allow_hosts: Vec<String>,
+    /// Redirects one `web_fetch` follows at most.
+    pub max_redirects: usize,
+    /// Loopback, private and other special addresses `web_fetch` may connect to (hosts,
+    /// addresses or ranges, optionally with a port); all others of those are refused.
+    pub allow_private: Vec<String>,
+    /// The program that converts HTML in a child process (the taco binary, run with
+    /// `builtin::HTML_HELPER_ARG`); `None` converts on a thread of this process.
+    pub html_helper: Option<PathBuf>,
 }
 
 impl Default for ToolSettings {
@@ -55,6 +63,9 @@ impl Default for ToolSettings {
             max_output_bytes: 64 * 1024,
             fetch_max_bytes: 2 * 1024 * 1024,
             allow_hosts: Vec::new(),
+            max_redirects: 5,
+            allow_private: Vec::new(),
+            html_helper: None,
         }
     }
 }
@@ -236,7 +247,7 @@ impl<T: TypedTool> Tool for T {
 }
 
 /// Deserializes arguments into a parameter type, with a message fit for the model.
-fn parse_params<P: DeserializeOwned>(arguments: &Value) -> Result<P, String> {
+pub(crate) fn parse_params<P: DeserializeOwned>(arguments: &Value) -> Result<P, String> {
     match arguments {
         Value::String(raw) => Err(format!("the arguments are not valid JSON: {raw:?}")),
         Value::Object(_) => P::deserialize(arguments).map_err(|e| e.to_string()),
