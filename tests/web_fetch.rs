@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use taco::event::EventData;
 use taco::orchestrator::approval::{Approver, FixedApprover};
 use taco::orchestrator::{Orchestrator, Settings};
-use taco::tools::{NeededCall, Tool, ToolContext, ToolError, ToolRegistry, ToolReply, ToolSettings};
+use taco::tools::{
+    NeededCall, Tool, ToolContext, ToolError, ToolRegistry, ToolReply, ToolSettings,
+};
 use tokio_util::sync::CancellationToken;
 
 mod support;
@@ -152,7 +154,10 @@ async fn a_redirect_chain_from_an_allowed_host_cannot_reach_a_private_one() {
     let followed = fetch(&format!("{}/hop", outer.base), &ctx).await.unwrap();
     assert!(followed["text"].as_str().unwrap().contains("public page"));
     assert_eq!(followed["url"], format!("{}/page", outer.base));
-    assert_eq!(followed["redirects"], json!([format!("{}/hop", outer.base)]));
+    assert_eq!(
+        followed["redirects"],
+        json!([format!("{}/hop", outer.base)])
+    );
 
     // Same host, another port: followed at once, and refused by the address policy.
     let message = refusal(fetch(&format!("{}/to-port", outer.base), &ctx).await);
@@ -265,9 +270,18 @@ async fn literal_private_addresses_are_refused_before_connecting() {
             format!("http://0x7f000001:{}/", v4.port),
             "refused: 127.0.0.1 is a loopback address",
         ),
-        ("http://[fd00::1]/".to_string(), "refused: fd00::1 is a private"),
-        ("http://100.64.1.1/".to_string(), "refused: 100.64.1.1 is a shared"),
-        ("http://0.0.0.0/".to_string(), "refused: 0.0.0.0 is an unspecified"),
+        (
+            "http://[fd00::1]/".to_string(),
+            "refused: fd00::1 is a private",
+        ),
+        (
+            "http://100.64.1.1/".to_string(),
+            "refused: 100.64.1.1 is a shared",
+        ),
+        (
+            "http://0.0.0.0/".to_string(),
+            "refused: 0.0.0.0 is an unspecified",
+        ),
     ] {
         let started = Instant::now();
         let message = refusal(fetch(&url, &ctx).await);
@@ -374,7 +388,11 @@ async fn run_redirect(approver: &mut dyn Approver) -> (Value, Vec<EventData>, us
         .await;
     let sent = provider.sent();
     let (_, result) = tool_messages(&sent[1].messages).remove(0);
-    (result, events.into_iter().map(|e| e.data).collect(), other.hits())
+    (
+        result,
+        events.into_iter().map(|e| e.data).collect(),
+        other.hits(),
+    )
 }
 
 #[tokio::test]
@@ -407,7 +425,12 @@ async fn a_cross_host_redirect_needs_approval_in_headless_runs() {
         "{result}"
     );
     assert!(result["url"].as_str().unwrap().ends_with("/landing"));
-    assert!(result["note"].as_str().unwrap().contains("followed a redirect"));
+    assert!(
+        result["note"]
+            .as_str()
+            .unwrap()
+            .contains("followed a redirect")
+    );
     assert_eq!(result["redirects"].as_array().map(Vec::len), Some(1));
 }
 
@@ -439,7 +462,9 @@ async fn assert_deep_pages_convert(settings: ToolSettings) {
     });
     for path in ["/div", "/b", "/table", "/ul"] {
         let started = Instant::now();
-        let result = fetch(&format!("{}{path}", server.base), &ctx).await.unwrap();
+        let result = fetch(&format!("{}{path}", server.base), &ctx)
+            .await
+            .unwrap();
         let took = started.elapsed();
         // Unbounded, 100,000 nested divs kept a core busy for minutes; now this is well
         // under a second in release builds, a few seconds in debug builds on a busy machine.
@@ -492,7 +517,10 @@ fn running(pid: &str) -> bool {
 async fn wait_gone(pid: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while running(pid) {
-        assert!(Instant::now() < deadline, "the converter {pid} is still running");
+        assert!(
+            Instant::now() < deadline,
+            "the converter {pid} is still running"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -501,7 +529,9 @@ async fn wait_gone(pid: &str) {
 async fn a_converter_past_its_time_limit_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let (script, pid_file) = hanging_helper(dir.path());
-    let server = Server::start("127.0.0.1:0", |_| page("<h1>Title</h1><p>Stripped text</p>"));
+    let server = Server::start("127.0.0.1:0", |_| {
+        page("<h1>Title</h1><p>Stripped text</p>")
+    });
     let ctx = ctx(ToolSettings {
         allow_private: vec!["127.0.0.1".into()],
         html_helper: Some(script),
@@ -513,11 +543,17 @@ async fn a_converter_past_its_time_limit_is_killed() {
     let result = fetch(&server.base, &ctx).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert!(
-        result["note"].as_str().unwrap().contains("could not be rendered"),
+        result["note"]
+            .as_str()
+            .unwrap()
+            .contains("could not be rendered"),
         "{result}"
     );
     let text = result["text"].as_str().unwrap();
-    assert!(text.contains("Stripped text") && !text.contains("<p>"), "{text}");
+    assert!(
+        text.contains("Stripped text") && !text.contains("<p>"),
+        "{text}"
+    );
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     assert!(!running(pid.trim()), "killed before the call returned");
 }

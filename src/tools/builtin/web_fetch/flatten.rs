@@ -28,10 +28,44 @@ const SKIPPED: [&str; 9] = [
 ];
 /// Elements that close an open `<p>`.
 const CLOSES_P: &[&str] = &[
-    "address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div",
-    "dl", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
-    "h6", "header", "hgroup", "hr", "main", "menu", "nav", "ol", "p", "pre", "listing",
-    "section", "summary", "table", "ul", "li", "dd", "dt",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "center",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "p",
+    "pre",
+    "listing",
+    "section",
+    "summary",
+    "table",
+    "ul",
+    "li",
+    "dd",
+    "dt",
 ];
 /// Where a search for an open element stops (the parser's "scope" boundaries).
 const SCOPE: [&str; 8] = [
@@ -250,23 +284,17 @@ impl Pass {
             "caption" | "colgroup" => self.close_open(&["caption", "colgroup"], &["table"]),
             "a" | "button" | "select" | "nobr" | "form" => self.close_open(&[name], &SCOPE),
             "option" | "optgroup" => self.close_open(&["option"], &["select"]),
-            _ if HEADINGS.contains(&name) => {
-                if self
-                    .stack
-                    .last()
-                    .is_some_and(|top| HEADINGS.contains(&top.as_str()))
-                {
-                    self.close_to(self.stack.len() - 1);
-                }
-            }
+            _ if HEADINGS.contains(&name) => self.close_top_if(|top| HEADINGS.contains(&top)),
             _ => {}
         }
-        if name != "col"
-            && self
-                .stack
-                .last()
-                .is_some_and(|top| top == "colgroup")
-        {
+        if name != "col" {
+            self.close_top_if(|top| top == "colgroup");
+        }
+    }
+
+    /// Closes the innermost element if it is one `which` picks.
+    fn close_top_if(&mut self, which: impl Fn(&str) -> bool) {
+        if self.stack.last().is_some_and(|top| which(top)) {
             self.close_to(self.stack.len() - 1);
         }
     }
@@ -400,7 +428,11 @@ mod tests {
         let tables = flat(&"<table><tr><td>x".repeat(n));
         assert_eq!(tables.matches("<table>").count(), MAX_TABLES);
         let unclosed = flat(&"<p>para".repeat(n));
-        assert_eq!(unclosed.matches("<p>").count(), n, "unclosed <p>s are not nesting");
+        assert_eq!(
+            unclosed.matches("<p>").count(),
+            n,
+            "unclosed <p>s are not nesting"
+        );
     }
 
     #[test]

@@ -158,10 +158,7 @@ async fn in_child(helper: &Path, html: &[u8], limit: Duration) -> Result<String,
         };
         let read = async {
             let mut out = Vec::new();
-            let read = stdout
-                .take(TEXT_CAP as u64 + 1)
-                .read_to_end(&mut out)
-                .await;
+            let read = stdout.take(TEXT_CAP as u64 + 1).read_to_end(&mut out).await;
             read.map(|_| out)
         };
         let ((), out) = tokio::join!(write, read);
@@ -242,7 +239,10 @@ mod tests {
         let far = Instant::now() + Duration::from_secs(60);
         assert!(convert(b"<p>hi</p>", &stop, far).is_err());
         let go = AtomicBool::new(false);
-        assert!(convert(b"<p>hi</p>", &go, Instant::now()).is_err(), "deadline");
+        assert!(
+            convert(b"<p>hi</p>", &go, Instant::now()).is_err(),
+            "deadline"
+        );
         let text = convert(b"<h1>Hello</h1><p>World</p>", &go, far).unwrap();
         assert!(text.contains("Hello") && text.contains("World"), "{text}");
     }

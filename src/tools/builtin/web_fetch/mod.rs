@@ -120,12 +120,17 @@ impl WebFetch {
 
     /// Fetches `url`, following redirects on the same host; a redirect to another host is
     /// handed back as a call to make first.
-    async fn fetch(&self, params: WebFetchParams, ctx: &ToolContext) -> Result<ToolReply, ToolError> {
+    async fn fetch(
+        &self,
+        params: WebFetchParams,
+        ctx: &ToolContext,
+    ) -> Result<ToolReply, ToolError> {
         let settings = &ctx.settings;
         let mut url = parse_url(&params.url)?;
-        let allow = Arc::new(AllowPrivate::parse(&settings.allow_private).map_err(|e| {
-            ToolError::failed(format!("[tools.web_fetch] allow_private: {e}"))
-        })?);
+        let allow = Arc::new(
+            AllowPrivate::parse(&settings.allow_private)
+                .map_err(|e| ToolError::failed(format!("[tools.web_fetch] allow_private: {e}")))?,
+        );
         let budget = params
             .max_redirects
             .map_or(settings.max_redirects, |m| m.min(settings.max_redirects));
@@ -219,8 +224,8 @@ impl Tool for WebFetch {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolReply, ToolError>> {
         async move {
-            let params = parse_params::<WebFetchParams>(&arguments)
-                .map_err(ToolError::InvalidArguments)?;
+            let params =
+                parse_params::<WebFetchParams>(&arguments).map_err(ToolError::InvalidArguments)?;
             tokio::select! {
                 result = self.fetch(params, ctx) => result,
                 () = ctx.cancel.cancelled() => Err(cancelled()),
@@ -298,7 +303,9 @@ fn redirect_target(response: &reqwest::Response, url: &Url) -> Result<Option<Url
         return Ok(None);
     }
     let next = url.join(&location).map_err(|e| {
-        ToolError::failed(format!("{url} redirects to an invalid URL '{location}': {e}"))
+        ToolError::failed(format!(
+            "{url} redirects to an invalid URL '{location}': {e}"
+        ))
     })?;
     if !matches!(next.scheme(), "http" | "https") {
         return Err(ToolError::failed(format!(
@@ -372,7 +379,10 @@ fn header(response: &reqwest::Response, name: reqwest::header::HeaderName) -> St
 }
 
 /// Reads a final (non-redirect) response into the tool's result.
-async fn read(mut response: reqwest::Response, settings: &ToolSettings) -> Result<Value, ToolError> {
+async fn read(
+    mut response: reqwest::Response,
+    settings: &ToolSettings,
+) -> Result<Value, ToolError> {
     let status = response.status();
     let final_url = response.url().to_string();
     let content_type = header(&response, CONTENT_TYPE);

@@ -348,10 +348,7 @@ mod tests {
             ("64:ff9b::7f00:1", "loopback"),
         ] {
             let got = special(ip(address));
-            assert!(
-                got.is_some_and(|k| k.contains(kind)),
-                "{address}: {got:?}"
-            );
+            assert!(got.is_some_and(|k| k.contains(kind)), "{address}: {got:?}");
         }
         for public in [
             "8.8.8.8",
@@ -426,6 +423,9 @@ mod tests {
             err.to_string(),
             "refused: 10.0.0.1 is a private address; allow it with [tools.web_fetch] allow_private = [\"10.0.0.1\"]"
         );
-        assert_eq!(check(&none, "example.com", 443, ip("93.184.216.34")), Ok(()));
+        assert_eq!(
+            check(&none, "example.com", 443, ip("93.184.216.34")),
+            Ok(())
+        );
     }
 }

@@ -7,7 +7,15 @@ const KEPT_ATTRIBUTES: [&str; 6] = ["href", "src", "alt", "colspan", "rowspan", 
 
 /// Elements whose content is not markup, up to their end tag.
 const RAW: [&str; 9] = [
-    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext",
+    "script",
+    "style",
+    "textarea",
+    "title",
+    "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
+    "plaintext",
 ];
 
 /// One piece of a document.
@@ -101,7 +109,10 @@ impl<'a> Tokens<'a> {
             let name_start = i;
             // A name may begin with '='; it ends at whitespace, '/', '>' or the next '='.
             i += 1;
-            while i < src.len() && !src[i].is_ascii_whitespace() && !matches!(src[i], b'/' | b'>' | b'=') {
+            while i < src.len()
+                && !src[i].is_ascii_whitespace()
+                && !matches!(src[i], b'/' | b'>' | b'=')
+            {
                 i += 1;
             }
             let attribute = &src[name_start..i];
@@ -234,9 +245,7 @@ mod tests {
     fn tags_text_and_attributes() {
         use Token::*;
         assert_eq!(
-            tokens(
-                "a<B Class=x HREF='/y?a>b' data-z>c</b >d<!-- <p> -->e<!DOCTYPE html>< f</>g"
-            ),
+            tokens("a<B Class=x HREF='/y?a>b' data-z>c</b >d<!-- <p> -->e<!DOCTYPE html>< f</>g"),
             vec![
                 Text(b"a"),
                 Start("b".into(), vec![("href", &b"/y?a>b"[..])]),
