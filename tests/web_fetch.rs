@@ -588,16 +588,19 @@ async fn cancelling_a_fetch_kills_its_converter() {
 #[tokio::test]
 async fn the_helper_converts_ordinary_pages() {
     let server = Server::start("127.0.0.1:0", |_| page("<h1>Hello</h1><p>World wide</p>"));
-    let ctx = ctx(ToolSettings {
-        allow_private: vec!["127.0.0.1".into()],
-        html_helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_taco"))),
-        ..Default::default()
-    });
-    let result = fetch(&server.base, &ctx).await.unwrap();
-    let text = result["text"].as_str().unwrap();
-    assert!(
-        text.contains("Hello") && text.contains("World wide") && !text.contains("<h1>"),
-        "{result}"
-    );
-    assert_eq!(result.get("note"), None);
+    // A helper that cannot be started leaves the conversion to this process.
+    for helper in [env!("CARGO_BIN_EXE_taco"), "/nonexistent/taco"] {
+        let ctx = ctx(ToolSettings {
+            allow_private: vec!["127.0.0.1".into()],
+            html_helper: Some(PathBuf::from(helper)),
+            ..Default::default()
+        });
+        let result = fetch(&server.base, &ctx).await.unwrap();
+        let text = result["text"].as_str().unwrap();
+        assert!(
+            text.contains("Hello") && text.contains("World wide") && !text.contains("<h1>"),
+            "{helper}: {result}"
+        );
+        assert_eq!(result.get("note"), None, "{helper}");
+    }
 }

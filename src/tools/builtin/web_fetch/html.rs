@@ -2,9 +2,10 @@
 //! pre-pass (see `flatten`) and rendered by html2text. That runs where a time limit really
 //! stops it: in the taco binary a child process (`taco __html2text`) that is killed at the
 //! limit, on cancel, or when the call is dropped, and that also caps its own CPU time and
-//! memory; without the binary (`html_helper` unset) on a blocking thread whose parser stops
-//! at the next 4 KiB read once the limit passes or the call goes away. A conversion that is
-//! stopped or fails still gives the page's text, with the markup stripped.
+//! memory; without it (`html_helper` unset, or it cannot be started) on a blocking thread whose
+//! parser stops at the next 4 KiB read once the limit passes or the call goes away, and whose
+//! rendering is bounded by the pre-pass. A conversion that is stopped or fails still gives the
+//! page's text, with the markup stripped.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -52,7 +53,14 @@ pub(super) async fn to_text(mut html: Vec<u8>, settings: &ToolSettings) -> Conve
     html.truncate(INPUT_CAP);
     let html = Arc::new(html);
     let result = match &settings.html_helper {
-        Some(helper) => in_child(helper, &html, limit).await,
+        Some(helper) => match in_child(helper, &html, limit).await {
+            Ok(result) => result,
+            Err(e) => {
+                // The binary may have been replaced or removed since it started.
+                tracing::warn!("cannot start the HTML converter {}: {e}", helper.display());
+                in_thread(Arc::clone(&html), limit).await
+            }
+        },
         None => in_thread(Arc::clone(&html), limit).await,
     };
     let mut notes = Vec::new();
@@ -138,7 +146,12 @@ async fn in_thread(html: Arc<Vec<u8>>, limit: Duration) -> Result<String, String
     }
 }
 
-async fn in_child(helper: &Path, html: &[u8], limit: Duration) -> Result<String, String> {
+/// Converts in the helper process; `Err` when it cannot be started.
+async fn in_child(
+    helper: &Path,
+    html: &[u8],
+    limit: Duration,
+) -> std::io::Result<Result<String, String>> {
     let mut child = tokio::process::Command::new(helper)
         .arg(HTML_HELPER_ARG)
         .stdin(Stdio::piped())
@@ -146,10 +159,9 @@ async fn in_child(helper: &Path, html: &[u8], limit: Duration) -> Result<String,
         .stderr(Stdio::null())
         // Dropping the call (timeout, cancel) kills the converter with it.
         .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start the converter {}: {e}", helper.display()))?;
+        .spawn()?;
     let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err("the converter has no pipes".to_string());
+        return Ok(Err("the converter has no pipes".to_string()));
     };
     let work = async {
         let write = async move {
@@ -178,14 +190,14 @@ async fn in_child(helper: &Path, html: &[u8], limit: Duration) -> Result<String,
             Err(format!("the converter stopped: {status}"))
         }
     };
-    match tokio::time::timeout(limit, work).await {
+    Ok(match tokio::time::timeout(limit, work).await {
         Ok(result) => result,
         Err(_) => {
             // Killed here rather than on drop so it is gone before the caller goes on.
             let _ = child.kill().await;
             Err(format!("it took over {} s", limit.as_secs()))
         }
-    }
+    })
 }
 
 /// The converter process (`taco __html2text`): HTML on stdin, text on stdout. It limits its
