@@ -14,6 +14,7 @@ use crate::provider::demo::DemoProvider;
 use crate::provider::ollama::{OllamaConfig, OllamaProvider};
 use crate::provider::openai::{OpenAiConfig, OpenAiProvider};
 use crate::provider::{Provider, Secret};
+use crate::tools::builtin::AllowPrivate;
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
 
 /// The default system prompt; `{workdir}` is replaced by the workspace path.
@@ -118,6 +119,11 @@ pub struct WebFetchConfig {
     pub allow_hosts: Vec<String>,
     /// Download cap in bytes.
     pub max_bytes: Option<usize>,
+    /// Redirects one fetch follows at most.
+    pub max_redirects: Option<usize>,
+    /// Loopback/private/link-local hosts, addresses or ranges that may be fetched.
+    #[serde(default)]
+    pub allow_private: Vec<Spanned<String>>,
 }
 
 /// `[tools]`.
@@ -442,6 +448,16 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
             check_url(url.get_ref()).map_err(|m| ConfigError::at(path, text, url.span(), m))?;
         }
     }
+    for entry in &file.tools.web_fetch.allow_private {
+        AllowPrivate::parse(std::slice::from_ref(entry.get_ref())).map_err(|m| {
+            ConfigError::at(
+                path,
+                text,
+                entry.span(),
+                format!("[tools.web_fetch] allow_private: {m}"),
+            )
+        })?;
+    }
     let builtins = ToolRegistry::builtins();
     for name in file.tools.policy.keys() {
         if builtins.get(name.get_ref()).is_none() {
@@ -587,6 +603,15 @@ fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
     }
     settings.allow_hosts = tools.web_fetch.allow_hosts.clone();
     settings.env_passthrough = tools.shell.env_passthrough.clone();
+    if let Some(hops) = tools.web_fetch.max_redirects {
+        settings.max_redirects = hops;
+    }
+    settings.allow_private = tools
+        .web_fetch
+        .allow_private
+        .iter()
+        .map(|entry| entry.get_ref().clone())
+        .collect();
     settings
 }
 

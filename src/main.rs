@@ -16,7 +16,7 @@ use taco::reaper;
 use taco::recorder::Recorder;
 use taco::secrets::Secrets;
 use taco::session::{self, Entry, SessionWriter};
-use taco::tools::{Policy, ToolRegistry};
+use taco::tools::{Policy, ToolRegistry, ToolSettings};
 use taco::tui::app::AppInfo;
 use taco::tui::commands::ToolInfo;
 use taco::tui::{Ended, Launch};
@@ -95,6 +95,13 @@ enum Approve {
 }
 
 fn main() -> ExitCode {
+    // The HTML converter web_fetch runs as a child process it can kill (see html_helper).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == taco::tools::builtin::HTML_HELPER_ARG)
+    {
+        return taco::tools::builtin::html_helper_main();
+    }
     let launched = std::time::Instant::now();
     let cli = Cli::parse();
     let code = match cli.command {
@@ -149,7 +156,10 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
         max_turns: resolved.max_turns,
         system_prompt: resolved.system_prompt.clone(),
         workdir: resolved.workdir.clone(),
-        tools: Arc::new(resolved.tools.clone()),
+        tools: Arc::new(ToolSettings {
+            html_helper: std::env::current_exe().ok(),
+            ..resolved.tools.clone()
+        }),
         policies: resolved.policies.clone(),
         retry: config::retry_policy(&resolved.provider),
         depth_limit: resolved.depth_limit,

@@ -63,6 +63,11 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
             "unknown variant `sometimes`",
         ),
         ("max_turns = \"ten\"\n", 1, "invalid type"),
+        (
+            "[tools.web_fetch]\nallow_private = [\n  \"localhost\",\n  \"10.0.0.0/99\",\n]\n",
+            4,
+            "allow_private: '10.0.0.0/99' has an invalid prefix length",
+        ),
     ];
     for (text, line, what) in cases {
         let path = write(dir.path(), text);
@@ -136,6 +141,8 @@ shell = "allow"
 write_file = "deny"
 [tools.web_fetch]
 allow_hosts = ["docs.rs"]
+max_redirects = 2
+allow_private = ["localhost:8080", "10.0.0.0/8"]
 "#,
     );
     let vars = [
@@ -163,6 +170,8 @@ allow_hosts = ["docs.rs"]
     assert_eq!(r.max_turns, 4);
     assert_eq!(r.tools.timeout.as_secs(), 30);
     assert_eq!(r.tools.allow_hosts, ["docs.rs"]);
+    assert_eq!(r.tools.max_redirects, 2);
+    assert_eq!(r.tools.allow_private, ["localhost:8080", "10.0.0.0/8"]);
     assert_eq!(r.policies.get("shell"), Some(&Policy::Allow));
     assert_eq!(r.policies.get("write_file"), Some(&Policy::Deny));
     assert_eq!(r.workdir, dir.path().canonicalize().unwrap());
@@ -307,6 +316,9 @@ fn the_example_config_parses() {
     assert_eq!(file.max_model_calls, Some(200));
     assert_eq!(file.max_subagent_depth, Some(3));
     assert_eq!(file.tools.shell.env_passthrough, Vec::<String>::new());
+    // Its web_fetch defaults are the built-in ones: nothing private is allowed.
+    assert_eq!(file.tools.web_fetch.max_redirects, Some(5));
+    assert!(file.tools.web_fetch.allow_private.is_empty());
 }
 
 #[tokio::test]

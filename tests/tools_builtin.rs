@@ -651,6 +651,11 @@ async fn shell_dropped_future_kills_the_process_group() {
     assert_all_gone(&pids).await;
 }
 
+/// The test servers listen on loopback, which `web_fetch` refuses unless allowed.
+fn loopback() -> Vec<String> {
+    vec!["127.0.0.1".into()]
+}
+
 /// A loopback HTTP/1.1 server answering a few fixed paths; returns its base URL.
 fn serve() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -706,6 +711,7 @@ fn respond(mut stream: std::net::TcpStream) {
 async fn web_fetch_converts_and_caps() {
     let f = fixture_with(ToolSettings {
         fetch_max_bytes: 100_000,
+        allow_private: loopback(),
         ..Default::default()
     });
     let base = serve();
@@ -756,7 +762,10 @@ async fn web_fetch_converts_and_caps() {
 
 #[tokio::test]
 async fn web_fetch_errors_and_cancellation() {
-    let f = fixture();
+    let f = fixture_with(ToolSettings {
+        allow_private: loopback(),
+        ..Default::default()
+    });
     let base = serve();
     let err = call(
         "web_fetch",

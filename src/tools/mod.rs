@@ -52,6 +52,14 @@ pub struct ToolSettings {
     pub env_passthrough: Vec<String>,
     /// Known key values, redacted from every tool result.
     pub secrets: Arc<Secrets>,
+    /// Redirects one `web_fetch` follows at most.
+    pub max_redirects: usize,
+    /// Loopback, private and other special addresses `web_fetch` may connect to (hosts,
+    /// addresses or ranges, optionally with a port); all others of those are refused.
+    pub allow_private: Vec<String>,
+    /// The program that converts HTML in a child process (the taco binary, run with
+    /// `builtin::HTML_HELPER_ARG`); `None` converts on a thread of this process.
+    pub html_helper: Option<PathBuf>,
 }
 
 impl Default for ToolSettings {
@@ -65,6 +73,9 @@ impl Default for ToolSettings {
             secret_vars: Vec::new(),
             env_passthrough: Vec::new(),
             secrets: Arc::default(),
+            max_redirects: 5,
+            allow_private: Vec::new(),
+            html_helper: None,
         }
     }
 }
@@ -262,7 +273,7 @@ impl<T: TypedTool> Tool for T {
 }
 
 /// Deserializes arguments into a parameter type, with a message fit for the model.
-fn parse_params<P: DeserializeOwned>(arguments: &Value) -> Result<P, String> {
+pub(crate) fn parse_params<P: DeserializeOwned>(arguments: &Value) -> Result<P, String> {
     match arguments {
         Value::String(raw) => Err(format!("the arguments are not valid JSON: {raw:?}")),
         Value::Object(_) => P::deserialize(arguments).map_err(|e| e.to_string()),

@@ -17,7 +17,7 @@ pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use search_files::SearchFiles;
 pub use shell::Shell;
-pub use web_fetch::WebFetch;
+pub use web_fetch::{AllowPrivate, HTML_HELPER_ARG, WebFetch, html_helper_main};
 pub use write_file::WriteFile;
 
 /// Every built-in tool, in the order they are offered to the model.
