@@ -13,6 +13,9 @@ use crate::conversation::{Message, Role, ToolSpec};
 use crate::event::{DeltaKind, EventData, LlmCall};
 use crate::provider::{ChatRequest, Chunk, ProviderError};
 
+/// How much later than the provider's idle timeout a stream without progress is stopped.
+const IDLE_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Why a model call did not produce a turn.
 pub(super) enum CallError {
     Provider(ProviderError, Turn),
@@ -149,7 +152,10 @@ impl Orchestrator {
         let mut progress_at = tokio::time::Instant::now();
         let mut reply_bytes = 0usize;
         loop {
-            let stalled_at = (progress_at + limits.idle).min(deadline);
+            // A little after the provider's own idle timeout, so a stream that is silent
+            // outright is reported by the provider (which names the server), and this one
+            // catches streams that send only keep-alives or empty deltas.
+            let stalled_at = (progress_at + limits.idle + IDLE_GRACE).min(deadline);
             let next = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
