@@ -163,7 +163,7 @@ pub async fn run(
             Ok(file) => match file.set_permissions(std::fs::Permissions::from_mode(0o600)) {
                 Ok(()) => Some(BufWriter::new(file)),
                 Err(e) => {
-                    eprintln!(
+                    crate::say!(
                         "taco: cannot make the trace file {} private: {e}",
                         path.display()
                     );
@@ -171,7 +171,7 @@ pub async fn run(
                 }
             },
             Err(e) => {
-                eprintln!("taco: cannot create the trace file {}: {e}", path.display());
+                crate::say!("taco: cannot create the trace file {}: {e}", path.display());
                 return EXIT_USAGE;
             }
         },
@@ -203,7 +203,7 @@ pub async fn run(
             stop
         })),
         Err(e) => {
-            eprintln!("taco: cannot watch for signals ({e}); Ctrl-C will end taco abruptly");
+            crate::say!("taco: cannot watch for signals ({e}); Ctrl-C will end taco abruptly");
             None
         }
     };
@@ -252,7 +252,7 @@ pub async fn run(
     }
     let mut code = code;
     if let Some(e) = &sink.out_error {
-        eprintln!("taco: cannot write to stdout: {e}");
+        crate::say!("taco: cannot write to stdout: {e}");
         if code == EXIT_OK {
             code = EXIT_RUN_ERROR;
         }
@@ -260,7 +260,7 @@ pub async fn run(
     if let Some(trace) = &mut sink.trace
         && let Err(e) = trace.flush()
     {
-        eprintln!("taco: cannot write the trace file: {e}");
+        crate::say!("taco: cannot write the trace file: {e}");
         if code == EXIT_OK {
             code = EXIT_RUN_ERROR;
         }

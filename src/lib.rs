@@ -1,6 +1,16 @@
 //! taco: a terminal cockpit for tool-using LLM agents. The library holds the core (providers,
 //! orchestrator, tools, config, exec); the binary adds the CLI.
 
+/// Like `eprintln!`, but a closed or broken stderr (a closed terminal, `2>&-` on a pipe) is
+/// ignored instead of panicking: diagnostics must never be what brings taco down.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod audit;
 pub mod config;
 pub mod conversation;

@@ -141,7 +141,7 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
     let mut resolved = config::resolve(&overrides(global), &env, config::probe_ollama)
         .await
         .map_err(|e| {
-            eprintln!("taco: {e}");
+            taco::say!("taco: {e}");
             EXIT_USAGE
         })?;
     resolved.tools.secrets = Arc::new(Secrets::from_env(
@@ -149,7 +149,7 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
         &resolved.tools.secret_vars,
     ));
     let provider = config::build_provider(&resolved.provider).map_err(|e| {
-        eprintln!("taco: {e}");
+        taco::say!("taco: {e}");
         EXIT_USAGE
     })?;
     let settings = Settings {
@@ -179,7 +179,7 @@ fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, i32> {
         tokio::runtime::Builder::new_current_thread()
     };
     builder.enable_all().build().map_err(|e| {
-        eprintln!("taco: cannot start the async runtime: {e}");
+        taco::say!("taco: cannot start the async runtime: {e}");
         exec::EXIT_RUN_ERROR
     })
 }
@@ -188,7 +188,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
     let prompt = if args.prompt == "-" {
         let mut text = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut text) {
-            eprintln!("taco: cannot read the prompt from stdin: {e}");
+            taco::say!("taco: cannot read the prompt from stdin: {e}");
             return EXIT_USAGE;
         }
         text
@@ -196,7 +196,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
         args.prompt.clone()
     };
     if prompt.trim().is_empty() {
-        eprintln!("taco: the prompt is empty");
+        taco::say!("taco: the prompt is empty");
         return EXIT_USAGE;
     }
     // A current-thread runtime is enough for one request and keeps exec small (DESIGN §10).
@@ -210,9 +210,10 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
             Err(code) => return code,
         };
         if let Some(reason) = &resolved.provider.auto_reason {
-            eprintln!(
+            taco::say!(
                 "taco: using provider {} (model {}): {reason}",
-                resolved.provider.name, resolved.provider.model
+                resolved.provider.name,
+                resolved.provider.model
             );
         }
         let opened = match open_session(&resolved, &mut orchestrator, global.resume.as_deref()) {
@@ -220,7 +221,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
             Err(code) => return code,
         };
         for note in &opened.notes {
-            eprintln!("taco: {note}");
+            taco::say!("taco: {note}");
         }
         let options = ExecOptions {
             json: args.json,
@@ -264,7 +265,7 @@ fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
             Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
                 tracing::error!("tui failed: {e}");
-                eprintln!("taco: the terminal failed: {e}");
+                taco::say!("taco: the terminal failed: {e}");
                 exec::EXIT_RUN_ERROR
             }
         }
@@ -314,7 +315,7 @@ fn open_session(
         });
     };
     let Some(dir) = dir else {
-        eprintln!("taco: cannot resume: no data directory to find sessions in");
+        taco::say!("taco: cannot resume: no data directory to find sessions in");
         return Err(EXIT_USAGE);
     };
     let found = session::find(&dir, (!id.is_empty()).then_some(id), &resolved.workdir)
@@ -322,7 +323,7 @@ fn open_session(
     let (path, loaded) = match found {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("taco: {e}");
+            taco::say!("taco: {e}");
             return Err(EXIT_USAGE);
         }
     };
@@ -366,13 +367,13 @@ fn list_sessions() -> i32 {
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                 Ok(()) => exec::EXIT_OK,
                 Err(e) => {
-                    eprintln!("taco: cannot write to stdout: {e}");
+                    taco::say!("taco: cannot write to stdout: {e}");
                     exec::EXIT_RUN_ERROR
                 }
             }
         }
         None => {
-            eprintln!("taco: there is no data directory, so there are no sessions");
+            taco::say!("taco: there is no data directory, so there are no sessions");
             exec::EXIT_RUN_ERROR
         }
     }
@@ -383,7 +384,7 @@ fn run_trace(file: &std::path::Path, launched: std::time::Instant) -> i32 {
     let loaded = match session::load(file) {
         Ok(loaded) => loaded,
         Err(e) => {
-            eprintln!("taco: {e}");
+            taco::say!("taco: {e}");
             return EXIT_USAGE;
         }
     };
@@ -449,7 +450,7 @@ fn run_trace(file: &std::path::Path, launched: std::time::Instant) -> i32 {
             Ok(Ended::Quit) => exec::EXIT_OK,
             Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
-                eprintln!("taco: the terminal failed: {e}");
+                taco::say!("taco: the terminal failed: {e}");
                 exec::EXIT_RUN_ERROR
             }
         }

@@ -195,6 +195,45 @@ async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
     assert!(session.contains("\"cancelled\""), "{session}");
 }
 
+#[tokio::test]
+async fn a_closed_terminal_ends_the_tui_and_its_tools() {
+    let (home, work) = setup();
+    let (shell, commands, _leftovers) = sleeps(5);
+    let server = TestServer::start(vec![
+        tool_turn("s1", "shell", &json!({ "command": shell }).to_string()),
+        text_turn(&["never reached"]),
+    ])
+    .await;
+    let config = home.path().join("taco.toml");
+    std::fs::write(&config, "[tools.policy]\nshell = \"allow\"\n").unwrap();
+    let taco = env!("CARGO_BIN_EXE_taco");
+    let command = format!(
+        "cd '{work}' && exec env -i PATH='{path}' HOME='{home}' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' -c '{config}' -p openai --base-url '{url}/v1' -m m1",
+        work = work.path().display(),
+        home = home.path().display(),
+        path = std::env::var("PATH").unwrap_or_default(),
+        config = config.display(),
+        url = server.url(),
+    );
+    let tmux = Tmux::start(&command, 140, 40);
+    tmux.wait_for("tool stack");
+    tmux.text("sleep please");
+    tmux.keys(&["Enter"]);
+    wait_until("both sleeps", || {
+        commands.iter().all(|c| !processes(c).is_empty())
+    });
+    let taco_pid: i32 = tmux.pane_format("#{pane_pid}").parse().unwrap();
+    // The terminal goes away under taco (its pty is closed; the kernel sends SIGHUP).
+    drop(tmux);
+    wait_until("taco to exit", || {
+        std::fs::read_to_string(format!("/proc/{taco_pid}/stat"))
+            .map_or(true, |stat| stat.contains(") Z "))
+    });
+    assert_all_gone(&commands);
+    let session = session_text(home.path());
+    assert!(session.contains("\"cancelled\""), "{session}");
+}
+
 /// Pids of the taco binary whose parent is `parent`.
 fn tacos_under(parent: i32) -> Vec<i32> {
     let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_taco")).unwrap();

@@ -2,6 +2,7 @@
 //! keyboard enhancement where supported. Restored on drop, on error and on panic.
 
 use std::io::{self, Stdout, Write};
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::Terminal;
@@ -23,8 +24,10 @@ static ENHANCED: AtomicBool = AtomicBool::new(false);
 
 /// The terminal in TUI mode; dropping it restores the terminal.
 pub struct TerminalGuard {
-    /// The ratatui terminal.
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    /// The ratatui terminal. Never dropped: ratatui's own drop `eprintln!`s when it cannot
+    /// show the cursor, which panics when the terminal is gone (a closed window); [`restore`]
+    /// shows the cursor instead and ignores such errors.
+    pub terminal: ManuallyDrop<Terminal<CrosstermBackend<Stdout>>>,
 }
 
 impl TerminalGuard {
@@ -54,7 +57,9 @@ impl TerminalGuard {
             ENHANCED.store(true, Ordering::SeqCst);
         }
         match Terminal::new(CrosstermBackend::new(stdout)) {
-            Ok(terminal) => Ok(Self { terminal }),
+            Ok(terminal) => Ok(Self {
+                terminal: ManuallyDrop::new(terminal),
+            }),
             Err(e) => {
                 restore();
                 Err(e)
