@@ -26,6 +26,11 @@ const TRUNCATED: ProviderError = ProviderError::Truncated {
 const REFUSED: &str = "is Ollama running? start it with `ollama serve`, or check base_url \
                        (the server root, like OLLAMA_HOST)";
 
+/// The longest NDJSON line read. Ollama sends each tool call whole in one line (a `write_file`
+/// of a large file), so this matches the SSE bound, [`super::sse::MAX_LINE`], for the same
+/// reasons; a longer line is not Ollama, or a hostile server.
+pub const MAX_LINE: usize = 8 << 20;
+
 /// Settings of one Ollama provider.
 #[derive(Debug, Clone)]
 pub struct OllamaConfig {
@@ -176,7 +181,11 @@ impl<S> LineDecoder<S> {
     fn push(&mut self, bytes: &[u8]) {
         let mut rest = bytes;
         if !self.partial.is_empty() {
-            let Some(newline) = rest.iter().position(|&b| b == b'\n') else {
+            let newline = rest.iter().position(|&b| b == b'\n');
+            if self.partial.len() + newline.unwrap_or(rest.len()) > MAX_LINE {
+                return self.too_long();
+            }
+            let Some(newline) = newline else {
                 self.partial.extend_from_slice(rest);
                 return;
             };
@@ -188,7 +197,11 @@ impl<S> LineDecoder<S> {
             rest = &rest[newline + 1..];
         }
         while !self.ended {
-            let Some(newline) = rest.iter().position(|&b| b == b'\n') else {
+            let newline = rest.iter().position(|&b| b == b'\n');
+            if newline.unwrap_or(rest.len()) > MAX_LINE {
+                return self.too_long();
+            }
+            let Some(newline) = newline else {
                 self.partial.extend_from_slice(rest);
                 break;
             };
@@ -249,6 +262,16 @@ impl<S> LineDecoder<S> {
     fn fail(&mut self, error: ProviderError) {
         self.out.push_back(Err(error));
         self.ended = true;
+    }
+
+    /// A line passed [`MAX_LINE`]: the stream ends, and the bytes held for it are given back.
+    fn too_long(&mut self) {
+        self.partial = Vec::new();
+        self.fail(ProviderError::Limit(format!(
+            "Ollama sent over {} MiB without a line break, more than any NDJSON line needs; \
+             stopped reading (is base_url right?)",
+            MAX_LINE >> 20
+        )));
     }
 
     fn text(&mut self, text: Option<String>, chunk: fn(String) -> Chunk) {

@@ -80,6 +80,16 @@ impl SseTail<'_> {
     }
 }
 
+/// Makes room for `extra` more bytes, doubling as `Vec` does but not past `bound` unless the
+/// bytes themselves need it: a buffer near its bound keeps no spare half reserved.
+fn reserve_within(buf: &mut Vec<u8>, extra: usize, bound: usize) {
+    let needed = buf.len() + extra;
+    if needed > buf.capacity() {
+        let target = needed.max(buf.capacity().saturating_mul(2).min(bound));
+        buf.reserve_exact(target - buf.len());
+    }
+}
+
 /// Fields of the event being built. Kept apart from the byte buffer so a line can be borrowed
 /// from the buffer while the event is updated.
 #[derive(Debug, Default)]
@@ -121,6 +131,8 @@ impl EventBuilder {
                 if joined > MAX_EVENT_DATA {
                     return Err(SseError::EventTooLarge);
                 }
+                let extra = joined - self.data.len();
+                reserve_within(&mut self.data, extra, MAX_EVENT_DATA);
                 if self.has_data {
                     self.data.push(b'\n');
                 }
@@ -212,6 +224,7 @@ impl SseDecoder {
             self.scanned = self.scanned.saturating_sub(self.pos);
             self.pos = 0;
         }
+        reserve_within(&mut self.buf, bytes.len(), MAX_LINE + 2);
         self.buf.extend_from_slice(bytes);
     }
 
