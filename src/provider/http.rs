@@ -540,6 +540,7 @@ fn redact(message: String, key: Option<&Secret>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
     use serde_json::json;
 
     #[test]
@@ -631,5 +632,37 @@ mod tests {
     fn excerpt_respects_char_boundaries() {
         assert_eq!(excerpt("ééé", 2), "éé…");
         assert_eq!(excerpt("ab", 2), "ab");
+    }
+
+    proptest::proptest! {
+        /// Any error body (noise, or JSON shapes with the key in them) gives a short message
+        /// without the key, and never a panic.
+        #[test]
+        fn any_error_body_gives_a_short_keyless_message(
+            status in 100u16..600,
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::collection::vec(proptest::arbitrary::any::<u8>(), 0..64),
+                proptest::sample::select(vec![
+                    &b"{\"error\":{\"message\":\""[..], b"\",\"type\":\"", b"\"}}", b"{",
+                    b"\"code\":429,", b"\"error\":", b"\"message\":\"{\\\"error\\\":", b"sk-test-123456",
+                ]).prop_map(<[u8]>::to_vec),
+            ], 0..24),
+        ) {
+            let body = parts.concat();
+            let key = Secret::new("sk-test-123456");
+            let ctx = ErrorContext {
+                provider: "p",
+                model: "m",
+                url: "http://h/v1",
+                key_env: Some("KEY"),
+                key: Some(&key),
+                base_url_hint: "",
+            };
+            let message = http_error(status, &HeaderMap::new(), &body, &ctx, Advice::default())
+                .to_string();
+            proptest::prop_assert!(!message.contains(key.expose()), "{}", message);
+            proptest::prop_assert!(message.chars().count() < 1_000, "{}", message);
+            let _ = json_instead_of_stream(&body, "p");
+        }
     }
 }
