@@ -199,7 +199,7 @@ fn sse_events(chunks: &[&[u8]]) -> Vec<(Option<String>, String, Option<String>)>
     let mut events = Vec::new();
     for chunk in chunks {
         decoder.push(chunk);
-        while let Some(e) = decoder.next_event() {
+        while let Some(e) = decoder.next_event().unwrap() {
             events.push((
                 e.event.map(String::from),
                 e.data.to_string(),
@@ -207,7 +207,7 @@ fn sse_events(chunks: &[&[u8]]) -> Vec<(Option<String>, String, Option<String>)>
             ));
         }
     }
-    decoder.finish();
+    decoder.finish().unwrap();
     events
 }
 

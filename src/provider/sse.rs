@@ -15,6 +15,41 @@ use super::{Chunk, ChunkStream, ProviderError};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The longest SSE line read (without its terminator). A whole tool call can arrive in one
+/// line (a `write_file` of a large file, Groq and xAI send calls whole), and a model's longest
+/// reply (~128k tokens, ≈ 0.5 MiB, up to ~4× that once escaped twice as JSON arguments inside
+/// JSON) fits with room to spare, while a few buffers this size stay far below the 100 MB a
+/// provider call may use. A longer line is a stream that is not SSE, or a hostile one.
+pub const MAX_LINE: usize = 8 << 20;
+
+/// The most `data` one event may accumulate (its `data:` lines joined), for the same reasons
+/// as [`MAX_LINE`]: one event carries at most one chunk of the reply.
+pub const MAX_EVENT_DATA: usize = 8 << 20;
+
+/// A bound of [`SseDecoder`] was broken; the decoder stops there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SseError {
+    /// A line longer than [`MAX_LINE`] (or one that never ends).
+    #[error(
+        "the provider sent over {} MiB without a line break, more than any SSE line needs; \
+         stopped reading (is base_url right?)",
+        MAX_LINE >> 20
+    )]
+    LineTooLong,
+    /// An event whose `data` lines add up to more than [`MAX_EVENT_DATA`].
+    #[error(
+        "the provider sent one SSE event with over {} MiB of data; stopped reading",
+        MAX_EVENT_DATA >> 20
+    )]
+    EventTooLarge,
+}
+
+impl From<SseError> for ProviderError {
+    fn from(error: SseError) -> Self {
+        ProviderError::Limit(error.to_string())
+    }
+}
+
 /// One dispatched event. It borrows the decoder, so handle it before asking for the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEvent<'a> {
@@ -45,6 +80,16 @@ impl SseTail<'_> {
     }
 }
 
+/// Makes room for `extra` more bytes, doubling as `Vec` does but not past `bound` unless the
+/// bytes themselves need it: a buffer near its bound keeps no spare half reserved.
+fn reserve_within(buf: &mut Vec<u8>, extra: usize, bound: usize) {
+    let needed = buf.len() + extra;
+    if needed > buf.capacity() {
+        let target = needed.max(buf.capacity().saturating_mul(2).min(bound));
+        buf.reserve_exact(target - buf.len());
+    }
+}
+
 /// Fields of the event being built. Kept apart from the byte buffer so a line can be borrowed
 /// from the buffer while the event is updated.
 #[derive(Debug, Default)]
@@ -60,18 +105,18 @@ struct EventBuilder {
 
 impl EventBuilder {
     /// Parses one line (without its terminator); returns true when it dispatches an event.
-    fn line(&mut self, line: &[u8]) -> bool {
+    fn line(&mut self, line: &[u8]) -> Result<bool, SseError> {
         if line.is_empty() {
             // WHATWG drops data-less events; the openai-python vectors dispatch `event: ping`
             // alone, so an event type is enough (keep-alive comments and blank lines are not).
             if self.has_data || self.has_event {
-                return true;
+                return Ok(true);
             }
             self.retry = None;
-            return false;
+            return Ok(false);
         }
         if line[0] == b':' {
-            return false;
+            return Ok(false);
         }
         let (field, value) = match line.iter().position(|&b| b == b':') {
             Some(colon) => {
@@ -82,6 +127,12 @@ impl EventBuilder {
         };
         match field {
             b"data" => {
+                let joined = self.data.len() + usize::from(self.has_data) + value.len();
+                if joined > MAX_EVENT_DATA {
+                    return Err(SseError::EventTooLarge);
+                }
+                let extra = joined - self.data.len();
+                reserve_within(&mut self.data, extra, MAX_EVENT_DATA);
                 if self.has_data {
                     self.data.push(b'\n');
                 }
@@ -104,7 +155,7 @@ impl EventBuilder {
             }
             _ => {}
         }
-        false
+        Ok(false)
     }
 
     fn reset(&mut self) {
@@ -150,6 +201,8 @@ pub struct SseDecoder {
     /// The last event was handed out; its fields are cleared before the next line.
     dispatched: bool,
     builder: EventBuilder,
+    /// A bound was broken: nothing more is read or dispatched.
+    failed: Option<SseError>,
 }
 
 impl SseDecoder {
@@ -158,43 +211,65 @@ impl SseDecoder {
         Self::default()
     }
 
-    /// Adds bytes received from the network.
+    /// Adds bytes received from the network. Drain [`next_event`](Self::next_event) after each
+    /// push: that is where an overlong line is noticed, so the buffer stays within
+    /// [`MAX_LINE`] plus one push.
     pub fn push(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
         if self.pos > 0 {
             // Keep only the unparsed tail (usually a partial line), so the buffer stays small.
             self.buf.drain(..self.pos);
             self.scanned = self.scanned.saturating_sub(self.pos);
             self.pos = 0;
         }
+        reserve_within(&mut self.buf, bytes.len(), MAX_LINE + 2);
         self.buf.extend_from_slice(bytes);
     }
 
-    /// The next complete event, or `None` when more bytes are needed.
-    pub fn next_event(&mut self) -> Option<SseEvent<'_>> {
+    /// The next complete event, `Ok(None)` when more bytes are needed, or the bound the
+    /// stream broke (then and ever after).
+    pub fn next_event(&mut self) -> Result<Option<SseEvent<'_>>, SseError> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
         if self.dispatched {
             self.builder.reset();
             self.dispatched = false;
         }
         loop {
-            let (start, end) = self.next_line(false)?;
-            if self.builder.line(&self.buf[start..end]) {
+            let line = self.next_line(false);
+            let Some((start, end)) = self.checked(line)? else {
+                return Ok(None);
+            };
+            let dispatch = self.builder.line(&self.buf[start..end]);
+            if self.checked(dispatch)? {
                 self.dispatched = true;
-                return Some(self.builder.event());
+                return Ok(Some(self.builder.event()));
             }
         }
     }
 
-    /// Ends the stream; call it once [`next_event`](Self::next_event) has returned `None`.
+    /// Ends the stream; call it once [`next_event`](Self::next_event) has returned `Ok(None)`.
     /// Nothing more is dispatched: an unterminated last line is parsed into the pending event,
     /// which is returned undispatched so the caller can tell a cut-off stream from a clean end.
-    pub fn finish(&mut self) -> SseTail<'_> {
+    pub fn finish(&mut self) -> Result<SseTail<'_>, SseError> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
         if self.dispatched {
             self.builder.reset();
             self.dispatched = false;
         }
-        while let Some((start, end)) = self.next_line(true) {
+        loop {
+            let line = self.next_line(true);
+            let Some((start, end)) = self.checked(line)? else {
+                break;
+            };
             // A blank line here would mean the caller did not drain `next_event`.
-            if self.builder.line(&self.buf[start..end]) {
+            let dispatch = self.builder.line(&self.buf[start..end]);
+            if self.checked(dispatch)? {
                 self.builder.reset();
             }
         }
@@ -203,23 +278,42 @@ impl SseDecoder {
             let (start, end) = (self.pos, self.buf.len());
             self.pos = end;
             self.scanned = end;
-            self.builder.line(&self.buf[start..end]);
+            let line = self.builder.line(&self.buf[start..end]);
+            self.checked(line)?;
         }
         let pending = self.builder.pending();
         self.dispatched = true;
-        SseTail {
+        Ok(SseTail {
             pending: pending.then(|| self.builder.event()),
             partial_line,
-        }
+        })
+    }
+
+    /// Bytes held for an unfinished line and the event being built (capacity, not length):
+    /// what the bounds keep small.
+    pub fn buffered(&self) -> usize {
+        self.buf.capacity() + self.builder.data.capacity()
+    }
+
+    /// Passes `result` through, remembering a broken bound.
+    fn checked<T>(&mut self, result: Result<T, SseError>) -> Result<T, SseError> {
+        result.inspect_err(|&error| {
+            self.failed = Some(error);
+            // The bytes are of no use any more; give their memory back.
+            self.buf = Vec::new();
+            self.pos = 0;
+            self.scanned = 0;
+            self.builder = EventBuilder::default();
+        })
     }
 
     /// Finds the next complete line; returns its bounds in `buf` (terminator excluded).
-    fn next_line(&mut self, at_eof: bool) -> Option<(usize, usize)> {
+    fn next_line(&mut self, at_eof: bool) -> Result<Option<(usize, usize)>, SseError> {
         let len = self.buf.len();
         if !self.bom_checked {
             let rest = &self.buf[self.pos..];
             if rest.len() < BOM.len() && BOM.starts_with(rest) && !at_eof {
-                return None;
+                return Ok(None);
             }
             if rest.starts_with(BOM) {
                 self.pos += BOM.len();
@@ -239,10 +333,16 @@ impl SseDecoder {
             .iter()
             .position(|&b| b == b'\n' || b == b'\r')
         else {
+            if len - self.pos > MAX_LINE {
+                return Err(SseError::LineTooLong);
+            }
             self.scanned = len;
-            return None;
+            return Ok(None);
         };
         let end = from + offset;
+        if end - self.pos > MAX_LINE {
+            return Err(SseError::LineTooLong);
+        }
         let mut next = end + 1;
         if self.buf[end] == b'\r' {
             if next < len {
@@ -256,7 +356,7 @@ impl SseDecoder {
         let start = self.pos;
         self.pos = next;
         self.scanned = next;
-        Some((start, end))
+        Ok(Some((start, end)))
     }
 }
 
@@ -308,21 +408,31 @@ struct SseChunks<S, D> {
 impl<S, D: EventDecoder> SseChunks<S, D> {
     fn decode_events(&mut self) {
         while !self.ended {
-            let Some(event) = self.sse.next_event() else {
-                break;
-            };
-            self.ended = self.decoder.event(event, &mut self.out);
+            match self.sse.next_event() {
+                Ok(Some(event)) => self.ended = self.decoder.event(event, &mut self.out),
+                Ok(None) => break,
+                Err(error) => self.fail(error),
+            }
         }
     }
 
     fn decode_end(&mut self) {
         self.ended = true;
-        let pending = self.sse.finish().pending;
+        let pending = match self.sse.finish() {
+            Ok(tail) => tail.pending,
+            Err(error) => return self.fail(error),
+        };
         if !self.decoder.end(pending, &mut self.out) {
             self.out.push_back(Err(ProviderError::Truncated {
                 terminator: D::TERMINATOR,
             }));
         }
+    }
+
+    /// A bound was broken: the stream ends with a `Limit` error.
+    fn fail(&mut self, error: SseError) {
+        self.out.push_back(Err(error.into()));
+        self.ended = true;
     }
 }
 
@@ -364,97 +474,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn decode(chunks: &[&[u8]]) -> (Vec<String>, Option<String>) {
-        let mut decoder = SseDecoder::new();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            decoder.push(chunk);
-            while let Some(event) = decoder.next_event() {
-                out.push(format!("{:?}|{}|{:?}", event.event, event.data, event.id));
-            }
-        }
-        let tail = decoder.finish();
-        (out, tail.pending.map(|e| e.data.to_string()))
-    }
-
-    #[test]
-    fn bom_split_across_pushes_is_dropped() {
-        let (events, _) = decode(&[b"\xEF", b"\xBB", b"\xBFdata: a\n\n"]);
-        assert_eq!(events, ["None|a|None"]);
-    }
-
-    #[test]
-    fn a_bom_only_counts_at_the_start() {
-        let (events, _) = decode(&[b"data: a\n\n\xEF\xBB\xBFdata: b\n\n"]);
-        assert_eq!(events, ["None|a|None"]);
-    }
-
-    #[test]
-    fn cr_at_a_chunk_boundary_then_lf_is_one_line_end() {
-        let (events, _) = decode(&[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]);
-        assert_eq!(events, ["None|a\nb|None"]);
-    }
-
-    #[test]
-    fn comments_and_blank_lines_do_not_dispatch() {
-        let (events, tail) = decode(&[b": keep-alive\n\n\n: x\n\ndata: a\n\n"]);
-        assert_eq!(events, ["None|a|None"]);
-        assert_eq!(tail, None);
-    }
-
-    #[test]
-    fn fields_without_colon_and_unknown_fields() {
-        let (events, _) = decode(&[b"data\nfoo: bar\ndata: x\n\n"]);
-        assert_eq!(events, ["None|\nx|None"]);
-    }
-
-    #[test]
-    fn retry_and_id_rules() {
-        let mut decoder = SseDecoder::new();
-        decoder.push(b"retry: 1500\nid: 7\ndata: a\n\nretry: x\nid: a\0b\ndata: b\n\n");
-        let first = decoder
-            .next_event()
-            .map(|e| (e.retry, e.id.map(String::from)));
-        assert_eq!(first, Some((Some(1500), Some("7".to_string()))));
-        let second = decoder
-            .next_event()
-            .map(|e| (e.retry, e.id.map(String::from)));
-        assert_eq!(second, Some((None, Some("7".to_string()))));
-    }
-
-    #[test]
-    fn invalid_utf8_is_replaced_not_fatal() {
-        let (events, _) = decode(&[b"data: \xFF\xFEok\n\n"]);
-        assert_eq!(events, ["None|\u{FFFD}\u{FFFD}ok|None"]);
-    }
-
-    #[test]
-    fn the_tail_reports_an_unterminated_event() {
-        let (events, pending) = decode(&[b"data: a\n\ndata: [DONE]\n"]);
-        assert_eq!(events, ["None|a|None"]);
-        assert_eq!(pending.as_deref(), Some("[DONE]"));
-        let (_, pending) = decode(&[b"data: a\n\ndata: [DO"]);
-        assert_eq!(pending.as_deref(), Some("[DO"));
-        let mut decoder = SseDecoder::new();
-        decoder.push(b"data: a\n\n");
-        while decoder.next_event().is_some() {}
-        assert!(decoder.finish().is_clean());
-    }
-
-    #[test]
-    fn a_long_line_in_one_byte_pushes() {
-        let line = format!("data: {}\n\n", "x".repeat(10_000));
-        let mut decoder = SseDecoder::new();
-        let mut seen = 0;
-        for byte in line.as_bytes() {
-            decoder.push(std::slice::from_ref(byte));
-            while let Some(event) = decoder.next_event() {
-                seen = event.data.len();
-            }
-        }
-        assert_eq!(seen, 10_000);
-    }
-}
+mod tests;
