@@ -255,13 +255,11 @@ impl SseDecoder {
     /// Nothing more is dispatched: an unterminated last line is parsed into the pending event,
     /// which is returned undispatched so the caller can tell a cut-off stream from a clean end.
     pub fn finish(&mut self) -> Result<SseTail<'_>, SseError> {
-        if let Some(error) = self.failed {
-            return Err(error);
-        }
         if self.dispatched {
             self.builder.reset();
             self.dispatched = false;
         }
+        // After a failure the buffer is empty: straight to the error below.
         while let Some((start, end)) = self.next_line(true) {
             // A blank line here would mean the caller did not drain `next_event`.
             match self.builder.line(&self.buf[start..end]) {
