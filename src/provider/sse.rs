@@ -231,22 +231,22 @@ impl SseDecoder {
     /// The next complete event, `Ok(None)` when more bytes are needed, or the bound the
     /// stream broke (then and ever after).
     pub fn next_event(&mut self) -> Result<Option<SseEvent<'_>>, SseError> {
-        if let Some(error) = self.failed {
-            return Err(error);
-        }
         if self.dispatched {
             self.builder.reset();
             self.dispatched = false;
         }
         loop {
-            let line = self.next_line(false);
-            let Some((start, end)) = self.checked(line)? else {
-                return Ok(None);
+            // After a failure the buffer is empty, so this ends the loop with the error.
+            let Some((start, end)) = self.next_line(false) else {
+                return self.failed.map_or(Ok(None), Err);
             };
-            let dispatch = self.builder.line(&self.buf[start..end]);
-            if self.checked(dispatch)? {
-                self.dispatched = true;
-                return Ok(Some(self.builder.event()));
+            match self.builder.line(&self.buf[start..end]) {
+                Ok(false) => {}
+                Ok(true) => {
+                    self.dispatched = true;
+                    return Ok(Some(self.builder.event()));
+                }
+                Err(error) => return Err(self.fail(error)),
             }
         }
     }
@@ -255,31 +255,30 @@ impl SseDecoder {
     /// Nothing more is dispatched: an unterminated last line is parsed into the pending event,
     /// which is returned undispatched so the caller can tell a cut-off stream from a clean end.
     pub fn finish(&mut self) -> Result<SseTail<'_>, SseError> {
-        if let Some(error) = self.failed {
-            return Err(error);
-        }
         if self.dispatched {
             self.builder.reset();
             self.dispatched = false;
         }
-        loop {
-            let line = self.next_line(true);
-            let Some((start, end)) = self.checked(line)? else {
-                break;
-            };
+        // After a failure the buffer is empty: straight to the error below.
+        while let Some((start, end)) = self.next_line(true) {
             // A blank line here would mean the caller did not drain `next_event`.
-            let dispatch = self.builder.line(&self.buf[start..end]);
-            if self.checked(dispatch)? {
-                self.builder.reset();
+            match self.builder.line(&self.buf[start..end]) {
+                Ok(false) => {}
+                Ok(true) => self.builder.reset(),
+                Err(error) => return Err(self.fail(error)),
             }
+        }
+        if let Some(error) = self.failed {
+            return Err(error);
         }
         let partial_line = self.pos < self.buf.len();
         if partial_line {
             let (start, end) = (self.pos, self.buf.len());
             self.pos = end;
             self.scanned = end;
-            let line = self.builder.line(&self.buf[start..end]);
-            self.checked(line)?;
+            if let Err(error) = self.builder.line(&self.buf[start..end]) {
+                return Err(self.fail(error));
+            }
         }
         let pending = self.builder.pending();
         self.dispatched = true;
@@ -295,25 +294,28 @@ impl SseDecoder {
         self.buf.capacity() + self.builder.data.capacity()
     }
 
-    /// Passes `result` through, remembering a broken bound.
-    fn checked<T>(&mut self, result: Result<T, SseError>) -> Result<T, SseError> {
-        result.inspect_err(|&error| {
-            self.failed = Some(error);
-            // The bytes are of no use any more; give their memory back.
-            self.buf = Vec::new();
-            self.pos = 0;
-            self.scanned = 0;
-            self.builder = EventBuilder::default();
-        })
+    /// Remembers a broken bound (nothing more is read) and returns it.
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self, error: SseError) -> SseError {
+        self.failed = Some(error);
+        // The bytes are of no use any more; give their memory back.
+        self.buf = Vec::new();
+        self.pos = 0;
+        self.scanned = 0;
+        self.skip_lf = false;
+        self.builder = EventBuilder::default();
+        error
     }
 
-    /// Finds the next complete line; returns its bounds in `buf` (terminator excluded).
-    fn next_line(&mut self, at_eof: bool) -> Result<Option<(usize, usize)>, SseError> {
+    /// Finds the next complete line; returns its bounds in `buf` (terminator excluded). A line
+    /// over [`MAX_LINE`] fails the decoder (checked through `failed`, which keeps this cheap).
+    fn next_line(&mut self, at_eof: bool) -> Option<(usize, usize)> {
         let len = self.buf.len();
         if !self.bom_checked {
             let rest = &self.buf[self.pos..];
             if rest.len() < BOM.len() && BOM.starts_with(rest) && !at_eof {
-                return Ok(None);
+                return None;
             }
             if rest.starts_with(BOM) {
                 self.pos += BOM.len();
@@ -334,14 +336,16 @@ impl SseDecoder {
             .position(|&b| b == b'\n' || b == b'\r')
         else {
             if len - self.pos > MAX_LINE {
-                return Err(SseError::LineTooLong);
+                self.fail(SseError::LineTooLong);
+                return None;
             }
             self.scanned = len;
-            return Ok(None);
+            return None;
         };
         let end = from + offset;
         if end - self.pos > MAX_LINE {
-            return Err(SseError::LineTooLong);
+            self.fail(SseError::LineTooLong);
+            return None;
         }
         let mut next = end + 1;
         if self.buf[end] == b'\r' {
@@ -356,7 +360,7 @@ impl SseDecoder {
         let start = self.pos;
         self.pos = next;
         self.scanned = next;
-        Ok(Some((start, end)))
+        Some((start, end))
     }
 }
 
