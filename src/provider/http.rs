@@ -90,7 +90,10 @@ fn http_error(
     ctx: &ErrorContext<'_>,
     advice: Advice<'_>,
 ) -> ProviderError {
-    let detail = parse_body(body, status);
+    // The key leaves the body before anything is cut from it: cut first, a key that
+    // straddled the cut would leave its head behind, out of reach of a whole-key match.
+    let body = redact(String::from_utf8_lossy(body).into_owned(), ctx.key);
+    let detail = parse_body(body.as_bytes(), status);
     let quota = [&detail.kind, &detail.code]
         .iter()
         .any(|v| v.as_deref() == Some("insufficient_quota"));

@@ -126,3 +126,24 @@ proptest::proptest! {
         let _ = json_instead_of_stream(&body, "p");
     }
 }
+
+#[test]
+fn a_key_across_the_excerpt_cut_is_removed_whole() {
+    let key = Secret::new("sk-test-0123456789abcdefghij");
+    let body = format!("{}{}", "x".repeat(490), key.expose());
+    let ctx = ErrorContext {
+        provider: "openai",
+        model: "m",
+        url: "http://127.0.0.1:1/v1",
+        key_env: Some("OPENAI_API_KEY"),
+        key: Some(&key),
+        base_url_hint: "",
+    };
+    let advice = Advice {
+        refused: None,
+        missing_model: None,
+    };
+    let error = http_error(500, &HeaderMap::new(), body.as_bytes(), &ctx, advice);
+    let text = error.to_string();
+    assert!(!text.contains("sk-test-01"), "{text}");
+}
