@@ -142,10 +142,21 @@ async fn exec_ends_its_tools_on_sigterm_sighup_and_sigquit() {
     }
 }
 
-#[tokio::test]
-async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
+/// A TUI in tmux whose first request runs the two sleeps of `tag`; returns once they run.
+/// `then` is shell run after taco exits, `{home}` standing for its home (taco replaces the
+/// shell when it is empty, so closing the pane closes taco's terminal).
+struct RunningTui {
+    tmux: Tmux,
+    commands: [String; 2],
+    home: tempfile::TempDir,
+    _work: tempfile::TempDir,
+    _server: TestServer,
+    _leftovers: Leftovers,
+}
+
+async fn tui_running_sleeps(tag: u32, then: &str) -> RunningTui {
     let (home, work) = setup();
-    let (shell, commands, _leftovers) = sleeps(4);
+    let (shell, commands, leftovers) = sleeps(tag);
     let server = TestServer::start(vec![
         tool_turn("s1", "shell", &json!({ "command": shell }).to_string()),
         text_turn(&["never reached"]),
@@ -153,12 +164,23 @@ async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
     .await;
     let config = home.path().join("taco.toml");
     std::fs::write(&config, "[tools.policy]\nshell = \"allow\"\n").unwrap();
-    let taco = env!("CARGO_BIN_EXE_taco");
+    let (exec, after) = if then.is_empty() {
+        ("exec ", String::new())
+    } else {
+        (
+            "",
+            format!(
+                "; {}",
+                then.replace("{home}", &home.path().display().to_string())
+            ),
+        )
+    };
     let command = format!(
-        "cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' -c '{config}' -p openai --base-url '{url}/v1' -m m1; echo EXIT=$?; stty -a > '{home}/stty.txt'; echo EXITED; sleep 60",
+        "cd '{work}' && {exec}env -i PATH='{path}' HOME='{home}' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' -c '{config}' -p openai --base-url '{url}/v1' -m m1{after}",
         work = work.path().display(),
         home = home.path().display(),
         path = std::env::var("PATH").unwrap_or_default(),
+        taco = env!("CARGO_BIN_EXE_taco"),
         config = config.display(),
         url = server.url(),
     );
@@ -169,6 +191,21 @@ async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
     wait_until("both sleeps", || {
         commands.iter().all(|c| !processes(c).is_empty())
     });
+    RunningTui {
+        tmux,
+        commands,
+        home,
+        _work: work,
+        _server: server,
+        _leftovers: leftovers,
+    }
+}
+
+#[tokio::test]
+async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
+    let after = "echo EXIT=$?; stty -a > '{home}/stty.txt'; echo EXITED; sleep 60";
+    let tui = tui_running_sleeps(4, after).await;
+    let (tmux, commands, home) = (&tui.tmux, &tui.commands[..], &tui.home);
     assert_eq!(
         tmux.pane_format("#{alternate_on}"),
         "1",
@@ -197,31 +234,15 @@ async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
 
 #[tokio::test]
 async fn a_closed_terminal_ends_the_tui_and_its_tools() {
-    let (home, work) = setup();
-    let (shell, commands, _leftovers) = sleeps(5);
-    let server = TestServer::start(vec![
-        tool_turn("s1", "shell", &json!({ "command": shell }).to_string()),
-        text_turn(&["never reached"]),
-    ])
-    .await;
-    let config = home.path().join("taco.toml");
-    std::fs::write(&config, "[tools.policy]\nshell = \"allow\"\n").unwrap();
-    let taco = env!("CARGO_BIN_EXE_taco");
-    let command = format!(
-        "cd '{work}' && exec env -i PATH='{path}' HOME='{home}' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' -c '{config}' -p openai --base-url '{url}/v1' -m m1",
-        work = work.path().display(),
-        home = home.path().display(),
-        path = std::env::var("PATH").unwrap_or_default(),
-        config = config.display(),
-        url = server.url(),
-    );
-    let tmux = Tmux::start(&command, 140, 40);
-    tmux.wait_for("tool stack");
-    tmux.text("sleep please");
-    tmux.keys(&["Enter"]);
-    wait_until("both sleeps", || {
-        commands.iter().all(|c| !processes(c).is_empty())
-    });
+    // Every field is bound so the server and the leftover guard live to the end.
+    let RunningTui {
+        tmux,
+        commands,
+        home,
+        _work,
+        _server,
+        _leftovers,
+    } = tui_running_sleeps(5, "").await;
     let taco_pid: i32 = tmux.pane_format("#{pane_pid}").parse().unwrap();
     // The terminal goes away under taco (its pty is closed; the kernel sends SIGHUP).
     drop(tmux);
