@@ -217,7 +217,7 @@ async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
     unsafe { libc::kill(taco_pid[0], libc::SIGTERM) };
     let screen = tmux.wait_for("EXITED");
     assert!(screen.contains("EXIT=143"), "{screen}");
-    assert_all_gone(&commands);
+    assert_all_gone(commands);
     // Cooked mode again, and every screen mode taco turned on is off.
     let stty = std::fs::read_to_string(home.path().join("stty.txt")).unwrap();
     let flags: Vec<&str> = stty.split_whitespace().collect();
