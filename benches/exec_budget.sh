@@ -4,7 +4,7 @@
 #   bash benches/exec_budget.sh [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-taco="${CARGO_TARGET_DIR:-target}/release/taco"
+taco="${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}"
 runs="${1:-3}"
 scratch=$(mktemp -d)
 server=""

@@ -10,7 +10,9 @@ real servers send). Prints the port on stdout, then serves until killed. Loopbac
 import argparse
 import http.server
 import json
+import socket
 import socketserver
+import time
 
 TOKENS = 20_000
 
@@ -41,9 +43,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for i in range(0, len(EVENTS), self.per_read):
             self.wfile.write(b"".join(EVENTS[i:i + self.per_read]))
             self.wfile.flush()
+            if self.per_read == 1:
+                # A pause between events, so each one arrives in a read of its own (as a
+                # real server's tokens do), not coalesced by a client that fell behind.
+                time.sleep(0.00005)
         self.close_connection = True
 
     def log_message(self, *args):
