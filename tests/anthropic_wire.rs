@@ -645,7 +645,7 @@ async fn an_error_object_instead_of_a_stream_is_reported() {
     let message = recorded_error("anthropic_nonstream_tool_use_response.json", 200);
     let e = failing(message).await;
     assert!(
-        matches!(e, ProviderError::Malformed(ref m) if m.contains("support streaming")),
+        matches!(e, ProviderError::Config(ref m) if m.contains("support streaming")),
         "{e:?}"
     );
 }

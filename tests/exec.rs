@@ -611,6 +611,41 @@ async fn a_stream_cut_midway_is_retried_without_duplicated_text() {
 }
 
 #[tokio::test]
+async fn a_malformed_chunk_midway_is_retried_without_duplicated_text() {
+    let (home, work) = setup();
+    let garbled = Reply::sse(vec![
+        format!(
+            "data: {}\n\n",
+            chunk(json!({"content": "Partial ans"}), None)
+        ),
+        "data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n".to_string(),
+    ]);
+    let server = TestServer::start(vec![garbled, text_turn(&["Full answer."])]).await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["--json", "hi"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(server.requests().len(), 2);
+    assert!(run.stderr.contains("retrying 2/4"), "{}", run.stderr);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retry = events.iter().position(|e| e["type"] == "retry").unwrap();
+    assert!(
+        events[retry]["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("malformed")
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "final");
+    assert_eq!(last["data"]["content"], "Full answer.");
+}
+
+#[tokio::test]
 async fn an_idle_stream_times_out() {
     let (home, work) = setup();
     let config = work.path().join("idle.toml");

@@ -523,10 +523,12 @@ async fn json_instead_of_a_stream_is_reported() {
         }
     );
     let e = failing(Reply::status(200).json(&json!({"choices": []})), |_| {}).await;
+    // Not retried: the server would answer the same way again.
     assert!(
-        matches!(e, ProviderError::Malformed(ref m) if m.contains("support streaming")),
+        matches!(e, ProviderError::Config(ref m) if m.contains("support streaming")),
         "{e:?}"
     );
+    assert!(!e.is_retryable());
 }
 
 #[test]

@@ -228,8 +228,10 @@ fn json_instead_of_stream(body: &[u8], provider: &str) -> ProviderError {
     }
 }
 
+/// A whole JSON reply where a stream was asked for: the server (or its configuration) does
+/// not stream, so trying again would only get the same.
 fn not_a_stream(provider: &str) -> ProviderError {
-    ProviderError::Malformed(format!(
+    ProviderError::Config(format!(
         "provider `{provider}` answered with JSON instead of an event stream; \
          does the server support streaming?"
     ))

@@ -148,9 +148,14 @@ impl ProviderError {
     /// Whether a retry may succeed (used by the retry layer).
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Connect { .. } | Self::Truncated { .. } | Self::Timeout(_) => true,
+            // A garbled chunk mid-stream is a transport accident like a cut stream: nothing
+            // ran yet, so the call is tried again (its text is dropped, as for any retry).
+            Self::Connect { .. }
+            | Self::Truncated { .. }
+            | Self::Timeout(_)
+            | Self::Malformed(_) => true,
             Self::Http { retryable, .. } | Self::Api { retryable, .. } => *retryable,
-            Self::Malformed(_) | Self::Config(_) | Self::Limit(_) => false,
+            Self::Config(_) | Self::Limit(_) => false,
         }
     }
 }
