@@ -292,24 +292,12 @@ fn open_session(
     let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
     let mut notes = Vec::new();
     let Some(id) = resume else {
-        let writer = match &dir {
-            Some(dir) => match SessionWriter::create(dir, provider, model, &resolved.workdir) {
-                Ok(writer) => Some(writer),
-                Err(e) => {
-                    notes.push(format!(
-                        "this session is not saved: cannot write to {}: {e}",
-                        dir.display()
-                    ));
-                    None
-                }
-            },
-            None => {
-                notes.push("this session is not saved: no data directory".to_string());
-                None
-            }
-        };
+        if dir.is_none() {
+            notes.push("this session is not saved: no data directory".to_string());
+        }
+        let recorder = Recorder::deferred(dir, audit, provider, model, &resolved.workdir);
         return Ok(Opened {
-            recorder: Recorder::new(writer, dir, audit).with_secrets(secrets),
+            recorder: recorder.with_secrets(secrets),
             history: Vec::new(),
             notes,
         });

@@ -23,6 +23,16 @@ pub struct Recorder {
     problem: Option<String>,
     /// Key values that never reach the session file.
     secrets: Arc<Secrets>,
+    /// The session file to start when the first line is recorded: a launch or a `/clear`
+    /// that records nothing leaves no empty session behind.
+    planned: Option<Planned>,
+}
+
+/// What a session file that does not exist yet will say in its header.
+struct Planned {
+    provider: String,
+    model: String,
+    workdir: PathBuf,
 }
 
 impl Recorder {
@@ -38,7 +48,21 @@ impl Recorder {
             dir,
             problem: None,
             secrets: Arc::default(),
+            planned: None,
         }
+    }
+
+    /// Records into a new session file in `dir`, created with the first line recorded.
+    pub fn deferred(
+        dir: Option<PathBuf>,
+        audit: Option<AuditLog>,
+        provider: &str,
+        model: &str,
+        workdir: &std::path::Path,
+    ) -> Self {
+        let mut recorder = Self::new(None, dir, audit);
+        recorder.restart(provider, model, workdir);
+        recorder
     }
 
     /// Redacts these key values from the session file (this one and any `/clear` starts).
@@ -65,6 +89,10 @@ impl Recorder {
         if let Some(audit) = &mut self.audit {
             audit.record(event);
         }
+        if !event.is_trace() {
+            return;
+        }
+        self.start_planned();
         if let Some(session) = &mut self.session
             && let Err(e) = session.event(event)
         {
@@ -74,6 +102,7 @@ impl Recorder {
 
     /// Records a message of the user's conversation.
     pub fn message(&mut self, message: &Message) {
+        self.start_planned();
         if let Some(session) = &mut self.session
             && let Err(e) = session.message(message)
         {
@@ -81,20 +110,32 @@ impl Recorder {
         }
     }
 
-    /// Starts a new session file (after `/clear`).
+    /// Starts a new session (after `/clear`); its file is created with its first line.
     pub fn restart(&mut self, provider: &str, model: &str, workdir: &std::path::Path) {
+        self.session = None;
+        self.planned = Some(Planned {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            workdir: workdir.to_path_buf(),
+        });
+    }
+
+    /// Creates the planned session file, if one waits.
+    fn start_planned(&mut self) {
+        let Some(planned) = self.planned.take() else {
+            return;
+        };
         let Some(dir) = &self.dir else {
             return;
         };
-        match SessionWriter::create(dir, provider, model, workdir) {
+        match SessionWriter::create(dir, &planned.provider, &planned.model, &planned.workdir) {
             Ok(mut session) => {
                 session.set_secrets(Arc::clone(&self.secrets));
                 self.session = Some(session);
             }
             Err(e) => {
-                self.session = None;
                 self.problem = Some(format!(
-                    "cannot start a new session file in {}: {e}",
+                    "this session is not saved: cannot write to {}: {e}",
                     dir.display()
                 ));
             }

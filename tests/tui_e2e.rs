@@ -223,6 +223,14 @@ fn resume_an_exec_session_in_the_tui_and_clear_starts_a_new_one() {
     tmux.text("/clear");
     tmux.keys(&["Enter"]);
     tmux.wait_for("New conversation");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        session_files(home.path()),
+        1,
+        "/clear alone leaves no empty session behind"
+    );
+    tmux.text("and now?");
+    tmux.keys(&["Enter"]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while session_files(home.path()) < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
@@ -230,11 +238,27 @@ fn resume_an_exec_session_in_the_tui_and_clear_starts_a_new_one() {
     assert_eq!(
         session_files(home.path()),
         2,
-        "/clear starts a new session file"
+        "the first message after /clear starts a new session file"
     );
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
     tmux.wait_for("EXITED");
+}
+
+#[test]
+fn a_launch_that_records_nothing_leaves_no_session() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch_with(home.path(), work.path(), "-p demo");
+    tmux.wait_for("tool stack");
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("EXITED");
+    assert_eq!(session_files(home.path()), 0);
+    // `taco --resume` then has nothing empty to pick.
+    let tmux = launch_with(home.path(), work.path(), "-p demo --resume");
+    let screen = tmux.wait_for("EXITED");
+    assert!(screen.contains("no saved session"), "{screen}");
 }
 
 #[test]
