@@ -11,11 +11,11 @@ use taco::conversation::{Message, ToolSpec};
 use taco::orchestrator::turn::{Turn, TurnAssembler};
 use taco::provider::{ChatRequest, ChunkStream, Provider, ProviderError};
 
-/// `../shared/fixtures/wire` next to the repository (override with `TACO_WIRE_FIXTURES`).
+/// `tests/fixtures/wire` in the repository (a different corpus with `TACO_WIRE_FIXTURES`).
 pub fn fixture_dir() -> PathBuf {
     match std::env::var_os("TACO_WIRE_FIXTURES") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/wire"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wire"),
     }
 }
 
