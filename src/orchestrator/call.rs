@@ -100,7 +100,8 @@ impl Orchestrator {
             new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
             parent: conv.parent.clone(),
-            omitted: window(&conv.messages, self.settings.history_limit).saturating_sub(1),
+            omitted: window(&conv.messages, self.settings.history_limit, conv.run_start)
+                .saturating_sub(1),
         })));
         conv.reported = conv.messages.len();
         Ok(turn)
@@ -116,7 +117,7 @@ impl Orchestrator {
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let started = Instant::now();
         let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-        let start = window(&conv.messages, self.settings.history_limit);
+        let start = window(&conv.messages, self.settings.history_limit, conv.run_start);
         // Trimming copies the kept tail once per call; untrimmed, the slice goes as it is.
         let trimmed: Vec<Message>;
         let messages: &[Message] = if start <= 1 {
@@ -212,24 +213,25 @@ impl Orchestrator {
     }
 }
 
-/// Where the history sent to the model starts (DESIGN §8): the system prompt (index 0) plus
-/// at most `limit` of the latest messages, cut at a turn boundary (a user message) so a tool
-/// result never loses its call; a single turn longer than the limit is cut between tool
-/// rounds instead. Returns 1 when nothing is left out.
-pub fn window(messages: &[Message], limit: usize) -> usize {
+/// Where the history sent to the model starts (DESIGN §8): the system prompt (index 0), the
+/// user message that started the current run (`run_start`) and everything after it are
+/// always sent; of the older turns, at most `limit` of the latest messages are added, cut at a
+/// turn boundary (a user message), so a tool result never loses its call and a request never
+/// starts with an assistant message. Returns 1 when nothing is left out.
+pub fn window(messages: &[Message], limit: usize, run_start: usize) -> usize {
     let len = messages.len();
+    let run_start = run_start.clamp(1, len.max(1));
     if len <= limit.saturating_add(1) {
         return 1;
     }
-    let start = len - limit.max(1);
-    if let Some(user) = (start..len).find(|&i| messages[i].role == Role::User) {
-        return user;
+    let earliest = len - limit.max(1);
+    if earliest >= run_start {
+        // The current run alone is longer than the limit: it is kept whole.
+        return run_start;
     }
-    let mut start = start;
-    while start < len && messages[start].role == Role::Tool {
-        start += 1;
-    }
-    start
+    (earliest..run_start)
+        .find(|&i| messages[i].role == Role::User)
+        .unwrap_or(run_start)
 }
 
 #[cfg(test)]
@@ -261,30 +263,26 @@ mod tests {
     #[test]
     fn short_histories_are_sent_whole() {
         let messages = conversation(3);
-        assert_eq!(window(&messages, 50), 1);
-        assert_eq!(window(&messages, 12), 1);
+        let run = messages.len() - 4;
+        assert_eq!(window(&messages, 50, run), 1);
+        assert_eq!(window(&messages, 12, run), 1);
     }
 
     #[test]
     fn long_histories_start_at_a_user_message() {
         let messages = conversation(30);
         for limit in 1..=119 {
-            let start = window(&messages, limit);
+            let run = messages.len() - 4;
+            let start = window(&messages, limit, run);
+            assert!(start <= run, "limit {limit}: the run's request is kept");
             assert!(start > 1);
             let kept = &messages[start..];
             assert!(
-                kept.len() <= limit.max(1),
+                kept.len() <= limit.max(4),
                 "limit {limit}: kept {}",
                 kept.len()
             );
-            if messages[start].role != Role::User {
-                // Only when the last turn alone is longer than the limit.
-                assert!(
-                    limit < 4,
-                    "limit {limit} starts at {:?}",
-                    messages[start].role
-                );
-            }
+            assert_eq!(messages[start].role, Role::User, "limit {limit}");
             // Every tool result that is kept has its call kept too.
             for (i, m) in kept.iter().enumerate() {
                 if m.role == Role::Tool {
@@ -301,14 +299,17 @@ mod tests {
     }
 
     #[test]
-    fn one_long_turn_is_cut_between_tool_rounds() {
-        let mut messages = vec![Message::system("s"), Message::user("q")];
+    fn the_current_run_is_kept_whole_however_long() {
+        let mut messages = vec![Message::system("s"), Message::user("old")];
+        messages.push(Message::assistant(Some("a".into()), None, Vec::new()));
+        let run = messages.len();
+        messages.push(Message::user("q"));
         for r in 0..20 {
             messages.push(call(&format!("c{r}")));
             messages.push(Message::tool(format!("c{r}"), "t", "{}".into()));
         }
-        let start = window(&messages, 5);
-        assert_eq!(messages[start].role, Role::Assistant);
-        assert_eq!(messages.len() - start, 4);
+        // Older turns go first; the run's request and all its rounds stay.
+        assert_eq!(window(&messages, 5, run), run);
+        assert_eq!(messages[run].role, Role::User);
     }
 }

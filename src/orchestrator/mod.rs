@@ -128,6 +128,9 @@ struct Conversation {
     max_turns: u32,
     /// Tools whose usage instructions the model has been given.
     instructed: HashSet<String>,
+    /// Index of the user message that started the current run: it and everything after it
+    /// are always sent, whatever the history limit.
+    run_start: usize,
 }
 
 impl Conversation {
@@ -146,6 +149,8 @@ impl Conversation {
             parent,
             max_turns: max_turns.max(1),
             instructed: HashSet::new(),
+            // A sub-agent's task is its first message after the system prompt.
+            run_start: 1,
         }
     }
 
@@ -333,6 +338,7 @@ impl Orchestrator {
             max_turns: conversation.max_turns,
         });
         conversation.messages.push(Message::user(prompt));
+        conversation.run_start = conversation.messages.len() - 1;
         conversation.record(&mut run);
         let end = self
             .run_loop(&mut conversation, &mut run, approver, cancel)
