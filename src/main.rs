@@ -324,6 +324,8 @@ fn open_session(
             Entry::Event(_) => None,
         })
         .collect();
+    let (messages, repaired) = session::repair(messages);
+    notes.extend(repaired);
     let count = messages.len();
     orchestrator.restore(messages);
     let writer = match SessionWriter::append_to(&path) {

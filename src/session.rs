@@ -9,6 +9,7 @@
 mod compact;
 mod index;
 mod reader;
+mod repair;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use crate::event::Event;
 
 pub use index::{Summary, find, format_list, list};
 pub use reader::{Loaded, load};
+pub use repair::repair;
 pub use writer::SessionWriter;
 
 /// Format version written in headers.
