@@ -352,7 +352,11 @@ fn list_sessions() -> i32 {
     match session::sessions_dir() {
         Some(dir) => {
             use std::io::Write;
-            let text = session::format_list(&session::list(&dir));
+            let (sessions, problems) = session::list_with_problems(&dir);
+            for problem in &problems {
+                taco::say!("taco: {problem}");
+            }
+            let text = session::format_list(&sessions);
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                 Ok(()) => exec::EXIT_OK,

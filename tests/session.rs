@@ -478,14 +478,28 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
                 model: "m".into(),
                 first_prompt: Some("first question".into()),
                 turns: 2,
+                // The sub-agent's call counts in the tokens, not in the turns.
                 tokens: Usage {
-                    input_tokens: 300,
-                    output_tokens: 30,
+                    input_tokens: 307,
+                    output_tokens: 37,
                 },
             },
         ]
     );
     assert!(session::list(&dir.join("missing")).is_empty());
+    // Files that cannot be listed are reported, not hidden.
+    std::fs::write(dir.join("empty.jsonl"), b"").unwrap();
+    let (listed, problems) = session::list_with_problems(dir);
+    assert_eq!(listed.len(), 2);
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    for name in ["broken.jsonl", "empty.jsonl", "trace-only.jsonl"] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains(name) && p.contains("not listed")),
+            "{name}: {problems:?}"
+        );
+    }
 }
 
 #[test]

@@ -38,18 +38,29 @@ pub struct Summary {
     pub first_prompt: Option<String>,
     /// Top-level provider calls (sub-agent calls are not counted).
     pub turns: u32,
-    /// Tokens of the top-level provider calls.
+    /// Tokens of every provider call, sub-agents' included.
     pub tokens: Usage,
 }
 
-/// Sessions in `dir`, newest first (unreadable files are skipped).
+/// Sessions in `dir`, newest first (files that are not sessions are left out).
 pub fn list(dir: &Path) -> Vec<Summary> {
-    let mut sessions: Vec<Summary> = session_files(dir)
-        .into_iter()
-        .filter_map(|(_, path)| summarize(path))
-        .collect();
+    list_with_problems(dir).0
+}
+
+/// Sessions in `dir`, newest first, and a line for each `.jsonl` file there that could not be
+/// listed (empty, a damaged header, unreadable): it is reported, never silently hidden.
+pub fn list_with_problems(dir: &Path) -> (Vec<Summary>, Vec<String>) {
+    let mut sessions = Vec::new();
+    let mut problems = Vec::new();
+    for (_, path) in session_files(dir) {
+        match summarize(&path) {
+            Ok(summary) => sessions.push(summary),
+            Err(why) => problems.push(format!("{}: not listed: {why}", path.display())),
+        }
+    }
     sessions.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
-    sessions
+    problems.sort();
+    (sessions, problems)
 }
 
 /// The session to resume: by id (exact, or a unique prefix), or with `None` the newest whose workdir is `workdir`.
@@ -141,8 +152,8 @@ fn header_of(path: &Path) -> Option<SessionHeader> {
     read_header(BufReader::new(file), path).ok().flatten()
 }
 
-/// One session file's row; `None` for a file that is not a session (no header) or unreadable.
-fn summarize(path: PathBuf) -> Option<Summary> {
+/// One session file's row, or why it has none (not a session, no header, unreadable).
+fn summarize(path: &Path) -> Result<Summary, String> {
     let mut header = None;
     let mut first_user = None;
     let mut first_run = None;
@@ -157,8 +168,11 @@ fn summarize(path: PathBuf) -> Option<Summary> {
         }
         Item::Entry(Entry::Event(e)) => match e.data {
             EventData::RunStarted { prompt, .. } if first_run.is_none() => first_run = Some(prompt),
-            EventData::LlmCall(call) if call.parent.is_none() => {
-                turns = turns.saturating_add(1);
+            EventData::LlmCall(call) => {
+                // Turns are the user's; tokens are every call's, sub-agents' included.
+                if call.parent.is_none() {
+                    turns = turns.saturating_add(1);
+                }
                 // Usage::add could overflow on a doctored file; a listing must not panic.
                 tokens.input_tokens = tokens.input_tokens.saturating_add(call.usage.input_tokens);
                 tokens.output_tokens = tokens
@@ -169,13 +183,14 @@ fn summarize(path: PathBuf) -> Option<Summary> {
         },
     });
     if let Err(e) = scanned {
-        tracing::debug!("sessions: skipping {}: {e}", path.display());
-        return None;
+        return Err(e.to_string());
     }
-    let header = header?;
-    Some(Summary {
+    let header = header.ok_or_else(|| {
+        "its first line is not a session header (damaged, or a trace file)".to_string()
+    })?;
+    Ok(Summary {
         id: header.id,
-        path,
+        path: path.to_path_buf(),
         started: header.started,
         workdir: header.workdir,
         provider: header.provider,
