@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{flatten, html};
 use crate::tools::builtin::{looks_binary, truncate_str};
-use crate::tools::{ToolError, ToolSettings};
+use crate::tools::{ToolError, ToolSettings, budget};
 
 /// Bytes of an error page quoted in the error.
 const SNIPPET: usize = 500;
@@ -102,24 +102,32 @@ pub(super) async fn read(
         Kind::Text | Kind::Sniff => (String::from_utf8_lossy(&body).into_owned(), None),
     };
     let max = settings.max_output_bytes;
-    let mut notes = Vec::new();
-    if truncated {
-        notes.push(format!("the body was cut at {cap} bytes"));
-    } else if text.len() > max {
-        notes.push(format!("the text was cut at {max} bytes"));
-    }
-    notes.extend(converted_note);
-    let mut result = json!({
-        "url": final_url,
-        "status": status.as_u16(),
-        "content_type": content_type,
-        "truncated": truncated || text.len() > max,
-    });
-    if !notes.is_empty() {
-        result["note"] = json!(notes.join("; "));
-    }
-    result["text"] = json!(truncate_str(&text, max));
-    Ok(result)
+    Ok(budget::fit(max, |room| {
+        let (shown, used) = budget::prefix_within(&text, room);
+        let mut notes = Vec::new();
+        if truncated {
+            notes.push(format!("the body was cut at {cap} bytes"));
+        }
+        if shown.len() < text.len() {
+            notes.push(format!(
+                "the text was {} bytes; only the first {} are shown (output capped at {max} bytes)",
+                text.len(),
+                shown.len()
+            ));
+        }
+        notes.extend(converted_note.iter().cloned());
+        let mut result = json!({
+            "url": final_url,
+            "status": status.as_u16(),
+            "content_type": content_type,
+            "truncated": truncated || shown.len() < text.len(),
+        });
+        if !notes.is_empty() {
+            result["note"] = json!(notes.join("; "));
+        }
+        result["text"] = json!(shown);
+        (result, used)
+    }))
 }
 
 /// How a body is turned into text, decided from its content type.
