@@ -32,11 +32,12 @@ impl TypedTool for ReadFile {
     type Params = ReadFileParams;
     const NAME: &'static str = "read_file";
     const USAGE: Option<&'static str> = Some(
-        "Read big files in pieces with offset and limit (lines); when the result says it was truncated, continue from the offset it gives. Use search_files first to find the lines that matter.",
+        "Read big files in pieces with offset and limit (lines); when the result is truncated, continue with offset set to its next_offset. Use search_files first to find the lines that matter.",
     );
     const DESCRIPTION: &'static str = "Read a text file in the workspace. Returns the content \
-        of lines offset..offset+limit (1-based), the file's total line count and whether the \
-        content was truncated; read large files in pieces with offset and limit.";
+        of lines offset..offset+limit (1-based) that fit the output cap, with start_line, \
+        end_line, total_lines and next_offset (null at the end of the file); read large files \
+        in pieces with offset and limit.";
 
     async fn run(&self, params: ReadFileParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let workdir = ctx.workdir.clone();
@@ -135,7 +136,7 @@ impl Window {
                 continue;
             }
             // One byte more than can fit tells that a line does not fit.
-            let len = read_line_capped(reader, cap + 1, &mut line)?;
+            let len = read_line_capped(reader, cap.saturating_add(1), &mut line)?;
             if len == 0 {
                 break;
             }

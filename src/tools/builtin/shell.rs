@@ -51,8 +51,9 @@ impl TypedTool for Shell {
     );
     const DESCRIPTION: &'static str = "Run a shell command (sh -c) in the workspace root, with \
         stdin closed. Returns exit_code, stdout and stderr (long output keeps its head and \
-        tail). A non-zero exit code is reported, not treated as a failure. The command and \
-        all its children are killed when it times out.";
+        tail; stdout_omitted and stderr_omitted count the bytes cut from the middle). A \
+        non-zero exit code is reported, not treated as a failure. The command and all its \
+        children are killed when it times out.";
 
     fn default_policy(&self, _params: &ShellParams, _settings: &ToolSettings) -> Policy {
         Policy::Ask

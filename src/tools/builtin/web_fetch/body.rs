@@ -34,9 +34,11 @@ pub(super) fn header(response: &reqwest::Response, name: reqwest::header::Header
 }
 
 /// Reads a final (non-redirect) response into the tool's result.
+/// `redirects` are the ones followed on the way (listed in the result, within the cap).
 pub(super) async fn read(
     mut response: reqwest::Response,
     settings: &ToolSettings,
+    redirects: &[String],
 ) -> Result<Value, ToolError> {
     let status = response.status();
     let final_url = response.url().to_string();
@@ -125,9 +127,31 @@ pub(super) async fn read(
         if !notes.is_empty() {
             result["note"] = json!(notes.join("; "));
         }
+        if !redirects.is_empty() {
+            result["redirects"] = json!(redirects);
+        }
         result["text"] = json!(shown);
         (result, used)
     }))
+}
+
+/// Shortens the `text` of a finished result (an object) until it fits in `cap` bytes again.
+pub(super) fn shorten_text(result: &mut Value, cap: usize) {
+    if budget::json_len(result) <= cap {
+        return;
+    }
+    let note = match result["note"].as_str() {
+        Some(earlier) => format!("{earlier}; the text was shortened to fit the output cap"),
+        None => "the text was shortened to fit the output cap".to_string(),
+    };
+    result["note"] = json!(note);
+    result["truncated"] = json!(true);
+    let excess = budget::json_len(result).saturating_sub(cap);
+    if let Some(text) = result["text"].as_str() {
+        let keep = budget::str_cost(text).saturating_sub(excess);
+        let kept = budget::prefix_within(text, keep).0.to_string();
+        result["text"] = json!(kept);
+    }
 }
 
 /// How a body is turned into text, decided from its content type.
