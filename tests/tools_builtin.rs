@@ -192,11 +192,12 @@ async fn list_dir_refuses_escapes() {
 
 #[tokio::test]
 async fn read_file_windows_and_truncation() {
+    // The smallest cap the config allows; the whole result (not just its content) fits in it.
     let f = fixture_with(ToolSettings {
-        max_output_bytes: 50,
+        max_output_bytes: 1024,
         ..Default::default()
     });
-    let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+    let text: String = (1..=300).map(|i| format!("line {i}\n")).collect();
     std::fs::write(f.root.join("lines.txt"), &text).unwrap();
     let r = call(
         "read_file",
@@ -208,16 +209,18 @@ async fn read_file_windows_and_truncation() {
     assert_eq!(r["content"], "line 10\nline 11\nline 12\n");
     assert_eq!(
         (r["total_lines"].clone(), r["truncated"].clone()),
-        (json!(100), json!(true))
+        (json!(300), json!(true))
     );
+    assert_eq!(r["next_offset"], 13);
     assert!(r["note"].as_str().unwrap().contains("offset=13"), "{r}");
 
     let r = call("read_file", json!({"path": "lines.txt"}), &f.ctx)
         .await
         .unwrap();
-    assert!(r["content"].as_str().unwrap().len() <= 50);
+    assert!(r.to_string().len() <= 1024, "{r}");
     assert_eq!(r["truncated"], true);
     let next = r["end_line"].as_u64().unwrap() + 1;
+    assert_eq!(r["next_offset"], next);
     assert!(
         r["note"]
             .as_str()
@@ -228,15 +231,16 @@ async fn read_file_windows_and_truncation() {
 
     let r = call(
         "read_file",
-        json!({"path": "lines.txt", "offset": 98}),
+        json!({"path": "lines.txt", "offset": 298}),
         &f.ctx,
     )
     .await
     .unwrap();
     assert_eq!(
         (r["content"].as_str().unwrap(), &r["truncated"]),
-        ("line 98\nline 99\nline 100\n", &json!(false))
+        ("line 298\nline 299\nline 300\n", &json!(false))
     );
+    assert_eq!(r["next_offset"], Value::Null);
 }
 
 #[tokio::test]

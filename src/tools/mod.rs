@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::ToolSpec;
 use crate::secrets::Secrets;
 
+pub(crate) mod budget;
 pub mod builtin;
 pub mod runner;
 pub mod workspace;

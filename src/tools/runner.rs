@@ -10,6 +10,9 @@ use serde_json::{Value, json};
 
 use super::{NeededCall, ToolContext, ToolError, ToolRegistry, ToolReply};
 
+mod cap;
+pub use cap::cap_output;
+
 /// What to ask of a tool.
 #[derive(Debug, Clone)]
 pub enum Work {
@@ -151,41 +154,9 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Replaces a result whose JSON exceeds `max_bytes` by a truncated copy with a note, keeping
-/// the content valid JSON for the model.
-pub fn cap_output(value: Value, max_bytes: usize) -> Value {
-    let text = value.to_string();
-    if text.len() <= max_bytes {
-        return value;
-    }
-    let mut cut = max_bytes;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    json!({
-        "truncated": true,
-        "note": format!(
-            "the result was {} bytes; only the first {} are shown. Ask for less (narrower path, offset/limit, a more specific pattern).",
-            text.len(),
-            cut
-        ),
-        "partial": &text[..cut],
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn caps_long_results_but_keeps_short_ones() {
-        let short = json!({"a": 1});
-        assert_eq!(cap_output(short.clone(), 100), short);
-        let long = json!({"text": "é".repeat(200)});
-        let capped = cap_output(long, 101);
-        assert_eq!(capped["truncated"], json!(true));
-        assert!(capped["partial"].as_str().unwrap().len() <= 101);
-    }
 
     #[test]
     fn error_content_is_a_json_object() {

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::blocking;
+use crate::tools::budget;
 use crate::tools::workspace::{Entry, ListedKind, Workspace, list};
 use crate::tools::{ToolContext, ToolError, TypedTool};
 
@@ -38,11 +39,12 @@ impl TypedTool for ListDir {
     async fn run(&self, params: ListDirParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let given = params.path.unwrap_or_else(|| ".".to_string());
         let workdir = ctx.workdir.clone();
-        blocking(move || list_dir(&Workspace::new(&workdir)?, &given)).await
+        let cap = ctx.settings.max_output_bytes;
+        blocking(move || list_dir(&Workspace::new(&workdir)?, &given, cap)).await
     }
 }
 
-fn list_dir(ws: &Workspace, given: &str) -> Result<Value, ToolError> {
+fn list_dir(ws: &Workspace, given: &str, cap: usize) -> Result<Value, ToolError> {
     let opened = ws.open(given)?;
     let path = opened.shown();
     let Entry::Dir(dir) = opened.entry else {
@@ -66,27 +68,43 @@ fn list_dir(ws: &Workspace, given: &str) -> Result<Value, ToolError> {
         .collect();
     entries.sort_by(|a, b| (a.kind != "dir", &a.name).cmp(&(b.kind != "dir", &b.name)));
     let total = entries.len();
-    let shown: Vec<Value> = entries
+    // Each entry with the JSON bytes of the list up to it (escapes and commas included).
+    let mut upto = 0;
+    let shown: Vec<(Value, usize)> = entries
         .iter()
         .take(MAX_ENTRIES)
-        .map(|e| match e.size {
-            Some(size) => json!({"name": e.name, "type": e.kind, "size": size}),
-            None => json!({"name": e.name, "type": e.kind}),
+        .map(|e| {
+            let entry = match e.size {
+                Some(size) => json!({"name": e.name, "type": e.kind, "size": size}),
+                None => json!({"name": e.name, "type": e.kind}),
+            };
+            upto += budget::json_len(&entry) + 1;
+            (entry, upto)
         })
         .collect();
-    let mut result = json!({
-        "path": path,
-        "entries": shown,
-        "total": total,
-    });
-    if total > MAX_ENTRIES {
-        result["truncated"] = json!(true);
-        result["note"] = json!(format!(
-            "showing the first {MAX_ENTRIES} of {total} entries; \
-             list a subdirectory or use search_files to narrow down"
-        ));
-    }
-    Ok(result)
+    Ok(budget::fit(cap, |room| {
+        let kept = shown.partition_point(|&(_, upto)| upto <= room);
+        let used = kept.checked_sub(1).map_or(0, |last| shown[last].1);
+        let list: Vec<Value> = shown[..kept].iter().map(|(e, _)| e.clone()).collect();
+        let mut result = json!({
+            "path": path,
+            "entries": list,
+            "total": total,
+        });
+        if kept < total {
+            let why = if kept < shown.len() {
+                format!("output capped at {cap} bytes")
+            } else {
+                format!("at most {MAX_ENTRIES} entries are listed")
+            };
+            result["truncated"] = json!(true);
+            result["note"] = json!(format!(
+                "showing the first {kept} of {total} entries ({why}); \
+                 list a subdirectory or use search_files to narrow down"
+            ));
+        }
+        (result, used)
+    }))
 }
 
 #[cfg(test)]
@@ -100,7 +118,7 @@ mod tests {
         std::fs::create_dir(root.join("zdir")).unwrap();
         std::fs::write(root.join("a.txt"), "12345").unwrap();
         std::fs::write(root.join("B.txt"), "").unwrap();
-        let result = list_dir(&Workspace::new(&root).unwrap(), ".").unwrap();
+        let result = list_dir(&Workspace::new(&root).unwrap(), ".", 65536).unwrap();
         let names: Vec<&str> = result["entries"]
             .as_array()
             .unwrap()

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{blocking, cancelled, looks_binary, truncate_str};
+use crate::tools::budget;
 use crate::tools::workspace::{Entry, Workspace, display_relative};
 use crate::tools::{ToolContext, ToolError, TypedTool};
 
@@ -150,27 +151,40 @@ impl Search {
                 }
                 let shown = truncate_str(line.trim(), MAX_LINE);
                 let rel = display_relative(&self.workdir, path);
-                bytes += rel.len() + shown.len() + 32;
-                if matches.len() >= self.max_results || bytes > self.max_bytes {
+                let found = json!({"path": rel, "line": index + 1, "text": shown});
+                // Measured as sent (escapes included), plus the comma between matches.
+                let size = budget::json_len(&found) + 1;
+                if matches.len() >= self.max_results || bytes + size > self.max_bytes {
                     limited = true;
                     break 'walk;
                 }
-                matches.push(json!({"path": rel, "line": index + 1, "text": shown}));
+                bytes += size;
+                matches.push((found, bytes));
             }
         }
-        let mut result = json!({
-            "matches": matches,
-            "count": matches.len(),
-            "files_searched": files_searched,
-            "truncated": limited,
-        });
-        if limited {
-            result["note"] = json!(format!(
-                "stopped after {} matches; narrow the pattern, path or glob, or raise max_results",
-                matches.len()
-            ));
-        }
-        Ok(result)
+        Ok(budget::fit(self.max_bytes, |room| {
+            let kept = matches.partition_point(|&(_, upto)| upto <= room);
+            let used = kept.checked_sub(1).map_or(0, |last| matches[last].1);
+            let limited = limited || kept < matches.len();
+            let shown: Vec<Value> = matches[..kept].iter().map(|(m, _)| m.clone()).collect();
+            let mut result = json!({
+                "matches": shown,
+                "count": kept,
+                "files_searched": files_searched,
+                "truncated": limited,
+            });
+            if limited {
+                let (why, hint) = if kept >= self.max_results {
+                    ("max_results reached".to_string(), ", or raise max_results")
+                } else {
+                    (format!("output capped at {} bytes", self.max_bytes), "")
+                };
+                result["note"] = json!(format!(
+                    "stopped after {kept} matches ({why}); narrow the pattern, path or glob{hint}"
+                ));
+            }
+            (result, used)
+        }))
     }
 }
 

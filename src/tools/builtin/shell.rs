@@ -14,8 +14,12 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+mod output;
+
 use super::cancelled;
+use crate::tools::budget;
 use crate::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
+use output::{Capture, Shown, Stream, show_both};
 
 /// Longest timeout a model may ask for.
 const MAX_TIMEOUT_SECS: u64 = 600;
@@ -47,8 +51,9 @@ impl TypedTool for Shell {
     );
     const DESCRIPTION: &'static str = "Run a shell command (sh -c) in the workspace root, with \
         stdin closed. Returns exit_code, stdout and stderr (long output keeps its head and \
-        tail). A non-zero exit code is reported, not treated as a failure. The command and \
-        all its children are killed when it times out.";
+        tail; stdout_omitted and stderr_omitted count the bytes cut from the middle). A \
+        non-zero exit code is reported, not treated as a failure. The command and all its \
+        children are killed when it times out.";
 
     fn default_policy(&self, _params: &ShellParams, _settings: &ToolSettings) -> Policy {
         Policy::Ask
@@ -93,15 +98,20 @@ impl TypedTool for Shell {
             &ctx.cancel,
         )
         .await;
-        let (stdout, stderr) = (out.finish(), err.finish());
+        let (out, err) = (out.finish(), err.finish());
         match end {
-            End::Exited { status, pipes_held } => {
-                Ok(exited(status, pipes_held, stdout, stderr, [&out, &err]))
+            End::Exited { status, pipes_held } => Ok(budget::fit(cap, |room| {
+                exited(status, pipes_held, &out, &err, room)
+            })),
+            End::TimedOut => {
+                let head = format!(
+                    "command timed out after {secs} s and was killed (with its process group)"
+                );
+                // The message is all the model gets, so it fits the cap like a result would.
+                let error = budget::fit(cap, |room| timed_out(&head, &out, &err, room));
+                let message = error["error"].as_str().unwrap_or(&head).to_string();
+                Err(ToolError::failed(message))
             }
-            End::TimedOut => Err(ToolError::failed(format!(
-                "command timed out after {secs} s and was killed (with its process group){}",
-                partial(&stdout, &stderr)
-            ))),
             End::Cancelled => Err(cancelled()),
             End::WaitFailed(e) => Err(ToolError::failed(format!("waiting for sh failed: {e}"))),
         }
@@ -172,14 +182,15 @@ async fn supervise(
     }
 }
 
-/// The result of a command that exited (any exit code).
+/// The result of a command that exited (any exit code), its output within `room` bytes of
+/// JSON cost; also returns the cost used.
 fn exited(
     status: ExitStatus,
     pipes_held: bool,
-    stdout: String,
-    stderr: String,
-    captures: [&Capture; 2],
-) -> Value {
+    out: &Stream,
+    err: &Stream,
+    room: usize,
+) -> (Value, usize) {
     let mut notes = Vec::new();
     match (status.code(), status.signal()) {
         (Some(0), _) => {}
@@ -187,11 +198,13 @@ fn exited(
         (None, Some(signal)) => notes.push(format!("the command was killed by signal {signal}")),
         (None, None) => notes.push("the command ended abnormally".to_string()),
     }
-    for (name, capture) in ["stdout", "stderr"].iter().zip(captures) {
-        if capture.omitted() > 0 {
+    let shown = show_both(out, err, room);
+    for (name, stream, shown) in [("stdout", out, &shown[0]), ("stderr", err, &shown[1])] {
+        if shown.omitted > 0 {
             notes.push(format!(
-                "{name} was {} bytes; only its head and tail are shown",
-                capture.total
+                "{name} was {} bytes; {} bytes from its middle are omitted ({name}_omitted)",
+                stream.total(),
+                shown.omitted
             ));
         }
     }
@@ -202,30 +215,44 @@ fn exited(
                 .to_string(),
         );
     }
+    let [stdout, stderr] = shown;
+    let used = stdout.cost + stderr.cost;
     let mut result = json!({
         "exit_code": status.code(),
-        "stdout": stdout,
-        "stderr": stderr,
+        "stdout": stdout.text,
+        "stderr": stderr.text,
         "timed_out": false,
     });
+    for (key, omitted) in [
+        ("stdout_omitted", stdout.omitted),
+        ("stderr_omitted", stderr.omitted),
+    ] {
+        if omitted > 0 {
+            result[key] = json!(omitted);
+        }
+    }
     if let Some(signal) = status.signal() {
         result["signal"] = json!(signal);
     }
     if !notes.is_empty() {
         result["note"] = json!(notes.join("; "));
     }
-    result
+    (result, used)
 }
 
-/// The partial output quoted in a timeout error.
-fn partial(stdout: &str, stderr: &str) -> String {
-    let mut text = String::new();
-    for (name, output) in [("stdout", stdout), ("stderr", stderr)] {
-        if !output.is_empty() {
-            text.push_str(&format!("\n{name} so far:\n{output}"));
+/// The error of a command that timed out, quoting its output so far within `room` bytes of
+/// JSON cost, as `{"error": …}`; also returns the cost used.
+fn timed_out(head: &str, out: &Stream, err: &Stream, room: usize) -> (Value, usize) {
+    let mut text = head.to_string();
+    let mut used = 0;
+    let shown: [Shown; 2] = show_both(out, err, room);
+    for (name, shown) in ["stdout", "stderr"].iter().zip(shown) {
+        if !shown.text.is_empty() {
+            text.push_str(&format!("\n{name} so far:\n{}", shown.text));
+            used += shown.cost;
         }
     }
-    text
+    (json!({ "error": text }), used)
 }
 
 /// Copies a pipe into a capture until EOF (or a read error, which ends the output too).
@@ -237,71 +264,6 @@ async fn pump(reader: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
             break;
         }
         capture.push(&buf[..n]);
-    }
-}
-
-/// Output capped at `cap` bytes: the first half and the last half are kept.
-struct Capture {
-    cap: usize,
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    total: usize,
-}
-
-impl Capture {
-    fn new(cap: usize) -> Self {
-        Self {
-            cap,
-            head: Vec::new(),
-            tail: Vec::new(),
-            total: 0,
-        }
-    }
-
-    fn head_cap(&self) -> usize {
-        self.cap / 2
-    }
-
-    fn tail_cap(&self) -> usize {
-        self.cap - self.cap / 2
-    }
-
-    fn push(&mut self, mut data: &[u8]) {
-        self.total += data.len();
-        let room = self.head_cap().saturating_sub(self.head.len());
-        let take = room.min(data.len());
-        self.head.extend_from_slice(&data[..take]);
-        data = &data[take..];
-        self.tail.extend_from_slice(data);
-        // Trim only when the tail is twice its cap, so trimming stays amortized O(1).
-        if self.tail.len() > 2 * self.tail_cap().max(4096) {
-            self.trim_tail();
-        }
-    }
-
-    fn trim_tail(&mut self) {
-        let excess = self.tail.len().saturating_sub(self.tail_cap());
-        self.tail.drain(..excess);
-    }
-
-    fn omitted(&self) -> usize {
-        self.total.saturating_sub(self.cap)
-    }
-
-    /// The kept output as text (lossy UTF-8), with a marker where the middle was cut.
-    fn finish(&mut self) -> String {
-        if self.total <= self.cap {
-            let mut all = std::mem::take(&mut self.head);
-            all.append(&mut self.tail);
-            return String::from_utf8_lossy(&all).into_owned();
-        }
-        self.trim_tail();
-        format!(
-            "{}\n[... {} bytes omitted ...]\n{}",
-            String::from_utf8_lossy(&self.head),
-            self.omitted(),
-            String::from_utf8_lossy(&self.tail)
-        )
     }
 }
 
@@ -337,44 +299,5 @@ impl GroupKill {
 impl Drop for GroupKill {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn captured(cap: usize, chunks: &[&[u8]]) -> (String, usize) {
-        let mut capture = Capture::new(cap);
-        for chunk in chunks {
-            capture.push(chunk);
-        }
-        let omitted = capture.omitted();
-        (capture.finish(), omitted)
-    }
-
-    #[test]
-    fn small_output_is_whole() {
-        assert_eq!(captured(10, &[b"abc", b"defg"]), ("abcdefg".to_string(), 0));
-        assert_eq!(
-            captured(10, &[b"0123456789"]),
-            ("0123456789".to_string(), 0)
-        );
-    }
-
-    #[test]
-    fn big_output_keeps_head_and_tail() {
-        let data: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-        let chunks: Vec<&[u8]> = data.chunks(333).collect();
-        let (text, omitted) = captured(1000, &chunks);
-        assert_eq!(omitted, 99_000);
-        assert!(text.starts_with(std::str::from_utf8(&data[..500]).unwrap()));
-        assert!(text.ends_with(std::str::from_utf8(&data[data.len() - 500..]).unwrap()));
-        assert!(text.contains("[... 99000 bytes omitted ...]"));
-    }
-
-    #[test]
-    fn invalid_utf8_is_lossy() {
-        assert_eq!(captured(10, &[b"a\xffb"]).0, "a\u{fffd}b");
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{flatten, html};
 use crate::tools::builtin::{looks_binary, truncate_str};
-use crate::tools::{ToolError, ToolSettings};
+use crate::tools::{ToolError, ToolSettings, budget};
 
 /// Bytes of an error page quoted in the error.
 const SNIPPET: usize = 500;
@@ -34,9 +34,11 @@ pub(super) fn header(response: &reqwest::Response, name: reqwest::header::Header
 }
 
 /// Reads a final (non-redirect) response into the tool's result.
+/// `redirects` are the ones followed on the way (listed in the result, within the cap).
 pub(super) async fn read(
     mut response: reqwest::Response,
     settings: &ToolSettings,
+    redirects: &[String],
 ) -> Result<Value, ToolError> {
     let status = response.status();
     let final_url = response.url().to_string();
@@ -102,24 +104,54 @@ pub(super) async fn read(
         Kind::Text | Kind::Sniff => (String::from_utf8_lossy(&body).into_owned(), None),
     };
     let max = settings.max_output_bytes;
-    let mut notes = Vec::new();
-    if truncated {
-        notes.push(format!("the body was cut at {cap} bytes"));
-    } else if text.len() > max {
-        notes.push(format!("the text was cut at {max} bytes"));
+    Ok(budget::fit(max, |room| {
+        let (shown, used) = budget::prefix_within(&text, room);
+        let mut notes = Vec::new();
+        if truncated {
+            notes.push(format!("the body was cut at {cap} bytes"));
+        }
+        if shown.len() < text.len() {
+            notes.push(format!(
+                "the text was {} bytes; only the first {} are shown (output capped at {max} bytes)",
+                text.len(),
+                shown.len()
+            ));
+        }
+        notes.extend(converted_note.iter().cloned());
+        let mut result = json!({
+            "url": final_url,
+            "status": status.as_u16(),
+            "content_type": content_type,
+            "truncated": truncated || shown.len() < text.len(),
+        });
+        if !notes.is_empty() {
+            result["note"] = json!(notes.join("; "));
+        }
+        if !redirects.is_empty() {
+            result["redirects"] = json!(redirects);
+        }
+        result["text"] = json!(shown);
+        (result, used)
+    }))
+}
+
+/// Shortens the `text` of a finished result (an object) until it fits in `cap` bytes again.
+pub(super) fn shorten_text(result: &mut Value, cap: usize) {
+    if budget::json_len(result) <= cap {
+        return;
     }
-    notes.extend(converted_note);
-    let mut result = json!({
-        "url": final_url,
-        "status": status.as_u16(),
-        "content_type": content_type,
-        "truncated": truncated || text.len() > max,
-    });
-    if !notes.is_empty() {
-        result["note"] = json!(notes.join("; "));
+    let note = match result["note"].as_str() {
+        Some(earlier) => format!("{earlier}; the text was shortened to fit the output cap"),
+        None => "the text was shortened to fit the output cap".to_string(),
+    };
+    result["note"] = json!(note);
+    result["truncated"] = json!(true);
+    let excess = budget::json_len(result).saturating_sub(cap);
+    if let Some(text) = result["text"].as_str() {
+        let keep = budget::str_cost(text).saturating_sub(excess);
+        let kept = budget::prefix_within(text, keep).0.to_string();
+        result["text"] = json!(kept);
     }
-    result["text"] = json!(truncate_str(&text, max));
-    Ok(result)
 }
 
 /// How a body is turned into text, decided from its content type.

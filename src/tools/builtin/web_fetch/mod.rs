@@ -29,7 +29,7 @@ use crate::tools::{
     NeededCall, Policy, Tool, ToolContext, ToolError, ToolReply, ToolSettings, parse_params,
     schema_of,
 };
-use body::{chain, header, read};
+use body::{chain, header, read, shorten_text};
 pub use html::{HTML_HELPER_ARG, html_helper_main};
 pub use policy::AllowPrivate;
 use policy::{GuardedResolver, Refused};
@@ -145,10 +145,7 @@ impl WebFetch {
                 .await
                 .map_err(|e| ToolError::failed(send_error(&url, &e)))?;
             let Some(next) = redirect_target(&response, &url)? else {
-                let mut result = read(response, settings).await?;
-                if !redirects.is_empty() {
-                    result["redirects"] = json!(redirects);
-                }
+                let result = read(response, settings, &redirects).await?;
                 return Ok(ToolReply::Done(result));
             };
             if redirects.len() >= budget {
@@ -238,14 +235,19 @@ impl Tool for WebFetch {
         &'a self,
         then: Value,
         results: Vec<Result<Value, String>>,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolReply, ToolError>> {
-        async move { followed(then, results).map(ToolReply::Done) }.boxed()
+        let cap = ctx.settings.max_output_bytes;
+        async move { followed(then, results, cap).map(ToolReply::Done) }.boxed()
     }
 }
 
 /// The result of the call made for a cross-host redirect, with the redirects before it.
-fn followed(then: Value, results: Vec<Result<Value, String>>) -> Result<Value, ToolError> {
+fn followed(
+    then: Value,
+    results: Vec<Result<Value, String>>,
+    cap: usize,
+) -> Result<Value, ToolError> {
     let mut redirects: Vec<Value> = then["redirects"].as_array().cloned().unwrap_or_default();
     let from = redirects
         .last()
@@ -272,6 +274,8 @@ fn followed(then: Value, results: Vec<Result<Value, String>>) -> Result<Value, T
     if result.is_object() {
         result["redirects"] = Value::Array(redirects);
         result["note"] = json!(note);
+        // The page was cut to fit on its own; what was added here must fit too.
+        shorten_text(&mut result, cap);
     }
     Ok(result)
 }
@@ -379,13 +383,24 @@ mod tests {
     fn resuming_adds_the_earlier_redirects() {
         let then = json!({"redirects": ["http://a/1", "http://a/2"]});
         let child = json!({"url": "http://b/3", "text": "t", "redirects": ["http://b/x"]});
-        let result = followed(then.clone(), vec![Ok(child)]).unwrap();
+        let result = followed(then.clone(), vec![Ok(child)], 65536).unwrap();
         assert_eq!(
             result["redirects"],
             json!(["http://a/1", "http://a/2", "http://b/x"])
         );
         assert!(result["note"].as_str().unwrap().contains("from http://a/2"));
-        let err = followed(then, vec![Err("denied".into())]).unwrap_err();
+        let err = followed(then.clone(), vec![Err("denied".into())], 65536).unwrap_err();
         assert!(err.to_string().contains("denied"), "{err}");
+        // Near the cap already, the page text makes room for the redirects and note.
+        let full = json!({"url": "http://b/3", "text": "\"".repeat(600), "truncated": false});
+        let cap = full.to_string().len();
+        let result = followed(then, vec![Ok(full)], cap).unwrap();
+        assert!(result.to_string().len() <= cap, "{result}");
+        assert_eq!(result["truncated"], true);
+        assert!(
+            result["note"].as_str().unwrap().contains("shortened"),
+            "{result}"
+        );
+        assert!(result["text"].as_str().unwrap().len() > 400, "{result}");
     }
 }
