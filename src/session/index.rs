@@ -159,7 +159,7 @@ fn summarize(path: &Path) -> Result<Summary, String> {
     let mut first_run = None;
     let mut turns = 0u32;
     let mut tokens = Usage::default();
-    let scanned = scan(&path, false, |item| match item {
+    let scanned = scan(path, false, |item| match item {
         Item::Header(h) => header = Some(h),
         Item::Entry(Entry::Message(m)) => {
             if first_user.is_none() && m.role == Role::User {
