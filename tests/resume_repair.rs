@@ -61,3 +61,56 @@ async fn a_session_missing_a_tool_line_resumes_into_a_valid_request() {
     }
     assert_eq!(messages.last().unwrap()["content"], "and now?");
 }
+
+#[tokio::test]
+async fn resuming_a_large_session_appends_only_what_is_new() {
+    let (home, work) = setup();
+    let dir = home.path().join(".local/share/taco/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("20260101-000000-abcdef.jsonl");
+    let workdir = work.path().canonicalize().unwrap();
+    let mut text = json!({"type": "session", "version": 2, "id": "20260101-000000-abcdef",
+        "provider": "openai", "model": "m1", "workdir": workdir, "started": 1})
+    .to_string();
+    text.push('\n');
+    text.push_str(
+        &json!({"type": "message", "timestamp": 1, "data": {"role": "system", "content": "s"}})
+            .to_string(),
+    );
+    text.push('\n');
+    for i in 0..2000 {
+        let (role, content) = if i % 2 == 0 {
+            ("user", "a question")
+        } else {
+            ("assistant", "an answer of some length")
+        };
+        text.push_str(&json!({"type": "message", "timestamp": 1, "data": {"role": role, "content": format!("{content} {i}")}}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(&path, &text).unwrap();
+    let before = text.len();
+
+    let server = TestServer::start(vec![text_turn(&["ok"])]).await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["one more", "--resume"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The history was sent (within the window) but not written again.
+    let sent = server.requests()[0].json();
+    assert!(sent["messages"].as_array().unwrap().len() > 40);
+    let after = std::fs::metadata(&path).unwrap().len() as usize;
+    let appended = after - before;
+    let loaded = taco::session::load(&path).unwrap();
+    let messages = loaded
+        .entries
+        .iter()
+        .filter(|e| matches!(e, taco::session::Entry::Message(_)))
+        .count();
+    let new_messages = messages - 2001;
+    assert_eq!(new_messages, 2, "the request and the answer");
+    assert!(
+        appended < 1024 * new_messages,
+        "{appended} bytes appended for {new_messages} new messages"
+    );
+}

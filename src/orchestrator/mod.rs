@@ -294,8 +294,9 @@ impl Orchestrator {
     }
 
     /// Continues a saved conversation (`--resume`): the current system prompt replaces the
-    /// saved one, the rest follows. The messages count as recorded (the session file has
-    /// them) but not as reported, so the next `llm_call` carries them for the trace.
+    /// saved one, the rest follows. The messages count as recorded and reported: the session
+    /// file has them, so the next `llm_call` carries only what is new (its `message_count`
+    /// still says how long the conversation sent was).
     pub fn restore(&mut self, messages: impl IntoIterator<Item = Message>) {
         self.clear();
         let mut messages = messages.into_iter().peekable();
@@ -305,6 +306,7 @@ impl Orchestrator {
         let conv = &mut self.conversation;
         conv.messages.extend(messages);
         conv.recorded = conv.messages.len();
+        conv.reported = conv.messages.len();
     }
 
     /// Answers one user request: runs the loop until a final answer, an error or a cancel.

@@ -180,6 +180,13 @@ impl App {
                 }
             }
         }
+        if has_messages {
+            let messages = entries.iter().filter_map(|e| match e {
+                Entry::Message(m) => Some(m.clone()),
+                Entry::Event(_) => None,
+            });
+            self.timeline.restore_conversation(messages.collect());
+        }
         self.queued.clear();
         let _ = self.end_run(now);
         self.sync_guard(now);

@@ -62,6 +62,12 @@ impl Default for TimelineState {
 }
 
 impl TimelineState {
+    /// The user's conversation as a saved session has it (its `message` lines), so the
+    /// messages sent by the next call after a resume show whole.
+    pub fn restore_conversation(&mut self, messages: Vec<Message>) {
+        self.conversation = messages;
+    }
+
     /// An empty timeline that follows new events.
     pub fn new() -> Self {
         Self {
