@@ -220,3 +220,48 @@ fn a_trace_file_opens_read_only() {
         "nothing is sent from a trace"
     );
 }
+
+fn type_line(app: &mut App, line: &str, now: Instant) {
+    for c in line.chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), now);
+    }
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE), now);
+}
+
+#[test]
+fn grants_do_not_survive_a_resume_and_clear_resets_the_tokens() {
+    let now = Instant::now();
+    let mut info = info();
+    info.tools = vec![taco::tui::commands::ToolInfo {
+        name: "shell".into(),
+        description: "Run a shell command.".into(),
+        schema: json!({}),
+        policy: "ask".into(),
+        usage: None,
+    }];
+    let mut app = App::new(info, now);
+    let mut entries = session(true);
+    entries.push(event(
+        900,
+        EventData::ApprovalDecided {
+            id: "c9".into(),
+            name: "shell".into(),
+            decision: taco::event::Decision::Approved,
+            scope: taco::event::Scope::Session,
+            reason: None,
+        },
+    ));
+    app.replay(&entries, now);
+    type_line(&mut app, "/tools", now);
+    let text = format!("{}", screen(&mut app, now).backend());
+    assert!(text.contains("`shell` (ask)") || text.contains("shell (ask)"), "{text}");
+    assert!(!text.contains("approved for this session"), "{text}");
+
+    let before = format!("{}", screen(&mut app, now).backend());
+    assert!(before.contains("tok"), "{before}");
+    type_line(&mut app, "/clear", now);
+    let after = format!("{}", screen(&mut app, now).backend());
+    let status = |screen: &str| screen.lines().last().unwrap_or("").to_string();
+    assert_ne!(status(&before), status(&after), "the counters moved");
+    assert!(status(&after).contains("↑0 ↓0"), "{}", status(&after));
+}

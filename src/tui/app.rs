@@ -187,6 +187,9 @@ impl App {
             });
             self.timeline.restore_conversation(messages.collect());
         }
+        // Grants belong to the process that gave them: a resumed session starts with none,
+        // and `/tools` must not show any.
+        self.grants.clear();
         self.queued.clear();
         let _ = self.end_run(now);
         self.sync_guard(now);

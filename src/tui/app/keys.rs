@@ -12,6 +12,7 @@ use crate::event::InputKind;
 use crate::orchestrator::task::Op;
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
+use crate::conversation::Usage;
 use crate::tui::views::approval;
 use crate::tui::views::chat::NoticeKind;
 use crate::tui::views::help::Help;
@@ -347,6 +348,8 @@ impl App {
                 self.queued.clear();
                 self.original_request = None;
                 self.turn = 0;
+                // A new conversation starts its own count (the status line's tokens).
+                self.tokens = Usage::default();
                 self.chat.push_notice(NoticeKind::Info, "New conversation.");
                 let mut commands = Vec::new();
                 if self.busy {
