@@ -136,9 +136,72 @@ fn overrides(global: &GlobalArgs) -> Overrides {
 }
 
 /// Resolves the config and builds the orchestrator; on failure says why and gives exit code 2.
-async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), i32> {
+/// The session `--resume` picks, if any, with what it says about its run.
+struct Resuming {
+    path: PathBuf,
+    /// Which provider, model and workdir were taken from the session, for the user.
+    note: String,
+}
+
+/// For `--resume`: finds the session first, so that the provider, model and workdir it ran
+/// with fill in what the command line leaves open (`-p`, `-m`, `-C` still win).
+fn resume_overrides(global: &GlobalArgs) -> Result<(Overrides, Option<Resuming>), i32> {
+    let mut chosen = overrides(global);
+    let Some(id) = global.resume.as_deref() else {
+        return Ok((chosen, None));
+    };
+    let Some(dir) = session::sessions_dir() else {
+        taco::say!("taco: cannot resume: no data directory to find sessions in");
+        return Err(EXIT_USAGE);
+    };
+    let here = match &chosen.workdir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    let here = here.canonicalize().unwrap_or(here);
+    let path = session::find(&dir, (!id.is_empty()).then_some(id), &here).map_err(|e| {
+        taco::say!("taco: {e}");
+        EXIT_USAGE
+    })?;
+    let mut taken = Vec::new();
+    if let Some(header) = session::header_of(&path) {
+        if chosen.provider.is_none() && !header.provider.is_empty() {
+            taken.push(format!("provider `{}`", header.provider));
+            chosen.provider = Some(header.provider);
+        }
+        if chosen.model.is_none() && !header.model.is_empty() {
+            taken.push(format!("model `{}`", header.model));
+            chosen.model = Some(header.model);
+        }
+        if chosen.workdir.is_none() && header.workdir != here {
+            if header.workdir.is_dir() {
+                taken.push(format!("workdir `{}`", header.workdir.display()));
+                chosen.workdir = Some(header.workdir);
+            } else {
+                taken.push(format!(
+                    "not its workdir `{}`, which is gone",
+                    header.workdir.display()
+                ));
+            }
+        }
+    }
+    let note = if taken.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "From the session: {} (-p, -m and -C choose otherwise).",
+            taken.join(", ")
+        )
+    };
+    Ok((chosen, Some(Resuming { path, note })))
+}
+
+async fn setup(
+    global: &GlobalArgs,
+) -> Result<(config::Resolved, Orchestrator, Option<Resuming>), i32> {
     let env = |name: &str| std::env::var(name).ok();
-    let mut resolved = config::resolve(&overrides(global), &env, config::probe_ollama)
+    let (chosen, resuming) = resume_overrides(global)?;
+    let mut resolved = config::resolve(&chosen, &env, config::probe_ollama)
         .await
         .map_err(|e| {
             taco::say!("taco: {e}");
@@ -167,7 +230,7 @@ async fn setup(global: &GlobalArgs) -> Result<(config::Resolved, Orchestrator), 
         limits: resolved.limits,
     };
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
-    Ok((resolved, orchestrator))
+    Ok((resolved, orchestrator, resuming))
 }
 
 fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, i32> {
@@ -205,7 +268,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
         Err(code) => return code,
     };
     runtime.block_on(async {
-        let (resolved, mut orchestrator) = match setup(global).await {
+        let (resolved, mut orchestrator, resuming) = match setup(global).await {
             Ok(ready) => ready,
             Err(code) => return code,
         };
@@ -216,7 +279,7 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
                 resolved.provider.model
             );
         }
-        let opened = match open_session(&resolved, &mut orchestrator, global.resume.as_deref()) {
+        let opened = match open_session(&resolved, &mut orchestrator, resuming) {
             Ok(opened) => opened,
             Err(code) => return code,
         };
@@ -241,11 +304,11 @@ fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
     };
     let _log = logging::init();
     runtime.block_on(async {
-        let (resolved, mut orchestrator) = match setup(global).await {
+        let (resolved, mut orchestrator, resuming) = match setup(global).await {
             Ok(ready) => ready,
             Err(code) => return code,
         };
-        let opened = match open_session(&resolved, &mut orchestrator, global.resume.as_deref()) {
+        let opened = match open_session(&resolved, &mut orchestrator, resuming) {
             Ok(opened) => opened,
             Err(code) => return code,
         };
@@ -284,14 +347,14 @@ struct Opened {
 fn open_session(
     resolved: &config::Resolved,
     orchestrator: &mut Orchestrator,
-    resume: Option<&str>,
+    resuming: Option<Resuming>,
 ) -> Result<Opened, i32> {
     let dir = session::sessions_dir();
     let secrets = Arc::clone(&resolved.tools.secrets);
     let audit = taco::audit::state_dir().and_then(|d| AuditLog::open(&d).ok());
     let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
     let mut notes = Vec::new();
-    let Some(id) = resume else {
+    let Some(resuming) = resuming else {
         if dir.is_none() {
             notes.push("this session is not saved: no data directory".to_string());
         }
@@ -306,10 +369,9 @@ fn open_session(
         taco::say!("taco: cannot resume: no data directory to find sessions in");
         return Err(EXIT_USAGE);
     };
-    let found = session::find(&dir, (!id.is_empty()).then_some(id), &resolved.workdir)
-        .and_then(|path| session::load(&path).map(|loaded| (path, loaded)));
-    let (path, loaded) = match found {
-        Ok(found) => found,
+    let path = resuming.path;
+    let loaded = match session::load(&path) {
+        Ok(loaded) => loaded,
         Err(e) => {
             taco::say!("taco: {e}");
             return Err(EXIT_USAGE);
@@ -340,6 +402,9 @@ fn open_session(
         .as_ref()
         .map_or_else(|| path.display().to_string(), |h| h.id.clone());
     notes.push(format!("Resumed session `{id}` ({count} messages)."));
+    if !resuming.note.is_empty() {
+        notes.push(resuming.note);
+    }
     Ok(Opened {
         recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
         history: loaded.entries,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::Message;
 use crate::event::Event;
 
-pub use index::{Summary, find, format_list, list, list_with_problems};
+pub use index::{Summary, find, format_list, header_of, list, list_with_problems};
 pub use reader::{Loaded, load};
 pub use repair::repair;
 pub use writer::SessionWriter;

@@ -114,3 +114,52 @@ async fn resuming_a_large_session_appends_only_what_is_new() {
         "{appended} bytes appended for {new_messages} new messages"
     );
 }
+
+#[tokio::test]
+async fn resume_by_id_from_elsewhere_uses_the_sessions_provider_model_and_workdir() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![text_turn(&["first"]), text_turn(&["second"])]).await;
+    let mut cmd = taco(home.path(), work.path());
+    cmd.args([
+        "exec",
+        "-p",
+        "openai",
+        "--base-url",
+        &format!("{}/v1", server.url()),
+    ])
+    .args(["-m", "model-of-the-session", "first"]);
+    assert_eq!(finish(&mut cmd).await.code, 0);
+    let dir = home.path().join(".local/share/taco/sessions");
+    let id = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let id = id.file_stem().unwrap().to_str().unwrap().to_string();
+
+    // From another directory, naming only the session and the server.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut cmd = taco(home.path(), elsewhere.path());
+    cmd.args(["exec", "--base-url", &format!("{}/v1", server.url())])
+        .arg(format!("--resume={id}"))
+        .arg("second");
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let workdir = work.path().canonicalize().unwrap();
+    assert!(run.stderr.contains("provider `openai`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("model `model-of-the-session`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&workdir.display().to_string()),
+        "{}",
+        run.stderr
+    );
+    let request = server.requests()[1].json();
+    assert_eq!(request["model"], "model-of-the-session");
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains(&workdir.display().to_string()), "{system}");
+}

@@ -254,7 +254,10 @@ fn grants_do_not_survive_a_resume_and_clear_resets_the_tokens() {
     app.replay(&entries, now);
     type_line(&mut app, "/tools", now);
     let text = format!("{}", screen(&mut app, now).backend());
-    assert!(text.contains("`shell` (ask)") || text.contains("shell (ask)"), "{text}");
+    assert!(
+        text.contains("`shell` (ask)") || text.contains("shell (ask)"),
+        "{text}"
+    );
     assert!(!text.contains("approved for this session"), "{text}");
 
     let before = format!("{}", screen(&mut app, now).backend());

@@ -146,8 +146,9 @@ fn session_files(dir: &Path) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// Only the first line: resuming by workdir should not read whole sessions.
-fn header_of(path: &Path) -> Option<SessionHeader> {
+/// A session file's header, reading only its first line (resuming by workdir should not read
+/// whole sessions); `None` when the file has none.
+pub fn header_of(path: &Path) -> Option<SessionHeader> {
     let file = File::open(path).ok()?;
     read_header(BufReader::new(file), path).ok().flatten()
 }

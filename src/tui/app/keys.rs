@@ -8,11 +8,11 @@ use ratatui::crossterm::event::{
 use ratatui::layout::Position;
 
 use super::{App, Command, QUIT_WINDOW};
+use crate::conversation::Usage;
 use crate::event::InputKind;
 use crate::orchestrator::task::Op;
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
-use crate::conversation::Usage;
 use crate::tui::views::approval;
 use crate::tui::views::chat::NoticeKind;
 use crate::tui::views::help::Help;
