@@ -1,6 +1,7 @@
 //! The Anthropic Messages provider against recorded wire fixtures, served byte for byte from a
 //! loopback server and re-chunked at random boundaries; plus stream edge cases, HTTP error
 //! bodies and the request body (checked against two real recorded requests).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

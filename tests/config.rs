@@ -1,4 +1,5 @@
 //! Config parsing, presets, CLI overrides and auto-selection (DESIGN §6, §8).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

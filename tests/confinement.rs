@@ -1,5 +1,6 @@
 //! Confinement of the file tools against a concurrently changing workspace, and the
 //! write path's guarantees (temp file + rename, hard links, NUL bytes).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The history sent to the model never drops the run's request (issue 10.1): however many
 //! tool calls a run makes, each request has the system prompt, the user's request and
 //! everything after it; older turns are cut at turn boundaries only.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

@@ -8,6 +8,7 @@
 //! `cargo test` runs a bounded number of cases (256 per property, `PROPTEST_CASES` overrides
 //! it). For a longer run:
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz_decoders --test fuzz_loaders`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod meter;
 mod mutate;

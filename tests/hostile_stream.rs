@@ -1,6 +1,7 @@
 //! `taco exec` against a hostile provider (issue 9.6): an endless reply, an endless SSE
 //! line, a stream of keep-alives. Each ends with a clear error, exit 1 and bounded memory
 //! (DESIGN §10: ≤ 100 MB).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! The OpenAI-compatible provider against recorded wire fixtures, served byte for byte from a
 //! loopback server and re-chunked at random boundaries; plus SSE framing vectors, HTTP error
 //! bodies, transport failures and the request body.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Orchestrator scenarios against a scripted provider and real tools (DESIGN §4).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::collections::VecDeque;
 use std::sync::Arc;

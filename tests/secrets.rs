@@ -1,5 +1,6 @@
 //! Secrets stay out of tools and transcripts (issue 9.3): `taco exec` as a process, a shell
 //! call that prints its environment and a file holding the key, against a loopback server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Session files (DESIGN §8): writing, loading after crashes and damage, listing and finding.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -1,5 +1,6 @@
 //! Sessions on disk as the binary writes them (DESIGN §8): session files, `--resume` after a
 //! crash, `taco sessions`, `taco trace` errors, and the audit log / secrets guarantees.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

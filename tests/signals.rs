@@ -2,6 +2,7 @@
 //! `exec` and in the TUI. The tool's processes — also one that escaped its process group
 //! with `setsid` — are gone, the terminal is restored, the session file loads, and taco
 //! exits 128 + signal.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! The built-in tools against a real temporary workspace, a real shell and a loopback server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::io::{Read, Write};
 use std::os::unix::fs::symlink;

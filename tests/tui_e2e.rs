@@ -1,5 +1,6 @@
 //! End to end: the real binary in a pseudo-terminal (tmux), on the offline demo provider.
 //! Needs tmux (CI installs it); without tmux the tests say so and fail.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
 

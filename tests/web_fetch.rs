@@ -1,6 +1,7 @@
 //! `web_fetch` against loopback servers started here: redirects followed hop by hop, the
 //! address policy on resolved and literal addresses, the hop limit, cross-host hops approved
 //! through the orchestrator, and bounded HTML conversion (in-process and in the helper).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

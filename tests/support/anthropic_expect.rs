@@ -1,5 +1,6 @@
 //! Expected turns of the Anthropic wire fixtures, derived by reading each file. Included by
 //! `tests/anthropic_wire.rs` only.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use serde_json::Value;
 use taco::conversation::Usage;

@@ -4,6 +4,8 @@
 //! each body chunk separately (flushed, with an optional delay) so streams arrive in pieces,
 //! and records every request so tests can check what the client sent.
 #![allow(dead_code)]
+// Test scaffolding: a failed unwrap is a failed test, with its location.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cli;
 pub mod scripted;

@@ -1,5 +1,6 @@
 //! Expected turns of the OpenAI-family wire fixtures, derived by reading each file (exact text
 //! where short; otherwise length, prefix and suffix). Included by `tests/openai_wire.rs` only.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use serde_json::Value;
 use taco::conversation::Usage;
