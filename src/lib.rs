@@ -23,5 +23,6 @@ pub mod recorder;
 pub mod secrets;
 pub mod session;
 pub mod signals;
+pub mod text;
 pub mod tools;
 pub mod tui;

@@ -11,9 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 use super::collect::{self, Collected};
-use super::{Conversation, Orchestrator, Run, delegate, summarize};
+use super::{Conversation, Orchestrator, Run, delegate};
 use crate::conversation::{Message, ToolCall};
 use crate::event::{Decision, EventData, FrameState, StackFrame};
+use crate::text::summarize;
 use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
 use crate::tools::{NeededCall, Policy, ToolContext};
 

@@ -15,6 +15,7 @@ use futures_util::future::BoxFuture;
 use crate::conversation::{Message, Role, ToolSpec, Usage};
 use crate::event::{Event, EventData, FrameState};
 use crate::provider::{Provider, ProviderError};
+use crate::text::summarize;
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
 
 pub mod approval;
@@ -545,13 +546,4 @@ fn final_event(run: &mut Run<'_>, content: String, turns: u32, error: Option<Str
         usage: run.usage,
     });
     Outcome::Final { content, error }
-}
-
-/// The first `max` characters of `text` on one line, with an ellipsis when cut.
-pub fn summarize(text: &str, max: usize) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
 }

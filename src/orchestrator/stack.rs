@@ -155,7 +155,7 @@ impl ToolStack {
         Some(format!(
             "Current tool context:\n- Active tool: {}\n- Waiting for: {waiting}\n- Original request: \"{}\"\n- Stack depth: {}\n",
             active.frame.name,
-            crate::orchestrator::summarize(original_request, 200),
+            crate::text::summarize(original_request, 200),
             self.depth()
         ))
     }

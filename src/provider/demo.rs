@@ -249,5 +249,5 @@ fn call(out: &mut Vec<Chunk>, seq: usize, name: &str, arguments: Value) {
 }
 
 fn short(prompt: &str) -> String {
-    crate::orchestrator::summarize(prompt, 80)
+    crate::text::summarize(prompt, 80)
 }

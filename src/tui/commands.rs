@@ -214,7 +214,7 @@ pub fn status_text(view: &StatusView<'_>) -> String {
             let _ = writeln!(
                 out,
                 "Original request: “{}”\n",
-                crate::orchestrator::summarize(request, 200)
+                crate::text::summarize(request, 200)
             );
         }
         None => out.push_str("No request yet.\n\n"),
@@ -261,7 +261,7 @@ pub fn status_text(view: &StatusView<'_>) -> String {
             FrameState::AwaitingInput => match view.question {
                 Some(question) => format!(
                     "waits for your answer: “{}”",
-                    crate::orchestrator::summarize(question, 200)
+                    crate::text::summarize(question, 200)
                 ),
                 None => "waits for your input".to_string(),
             },
