@@ -23,6 +23,7 @@ pub mod recorder;
 pub mod secrets;
 pub mod session;
 pub mod signals;
+pub mod startup;
 pub mod text;
 pub mod tools;
 pub mod tui;

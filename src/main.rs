@@ -6,16 +6,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use taco::audit::AuditLog;
 use taco::config::{self, Overrides};
-use taco::conversation::Message;
 use taco::event::{Event, EventData};
 use taco::exec::{self, EXIT_USAGE, ExecOptions};
 use taco::orchestrator::{Orchestrator, Settings};
 use taco::reaper;
 use taco::recorder::Recorder;
 use taco::secrets::Secrets;
-use taco::session::{self, Entry, SessionWriter};
+use taco::session::{self, Entry};
+use taco::startup;
 use taco::tools::{Policy, ToolRegistry, ToolSettings};
 use taco::tui::app::AppInfo;
 use taco::tui::commands::ToolInfo;
@@ -135,72 +134,17 @@ fn overrides(global: &GlobalArgs) -> Overrides {
     }
 }
 
-/// Resolves the config and builds the orchestrator; on failure says why and gives exit code 2.
-/// The session `--resume` picks, if any, with what it says about its run.
-struct Resuming {
-    path: PathBuf,
-    /// Which provider, model and workdir were taken from the session, for the user.
-    note: String,
-}
-
-/// For `--resume`: finds the session first, so that the provider, model and workdir it ran
-/// with fill in what the command line leaves open (`-p`, `-m`, `-C` still win).
-fn resume_overrides(global: &GlobalArgs) -> Result<(Overrides, Option<Resuming>), i32> {
-    let mut chosen = overrides(global);
-    let Some(id) = global.resume.as_deref() else {
-        return Ok((chosen, None));
-    };
-    let Some(dir) = session::sessions_dir() else {
-        taco::say!("taco: cannot resume: no data directory to find sessions in");
-        return Err(EXIT_USAGE);
-    };
-    let here = match &chosen.workdir {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().unwrap_or_default(),
-    };
-    let here = here.canonicalize().unwrap_or(here);
-    let path = session::find(&dir, (!id.is_empty()).then_some(id), &here).map_err(|e| {
-        taco::say!("taco: {e}");
-        EXIT_USAGE
-    })?;
-    let mut taken = Vec::new();
-    if let Some(header) = session::header_of(&path) {
-        if chosen.provider.is_none() && !header.provider.is_empty() {
-            taken.push(format!("provider `{}`", header.provider));
-            chosen.provider = Some(header.provider);
-        }
-        if chosen.model.is_none() && !header.model.is_empty() {
-            taken.push(format!("model `{}`", header.model));
-            chosen.model = Some(header.model);
-        }
-        if chosen.workdir.is_none() && header.workdir != here {
-            if header.workdir.is_dir() {
-                taken.push(format!("workdir `{}`", header.workdir.display()));
-                chosen.workdir = Some(header.workdir);
-            } else {
-                taken.push(format!(
-                    "not its workdir `{}`, which is gone",
-                    header.workdir.display()
-                ));
-            }
-        }
-    }
-    let note = if taken.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "From the session: {} (-p, -m and -C choose otherwise).",
-            taken.join(", ")
-        )
-    };
-    Ok((chosen, Some(Resuming { path, note })))
-}
-
+/// Resolves the config (after `--resume` found its session) and builds the orchestrator; on
+/// failure says why and gives exit code 2.
 async fn setup(
     global: &GlobalArgs,
-) -> Result<(config::Resolved, Orchestrator, Option<Resuming>), i32> {
+) -> Result<(config::Resolved, Orchestrator, Option<startup::Resuming>), i32> {
     let env = |name: &str| std::env::var(name).ok();
-    let (chosen, resuming) = resume_overrides(global)?;
+    let (chosen, resuming) = startup::resume_overrides(overrides(global), global.resume.as_deref())
+        .map_err(|e| {
+            taco::say!("taco: {e}");
+            EXIT_USAGE
+        })?;
     let mut resolved = config::resolve(&chosen, &env, config::probe_ollama)
         .await
         .map_err(|e| {
@@ -279,9 +223,12 @@ fn run_exec(global: &GlobalArgs, args: ExecArgs) -> i32 {
                 resolved.provider.model
             );
         }
-        let opened = match open_session(&resolved, &mut orchestrator, resuming) {
+        let opened = match startup::open_session(&resolved, &mut orchestrator, resuming) {
             Ok(opened) => opened,
-            Err(code) => return code,
+            Err(e) => {
+                taco::say!("taco: {e}");
+                return EXIT_USAGE;
+            }
         };
         for note in &opened.notes {
             taco::say!("taco: {note}");
@@ -308,9 +255,12 @@ fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
             Ok(ready) => ready,
             Err(code) => return code,
         };
-        let opened = match open_session(&resolved, &mut orchestrator, resuming) {
+        let opened = match startup::open_session(&resolved, &mut orchestrator, resuming) {
             Ok(opened) => opened,
-            Err(code) => return code,
+            Err(e) => {
+                taco::say!("taco: {e}");
+                return EXIT_USAGE;
+            }
         };
         let info = tui_info(&resolved, &orchestrator);
         tracing::info!(provider = %info.provider, model = %info.model, "tui started");
@@ -332,83 +282,6 @@ fn run_tui(global: &GlobalArgs, launched: std::time::Instant) -> i32 {
                 exec::EXIT_RUN_ERROR
             }
         }
-    })
-}
-
-/// The session a run records into, and what it resumes.
-struct Opened {
-    recorder: Recorder,
-    history: Vec<Entry>,
-    notes: Vec<String>,
-}
-
-/// Starts a new session file, or (`--resume`) loads a saved one into the orchestrator and
-/// appends to it. No writable data dir is not fatal: the run goes on unsaved and says so.
-fn open_session(
-    resolved: &config::Resolved,
-    orchestrator: &mut Orchestrator,
-    resuming: Option<Resuming>,
-) -> Result<Opened, i32> {
-    let dir = session::sessions_dir();
-    let secrets = Arc::clone(&resolved.tools.secrets);
-    let audit = taco::audit::state_dir().and_then(|d| AuditLog::open(&d).ok());
-    let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
-    let mut notes = Vec::new();
-    let Some(resuming) = resuming else {
-        if dir.is_none() {
-            notes.push("this session is not saved: no data directory".to_string());
-        }
-        let recorder = Recorder::deferred(dir, audit, provider, model, &resolved.workdir);
-        return Ok(Opened {
-            recorder: recorder.with_secrets(secrets),
-            history: Vec::new(),
-            notes,
-        });
-    };
-    let Some(dir) = dir else {
-        taco::say!("taco: cannot resume: no data directory to find sessions in");
-        return Err(EXIT_USAGE);
-    };
-    let path = resuming.path;
-    let loaded = match session::load(&path) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            taco::say!("taco: {e}");
-            return Err(EXIT_USAGE);
-        }
-    };
-    notes.extend(loaded.warnings.iter().cloned());
-    let messages: Vec<Message> = loaded
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Message(m) => Some(m.clone()),
-            Entry::Event(_) => None,
-        })
-        .collect();
-    let (messages, repaired) = session::repair(messages);
-    notes.extend(repaired);
-    let count = messages.len();
-    orchestrator.restore(messages);
-    let writer = match SessionWriter::append_to(&path) {
-        Ok(writer) => Some(writer),
-        Err(e) => {
-            notes.push(format!("the resumed session is not saved further: {e}"));
-            None
-        }
-    };
-    let id = loaded
-        .header
-        .as_ref()
-        .map_or_else(|| path.display().to_string(), |h| h.id.clone());
-    notes.push(format!("Resumed session `{id}` ({count} messages)."));
-    if !resuming.note.is_empty() {
-        notes.push(resuming.note);
-    }
-    Ok(Opened {
-        recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
-        history: loaded.entries,
-        notes,
     })
 }
 
