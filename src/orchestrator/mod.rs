@@ -7,12 +7,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use std::collections::HashSet;
-
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use crate::conversation::{Message, Role, ToolSpec, Usage};
+use crate::conversation::{Message, Role, Usage};
 use crate::event::{Event, EventData, FrameState};
 use crate::provider::{Provider, ProviderError};
 use crate::text::summarize;
@@ -22,6 +20,7 @@ pub mod approval;
 mod batch;
 mod call;
 mod collect;
+mod conversation;
 mod delegate;
 pub mod limits;
 pub mod retry;
@@ -31,10 +30,10 @@ pub mod turn;
 
 use approval::{Approver, Policies};
 use call::CallError;
+use conversation::Conversation;
 pub use limits::Limits;
 use retry::RetryPolicy;
 use stack::ToolStack;
-use turn::Turn;
 
 /// The message injected when the turn limit is reached (spec/003).
 pub const MAX_TURNS_PROMPT: &str = "You have reached the maximum number of turns. Please provide an answer based on the information you have gathered so far.";
@@ -109,84 +108,6 @@ pub struct Orchestrator {
     policies: Policies,
     conversation: Conversation,
     stack: ToolStack,
-}
-
-/// One conversation with the model: the user's, or a `delegate` sub-agent's.
-#[derive(Debug, Default)]
-struct Conversation {
-    messages: Vec<Message>,
-    /// Messages already carried by an `llm_call` event (see `LlmCall::new_messages`).
-    reported: usize,
-    /// Messages already handed to the sink's `message` (the user's conversation only).
-    recorded: usize,
-    /// The system prompt without the tool context.
-    base_prompt: String,
-    /// The tools offered in this conversation.
-    specs: Vec<ToolSpec>,
-    /// The frame it runs under (`None` for the user's conversation).
-    parent: Option<String>,
-    /// Its turn limit.
-    max_turns: u32,
-    /// Tools whose usage instructions the model has been given.
-    instructed: HashSet<String>,
-    /// Index of the user message that started the current run: it and everything after it
-    /// are always sent, whatever the history limit.
-    run_start: usize,
-}
-
-impl Conversation {
-    fn new(
-        system_prompt: String,
-        specs: Vec<ToolSpec>,
-        parent: Option<String>,
-        max_turns: u32,
-    ) -> Self {
-        Self {
-            messages: vec![Message::system(system_prompt.clone())],
-            reported: 0,
-            recorded: 0,
-            base_prompt: system_prompt,
-            specs,
-            parent,
-            max_turns: max_turns.max(1),
-            instructed: HashSet::new(),
-            // A sub-agent's task is its first message after the system prompt.
-            run_start: 1,
-        }
-    }
-
-    fn is_nested(&self) -> bool {
-        self.parent.is_some()
-    }
-
-    /// Hands the messages appended since the last call to the sink (session files keep the
-    /// user's conversation; a sub-agent's lives only in its events).
-    fn record(&mut self, run: &mut Run<'_>) {
-        if self.is_nested() {
-            return;
-        }
-        for message in &self.messages[self.recorded.min(self.messages.len())..] {
-            run.sink.message(message);
-        }
-        self.recorded = self.messages.len();
-    }
-
-    fn push_assistant(&mut self, turn: Turn) {
-        let content =
-            (!turn.content.is_empty() || turn.tool_calls.is_empty()).then_some(turn.content);
-        let reasoning = (!turn.reasoning.is_empty()).then_some(turn.reasoning);
-        let mut message = Message::assistant(content, reasoning, turn.tool_calls);
-        message.reasoning_signature = turn.reasoning_signature;
-        self.messages.push(message);
-    }
-
-    /// Keeps what was streamed before a cancel or a failure so the conversation shows it.
-    fn keep_partial(&mut self, partial: Turn) {
-        if !partial.content.is_empty() {
-            self.messages
-                .push(Message::assistant(Some(partial.content), None, Vec::new()));
-        }
-    }
 }
 
 /// State of one run (one user request).
