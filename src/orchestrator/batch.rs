@@ -11,12 +11,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 use super::collect::{self, Collected};
+use super::results::{abandon, complete, emit_result, final_state, finish};
+use super::stack::argument_summary;
 use super::{Conversation, Orchestrator, Run, delegate};
 use crate::conversation::{Message, ToolCall};
 use crate::event::{Decision, EventData, FrameState, StackFrame};
-use crate::text::summarize;
 use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
-use crate::tools::{NeededCall, Policy, ToolContext};
+use crate::tools::{NeededCall, Policy};
 
 /// A call to process.
 #[derive(Debug, Clone)]
@@ -490,107 +491,4 @@ async fn resolve_needs(
         outcome.duration = started.elapsed();
         return outcome;
     }
-}
-
-/// Reports a call that finished outside the concurrent runner and takes its frame off.
-fn complete(
-    orch: &mut Orchestrator,
-    run: &mut Run<'_>,
-    cancel: &CancellationToken,
-    outcome: &CallOutcome,
-) {
-    emit_result(run, outcome);
-    for frame in orch.stack.pop(&outcome.id, final_state(outcome, cancel)) {
-        run.emit(EventData::StackPop(frame));
-    }
-}
-
-fn final_state(outcome: &CallOutcome, cancel: &CancellationToken) -> FrameState {
-    match (&outcome.result, cancel.is_cancelled()) {
-        (Ok(_), _) => FrameState::Done,
-        (Err(_), true) => FrameState::Cancelled,
-        (Err(_), false) => FrameState::Failed,
-    }
-}
-
-/// Every call not decided yet is abandoned with the workflow.
-fn abandon(run: &mut Run<'_>, calls: &[Pending], outcomes: &mut [Option<CallOutcome>]) {
-    for (slot, call) in outcomes.iter_mut().zip(calls) {
-        if slot.is_none() {
-            let outcome = CallOutcome::not_run(
-                &call.frame,
-                &call.name,
-                "abandoned: the user stopped this workflow",
-            );
-            emit_result(run, &outcome);
-            *slot = Some(outcome);
-        }
-    }
-}
-
-/// Fills in calls that never ran (a cancel) so every call has a result, in call order.
-fn finish(
-    run: &mut Run<'_>,
-    calls: &[Pending],
-    outcomes: Vec<Option<CallOutcome>>,
-) -> Vec<CallOutcome> {
-    outcomes
-        .into_iter()
-        .zip(calls)
-        .map(|(slot, call)| {
-            slot.unwrap_or_else(|| {
-                let outcome =
-                    CallOutcome::not_run(&call.frame, &call.name, "cancelled by the user");
-                emit_result(run, &outcome);
-                outcome
-            })
-        })
-        .collect()
-}
-
-fn emit_result(run: &mut Run<'_>, outcome: &CallOutcome) {
-    let (ok, result, error) = match &outcome.result {
-        Ok(value) => (true, Some(value.clone()), None),
-        Err(error) => (false, None, Some(error.clone())),
-    };
-    run.emit(EventData::ToolResult {
-        id: outcome.id.clone(),
-        name: outcome.name.clone(),
-        ok,
-        result,
-        error,
-        duration_ms: outcome.duration.as_millis() as u64,
-    });
-}
-
-impl Orchestrator {
-    /// What a running tool sees.
-    pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
-        ToolContext {
-            workdir: self.settings.workdir.clone(),
-            settings: self.settings.tools.clone(),
-            cancel: cancel.clone(),
-        }
-    }
-}
-
-/// `key=value` pairs of the top-level arguments on one short line, the telling keys first.
-pub fn argument_summary(arguments: &Value) -> String {
-    const FIRST: [&str; 6] = ["command", "path", "url", "pattern", "task", "query"];
-    let text = match arguments {
-        Value::Object(map) => {
-            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
-            pairs.sort_by_key(|(k, _)| FIRST.iter().position(|f| f == k).unwrap_or(FIRST.len()));
-            pairs
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => format!("{k}={s}"),
-                    other => format!("{k}={other}"),
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        other => other.to_string(),
-    };
-    summarize(&text, 60)
 }

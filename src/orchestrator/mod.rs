@@ -23,6 +23,7 @@ mod collect;
 mod conversation;
 mod delegate;
 pub mod limits;
+mod results;
 pub mod retry;
 pub mod stack;
 pub mod task;

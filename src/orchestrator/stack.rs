@@ -5,7 +5,10 @@
 
 use std::time::Instant;
 
+use serde_json::Value;
+
 use crate::event::{FrameState, StackFrame};
+use crate::text::summarize;
 
 /// How many more levels the user grants at a time when the depth limit is reached.
 pub const DEPTH_STEP: usize = 20;
@@ -155,10 +158,31 @@ impl ToolStack {
         Some(format!(
             "Current tool context:\n- Active tool: {}\n- Waiting for: {waiting}\n- Original request: \"{}\"\n- Stack depth: {}\n",
             active.frame.name,
-            crate::text::summarize(original_request, 200),
+            summarize(original_request, 200),
             self.depth()
         ))
     }
+}
+
+/// `key=value` pairs of the top-level arguments on one short line, the telling keys first.
+pub fn argument_summary(arguments: &Value) -> String {
+    const FIRST: [&str; 6] = ["command", "path", "url", "pattern", "task", "query"];
+    let text = match arguments {
+        Value::Object(map) => {
+            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
+            pairs.sort_by_key(|(k, _)| FIRST.iter().position(|f| f == k).unwrap_or(FIRST.len()));
+            pairs
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => format!("{k}={s}"),
+                    other => format!("{k}={other}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        other => other.to_string(),
+    };
+    summarize(&text, 60)
 }
 
 #[cfg(test)]
