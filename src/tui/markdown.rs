@@ -9,10 +9,15 @@
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
 
 use super::safe::escape;
 use super::theme::Theme;
+
+mod blocks;
+mod wrap;
+
+pub use wrap::str_width;
+use wrap::{Wrapper, trim_trailing_blanks};
 
 /// Renders `markdown` as styled lines no wider than `width` display columns (where possible:
 /// at tiny widths a nested prefix alone may exceed it; the caller clips).
@@ -101,133 +106,6 @@ fn fence_run(line: &str) -> Option<(char, usize, &str)> {
     let ch = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
     let n = trimmed.chars().take_while(|c| *c == ch).count();
     (n >= 3).then(|| (ch, n, &trimmed[n..]))
-}
-
-/// Display width of a char; control characters count as nothing (they are dropped).
-fn char_width(c: char) -> usize {
-    c.width().unwrap_or(0)
-}
-
-/// Display width of a string, by chars (control characters count as nothing).
-pub fn str_width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
-}
-
-/// Drops trailing whitespace-only spans and trailing spaces, so blank lines carry no padding.
-fn trim_trailing_blanks(spans: &mut Vec<Span<'static>>) {
-    while let Some(last) = spans.last_mut() {
-        let trimmed = last.content.trim_end();
-        if trimmed.is_empty() {
-            spans.pop();
-        } else {
-            if trimmed.len() != last.content.len() {
-                last.content = trimmed.to_string().into();
-            }
-            return;
-        }
-    }
-}
-
-/// Greedy word wrapper over styled text: words break at spaces, over-long words at chars.
-struct Wrapper {
-    avail: usize,
-    rows: Vec<Vec<Span<'static>>>,
-    row: Vec<Span<'static>>,
-    row_w: usize,
-    word: Vec<(char, Style)>,
-    word_w: usize,
-    spaces: Vec<Style>,
-}
-
-impl Wrapper {
-    fn new(avail: usize) -> Self {
-        Self {
-            avail: avail.max(1),
-            rows: Vec::new(),
-            row: Vec::new(),
-            row_w: 0,
-            word: Vec::new(),
-            word_w: 0,
-            spaces: Vec::new(),
-        }
-    }
-
-    fn push_str(&mut self, text: &str, style: Style) {
-        for c in text.chars() {
-            match c {
-                '\n' => self.newline_hard(),
-                ' ' | '\t' => {
-                    self.flush_word();
-                    self.spaces.push(style);
-                }
-                c => {
-                    let w = char_width(c);
-                    if w == 0 && c.is_control() {
-                        continue;
-                    }
-                    self.word.push((c, style));
-                    self.word_w += w;
-                }
-            }
-        }
-    }
-
-    fn append(&mut self, c: char, style: Style, w: usize) {
-        match self.row.last_mut() {
-            Some(last) if last.style == style => last.content.to_mut().push(c),
-            _ => self.row.push(Span::styled(c.to_string(), style)),
-        }
-        self.row_w += w;
-    }
-
-    fn break_row(&mut self) {
-        self.rows.push(std::mem::take(&mut self.row));
-        self.row_w = 0;
-    }
-
-    fn newline_hard(&mut self) {
-        self.flush_word();
-        self.spaces.clear();
-        self.break_row();
-    }
-
-    fn flush_word(&mut self) {
-        if self.word.is_empty() {
-            return;
-        }
-        let spaces_w = self.spaces.len();
-        if self.row_w + spaces_w + self.word_w <= self.avail {
-            for style in std::mem::take(&mut self.spaces) {
-                self.append(' ', style, 1);
-            }
-        } else {
-            self.spaces.clear();
-            if self.row_w > 0 {
-                self.break_row();
-            }
-        }
-        let word = std::mem::take(&mut self.word);
-        let fits = self.row_w + self.word_w <= self.avail;
-        for (c, style) in word {
-            let w = char_width(c);
-            if !fits && self.row_w > 0 && self.row_w + w > self.avail {
-                self.break_row();
-            }
-            self.append(c, style, w);
-        }
-        self.word_w = 0;
-    }
-
-    fn finish(mut self) -> Vec<Vec<Span<'static>>> {
-        self.flush_word();
-        if !self.row.is_empty() {
-            self.break_row();
-        }
-        while self.rows.last().is_some_and(Vec::is_empty) {
-            self.rows.pop();
-        }
-        self.rows
-    }
 }
 
 /// An open container block: its lines carry a prefix.
@@ -548,127 +426,6 @@ impl<'t> Renderer<'t> {
             }
             spans.extend(row);
             self.lines.push(Line::from(spans));
-        }
-    }
-
-    fn code_block(&mut self, lang: &str, code: &str) {
-        let gutter = Span::styled("│ ", self.theme.dim);
-        let avail = self.avail().saturating_sub(2).max(1);
-        if !lang.is_empty() {
-            let mut spans = self.prefix();
-            spans.push(gutter.clone());
-            spans.push(Span::styled(lang.to_string(), self.theme.dim));
-            self.lines.push(Line::from(spans));
-        }
-        let code = code.strip_suffix('\n').unwrap_or(code);
-        for source in code.split('\n') {
-            let mut row = String::new();
-            let mut row_w = 0;
-            let mut rows = Vec::new();
-            for c in source.chars() {
-                let (text, w) = match c {
-                    '\t' => ("    ", 4),
-                    c if c.is_control() => continue,
-                    _ => ("", char_width(c)),
-                };
-                if row_w > 0 && row_w + w > avail {
-                    rows.push(std::mem::take(&mut row));
-                    row_w = 0;
-                }
-                if text.is_empty() {
-                    row.push(c);
-                } else {
-                    row.push_str(text);
-                }
-                row_w += w;
-            }
-            rows.push(row);
-            for row in rows {
-                let mut spans = self.prefix();
-                if row.is_empty() {
-                    spans.push(Span::styled("│", self.theme.dim));
-                } else {
-                    spans.push(gutter.clone());
-                    spans.push(Span::styled(row, self.theme.code));
-                }
-                self.lines.push(Line::from(spans));
-            }
-        }
-    }
-
-    /// A table cell's text as spans on one line (breaks become spaces).
-    fn cell_spans(&mut self) -> Vec<Span<'static>> {
-        std::mem::take(&mut self.inline)
-            .into_iter()
-            .map(|(text, style)| Span::styled(text.replace('\n', " "), style))
-            .collect()
-    }
-
-    /// Aligned columns when they fit; otherwise each row wraps as ` │ `-separated text.
-    fn table_lines(&mut self, table: Table) {
-        let cols = table.rows.iter().map(Vec::len).max().unwrap_or(0);
-        let mut widths = vec![0usize; cols];
-        for row in &table.rows {
-            for (j, cell) in row.iter().enumerate() {
-                let w: usize = cell.iter().map(Span::width).sum();
-                widths[j] = widths[j].max(w);
-            }
-        }
-        let total = widths.iter().sum::<usize>() + 3 * cols.saturating_sub(1);
-        let sep = Span::styled(" │ ", self.theme.dim);
-        let fits = total <= self.avail();
-        for (i, row) in table.rows.into_iter().enumerate() {
-            let head = i < table.head_rows;
-            let mut content: Vec<Span<'static>> = Vec::new();
-            for (j, mut cell) in row.into_iter().enumerate() {
-                if j > 0 {
-                    content.push(sep.clone());
-                }
-                if head {
-                    for span in &mut cell {
-                        span.style = span.style.add_modifier(Modifier::BOLD);
-                    }
-                }
-                let w: usize = cell.iter().map(Span::width).sum();
-                let pad = widths.get(j).copied().unwrap_or(0).saturating_sub(w);
-                let (left, right) = match table.aligns.get(j) {
-                    _ if !fits => (0, 0),
-                    Some(Alignment::Right) => (pad, 0),
-                    Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                    _ => (0, pad),
-                };
-                if left > 0 {
-                    content.push(Span::raw(" ".repeat(left)));
-                }
-                content.extend(cell);
-                if right > 0 && j + 1 < cols {
-                    content.push(Span::raw(" ".repeat(right)));
-                }
-            }
-            if fits {
-                let mut spans = self.prefix();
-                spans.extend(content);
-                self.lines.push(Line::from(spans));
-            } else {
-                self.inline = content
-                    .into_iter()
-                    .map(|s| (s.content.into_owned(), s.style))
-                    .collect();
-                let table = self.table.take();
-                self.flush_inline();
-                self.table = table;
-            }
-            if head && i + 1 == table.head_rows {
-                let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-                let rule = if fits {
-                    rule.join("─┼─")
-                } else {
-                    "─".repeat(self.avail())
-                };
-                let mut spans = self.prefix();
-                spans.push(Span::styled(rule, self.theme.dim));
-                self.lines.push(Line::from(spans));
-            }
         }
     }
 
