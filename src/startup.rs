@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use crate::audit::AuditLog;
 use crate::config::{self, Overrides};
-use crate::conversation::Message;
 use crate::orchestrator::Orchestrator;
 use crate::recorder::Recorder;
 use crate::session::{self, Entry, SessionWriter};
@@ -111,15 +110,7 @@ pub fn open_session(
     let path = resuming.path;
     let loaded = session::load(&path).map_err(|e| e.to_string())?;
     notes.extend(loaded.warnings.iter().cloned());
-    let messages: Vec<Message> = loaded
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Message(m) => Some(m.clone()),
-            Entry::Event(_) => None,
-        })
-        .collect();
-    let (messages, repaired) = session::repair(messages);
+    let (messages, repaired) = session::repair(loaded.messages());
     notes.extend(repaired);
     let count = messages.len();
     orchestrator.restore(messages);

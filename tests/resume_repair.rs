@@ -21,13 +21,7 @@ async fn a_session_missing_a_tool_line_resumes_into_a_valid_request() {
     assert_eq!(finish(&mut cmd).await.code, 0);
 
     // Lose the tool message line, as a crash or a full disk would.
-    let dir = home.path().join(".local/share/taco/sessions");
-    let path = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let path = only_session(home.path());
     let text = std::fs::read_to_string(&path).unwrap();
     let kept: Vec<&str> = text
         .lines()
@@ -65,7 +59,7 @@ async fn a_session_missing_a_tool_line_resumes_into_a_valid_request() {
 #[tokio::test]
 async fn resuming_a_large_session_appends_only_what_is_new() {
     let (home, work) = setup();
-    let dir = home.path().join(".local/share/taco/sessions");
+    let dir = sessions_dir(home.path());
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("20260101-000000-abcdef.jsonl");
     let workdir = work.path().canonicalize().unwrap();
@@ -129,13 +123,7 @@ async fn resume_by_id_from_elsewhere_uses_the_sessions_provider_model_and_workdi
     ])
     .args(["-m", "model-of-the-session", "first"]);
     assert_eq!(finish(&mut cmd).await.code, 0);
-    let dir = home.path().join(".local/share/taco/sessions");
-    let id = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let id = only_session(home.path());
     let id = id.file_stem().unwrap().to_str().unwrap().to_string();
 
     // From another directory, naming only the session and the server.

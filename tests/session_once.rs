@@ -14,13 +14,7 @@ async fn the_demo_write_is_stored_once_and_loads_whole() {
     cmd.args(["exec", "-p", "demo", "--approve", "all", "hi"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let dir = home.path().join(".local/share/taco/sessions");
-    let path = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let path = only_session(home.path());
     let text = std::fs::read_to_string(&path).unwrap();
     // A sentence deep in write_file's `content` argument (beyond the stack frames' short
     // summaries) is in the file once.

@@ -13,19 +13,6 @@ use support::{Reply, TestServer};
 use taco::conversation::Role;
 use taco::session::{self, Entry};
 
-fn sessions_dir(home: &Path) -> PathBuf {
-    home.join(".local/share/taco/sessions")
-}
-
-fn only_session(home: &Path) -> PathBuf {
-    let files: Vec<PathBuf> = std::fs::read_dir(sessions_dir(home))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files[0].clone()
-}
-
 /// Every file below `dir`, recursively.
 fn files_below(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -149,14 +136,7 @@ async fn a_session_killed_mid_run_resumes_with_everything_before_the_torn_line()
 
     let loaded = session::load(&path).unwrap();
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-    let messages: Vec<_> = loaded
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Message(m) => Some(m.clone()),
-            Entry::Event(_) => None,
-        })
-        .collect();
+    let messages = loaded.messages();
     assert_eq!(
         messages[1].content.as_deref(),
         Some("read hello.txt and think")

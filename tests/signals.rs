@@ -88,11 +88,10 @@ fn assert_all_gone(commands: &[String]) {
 }
 
 fn session_text(home: &Path) -> String {
-    let dir = home.join(".local/share/taco/sessions");
-    let entry = std::fs::read_dir(&dir).unwrap().flatten().next().unwrap();
-    let loaded = taco::session::load(&entry.path()).expect("the session file loads");
+    let path = only_session(home);
+    let loaded = taco::session::load(&path).expect("the session file loads");
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    std::fs::read_to_string(entry.path()).unwrap()
+    std::fs::read_to_string(&path).unwrap()
 }
 
 #[tokio::test]

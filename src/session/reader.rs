@@ -28,6 +28,19 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
+impl Loaded {
+    /// The conversation's messages, in order (a trace file has none).
+    pub fn messages(&self) -> Vec<Message> {
+        self.entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Message(m) => Some(m.clone()),
+                Entry::Event(_) => None,
+            })
+            .collect()
+    }
+}
+
 /// Reads a session file or an `exec --trace` file (event lines only, no header, no messages).
 pub fn load(path: &Path) -> Result<Loaded, SessionError> {
     let mut header = None;

@@ -108,3 +108,18 @@ pub fn openai_args(cmd: &mut Command, server: &TestServer) {
         "m1",
     ]);
 }
+
+/// Where taco keeps sessions under a test's HOME.
+pub fn sessions_dir(home: &Path) -> std::path::PathBuf {
+    home.join(".local/share/taco/sessions")
+}
+
+/// The one session file under a test's HOME.
+pub fn only_session(home: &Path) -> std::path::PathBuf {
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(sessions_dir(home))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
