@@ -152,16 +152,24 @@ impl Orchestrator {
         };
         let mut progress_at = tokio::time::Instant::now();
         let mut reply_bytes = 0usize;
+        // A little after the provider's own idle timeout, so a stream that is silent outright
+        // is reported by the provider (which names the server), and this one catches streams
+        // that send only keep-alives or empty deltas. One timer for the whole call: when it
+        // fires after progress, it is moved on, so chunks never touch the timer wheel.
+        let stall_after = limits.idle + IDLE_GRACE;
+        let stall = tokio::time::sleep_until((progress_at + stall_after).min(deadline));
+        tokio::pin!(stall);
         loop {
-            // A little after the provider's own idle timeout, so a stream that is silent
-            // outright is reported by the provider (which names the server), and this one
-            // catches streams that send only keep-alives or empty deltas.
-            let stalled_at = (progress_at + limits.idle + IDLE_GRACE).min(deadline);
             let next = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(CallError::Cancelled(assembler.finish())),
-                _ = tokio::time::sleep_until(stalled_at) => {
-                    let error = if stalled_at >= deadline {
+                () = &mut stall => {
+                    let due = (progress_at + stall_after).min(deadline);
+                    if due > tokio::time::Instant::now() {
+                        stall.as_mut().reset(due);
+                        continue;
+                    }
+                    let error = if due >= deadline {
                         limits::past_deadline(limits.call_deadline)
                     } else {
                         limits::no_progress(limits.idle)
