@@ -78,10 +78,10 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
         self.report_problem();
         let wanted =
             (self.json && self.out_error.is_none()) || (self.trace.is_some() && event.is_trace());
-        if wanted && serialize(&mut self.line, &event, &self.secrets).is_err() {
-            return;
-        }
+        // Serializing an event cannot fail in practice; if it did, only the outputs skip it.
+        let serialized = wanted && serialize(&mut self.line, &event, &self.secrets).is_ok();
         if let Some(trace) = &mut self.trace
+            && serialized
             && event.is_trace()
             && trace.write_all(&self.line).is_err()
         {
@@ -116,7 +116,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             }
             _ => {}
         }
-        if self.json && self.out_error.is_none() {
+        if serialized && self.json && self.out_error.is_none() {
             let is_delta = !event.is_trace();
             let mut result = self.out.write_all(&self.line);
             if result.is_ok() && (!is_delta || self.last_flush.elapsed() >= DELTA_FLUSH_EVERY) {
