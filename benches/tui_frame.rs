@@ -83,6 +83,8 @@ fn filled(n: usize) -> ChatState {
                     id,
                     name: "read_file".into(),
                     ok: true,
+                    status: Some(taco::event::ToolStatus::Ok),
+                    denied_by: None,
                     result: Some(json!({"content": "fn load() {}\n"})),
                     error: None,
                     duration_ms: 3,

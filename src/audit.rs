@@ -3,7 +3,7 @@
 //! schema (DESIGN §3) and keeps only metadata: never message content, tool arguments, tool
 //! output or a secret. No free-text field of an event is ever copied; names are checked.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -12,16 +12,12 @@ use std::sync::Arc;
 use serde::Serialize;
 use tracing_appender::rolling::{Builder, Rotation};
 
-use crate::event::{Decision, Event, EventData};
-use crate::orchestrator::approval::EXEC_DENIED;
+use crate::event::{DeniedBy, Event, EventData, ToolStatus};
 
 /// Audit files are `audit.jsonl.YYYY-MM-DD` (UTC day, as tracing-appender names them).
 const FILE_PREFIX: &str = "audit.jsonl";
 /// Daily files kept; older ones are deleted by tracing-appender.
 const KEEP_FILES: usize = 30;
-/// The `tool_result` error of a call the configured policy denied (`orchestrator/batch.rs`):
-/// no `approval_decided` precedes it, so this is the only sign. Tested end to end.
-const POLICY_DENIED: &str = "the call was denied: the configured policy for this tool is deny";
 /// Runs tracked at once; a run that never ends (an error without `final`) is evicted.
 const MAX_RUNS: usize = 16;
 /// Longest name (tool, model, kind…) copied as is.
@@ -96,8 +92,6 @@ struct RunState {
     stop_reason: Option<String>,
     /// Parent frame of each nested call, until its `tool_result`.
     parents: HashMap<String, String>,
-    /// Calls recorded as denied whose `tool_result` is still to come (and is not recorded).
-    denied: HashSet<String>,
     /// An `error` was recorded: the run is over unless a `final` follows.
     errored: bool,
 }
@@ -175,56 +169,34 @@ impl AuditLog {
             } => {
                 self.run(id).parents.insert(call.clone(), parent.clone());
             }
-            EventData::ApprovalDecided {
-                id: call,
-                name,
-                decision: Decision::Denied,
-                reason,
-                ..
-            } => {
-                // Compared, never copied: the reason is free text.
-                let by = if reason.as_deref() == Some(EXEC_DENIED) {
-                    "exec"
-                } else {
-                    "user"
-                };
-                let run = self.run(id);
-                run.denied.insert(call.clone());
-                let parent = run.parents.get(call).cloned();
-                let fields = Fields::ToolDenied {
-                    tool: label(name),
-                    by,
-                    parent: parent.as_deref().map(label),
-                };
-                self.write(ts, id, fields);
-            }
             EventData::ToolResult {
                 id: call,
                 name,
                 ok,
-                error,
+                status,
+                denied_by,
                 duration_ms,
                 ..
             } => {
-                let run = self.run(id);
-                let parent = run.parents.remove(call);
-                if run.denied.remove(call) {
-                    return;
-                }
+                let parent = self.run(id).parents.remove(call);
                 let parent = parent.as_deref().map(label);
-                let fields = if !ok && error.as_deref() == Some(POLICY_DENIED) {
-                    Fields::ToolDenied {
+                let fields = match (ToolStatus::of(*status, *ok), denied_by) {
+                    (ToolStatus::Denied, by) => Fields::ToolDenied {
                         tool: label(name),
-                        by: "policy",
+                        by: match by {
+                            Some(DeniedBy::Headless) => "exec",
+                            Some(DeniedBy::Policy) => "policy",
+                            Some(DeniedBy::Limit) => "limit",
+                            Some(DeniedBy::User) | None => "user",
+                        },
                         parent,
-                    }
-                } else {
-                    Fields::ToolExecuted {
+                    },
+                    _ => Fields::ToolExecuted {
                         tool: label(name),
                         ok: *ok,
                         duration_ms: *duration_ms,
                         parent,
-                    }
+                    },
                 };
                 self.write(ts, id, fields);
             }

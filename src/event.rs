@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::{Message, Timings, ToolCall, Usage};
+pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -278,8 +279,15 @@ pub enum EventData {
         id: String,
         /// Tool name.
         name: String,
-        /// Whether it succeeded.
+        /// Whether it succeeded (`status` is `ok`; kept for readers of the first schema).
         ok: bool,
+        /// How it ended; absent only in files written before the field existed (read it
+        /// with [`ToolStatus::of`]).
+        #[serde(default)]
+        status: Option<ToolStatus>,
+        /// Who refused it, when `status` is `denied`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        denied_by: Option<DeniedBy>,
         /// The result, when it succeeded.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<Value>,

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use taco::audit::{self, AuditLog};
 use taco::conversation::{Message, ToolCall, Usage};
 use taco::event::{
-    Decision, DeltaKind, Event, EventData, FrameState, InputKind, InputRequest, LlmCall, Scope,
-    StackFrame,
+    Decision, DeltaKind, DeniedBy, Event, EventData, FrameState, InputKind, InputRequest, LlmCall,
+    Scope, StackFrame, ToolStatus,
 };
 use taco::orchestrator::Orchestrator;
 use taco::orchestrator::approval::{EXEC_DENIED, FixedApprover};
@@ -107,9 +107,24 @@ impl Script {
             id: id.into(),
             name: name.into(),
             ok,
+            status: Some(ToolStatus::of(None, ok)),
+            denied_by: None,
             result,
             error,
             duration_ms,
+        });
+    }
+
+    fn denied(&mut self, id: &str, name: &str, by: DeniedBy, error: String) {
+        self.push(EventData::ToolResult {
+            id: id.into(),
+            name: name.into(),
+            ok: false,
+            status: Some(ToolStatus::Denied),
+            denied_by: Some(by),
+            result: None,
+            error: Some(error),
+            duration_ms: 0,
         });
     }
 
@@ -213,11 +228,11 @@ fn realistic_run() -> Vec<Event> {
         s.tool_call(id, name, None);
     }
     // The policy denies rm_rf: only its result says so.
-    s.result(
+    s.denied(
         "c4",
         "rm_rf",
-        Err("the call was denied: the configured policy for this tool is deny".into()),
-        0,
+        DeniedBy::Policy,
+        "the call was denied: the configured policy for this tool is deny".into(),
     );
     // The model made up a tool name: it is not a name the audit log copies.
     s.result(
@@ -248,11 +263,11 @@ fn realistic_run() -> Vec<Event> {
         Decision::Denied,
         Some(&format!("not {MARKER}")),
     );
-    s.result(
+    s.denied(
         "c3",
         "write_file",
-        Err(format!("the call was denied: not {MARKER}")),
-        0,
+        DeniedBy::User,
+        format!("the call was denied: not {MARKER}"),
     );
     s.frame("c3", "write_file", None, FrameState::Denied);
     // read_file asks for a missing parameter first.
@@ -295,11 +310,11 @@ fn realistic_run() -> Vec<Event> {
         of: 1,
     });
     s.decided("n2", "shell", Decision::Denied, Some(EXEC_DENIED));
-    s.result(
+    s.denied(
         "n2",
         "shell",
-        Err(format!("the call was denied: {EXEC_DENIED}")),
-        0,
+        DeniedBy::Headless,
+        format!("the call was denied: {EXEC_DENIED}"),
     );
     s.frame("n1", "read_file", Some("c5"), FrameState::Running);
     s.result("n1", "read_file", Ok(json!({ "content": MARKER })), 5);

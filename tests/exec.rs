@@ -142,6 +142,53 @@ async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
 }
 
 #[tokio::test]
+async fn json_mode_gives_every_tool_result_a_status() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("ok", "read_file", r#"{"path": "hello.txt"}"#),
+            ("missing", "read_file", r#"{"path": "nope.txt"}"#),
+            ("invalid", "read_file", r#"{"path": 5}"#),
+            ("unknown", "rm_rf", "{}"),
+            ("denied", "shell", r#"{"command": "true"}"#),
+        ]),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["--json", "look around"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let results: Vec<(String, Value, Value)> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| {
+            let data = &e["data"];
+            (
+                data["id"].as_str().unwrap().to_string(),
+                data["status"].clone(),
+                data["denied_by"].clone(),
+            )
+        })
+        .collect();
+    let mut results = results;
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        results,
+        [
+            ("denied".into(), json!("denied"), json!("headless")),
+            ("invalid".into(), json!("invalid"), Value::Null),
+            ("missing".into(), json!("failed"), Value::Null),
+            ("ok".into(), json!("ok"), Value::Null),
+            ("unknown".into(), json!("unknown"), Value::Null),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn approve_none_denies_and_tells_the_model_approve_all_runs() {
     let (home, work) = setup();
     let server = TestServer::start(vec![

@@ -135,6 +135,8 @@ fn session_bytes() -> &'static [u8] {
                 id: "c1".into(),
                 name: "shell".into(),
                 ok: true,
+                status: Some(taco::event::ToolStatus::Ok),
+                denied_by: None,
                 result: Some(json!({"stdout": "a\nb\n"})),
                 error: None,
                 duration_ms: 5,

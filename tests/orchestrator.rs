@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use taco::conversation::{Message, Role};
-use taco::event::{Decision, EventData, FrameState, Scope};
+use taco::event::{Decision, DeniedBy, EventData, FrameState, Scope, ToolStatus};
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver, FixedApprover};
 use taco::orchestrator::retry::RetryPolicy;
 use taco::orchestrator::task::{self, Op};
@@ -146,13 +146,21 @@ async fn unknown_failing_and_crashing_tools_become_error_results() {
         ])),
         Ok(text("recovered")),
     ];
-    let (outcome, _, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
+    let (outcome, events, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
     assert_eq!(
         outcome,
         Outcome::Final {
             content: "recovered".into(),
             error: None
         }
+    );
+    assert_eq!(
+        statuses(&events),
+        [
+            ("u".into(), ToolStatus::Unknown, None),
+            ("f".into(), ToolStatus::Failed, None),
+            ("p".into(), ToolStatus::Failed, None),
+        ]
     );
     let results = tool_messages(&sent[1].messages);
     let errors: Vec<&str> = results
@@ -182,7 +190,17 @@ async fn invalid_arguments_get_guidance_once_then_fail() {
         Ok(calls(&[("4", "echo", json!("{not json"))])),
         Ok(text("end")),
     ];
-    let (_, _, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
+    let (_, events, sent, _) = run_with(replies, r, 10, &mut FixedApprover::none()).await;
+    let status: Vec<ToolStatus> = statuses(&events).into_iter().map(|s| s.1).collect();
+    assert_eq!(
+        status,
+        [
+            ToolStatus::Invalid,
+            ToolStatus::Ok,
+            ToolStatus::Invalid,
+            ToolStatus::Invalid
+        ]
+    );
     let results = tool_messages(&sent[4].messages);
     let first = results[0].1["error"].as_str().unwrap();
     assert!(
@@ -370,6 +388,10 @@ async fn ask_policy_denied_in_exec_tells_the_model_why() {
             .iter()
             .any(|e| matches!(&e.data, EventData::StackPop(f) if f.state == FrameState::Denied))
     );
+    assert_eq!(
+        statuses(&events),
+        [("g".into(), ToolStatus::Denied, Some(DeniedBy::Headless))]
+    );
 
     let (r, _) = registry();
     let replies = vec![Ok(calls(&[("g", "guarded", json!({}))])), Ok(text("fine"))];
@@ -450,6 +472,8 @@ async fn a_batch_is_decided_together_and_session_grants_stop_asking() {
         orch.policies().session_grants().collect::<Vec<_>>(),
         ["guarded"]
     );
+    let g2 = statuses(&events).into_iter().find(|s| s.0 == "g2").unwrap();
+    assert_eq!((g2.1, g2.2), (ToolStatus::Denied, Some(DeniedBy::User)));
 }
 
 #[tokio::test]
@@ -462,13 +486,18 @@ async fn config_policy_overrides_the_tool_default() {
     let mut s = settings(10);
     s.policies.insert("echo".into(), Policy::Deny);
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), s);
+    let mut events = Vec::new();
     orch.run(
         "go",
-        &mut Vec::new(),
+        &mut events,
         &mut FixedApprover::all(),
         &CancellationToken::new(),
     )
     .await;
+    assert_eq!(
+        statuses(&events),
+        [("e".into(), ToolStatus::Denied, Some(DeniedBy::Policy))]
+    );
     let error = tool_messages(&provider.sent()[1].messages)[0].1["error"]
         .as_str()
         .unwrap()
@@ -503,6 +532,15 @@ async fn cancel_during_a_tool_gives_every_call_a_result() {
     assert_eq!(results.len(), 2);
     assert_eq!(results[0].1, json!({"error": "cancelled by the user"}));
     assert_eq!(results[1].1, json!({"echo": "y"}));
+    let mut status = statuses(&events);
+    status.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        status,
+        [
+            ("quick".into(), ToolStatus::Ok, None),
+            ("slow".into(), ToolStatus::Cancelled, None)
+        ]
+    );
     assert!(events.iter().any(|e| matches!(&e.data, EventData::StackPop(f) if f.id == "slow" && f.state == FrameState::Cancelled)));
 }
 
@@ -523,12 +561,17 @@ async fn a_tool_that_outlives_its_timeout_is_stopped() {
         ..ToolSettings::default()
     });
     let mut orch = Orchestrator::new(provider.clone(), Arc::new(r), s);
-    headless(&mut orch, "go", &mut Vec::new()).await;
+    let mut events = Vec::new();
+    headless(&mut orch, "go", &mut events).await;
     let error = tool_messages(&provider.sent()[1].messages)[0].1["error"]
         .as_str()
         .unwrap()
         .to_string();
     assert!(error.contains("timed out"), "{error}");
+    assert_eq!(
+        statuses(&events),
+        [("s".into(), ToolStatus::TimedOut, None)]
+    );
 }
 
 #[tokio::test]

@@ -89,6 +89,8 @@ fn conversation() -> Vec<Entry> {
             id: "c1".into(),
             name: "shell".into(),
             ok: true,
+            status: Some(taco::event::ToolStatus::Ok),
+            denied_by: None,
             result: Some(json!({"stdout": "a\nb\n"})),
             error: None,
             duration_ms: 5,

@@ -9,7 +9,9 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use taco::conversation::{Message, Role};
-use taco::event::{Event, EventData, FrameState, InputKind, InputRequest, Scope};
+use taco::event::{
+    DeniedBy, Event, EventData, FrameState, InputKind, InputRequest, Scope, ToolStatus,
+};
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver, FixedApprover};
 use taco::orchestrator::{Orchestrator, Outcome, Settings};
 use taco::tools::{NeededCall, Tool, ToolContext, ToolError, ToolRegistry, ToolReply};
@@ -506,6 +508,8 @@ async fn abandoning_parameter_collection_clears_the_stack_and_tells_the_model() 
         !events.iter().any(|e| e.kind() == "approval_requested"),
         "nothing else ran or asked"
     );
+    let status: Vec<ToolStatus> = statuses(&events).into_iter().map(|s| s.1).collect();
+    assert_eq!(status, [ToolStatus::Abandoned, ToolStatus::Abandoned]);
     pushed_and_popped_in_balance(&events);
 }
 
@@ -577,6 +581,17 @@ async fn the_depth_limit_stops_nested_work_when_declined_or_headless() {
             .unwrap()
             .to_string();
         assert!(error.contains("depth limit (2)"), "{error}");
+        let status = statuses(&events);
+        assert_eq!(
+            (status[0].1, status[0].2),
+            (ToolStatus::Denied, Some(DeniedBy::Limit)),
+            "the innermost call is refused by the limit: {status:?}"
+        );
+        assert_eq!(
+            status.last().map(|s| (s.0.as_str(), s.1)),
+            Some(("top", ToolStatus::Failed)),
+            "the calls that needed it fail"
+        );
         pushed_and_popped_in_balance(&events);
     }
 }

@@ -596,6 +596,8 @@ impl Harness {
             id: id.into(),
             name: name.into(),
             ok: true,
+            status: Some(taco::event::ToolStatus::Ok),
+            denied_by: None,
             result: Some(json!("ok")),
             error: None,
             duration_ms: ms,

@@ -116,6 +116,8 @@ fn session(with_messages: bool) -> Vec<Entry> {
             id: "c1".into(),
             name: "list_dir".into(),
             ok: true,
+            status: Some(taco::event::ToolStatus::Ok),
+            denied_by: None,
             result: Some(json!({"entries": [{"name": "src"}, {"name": "Cargo.toml"}]})),
             error: None,
             duration_ms: 40,

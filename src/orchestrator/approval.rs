@@ -8,6 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::event::{Decision, InputRequest, Scope};
+use crate::tools::outcome::DeniedBy;
 use crate::tools::{Policy, Tool, ToolSettings};
 
 /// One call that needs the user's consent.
@@ -30,6 +31,8 @@ pub struct ApprovalAnswer {
     pub scope: Scope,
     /// Why it was denied (told to the model), if the user said.
     pub reason: Option<String>,
+    /// Who denied it (a person, or a headless run's fixed answer).
+    pub by: DeniedBy,
 }
 
 impl ApprovalAnswer {
@@ -39,6 +42,7 @@ impl ApprovalAnswer {
             decision: Decision::Approved,
             scope,
             reason: None,
+            by: DeniedBy::User,
         }
     }
 
@@ -48,6 +52,7 @@ impl ApprovalAnswer {
             decision: Decision::Denied,
             scope: Scope::Once,
             reason,
+            by: DeniedBy::User,
         }
     }
 }
@@ -99,7 +104,10 @@ impl Approver for FixedApprover {
         let answer = if self.approve {
             ApprovalAnswer::approve(Scope::Once)
         } else {
-            ApprovalAnswer::deny(Some(EXEC_DENIED.to_string()))
+            ApprovalAnswer {
+                by: DeniedBy::Headless,
+                ..ApprovalAnswer::deny(Some(EXEC_DENIED.to_string()))
+            }
         };
         let answers = vec![answer; batch.len()];
         async move { answers }.boxed()

@@ -16,6 +16,7 @@ use super::stack::argument_summary;
 use super::{Conversation, Orchestrator, Run, delegate};
 use crate::conversation::{Message, ToolCall};
 use crate::event::{Decision, EventData, FrameState, StackFrame};
+use crate::tools::outcome::{DeniedBy, Ended};
 use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
 use crate::tools::{NeededCall, Policy};
 
@@ -135,7 +136,11 @@ pub(super) fn process<'a, 's: 'a>(
                 orch.stack.limit()
             );
             for (slot, call) in outcomes.iter_mut().zip(calls) {
-                let outcome = CallOutcome::not_run(&call.frame, &call.name, message.clone());
+                let ended = Ended::Denied {
+                    by: DeniedBy::Limit,
+                    message: message.clone(),
+                };
+                let outcome = CallOutcome::not_run(&call.frame, &call.name, ended);
                 emit_result(run, &outcome);
                 *slot = Some(outcome);
             }
@@ -162,22 +167,24 @@ pub(super) fn process<'a, 's: 'a>(
                 Classified::Policy(Policy::Allow) => ready.push(i),
                 Classified::Policy(Policy::Ask) => asks.push(i),
                 Classified::Policy(Policy::Deny) => {
-                    let denied = CallOutcome::not_run(
-                        &calls[i].frame,
-                        &calls[i].name,
-                        "the call was denied: the configured policy for this tool is deny",
-                    );
+                    let ended = Ended::Denied {
+                        by: DeniedBy::Policy,
+                        message: "the call was denied: the configured policy for this tool is deny"
+                            .to_string(),
+                    };
+                    let denied = CallOutcome::not_run(&calls[i].frame, &calls[i].name, ended);
                     emit_result(run, &denied);
                     outcomes[i] = Some(denied);
                 }
-                Classified::Error(error) => {
-                    let outcome = CallOutcome::not_run(&calls[i].frame, &calls[i].name, error);
+                Classified::Error(ended) => {
+                    let outcome = CallOutcome::not_run(&calls[i].frame, &calls[i].name, ended);
                     emit_result(run, &outcome);
                     outcomes[i] = Some(outcome);
                 }
                 Classified::Abandoned(error) => {
                     // The user walked away from this workflow: nothing else in it runs.
-                    let outcome = CallOutcome::not_run(&calls[i].frame, &calls[i].name, error);
+                    let ended = Ended::Abandoned(error);
+                    let outcome = CallOutcome::not_run(&calls[i].frame, &calls[i].name, ended);
                     emit_result(run, &outcome);
                     outcomes[i] = Some(outcome);
                     abandon(run, calls, &mut outcomes);
@@ -231,7 +238,7 @@ pub(super) fn process<'a, 's: 'a>(
         let registry = std::sync::Arc::clone(&orch.registry);
         let stack = &mut orch.stack;
         let results = run_calls(&registry, &jobs, &ctx, |outcome| {
-            if outcome.needs.is_none() {
+            if !matches!(outcome.ended, Ended::NeedsFirst(..)) {
                 emit_result(run, outcome);
                 for frame in stack.pop(&outcome.id, final_state(outcome, cancel)) {
                     run.emit(EventData::StackPop(frame));
@@ -249,7 +256,10 @@ pub(super) fn process<'a, 's: 'a>(
             outcomes[i] = Some(outcome);
         }
         for i in 0..calls.len() {
-            let needs = outcomes[i].as_mut().and_then(|o| o.needs.take());
+            let needs = match outcomes[i].as_ref().map(|o| &o.ended) {
+                Some(Ended::NeedsFirst(needed, then)) => Some((needed.clone(), then.clone())),
+                _ => None,
+            };
             if let Some(needs) = needs {
                 let outcome =
                     resolve_needs(orch, run, approver, cancel, turn, &calls[i], needs).await;
@@ -265,7 +275,8 @@ pub(super) fn process<'a, 's: 'a>(
 /// What classification decided for one call.
 enum Classified {
     Policy(Policy),
-    Error(String),
+    /// Unknown or invalid: the call ends here.
+    Error(Ended),
     Abandoned(String),
     Cancelled,
 }
@@ -287,7 +298,7 @@ async fn classify(
             Some(offered) => offered.iter().map(String::as_str).collect(),
             None => orch.registry.iter().map(|t| t.name()).collect(),
         };
-        return Classified::Error(if names.is_empty() {
+        return Classified::Error(Ended::Unknown(if names.is_empty() {
             format!("unknown tool '{}': no tools are available", call.name)
         } else {
             format!(
@@ -295,7 +306,7 @@ async fn classify(
                 call.name,
                 names.join(", ")
             )
-        });
+        }));
     };
     // Missing required parameters are asked of the user where someone can answer (rule 4);
     // headless, the validation error below names them.
@@ -327,11 +338,14 @@ async fn classify(
     }
     if let Err(problem) = tool.validate(arguments) {
         if !call.from_model {
-            return Classified::Error(format!("invalid arguments for {}: {problem}", call.name));
+            return Classified::Error(Ended::Invalid(format!(
+                "invalid arguments for {}: {problem}",
+                call.name
+            )));
         }
         let failures = run.invalid_args.entry(call.name.clone()).or_insert(0);
         *failures += 1;
-        return Classified::Error(if *failures == 1 {
+        return Classified::Error(Ended::Invalid(if *failures == 1 {
             format!(
                 "invalid arguments for {}: {problem}. The arguments must match this JSON Schema: {}. Correct them and call {} again.",
                 call.name,
@@ -343,7 +357,7 @@ async fn classify(
                 "invalid arguments for {} again: {problem}. This call failed; do not retry it the same way.",
                 call.name
             )
-        });
+        }));
     }
     Classified::Policy(
         orch.policies
@@ -413,11 +427,15 @@ async fn approve(
                 ready.push(i);
             }
             Decision::Denied => {
-                let error = match &answer.reason {
+                let message = match &answer.reason {
                     Some(reason) => format!("the call was denied: {reason}"),
                     None => "the call was denied by the user".to_string(),
                 };
-                let denied = CallOutcome::not_run(&call.frame, &call.name, error);
+                let ended = Ended::Denied {
+                    by: answer.by,
+                    message,
+                };
+                let denied = CallOutcome::not_run(&call.frame, &call.name, ended);
                 emit_result(run, &denied);
                 for frame in orch.stack.pop(&call.frame, FrameState::Denied) {
                     run.emit(EventData::StackPop(frame));
@@ -460,32 +478,37 @@ async fn resolve_needs(
             .collect();
         let results = process(orch, run, approver, cancel, turn, &children, None).await;
         let mut outcome = if cancel.is_cancelled() {
-            CallOutcome::not_run(&call.frame, &call.name, "cancelled by the user")
+            CallOutcome::not_run(&call.frame, &call.name, Ended::Cancelled)
         } else if let Some((child, failed)) = children
             .iter()
             .zip(&results)
-            .find_map(|(c, r)| r.result.as_ref().err().map(|e| (c, e)))
+            .find_map(|(c, r)| r.ended.to_result().err().map(|e| (c, e)))
         {
             let error = format!("needed call `{}` failed: {failed}", child.name);
-            CallOutcome::not_run(&call.frame, &call.name, error)
+            CallOutcome::not_run(&call.frame, &call.name, Ended::Failed(error))
         } else {
             let job = ReadyCall {
                 id: call.frame.clone(),
                 name: call.name.clone(),
-                work: Work::Resume(then, results.into_iter().map(|r| r.result).collect()),
+                work: Work::Resume(then, results.iter().map(|r| r.ended.to_result()).collect()),
             };
             let ctx = orch.tool_context(cancel);
             let registry = std::sync::Arc::clone(&orch.registry);
             let mut resumed = run_calls(&registry, std::slice::from_ref(&job), &ctx, |_| {}).await;
             match resumed.pop() {
-                Some(mut resumed) => match resumed.needs.take() {
-                    Some(more) => {
-                        (needed, then) = more;
-                        continue;
-                    }
-                    None => resumed,
-                },
-                None => CallOutcome::not_run(&call.frame, &call.name, "the tool did not resume"),
+                Some(CallOutcome {
+                    ended: Ended::NeedsFirst(more, next),
+                    ..
+                }) => {
+                    (needed, then) = (more, next);
+                    continue;
+                }
+                Some(resumed) => resumed,
+                None => CallOutcome::not_run(
+                    &call.frame,
+                    &call.name,
+                    Ended::Failed("the tool did not resume".to_string()),
+                ),
             }
         };
         outcome.duration = started.elapsed();

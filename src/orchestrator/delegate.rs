@@ -10,6 +10,7 @@ use super::batch::Pending;
 use super::{Conversation, LoopEnd, Orchestrator, Run};
 use crate::conversation::Message;
 use crate::tools::builtin::delegate::DelegateParams;
+use crate::tools::outcome::Ended;
 use crate::tools::runner::CallOutcome;
 
 /// The tool's name.
@@ -28,15 +29,14 @@ pub(super) async fn run(
     arguments: &Value,
 ) -> CallOutcome {
     let started = std::time::Instant::now();
-    let result = match serde_json::from_value::<DelegateParams>(arguments.clone()) {
-        Err(e) => Err(format!("invalid arguments for delegate: {e}")),
+    let ended = match serde_json::from_value::<DelegateParams>(arguments.clone()) {
+        Err(e) => Ended::Invalid(format!("invalid arguments for delegate: {e}")),
         Ok(params) => sub_agent(orch, run, approver, cancel, call, params).await,
     };
     CallOutcome {
         id: call.frame.clone(),
         name: call.name.clone(),
-        result,
-        needs: None,
+        ended,
         duration: started.elapsed(),
     }
 }
@@ -48,7 +48,7 @@ async fn sub_agent(
     cancel: &CancellationToken,
     call: &Pending,
     params: DelegateParams,
-) -> Result<Value, String> {
+) -> Ended {
     let specs = match &params.tools {
         None => orch.registry.specs(),
         Some(names) => {
@@ -58,7 +58,7 @@ async fn sub_agent(
                 .map(String::as_str)
                 .collect();
             if !unknown.is_empty() {
-                return Err(format!(
+                return Ended::Invalid(format!(
                     "unknown tools for the sub-agent: {}",
                     unknown.join(", ")
                 ));
@@ -75,7 +75,7 @@ async fn sub_agent(
     let depth = run.agents.len();
     let max_depth = orch.settings.limits.max_subagent_depth as usize;
     if depth > max_depth {
-        return Err(format!(
+        return Ended::Failed(format!(
             "sub-agents may nest at most {max_depth} deep (max_subagent_depth); do this task yourself"
         ));
     }
@@ -99,18 +99,22 @@ async fn sub_agent(
             content,
             turns,
             error: None,
-        } => Ok(json!({ "answer": content, "turns": turns })),
+        } => Ended::Done(json!({ "answer": content, "turns": turns })),
         LoopEnd::Answer {
             content,
             error: Some((_, message)),
             ..
-        } if content.is_empty() => Err(format!("the sub-agent could not finish: {message}")),
+        } if content.is_empty() => {
+            Ended::Failed(format!("the sub-agent could not finish: {message}"))
+        }
         LoopEnd::Answer {
             content,
             turns,
             error: Some((_, message)),
-        } => Ok(json!({ "answer": content, "turns": turns, "note": message })),
-        LoopEnd::Failed { message, .. } => Err(format!("the sub-agent failed: {message}")),
-        LoopEnd::Cancelled { .. } => Err("cancelled by the user".to_string()),
+        } => Ended::Done(json!({ "answer": content, "turns": turns, "note": message })),
+        LoopEnd::Failed { message, .. } => {
+            Ended::Failed(format!("the sub-agent failed: {message}"))
+        }
+        LoopEnd::Cancelled { .. } => Ended::Cancelled,
     }
 }

@@ -7,6 +7,7 @@ use super::batch::Pending;
 use super::{Orchestrator, Run};
 use crate::event::{EventData, FrameState};
 use crate::tools::ToolContext;
+use crate::tools::outcome::Ended;
 use crate::tools::runner::CallOutcome;
 
 /// Reports a call that finished outside the concurrent runner and takes its frame off.
@@ -24,10 +25,12 @@ pub(super) fn complete(
 
 /// The state a finished call's frame leaves the stack in.
 pub(super) fn final_state(outcome: &CallOutcome, cancel: &CancellationToken) -> FrameState {
-    match (&outcome.result, cancel.is_cancelled()) {
-        (Ok(_), _) => FrameState::Done,
-        (Err(_), true) => FrameState::Cancelled,
-        (Err(_), false) => FrameState::Failed,
+    match (&outcome.ended, cancel.is_cancelled()) {
+        (Ended::Done(_), _) => FrameState::Done,
+        (Ended::Denied { .. }, _) => FrameState::Denied,
+        // A tool that fails as the run is cancelled was stopped by the cancel.
+        (Ended::Cancelled, _) | (_, true) => FrameState::Cancelled,
+        (_, false) => FrameState::Failed,
     }
 }
 
@@ -38,7 +41,7 @@ pub(super) fn abandon(run: &mut Run<'_>, calls: &[Pending], outcomes: &mut [Opti
             let outcome = CallOutcome::not_run(
                 &call.frame,
                 &call.name,
-                "abandoned: the user stopped this workflow",
+                Ended::Abandoned("abandoned: the user stopped this workflow".to_string()),
             );
             emit_result(run, &outcome);
             *slot = Some(outcome);
@@ -57,8 +60,7 @@ pub(super) fn finish(
         .zip(calls)
         .map(|(slot, call)| {
             slot.unwrap_or_else(|| {
-                let outcome =
-                    CallOutcome::not_run(&call.frame, &call.name, "cancelled by the user");
+                let outcome = CallOutcome::not_run(&call.frame, &call.name, Ended::Cancelled);
                 emit_result(run, &outcome);
                 outcome
             })
@@ -68,16 +70,19 @@ pub(super) fn finish(
 
 /// The `tool_result` event of an outcome.
 pub(super) fn emit_result(run: &mut Run<'_>, outcome: &CallOutcome) {
-    let (ok, result, error) = match &outcome.result {
-        Ok(value) => (true, Some(value.clone()), None),
-        Err(error) => (false, None, Some(error.clone())),
+    let ended = &outcome.ended;
+    let result = match ended {
+        Ended::Done(value) => Some(value.clone()),
+        _ => None,
     };
     run.emit(EventData::ToolResult {
         id: outcome.id.clone(),
         name: outcome.name.clone(),
-        ok,
+        ok: result.is_some(),
+        status: Some(ended.status()),
+        denied_by: ended.denied_by(),
         result,
-        error,
+        error: ended.error().map(String::from),
         duration_ms: outcome.duration.as_millis() as u64,
     });
 }

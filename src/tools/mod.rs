@@ -19,6 +19,7 @@ use crate::secrets::Secrets;
 
 pub(crate) mod budget;
 pub mod builtin;
+pub mod outcome;
 pub mod runner;
 pub mod workspace;
 

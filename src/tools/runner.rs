@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{NeededCall, ToolContext, ToolError, ToolRegistry, ToolReply};
+use super::outcome::Ended;
+use super::{ToolContext, ToolError, ToolRegistry, ToolReply};
 
 mod cap;
 pub use cap::cap_output;
@@ -40,32 +41,26 @@ pub struct CallOutcome {
     pub id: String,
     /// Tool name.
     pub name: String,
-    /// The result, or the error message.
-    pub result: Result<Value, String>,
-    /// Set when the tool asked for other calls first; `result` is then meaningless.
-    pub needs: Option<(Vec<NeededCall>, Value)>,
+    /// How it ended.
+    pub ended: Ended,
     /// How long it ran.
     pub duration: Duration,
 }
 
 impl CallOutcome {
     /// An outcome for a call that never ran (denied, unknown, invalid, cancelled).
-    pub fn not_run(id: &str, name: &str, error: impl Into<String>) -> Self {
+    pub fn not_run(id: &str, name: &str, ended: Ended) -> Self {
         Self {
             id: id.to_string(),
             name: name.to_string(),
-            result: Err(error.into()),
-            needs: None,
+            ended,
             duration: Duration::ZERO,
         }
     }
 
     /// The content of the `tool` message: JSON of the result, or `{"error": …}`.
     pub fn message_content(&self) -> String {
-        match &self.result {
-            Ok(value) => value.to_string(),
-            Err(error) => json!({ "error": error }).to_string(),
-        }
+        self.ended.message_content()
     }
 }
 
@@ -92,7 +87,11 @@ pub async fn run_calls(
         .zip(calls)
         .map(|(slot, call)| {
             slot.unwrap_or_else(|| {
-                CallOutcome::not_run(&call.id, &call.name, "the call did not finish")
+                CallOutcome::not_run(
+                    &call.id,
+                    &call.name,
+                    Ended::Failed("the call did not finish".to_string()),
+                )
             })
         })
         .collect()
@@ -100,9 +99,8 @@ pub async fn run_calls(
 
 async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -> CallOutcome {
     let started = Instant::now();
-    // Ok(Ok(value)): done; Ok(Err(needs)): other calls first; Err(message): failed.
-    let reply = match registry.get(&call.name) {
-        None => Err(format!("unknown tool '{}'", call.name)),
+    let ended = match registry.get(&call.name) {
+        None => Ended::Unknown(format!("unknown tool '{}'", call.name)),
         Some(tool) => {
             let future = match &call.work {
                 Work::Call(arguments) => tool.call(arguments.clone(), ctx),
@@ -111,35 +109,36 @@ async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -
             let work = AssertUnwindSafe(future).catch_unwind();
             tokio::select! {
                 biased;
-                _ = ctx.cancel.cancelled() => Err("cancelled by the user".to_string()),
+                _ = ctx.cancel.cancelled() => Ended::Cancelled,
                 finished = tokio::time::timeout(ctx.settings.timeout, work) => match finished {
-                    Err(_) => Err(format!(
+                    Err(_) => Ended::TimedOut(format!(
                         "timed out after {} s and was stopped",
                         ctx.settings.timeout.as_secs()
                     )),
-                    Ok(Err(panic)) => Err(format!("the tool crashed: {}", panic_message(&panic))),
-                    Ok(Ok(Err(ToolError::InvalidArguments(e)))) => Err(format!("invalid arguments: {e}")),
-                    Ok(Ok(Err(ToolError::Failed(e)))) => Err(e),
+                    Ok(Err(panic)) => {
+                        Ended::Failed(format!("the tool crashed: {}", panic_message(&panic)))
+                    }
+                    Ok(Ok(Err(ToolError::InvalidArguments(e)))) => {
+                        Ended::Invalid(format!("invalid arguments: {e}"))
+                    }
+                    Ok(Ok(Err(ToolError::Failed(e)))) => Ended::Failed(e),
                     Ok(Ok(Ok(ToolReply::Done(mut value)))) => {
                         ctx.settings.secrets.redact_value(&mut value);
-                        Ok(Ok(cap_output(value, ctx.settings.max_output_bytes)))
+                        Ended::Done(cap_output(value, ctx.settings.max_output_bytes))
                     }
-                    Ok(Ok(Ok(ToolReply::NeedsFirst { calls, then }))) => Ok(Err((calls, then))),
+                    Ok(Ok(Ok(ToolReply::NeedsFirst { calls, then }))) => {
+                        Ended::NeedsFirst(calls, then)
+                    }
                 },
             }
         }
     };
-    let (result, needs) = match reply {
-        Ok(Ok(value)) => (Ok(value), None),
-        Ok(Err(needs)) => (Ok(Value::Null), Some(needs)),
-        // Error texts quote output too (a timed-out command's partial stdout).
-        Err(error) => (Err(ctx.settings.secrets.redact(&error).into_owned()), None),
-    };
+    // Error texts quote output too (a timed-out command's partial stdout).
+    let ended = ended.map_text(|text| ctx.settings.secrets.redact(text).into_owned());
     CallOutcome {
         id: call.id.clone(),
         name: call.name.clone(),
-        result,
-        needs,
+        ended,
         duration: started.elapsed(),
     }
 }
@@ -157,10 +156,11 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn error_content_is_a_json_object() {
-        let outcome = CallOutcome::not_run("1", "x", "no \"such\" tool");
+        let outcome = CallOutcome::not_run("1", "x", Ended::Failed("no \"such\" tool".into()));
         let parsed: Value = serde_json::from_str(&outcome.message_content()).unwrap();
         assert_eq!(parsed, json!({"error": "no \"such\" tool"}));
     }

@@ -69,6 +69,22 @@ pub fn tool_turn(id: &str, name: &str, args: &str) -> Reply {
     ]))
 }
 
+/// One turn that makes several calls: (id, name, arguments).
+pub fn tool_turns(list: &[(&str, &str, &str)]) -> Reply {
+    let mut payloads = vec![chunk(json!({"role": "assistant", "content": null}), None)];
+    for (index, (id, name, args)) in list.iter().enumerate() {
+        payloads.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": args}}]}),
+            None,
+        ));
+    }
+    payloads.push(chunk(json!({}), Some("tool_calls")));
+    payloads.push(
+        json!({"id": "c", "choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 5}}),
+    );
+    Reply::sse(sse(&payloads))
+}
+
 pub fn text_turn(parts: &[&str]) -> Reply {
     let mut payloads: Vec<Value> = parts
         .iter()

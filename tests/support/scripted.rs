@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use taco::conversation::{Message, Role, ToolSpec, Usage};
-use taco::event::Event;
+use taco::event::{DeniedBy, Event, EventData, ToolStatus};
 use taco::orchestrator::approval::Approver;
 use taco::orchestrator::retry::RetryPolicy;
 use taco::orchestrator::{Limits, Orchestrator, Outcome, Settings};
@@ -238,6 +238,26 @@ pub fn kinds(events: &[Event]) -> Vec<&'static str> {
         .iter()
         .map(|e| e.kind())
         .filter(|k| *k != "delta")
+        .collect()
+}
+
+/// Each `tool_result` as (call id, status, who denied it), in event order.
+pub fn statuses(events: &[Event]) -> Vec<(String, ToolStatus, Option<DeniedBy>)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::ToolResult {
+                id,
+                status,
+                denied_by,
+                ..
+            } => Some((
+                id.clone(),
+                (*status).expect("every result has a status"),
+                *denied_by,
+            )),
+            _ => None,
+        })
         .collect()
 }
 

@@ -4,7 +4,7 @@
 use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
-use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall};
+use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus};
 
 impl ChatState {
     /// Applies one orchestrator event (see [`ChatState::on_event`]).
@@ -68,6 +68,7 @@ impl ChatState {
             EventData::ToolResult {
                 id,
                 ok,
+                status,
                 result,
                 error,
                 duration_ms,
@@ -79,15 +80,15 @@ impl ChatState {
                 if tool.state == ToolState::Denied {
                     return;
                 }
-                let error = error.as_deref().unwrap_or("");
-                tool.state = if *ok {
-                    ToolState::Ok
-                } else if error.starts_with("cancelled by the user") {
-                    ToolState::Cancelled
-                } else if error.starts_with("the call was denied") {
-                    ToolState::Denied
-                } else {
-                    ToolState::Failed
+                tool.state = match ToolStatus::of(*status, *ok) {
+                    ToolStatus::Ok => ToolState::Ok,
+                    ToolStatus::Cancelled => ToolState::Cancelled,
+                    ToolStatus::Denied => ToolState::Denied,
+                    ToolStatus::Failed
+                    | ToolStatus::Invalid
+                    | ToolStatus::Unknown
+                    | ToolStatus::Abandoned
+                    | ToolStatus::TimedOut => ToolState::Failed,
                 };
             }),
             EventData::StackPush(frame) | EventData::StackPop(frame) => {

@@ -41,6 +41,8 @@ fn done(ts: u64, id: &str, duration_ms: u64) -> Event {
             id: id.into(),
             name: "t".into(),
             ok: true,
+            status: Some(crate::event::ToolStatus::Ok),
+            denied_by: None,
             result: Some(json!("ok")),
             error: None,
             duration_ms,

@@ -96,6 +96,8 @@ fn tool_result(ts: u64, id: &str, result: Result<Value, &str>, duration_ms: u64)
             id: id.into(),
             name: "t".into(),
             ok,
+            status: Some(crate::event::ToolStatus::of(None, ok)),
+            denied_by: None,
             result,
             error,
             duration_ms,

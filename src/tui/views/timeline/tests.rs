@@ -395,6 +395,8 @@ fn never_panics_on_any_size_or_payload() {
             id: "big".into(),
             name: "shell".into(),
             ok: true,
+            status: Some(crate::event::ToolStatus::Ok),
+            denied_by: None,
             result: Some(json!({"stdout": huge})),
             error: None,
             duration_ms: u64::MAX,

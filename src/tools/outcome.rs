@@ -1,0 +1,263 @@
+//! How a tool call ends, as a type: every consumer (the model's tool message, the stack, the
+//! `tool_result` event, the chat, the audit log, `exec`) decides by the variant, never by
+//! the wording of an error.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::NeededCall;
+
+/// What the model is told when a call is cancelled.
+const CANCELLED: &str = "cancelled by the user";
+
+/// Who refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeniedBy {
+    /// The user, in the approval dialog (or the depth-limit question).
+    User,
+    /// The configured policy for the tool is `deny`.
+    Policy,
+    /// `taco exec --approve none`: nobody could be asked.
+    Headless,
+    /// The tool stack's depth limit (the user declined to go deeper, or nobody could be asked).
+    Limit,
+}
+
+/// The `status` of a `tool_result` event: how the call ended, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// It ran and returned a result.
+    Ok,
+    /// It ran (or began to) and failed.
+    Failed,
+    /// Its arguments did not match the tool's schema.
+    Invalid,
+    /// No such tool is offered.
+    Unknown,
+    /// It was refused before it ran.
+    Denied,
+    /// The user cancelled the run while it was pending or running.
+    Cancelled,
+    /// The user walked away from the workflow it belonged to.
+    Abandoned,
+    /// It ran past its time limit and was stopped.
+    TimedOut,
+}
+
+impl ToolStatus {
+    /// The status of a `tool_result` event; events written before the field existed have
+    /// only `ok`, and read as `ok` or `failed`.
+    pub fn of(status: Option<ToolStatus>, ok: bool) -> Self {
+        status.unwrap_or(if ok { Self::Ok } else { Self::Failed })
+    }
+}
+
+/// How one call ended. The strings are what the model is told.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    /// It returned this result.
+    Done(Value),
+    /// It failed (a tool error, a crash, a needed call that failed).
+    Failed(String),
+    /// Its arguments were invalid.
+    Invalid(String),
+    /// The model named a tool that is not offered.
+    Unknown(String),
+    /// It was refused before it ran.
+    Denied {
+        /// Who refused it.
+        by: DeniedBy,
+        /// What the model is told.
+        message: String,
+    },
+    /// The user cancelled.
+    Cancelled,
+    /// The user abandoned the workflow.
+    Abandoned(String),
+    /// It ran out of time.
+    TimedOut(String),
+    /// The tool needs these calls made first, then resumes with `then` (never an end a
+    /// consumer sees: the orchestrator runs them and resumes the tool).
+    NeedsFirst(Vec<NeededCall>, Value),
+}
+
+impl Ended {
+    /// The one-word status for events.
+    pub fn status(&self) -> ToolStatus {
+        match self {
+            Self::Done(_) => ToolStatus::Ok,
+            Self::Failed(_) | Self::NeedsFirst(..) => ToolStatus::Failed,
+            Self::Invalid(_) => ToolStatus::Invalid,
+            Self::Unknown(_) => ToolStatus::Unknown,
+            Self::Denied { .. } => ToolStatus::Denied,
+            Self::Cancelled => ToolStatus::Cancelled,
+            Self::Abandoned(_) => ToolStatus::Abandoned,
+            Self::TimedOut(_) => ToolStatus::TimedOut,
+        }
+    }
+
+    /// Who refused the call, when it was refused.
+    pub fn denied_by(&self) -> Option<DeniedBy> {
+        match self {
+            Self::Denied { by, .. } => Some(*by),
+            _ => None,
+        }
+    }
+
+    /// The error the model is told, or `None` for a result.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Self::Done(_) => None,
+            Self::Failed(m)
+            | Self::Invalid(m)
+            | Self::Unknown(m)
+            | Self::Abandoned(m)
+            | Self::TimedOut(m)
+            | Self::Denied { message: m, .. } => Some(m),
+            Self::Cancelled => Some(CANCELLED),
+            Self::NeedsFirst(..) => Some("the tool did not resume"),
+        }
+    }
+
+    /// The result or the error, as a resumed tool sees its needed calls' ends.
+    pub fn to_result(&self) -> Result<Value, String> {
+        match self {
+            Self::Done(value) => Ok(value.clone()),
+            other => Err(other.error().unwrap_or_default().to_string()),
+        }
+    }
+
+    /// The content of the `tool` message: JSON of the result, or `{"error": …}`.
+    pub fn message_content(&self) -> String {
+        match self {
+            Self::Done(value) => value.to_string(),
+            other => json!({ "error": other.error() }).to_string(),
+        }
+    }
+
+    /// The same end with its texts passed through `f` (redaction).
+    pub fn map_text(self, f: impl Fn(&str) -> String) -> Self {
+        match self {
+            Self::Failed(m) => Self::Failed(f(&m)),
+            Self::Invalid(m) => Self::Invalid(f(&m)),
+            Self::Unknown(m) => Self::Unknown(f(&m)),
+            Self::Abandoned(m) => Self::Abandoned(f(&m)),
+            Self::TimedOut(m) => Self::TimedOut(f(&m)),
+            Self::Denied { by, message } => Self::Denied {
+                by,
+                message: f(&message),
+            },
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_end_has_its_status_and_message() {
+        let cases = [
+            (Ended::Done(json!({"a": 1})), ToolStatus::Ok, r#"{"a":1}"#),
+            (
+                Ended::Failed("boom".into()),
+                ToolStatus::Failed,
+                r#"{"error":"boom"}"#,
+            ),
+            (
+                Ended::Invalid("bad".into()),
+                ToolStatus::Invalid,
+                r#"{"error":"bad"}"#,
+            ),
+            (
+                Ended::Unknown("who".into()),
+                ToolStatus::Unknown,
+                r#"{"error":"who"}"#,
+            ),
+            (
+                Ended::Denied {
+                    by: DeniedBy::Policy,
+                    message: "no".into(),
+                },
+                ToolStatus::Denied,
+                r#"{"error":"no"}"#,
+            ),
+            (
+                Ended::Cancelled,
+                ToolStatus::Cancelled,
+                r#"{"error":"cancelled by the user"}"#,
+            ),
+            (
+                Ended::Abandoned("left".into()),
+                ToolStatus::Abandoned,
+                r#"{"error":"left"}"#,
+            ),
+            (
+                Ended::TimedOut("slow".into()),
+                ToolStatus::TimedOut,
+                r#"{"error":"slow"}"#,
+            ),
+        ];
+        for (ended, status, content) in cases {
+            assert_eq!(ended.status(), status, "{ended:?}");
+            assert_eq!(ended.message_content(), content, "{ended:?}");
+            assert_eq!(ended.to_result().is_ok(), status == ToolStatus::Ok);
+        }
+    }
+
+    #[test]
+    fn statuses_serialize_as_the_documented_words() {
+        let words: Vec<String> = [
+            ToolStatus::Ok,
+            ToolStatus::Failed,
+            ToolStatus::Invalid,
+            ToolStatus::Unknown,
+            ToolStatus::Denied,
+            ToolStatus::Cancelled,
+            ToolStatus::Abandoned,
+            ToolStatus::TimedOut,
+        ]
+        .iter()
+        .map(|s| {
+            serde_json::to_value(s)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+        assert_eq!(
+            words,
+            [
+                "ok",
+                "failed",
+                "invalid",
+                "unknown",
+                "denied",
+                "cancelled",
+                "abandoned",
+                "timed_out"
+            ]
+        );
+        assert_eq!(ToolStatus::of(None, true), ToolStatus::Ok);
+        assert_eq!(ToolStatus::Failed, ToolStatus::Failed);
+        assert_eq!(
+            ToolStatus::of(Some(ToolStatus::Denied), false),
+            ToolStatus::Denied
+        );
+    }
+
+    #[test]
+    fn redaction_reaches_every_text_but_keeps_the_kind() {
+        let ended = Ended::Denied {
+            by: DeniedBy::User,
+            message: "key sk-1".into(),
+        };
+        let redacted = ended.map_text(|t| t.replace("sk-1", "[redacted]"));
+        assert_eq!(redacted.denied_by(), Some(DeniedBy::User));
+        assert_eq!(redacted.error(), Some("key [redacted]"));
+    }
+}
