@@ -12,6 +12,7 @@ macro_rules! say {
 }
 
 pub mod audit;
+pub mod clock;
 pub mod config;
 pub mod conversation;
 pub mod event;

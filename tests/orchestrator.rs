@@ -9,6 +9,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
+use taco::clock::ManualClock;
 use taco::conversation::{Message, Role};
 use taco::event::{Decision, DeniedBy, EventData, FrameState, Scope, ToolStatus};
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver, FixedApprover};
@@ -16,7 +17,7 @@ use taco::orchestrator::retry::RetryPolicy;
 use taco::orchestrator::task::{self, Op};
 use taco::orchestrator::{MAX_TURNS_PROMPT, Orchestrator, Outcome, Settings};
 use taco::provider::{Chunk, ProviderError, ToolCallDelta};
-use taco::tools::{Policy, ToolRegistry, ToolSettings};
+use taco::tools::{Policy, ToolContext, ToolError, ToolRegistry, ToolSettings, TypedTool};
 use tokio_util::sync::CancellationToken;
 
 mod support;
@@ -996,4 +997,61 @@ async fn long_histories_are_trimmed_at_turn_boundaries() {
         17,
         "the conversation itself keeps everything"
     );
+}
+
+/// Moves the injected clock on by `ms` while it "runs".
+struct Ticking(ManualClock);
+
+impl TypedTool for Ticking {
+    type Params = EchoParams;
+    const NAME: &'static str = "tick";
+    const DESCRIPTION: &'static str = "Takes sleep_ms of injected time.";
+    async fn run(&self, p: EchoParams, _ctx: &ToolContext) -> Result<serde_json::Value, ToolError> {
+        self.0.advance(Duration::from_millis(p.sleep_ms));
+        Ok(json!({"echo": p.text}))
+    }
+}
+
+#[tokio::test]
+async fn events_are_stamped_and_timed_by_the_injected_clock() {
+    let clock = ManualClock::at(1_700_000_000_000);
+    let mut r = ToolRegistry::new();
+    r.register(Arc::new(Ticking(clock.clone())));
+    let provider = Scripted::new(vec![
+        Ok(calls(&[(
+            "t",
+            "tick",
+            json!({"text": "x", "sleep_ms": 1500}),
+        )])),
+        Ok(text("done")),
+    ]);
+    let mut orch =
+        Orchestrator::new(provider, Arc::new(r), settings(10)).with_clock(Arc::new(clock));
+    let mut events = Vec::new();
+    headless(&mut orch, "go", &mut events).await;
+    let result = events
+        .iter()
+        .find(|e| e.kind() == "tool_result")
+        .expect("a result");
+    assert!(
+        matches!(
+            result.data,
+            EventData::ToolResult {
+                duration_ms: 1500,
+                ..
+            }
+        ),
+        "{result:?}"
+    );
+    assert_eq!(result.timestamp, 1_700_000_001_500);
+    assert_eq!(events[0].timestamp, 1_700_000_000_000, "run_started");
+    assert_eq!(events.last().unwrap().timestamp, 1_700_000_001_500, "final");
+    let llm: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::LlmCall(call) => Some(call.duration_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(llm, [0, 0], "model calls took no injected time");
 }

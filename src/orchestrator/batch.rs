@@ -1,229 +1,222 @@
-//! Tool calls: a turn's batch from the model, or the calls a tool needs first. Validation,
-//! parameter collection, policies, the approval batch, the depth limit, the concurrent run,
-//! sub-agents and the stack (DESIGN §4 rules 1, 4–7, §5).
+//! Tool calls: a turn's batch from the model, or the calls a tool needs first. Each batch is
+//! planned (`plan.rs`), then executed: parameter collection, the approval batch, the depth
+//! limit, the concurrent run, sub-agents and the stack (DESIGN §4 rules 1, 4–7, §5).
 
-use std::time::Instant;
-
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
-use super::collect::{self, Collected};
-use super::results::{abandon, complete, emit_result, final_state, finish};
-use super::stack::argument_summary;
-use super::{Conversation, Orchestrator, Run, delegate};
+use super::collect::Collected;
+use super::conversation::Conversation;
+use super::delegate;
+use super::plan::{Planned, Planner};
+use super::results::final_state;
+use super::scope::{Pending, Run};
 use crate::conversation::{Message, ToolCall};
-use crate::event::{Decision, EventData, FrameState, StackFrame};
+use crate::event::{EventData, FrameState};
 use crate::tools::outcome::{DeniedBy, Ended};
 use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
 use crate::tools::{NeededCall, Policy};
 
-/// A call to process.
-#[derive(Debug, Clone)]
-pub(super) struct Pending {
-    /// Unique id for events and the stack (scoped under the parent frame when nested).
-    pub frame: String,
-    /// The id the model gave it (its tool message answers this id).
-    pub call_id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments as given.
-    pub arguments: Value,
-    /// The frame it runs under.
-    pub parent: Option<String>,
-    /// Whether the model made it (invalid arguments then get guidance and one retry).
-    pub from_model: bool,
+/// Where a batch stands after planning and asking: one slot per call, and which run.
+struct Decided {
+    outcomes: Vec<Option<CallOutcome>>,
+    arguments: Vec<Value>,
+    ready: Vec<usize>,
 }
 
-impl Pending {
-    pub(super) fn frame(&self, arguments: &Value, state: FrameState) -> StackFrame {
-        StackFrame {
-            id: self.frame.clone(),
-            parent: self.parent.clone(),
-            name: self.name.clone(),
-            summary: argument_summary(arguments),
-            state,
-        }
-    }
-}
-
-/// Runs the calls of one model turn and appends one tool message per call, in call order.
-/// Returns `false` when the user cancelled (every call still has its message).
-pub(super) async fn run_batch(
-    orch: &mut Orchestrator,
-    conv: &mut Conversation,
-    run: &mut Run<'_>,
-    approver: &mut dyn Approver,
-    cancel: &CancellationToken,
-    turn: u32,
-    calls: &[ToolCall],
-) -> bool {
-    let pending: Vec<Pending> = calls
-        .iter()
-        .map(|call| Pending {
-            frame: match &conv.parent {
-                Some(parent) => format!("{parent}/{}", call.id),
-                None => call.id.clone(),
-            },
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            parent: conv.parent.clone(),
-            from_model: true,
-        })
-        .collect();
-    let offered: Vec<String> = conv.specs.iter().map(|s| s.name.clone()).collect();
-    let outcomes = process(orch, run, approver, cancel, turn, &pending, Some(&offered)).await;
-    let mut instructions = Vec::new();
-    for (call, outcome) in pending.iter().zip(outcomes) {
-        let content = outcome.message_content();
-        conv.messages.push(Message::tool(
-            call.call_id.clone(),
-            call.name.clone(),
-            content,
-        ));
-        // spec/004: a tool's usage instructions reach the model the first time it is used.
-        if !conv.instructed.contains(&call.name)
-            && let Some(text) = orch
-                .registry
-                .get(&call.name)
-                .and_then(|t| t.usage_instructions().map(String::from))
-        {
-            conv.instructed.insert(call.name.clone());
-            instructions.push(format!("How to use `{}`: {text}", call.name));
-        }
-    }
-    if !instructions.is_empty() {
-        conv.messages
-            .push(Message::system(instructions.join("\n\n")));
-    }
-    !cancel.is_cancelled()
-}
-
-/// Processes calls that share a parent frame; one outcome per call, in order. Recursive:
-/// a tool's needed calls and a sub-agent's calls come back through here.
-pub(super) fn process<'a, 's: 'a>(
-    orch: &'a mut Orchestrator,
-    run: &'a mut Run<'s>,
-    approver: &'a mut dyn Approver,
-    cancel: &'a CancellationToken,
-    turn: u32,
-    calls: &'a [Pending],
-    offered: Option<&'a [String]>,
-) -> BoxFuture<'a, Vec<CallOutcome>> {
-    async move {
-        for call in calls {
-            run.emit(EventData::ToolCall {
-                turn,
-                id: call.frame.clone(),
+impl Run<'_> {
+    /// Runs the calls of one model turn and appends one tool message per call, in call
+    /// order. Returns `false` when the user cancelled (every call still has its message).
+    pub(super) async fn run_batch(
+        &mut self,
+        conv: &mut Conversation,
+        turn: u32,
+        calls: &[ToolCall],
+    ) -> bool {
+        let pending: Vec<Pending> = calls
+            .iter()
+            .map(|call| Pending {
+                frame: match &conv.parent {
+                    Some(parent) => format!("{parent}/{}", call.id),
+                    None => call.id.clone(),
+                },
+                call_id: call.id.clone(),
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
-                parent: call.parent.clone(),
-            });
-        }
-        let mut outcomes: Vec<Option<CallOutcome>> = vec![None; calls.len()];
-        let mut arguments: Vec<Value> = calls.iter().map(|c| c.arguments.clone()).collect();
-        let Some(first) = calls.first() else {
-            return Vec::new();
-        };
-        if orch.stack.too_deep(first.parent.as_deref())
-            && !collect::confirm_depth(orch, run, approver, cancel, first).await
-        {
-            let message = format!(
-                "the tool stack reached its depth limit ({}); this nested work was stopped",
-                orch.stack.limit()
-            );
-            for (slot, call) in outcomes.iter_mut().zip(calls) {
-                let ended = Ended::Denied {
-                    by: DeniedBy::Limit,
-                    message: message.clone(),
-                };
-                let outcome = CallOutcome::not_run(&call.frame, &call.name, ended);
-                emit_result(run, &outcome);
-                *slot = Some(outcome);
-            }
-            return finish(run, calls, outcomes);
-        }
-
-        let mut asks = Vec::new();
-        let mut ready = Vec::new();
-        for i in 0..calls.len() {
-            if outcomes[i].is_some() {
-                continue;
-            }
-            match classify(
-                orch,
-                run,
-                approver,
-                cancel,
-                offered,
-                &calls[i],
-                &mut arguments[i],
-            )
-            .await
+                parent: conv.parent.clone(),
+                from_model: true,
+            })
+            .collect();
+        let offered: Vec<String> = conv.specs.iter().map(|s| s.name.clone()).collect();
+        let outcomes = self.process(turn, &pending, Some(&offered)).await;
+        let mut instructions = Vec::new();
+        for (call, outcome) in pending.iter().zip(outcomes) {
+            let content = outcome.message_content();
+            conv.messages.push(Message::tool(
+                call.call_id.clone(),
+                call.name.clone(),
+                content,
+            ));
+            // spec/004: a tool's usage instructions reach the model the first time it is used.
+            if !conv.instructed.contains(&call.name)
+                && let Some(text) = self
+                    .orch
+                    .registry
+                    .get(&call.name)
+                    .and_then(|t| t.usage_instructions().map(String::from))
             {
-                Classified::Policy(Policy::Allow) => ready.push(i),
-                Classified::Policy(Policy::Ask) => asks.push(i),
-                Classified::Policy(Policy::Deny) => {
+                conv.instructed.insert(call.name.clone());
+                instructions.push(format!("How to use `{}`: {text}", call.name));
+            }
+        }
+        if !instructions.is_empty() {
+            conv.messages
+                .push(Message::system(instructions.join("\n\n")));
+        }
+        !self.cancel.is_cancelled()
+    }
+
+    /// Processes calls that share a parent frame; one outcome per call, in order. Recursive:
+    /// a tool's needed calls and a sub-agent's calls come back through here.
+    pub(super) fn process<'a>(
+        &'a mut self,
+        turn: u32,
+        calls: &'a [Pending],
+        offered: Option<&'a [String]>,
+    ) -> futures_util::future::BoxFuture<'a, Vec<CallOutcome>> {
+        Box::pin(async move {
+            for call in calls {
+                self.emit(EventData::ToolCall {
+                    turn,
+                    id: call.frame.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    parent: call.parent.clone(),
+                });
+            }
+            let Some(first) = calls.first() else {
+                return Vec::new();
+            };
+            if self.orch.stack.too_deep(first.parent.as_deref()) && !self.confirm_depth(first).await
+            {
+                let message = format!(
+                    "the tool stack reached its depth limit ({}); this nested work was stopped",
+                    self.orch.stack.limit()
+                );
+                let outcomes = calls
+                    .iter()
+                    .map(|call| {
+                        let ended = Ended::Denied {
+                            by: DeniedBy::Limit,
+                            message: message.clone(),
+                        };
+                        Some(self.not_run(call, ended))
+                    })
+                    .collect();
+                return self.finish(calls, outcomes);
+            }
+            let mut decided = self.decide(calls, offered).await;
+            if decided.outcomes.iter().all(Option::is_some) || self.cancel.is_cancelled() {
+                return self.finish(calls, decided.outcomes);
+            }
+            self.execute(turn, calls, &mut decided).await;
+            self.finish(calls, decided.outcomes)
+        })
+    }
+
+    /// Plans every call (collecting missing parameters where someone can answer), then asks
+    /// about the `ask` calls as one batch. A cancel leaves the undecided slots empty for
+    /// [`Run::finish`].
+    async fn decide(&mut self, calls: &[Pending], offered: Option<&[String]>) -> Decided {
+        let mut decided = Decided {
+            outcomes: vec![None; calls.len()],
+            arguments: calls.iter().map(|c| c.arguments.clone()).collect(),
+            ready: Vec::new(),
+        };
+        let mut asks = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            let mut planned = self.plan(call, &decided.arguments[i], offered, true);
+            if let Planned::Collect(missing) = &planned {
+                let tool = self.orch.registry.get(&call.name).cloned();
+                let schema = tool.map(|t| t.parameters()).unwrap_or_default();
+                match self
+                    .collect(call, &schema, missing, &mut decided.arguments[i])
+                    .await
+                {
+                    Collected::Done => {}
+                    Collected::Abandoned(error) => {
+                        // The user walked away from this workflow: nothing else in it runs.
+                        let outcome = self.not_run(call, Ended::Abandoned(error));
+                        decided.outcomes[i] = Some(outcome);
+                        self.abandon(calls, &mut decided.outcomes);
+                        let frames = self.orch.stack.clear(FrameState::Cancelled);
+                        self.popped(frames);
+                        return decided;
+                    }
+                    Collected::Cancelled => return decided,
+                }
+                planned = self.plan(call, &decided.arguments[i], offered, false);
+            }
+            match planned {
+                Planned::Policy(Policy::Allow) => decided.ready.push(i),
+                Planned::Policy(Policy::Ask) => asks.push(i),
+                Planned::Policy(Policy::Deny) => {
                     let ended = Ended::Denied {
                         by: DeniedBy::Policy,
                         message: "the call was denied: the configured policy for this tool is deny"
                             .to_string(),
                     };
-                    let denied = CallOutcome::not_run(&calls[i].frame, &calls[i].name, ended);
-                    emit_result(run, &denied);
-                    outcomes[i] = Some(denied);
+                    decided.outcomes[i] = Some(self.not_run(call, ended));
                 }
-                Classified::Error(ended) => {
-                    let outcome = CallOutcome::not_run(&calls[i].frame, &calls[i].name, ended);
-                    emit_result(run, &outcome);
-                    outcomes[i] = Some(outcome);
-                }
-                Classified::Abandoned(error) => {
-                    // The user walked away from this workflow: nothing else in it runs.
-                    let ended = Ended::Abandoned(error);
-                    let outcome = CallOutcome::not_run(&calls[i].frame, &calls[i].name, ended);
-                    emit_result(run, &outcome);
-                    outcomes[i] = Some(outcome);
-                    abandon(run, calls, &mut outcomes);
-                    for frame in orch.stack.clear(FrameState::Cancelled) {
-                        run.emit(EventData::StackPop(frame));
+                Planned::Ends(ended) => {
+                    if matches!(ended, Ended::Invalid(_)) && call.from_model {
+                        *self.invalid_args.entry(call.name.clone()).or_insert(0) += 1;
                     }
-                    return finish(run, calls, outcomes);
+                    decided.outcomes[i] = Some(self.not_run(call, ended));
                 }
-                Classified::Cancelled => return finish(run, calls, outcomes),
+                Planned::Collect(_) => {
+                    let ended = Ended::Invalid(format!("invalid arguments for {}", call.name));
+                    decided.outcomes[i] = Some(self.not_run(call, ended));
+                }
             }
         }
-
-        if !asks.is_empty()
-            && !approve(
-                orch,
-                run,
-                approver,
-                cancel,
-                calls,
-                &arguments,
-                &asks,
-                &mut outcomes,
-                &mut ready,
-            )
-            .await
-        {
-            return finish(run, calls, outcomes);
+        if !asks.is_empty() {
+            self.approve(calls, &asks, &mut decided).await;
         }
-        ready.sort_unstable();
-        let now = Instant::now();
-        for &i in &ready {
-            let pushed = orch
-                .stack
-                .push(calls[i].frame(&arguments[i], FrameState::Running), now);
-            run.emit(EventData::StackPush(pushed));
-        }
+        decided
+    }
 
-        // Ordinary tools run together; sub-agents need the orchestrator, so they go after.
-        let (delegates, tools): (Vec<usize>, Vec<usize>) = ready
+    /// The plan for one call, from the run's state.
+    fn plan(
+        &self,
+        call: &Pending,
+        arguments: &Value,
+        offered: Option<&[String]>,
+        may_collect: bool,
+    ) -> Planned {
+        let planner = Planner {
+            registry: &self.orch.registry,
+            offered,
+            policies: &self.orch.policies,
+            settings: &self.orch.settings.tools,
+        };
+        let failures = self.invalid_args.get(&call.name).copied().unwrap_or(0);
+        planner.plan(
+            call,
+            arguments,
+            failures,
+            may_collect && self.approver.can_ask(),
+        )
+    }
+
+    /// Runs the approved calls: ordinary tools together, then sub-agents (they need the
+    /// run), then the calls tools asked for first.
+    async fn execute(&mut self, turn: u32, calls: &[Pending], decided: &mut Decided) {
+        decided.ready.sort_unstable();
+        for &i in &decided.ready {
+            self.push_frame(calls[i].frame(&decided.arguments[i], FrameState::Running));
+        }
+        let (delegates, tools): (Vec<usize>, Vec<usize>) = decided
+            .ready
             .iter()
             .partition(|&&i| calls[i].name == delegate::NAME);
         let jobs: Vec<ReadyCall> = tools
@@ -231,287 +224,183 @@ pub(super) fn process<'a, 's: 'a>(
             .map(|&i| ReadyCall {
                 id: calls[i].frame.clone(),
                 name: calls[i].name.clone(),
-                work: Work::Call(arguments[i].clone()),
+                work: Work::Call(decided.arguments[i].clone()),
             })
             .collect();
-        let ctx = orch.tool_context(cancel);
-        let registry = std::sync::Arc::clone(&orch.registry);
-        let stack = &mut orch.stack;
-        let results = run_calls(&registry, &jobs, &ctx, |outcome| {
-            if !matches!(outcome.ended, Ended::NeedsFirst(..)) {
-                emit_result(run, outcome);
-                for frame in stack.pop(&outcome.id, final_state(outcome, cancel)) {
-                    run.emit(EventData::StackPop(frame));
-                }
-            }
-        })
-        .await;
+        let results = self.run_tools(&jobs, true).await;
         for (outcome, &i) in results.into_iter().zip(&tools) {
-            outcomes[i] = Some(outcome);
+            decided.outcomes[i] = Some(outcome);
         }
         for &i in &delegates {
-            let outcome =
-                delegate::run(orch, run, approver, cancel, &calls[i], &arguments[i]).await;
-            complete(orch, run, cancel, &outcome);
-            outcomes[i] = Some(outcome);
+            let outcome = self.delegate(&calls[i], &decided.arguments[i]).await;
+            self.complete(&outcome);
+            decided.outcomes[i] = Some(outcome);
         }
-        for i in 0..calls.len() {
-            let needs = match outcomes[i].as_ref().map(|o| &o.ended) {
+        for (i, call) in calls.iter().enumerate() {
+            let needs = match decided.outcomes[i].as_ref().map(|o| &o.ended) {
                 Some(Ended::NeedsFirst(needed, then)) => Some((needed.clone(), then.clone())),
                 _ => None,
             };
             if let Some(needs) = needs {
-                let outcome =
-                    resolve_needs(orch, run, approver, cancel, turn, &calls[i], needs).await;
-                complete(orch, run, cancel, &outcome);
-                outcomes[i] = Some(outcome);
-            }
-        }
-        finish(run, calls, outcomes)
-    }
-    .boxed()
-}
-
-/// What classification decided for one call.
-enum Classified {
-    Policy(Policy),
-    /// Unknown or invalid: the call ends here.
-    Error(Ended),
-    Abandoned(String),
-    Cancelled,
-}
-
-/// Unknown tool, invalid arguments (after collecting missing ones from the user, where
-/// someone can answer) → an error; otherwise the call's policy.
-async fn classify(
-    orch: &mut Orchestrator,
-    run: &mut Run<'_>,
-    approver: &mut dyn Approver,
-    cancel: &CancellationToken,
-    offered: Option<&[String]>,
-    call: &Pending,
-    arguments: &mut Value,
-) -> Classified {
-    let known = offered.is_none_or(|o| o.contains(&call.name));
-    let Some(tool) = orch.registry.get(&call.name).filter(|_| known).cloned() else {
-        let names: Vec<&str> = match offered {
-            Some(offered) => offered.iter().map(String::as_str).collect(),
-            None => orch.registry.iter().map(|t| t.name()).collect(),
-        };
-        return Classified::Error(Ended::Unknown(if names.is_empty() {
-            format!("unknown tool '{}': no tools are available", call.name)
-        } else {
-            format!(
-                "unknown tool '{}'. Available tools: {}",
-                call.name,
-                names.join(", ")
-            )
-        }));
-    };
-    // Missing required parameters are asked of the user where someone can answer (rule 4);
-    // headless, the validation error below names them.
-    if approver.can_ask()
-        && matches!(arguments, Value::Object(_) | Value::Null)
-        && tool
-            .validate(arguments)
-            .is_err_and(|e| e.contains("missing field"))
-    {
-        let missing = collect::missing_required(&tool.parameters(), arguments);
-        if !missing.is_empty() {
-            match collect::collect(
-                orch,
-                run,
-                approver,
-                cancel,
-                call,
-                &tool.parameters(),
-                &missing,
-                arguments,
-            )
-            .await
-            {
-                Collected::Done => {}
-                Collected::Abandoned(error) => return Classified::Abandoned(error),
-                Collected::Cancelled => return Classified::Cancelled,
+                let outcome = self.resolve_needs(turn, call, needs).await;
+                self.complete(&outcome);
+                decided.outcomes[i] = Some(outcome);
             }
         }
     }
-    if let Err(problem) = tool.validate(arguments) {
-        if !call.from_model {
-            return Classified::Error(Ended::Invalid(format!(
-                "invalid arguments for {}: {problem}",
-                call.name
-            )));
-        }
-        let failures = run.invalid_args.entry(call.name.clone()).or_insert(0);
-        *failures += 1;
-        return Classified::Error(Ended::Invalid(if *failures == 1 {
-            format!(
-                "invalid arguments for {}: {problem}. The arguments must match this JSON Schema: {}. Correct them and call {} again.",
-                call.name,
-                tool.parameters(),
-                call.name
-            )
-        } else {
-            format!(
-                "invalid arguments for {} again: {problem}. This call failed; do not retry it the same way.",
-                call.name
-            )
-        }));
-    }
-    Classified::Policy(
-        orch.policies
-            .policy_for(tool.as_ref(), arguments, &orch.settings.tools),
-    )
-}
 
-/// Asks about the `ask` calls as one batch. Returns `false` when the user cancelled.
-#[allow(clippy::too_many_arguments)]
-async fn approve(
-    orch: &mut Orchestrator,
-    run: &mut Run<'_>,
-    approver: &mut dyn Approver,
-    cancel: &CancellationToken,
-    calls: &[Pending],
-    arguments: &[Value],
-    asks: &[usize],
-    outcomes: &mut [Option<CallOutcome>],
-    ready: &mut Vec<usize>,
-) -> bool {
-    let now = Instant::now();
-    for &i in asks {
-        let pushed = orch.stack.push(
-            calls[i].frame(&arguments[i], FrameState::AwaitingApproval),
-            now,
-        );
-        run.emit(EventData::StackPush(pushed));
-    }
-    let requests: Vec<ApprovalRequest> = asks
-        .iter()
-        .map(|&i| ApprovalRequest {
-            id: calls[i].frame.clone(),
-            name: calls[i].name.clone(),
-            arguments: arguments[i].clone(),
+    /// Runs tools concurrently; with `report`, each one's result and stack pop go out as it
+    /// finishes (a tool that needs other calls first is reported when it resumes).
+    async fn run_tools(&mut self, jobs: &[ReadyCall], report: bool) -> Vec<CallOutcome> {
+        let ctx = self.tool_context();
+        let registry = std::sync::Arc::clone(&self.orch.registry);
+        let clock = std::sync::Arc::clone(&self.clock);
+        run_calls(&registry, jobs, &ctx, clock.as_ref(), |outcome| {
+            if report && !matches!(outcome.ended, Ended::NeedsFirst(..)) {
+                self.complete(outcome);
+            }
         })
-        .collect();
-    for (k, request) in requests.iter().enumerate() {
-        run.emit(EventData::ApprovalRequested {
-            id: request.id.clone(),
-            name: request.name.clone(),
-            arguments: request.arguments.clone(),
-            position: k + 1,
-            of: requests.len(),
-        });
+        .await
     }
-    let answers = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => return false,
-        answers = approver.decide(&requests) => answers,
-    };
-    for (k, &i) in asks.iter().enumerate() {
-        let answer = answers
-            .get(k)
-            .cloned()
-            .unwrap_or_else(|| ApprovalAnswer::deny(None));
-        let call = &calls[i];
-        run.emit(EventData::ApprovalDecided {
-            id: call.frame.clone(),
-            name: call.name.clone(),
-            decision: answer.decision,
-            scope: answer.scope,
-            reason: answer.reason.clone(),
-        });
-        match answer.decision {
-            Decision::Approved => {
-                orch.policies.grant(&call.name, answer.scope);
-                ready.push(i);
-            }
-            Decision::Denied => {
-                let message = match &answer.reason {
-                    Some(reason) => format!("the call was denied: {reason}"),
-                    None => "the call was denied by the user".to_string(),
-                };
-                let ended = Ended::Denied {
-                    by: answer.by,
-                    message,
-                };
-                let denied = CallOutcome::not_run(&call.frame, &call.name, ended);
-                emit_result(run, &denied);
-                for frame in orch.stack.pop(&call.frame, FrameState::Denied) {
-                    run.emit(EventData::StackPop(frame));
-                }
-                outcomes[i] = Some(denied);
-            }
-        }
-    }
-    true
-}
 
-/// Runs the calls a tool needs first, above it on the stack, then resumes it with their
-/// results; repeats while it needs more. A needed call that fails fails the tool, so the
-/// whole workflow unwinds (spec/004: a tool failure clears the stack).
-async fn resolve_needs(
-    orch: &mut Orchestrator,
-    run: &mut Run<'_>,
-    approver: &mut dyn Approver,
-    cancel: &CancellationToken,
-    turn: u32,
-    call: &Pending,
-    (mut needed, mut then): (Vec<NeededCall>, Value),
-) -> CallOutcome {
-    let started = Instant::now();
-    loop {
-        let children: Vec<Pending> = needed
+    /// Asks about the `ask` calls as one batch and records the answers; a cancel leaves
+    /// their slots empty.
+    async fn approve(&mut self, calls: &[Pending], asks: &[usize], decided: &mut Decided) {
+        for &i in asks {
+            self.push_frame(calls[i].frame(&decided.arguments[i], FrameState::AwaitingApproval));
+        }
+        let requests: Vec<_> = asks
             .iter()
-            .map(|n| {
-                run.next_id += 1;
-                let frame = format!("{}/needs-{}", call.frame, run.next_id);
-                Pending {
-                    call_id: frame.clone(),
-                    frame,
-                    name: n.name.clone(),
-                    arguments: n.arguments.clone(),
-                    parent: Some(call.frame.clone()),
-                    from_model: false,
-                }
+            .map(|&i| super::approval::ApprovalRequest {
+                id: calls[i].frame.clone(),
+                name: calls[i].name.clone(),
+                arguments: decided.arguments[i].clone(),
             })
             .collect();
-        let results = process(orch, run, approver, cancel, turn, &children, None).await;
-        let mut outcome = if cancel.is_cancelled() {
-            CallOutcome::not_run(&call.frame, &call.name, Ended::Cancelled)
-        } else if let Some((child, failed)) = children
-            .iter()
-            .zip(&results)
-            .find_map(|(c, r)| r.ended.to_result().err().map(|e| (c, e)))
-        {
-            let error = format!("needed call `{}` failed: {failed}", child.name);
-            CallOutcome::not_run(&call.frame, &call.name, Ended::Failed(error))
-        } else {
-            let job = ReadyCall {
+        for (k, request) in requests.iter().enumerate() {
+            self.emit(EventData::ApprovalRequested {
+                id: request.id.clone(),
+                name: request.name.clone(),
+                arguments: request.arguments.clone(),
+                position: k + 1,
+                of: requests.len(),
+            });
+        }
+        let cancel = self.cancel.clone();
+        let answers = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return,
+            answers = self.approver.decide(&requests) => answers,
+        };
+        for (k, &i) in asks.iter().enumerate() {
+            let answer = answers
+                .get(k)
+                .cloned()
+                .unwrap_or_else(|| super::approval::ApprovalAnswer::deny(None));
+            let call = &calls[i];
+            self.emit(EventData::ApprovalDecided {
                 id: call.frame.clone(),
                 name: call.name.clone(),
-                work: Work::Resume(then, results.iter().map(|r| r.ended.to_result()).collect()),
-            };
-            let ctx = orch.tool_context(cancel);
-            let registry = std::sync::Arc::clone(&orch.registry);
-            let mut resumed = run_calls(&registry, std::slice::from_ref(&job), &ctx, |_| {}).await;
-            match resumed.pop() {
-                Some(CallOutcome {
-                    ended: Ended::NeedsFirst(more, next),
-                    ..
-                }) => {
-                    (needed, then) = (more, next);
-                    continue;
-                }
-                Some(resumed) => resumed,
-                None => CallOutcome::not_run(
-                    &call.frame,
-                    &call.name,
-                    Ended::Failed("the tool did not resume".to_string()),
-                ),
+                decision: answer.decision,
+                scope: answer.scope,
+                reason: answer.reason.clone(),
+            });
+            if answer.decision == crate::event::Decision::Approved {
+                self.orch.policies.grant(&call.name, answer.scope);
+                decided.ready.push(i);
+                continue;
             }
-        };
-        outcome.duration = started.elapsed();
-        return outcome;
+            let message = match &answer.reason {
+                Some(reason) => format!("the call was denied: {reason}"),
+                None => "the call was denied by the user".to_string(),
+            };
+            let ended = Ended::Denied {
+                by: answer.by,
+                message,
+            };
+            let denied = self.not_run(call, ended);
+            let frames = self.orch.stack.pop(&call.frame, FrameState::Denied);
+            self.popped(frames);
+            decided.outcomes[i] = Some(denied);
+        }
+    }
+
+    /// Runs the calls a tool needs first, above it on the stack, then resumes it with their
+    /// results; repeats while it needs more. A needed call that fails fails the tool, so the
+    /// whole workflow unwinds (spec/004: a tool failure clears the stack).
+    async fn resolve_needs(
+        &mut self,
+        turn: u32,
+        call: &Pending,
+        (mut needed, mut then): (Vec<NeededCall>, Value),
+    ) -> CallOutcome {
+        let started = self.clock.now();
+        loop {
+            let children: Vec<Pending> = needed
+                .iter()
+                .map(|n| {
+                    let frame = format!("{}/needs-{}", call.frame, self.next_number());
+                    Pending {
+                        call_id: frame.clone(),
+                        frame,
+                        name: n.name.clone(),
+                        arguments: n.arguments.clone(),
+                        parent: Some(call.frame.clone()),
+                        from_model: false,
+                    }
+                })
+                .collect();
+            let results = self.process(turn, &children, None).await;
+            let failed = children
+                .iter()
+                .zip(&results)
+                .find_map(|(c, r)| r.ended.to_result().err().map(|e| (c, e)));
+            let mut outcome = if self.cancel.is_cancelled() {
+                self.quiet(call, Ended::Cancelled)
+            } else if let Some((child, failed)) = failed {
+                let error = format!("needed call `{}` failed: {failed}", child.name);
+                self.quiet(call, Ended::Failed(error))
+            } else {
+                let job = ReadyCall {
+                    id: call.frame.clone(),
+                    name: call.name.clone(),
+                    work: Work::Resume(then, results.iter().map(|r| r.ended.to_result()).collect()),
+                };
+                let mut resumed = self.run_tools(std::slice::from_ref(&job), false).await;
+                match resumed.pop() {
+                    Some(CallOutcome {
+                        ended: Ended::NeedsFirst(more, next),
+                        ..
+                    }) => {
+                        (needed, then) = (more, next);
+                        continue;
+                    }
+                    Some(resumed) => resumed,
+                    None => self.quiet(call, Ended::Failed("the tool did not resume".to_string())),
+                }
+            };
+            outcome.duration = self.clock.now() - started;
+            return outcome;
+        }
+    }
+
+    /// An outcome for a call that did not run, reported at once.
+    fn not_run(&mut self, call: &Pending, ended: Ended) -> CallOutcome {
+        let outcome = self.quiet(call, ended);
+        self.emit_result(&outcome);
+        outcome
+    }
+
+    /// An outcome not reported yet (its caller completes it).
+    fn quiet(&self, call: &Pending, ended: Ended) -> CallOutcome {
+        CallOutcome::not_run(&call.frame, &call.name, ended)
+    }
+
+    /// Reports a call that finished and takes its frame off.
+    pub(super) fn complete(&mut self, outcome: &CallOutcome) {
+        self.emit_result(outcome);
+        let state = final_state(outcome, &self.cancel);
+        let frames = self.orch.stack.pop(&outcome.id, state);
+        self.popped(frames);
     }
 }

@@ -3,15 +3,14 @@
 
 use std::time::Instant;
 
-use futures_util::StreamExt;
-use tokio_util::sync::CancellationToken;
-
+use super::conversation::Conversation;
 use super::limits;
+use super::scope::Run;
 use super::turn::{Turn, TurnAssembler};
-use super::{Conversation, Orchestrator, Run};
 use crate::conversation::{Message, Role, ToolSpec};
 use crate::event::{DeltaKind, EventData, LlmCall};
 use crate::provider::{ChatRequest, Chunk, ProviderError};
+use futures_util::StreamExt;
 
 /// How much later than the provider's idle timeout a stream without progress is stopped.
 const IDLE_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
@@ -22,21 +21,20 @@ pub(super) enum CallError {
     Cancelled(Turn),
 }
 
-impl Orchestrator {
+impl Run<'_> {
     /// Calls the model until it answers, the error is final, or the user cancels. A `retry`
     /// event precedes each new attempt; it also tells the UI to drop text streamed by the
     /// failed attempt, which the conversation never keeps (each attempt starts afresh).
     pub(super) async fn call_model(
         &mut self,
         conv: &mut Conversation,
-        run: &mut Run<'_>,
         turn_no: u32,
         with_tools: bool,
-        cancel: &CancellationToken,
     ) -> Result<Turn, CallError> {
+        let cancel = self.cancel.clone();
         if conv.is_nested() {
             // spec/004: while the stack is not empty the system prompt carries the context.
-            let prompt = match self.stack.context(&run.original) {
+            let prompt = match self.orch.stack.context(&self.original) {
                 Some(context) => format!("{}\n\n{context}", conv.base_prompt),
                 None => conv.base_prompt.clone(),
             };
@@ -44,29 +42,30 @@ impl Orchestrator {
                 conv.messages[0] = Message::system(prompt);
             }
         }
-        conv.record(run);
-        run.model_calls += 1;
-        let max_calls = self.settings.limits.max_model_calls;
-        if run.model_calls > max_calls {
+        conv.record(self.sink);
+        self.model_calls += 1;
+        let max_calls = self.orch.settings.limits.max_model_calls;
+        if self.model_calls > max_calls {
             return Err(CallError::Provider(
                 limits::out_of_calls(max_calls),
                 Turn::default(),
             ));
         }
-        let policy = self.settings.retry;
+        let policy = self.orch.settings.retry;
         let mut attempt = 1;
         let (turn, started, ttft) = loop {
-            match self.stream_once(conv, run, with_tools, cancel).await {
+            match self.stream_once(conv, with_tools).await {
                 Ok(done) => break done,
                 Err(CallError::Provider(error, partial)) => {
                     let Some(wait) = policy.wait(attempt, &error) else {
                         return Err(CallError::Provider(error, partial));
                     };
                     attempt += 1;
-                    run.emit(EventData::Retry {
+                    self.emit(EventData::Retry {
                         attempt,
                         max: policy.max_attempts,
                         reason: self
+                            .orch
                             .settings
                             .tools
                             .secrets
@@ -84,11 +83,11 @@ impl Orchestrator {
             }
         };
         let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-        run.usage.add(turn.usage);
-        run.emit(EventData::LlmCall(Box::new(LlmCall {
+        self.usage.add(turn.usage);
+        self.emit(EventData::LlmCall(Box::new(LlmCall {
             turn: turn_no,
-            model: self.provider.model().to_string(),
-            duration_ms: started.elapsed().as_millis() as u64,
+            model: self.orch.provider.model().to_string(),
+            duration_ms: (self.clock.now() - started).as_millis() as u64,
             ttft_ms: ttft,
             finish_reason: turn.finish_reason.clone(),
             content: turn.content.clone(),
@@ -100,8 +99,12 @@ impl Orchestrator {
             new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
             parent: conv.parent.clone(),
-            omitted: window(&conv.messages, self.settings.history_limit, conv.run_start)
-                .saturating_sub(1),
+            omitted: window(
+                &conv.messages,
+                self.orch.settings.history_limit,
+                conv.run_start,
+            )
+            .saturating_sub(1),
         })));
         conv.reported = conv.messages.len();
         Ok(turn)
@@ -111,13 +114,16 @@ impl Orchestrator {
     async fn stream_once(
         &mut self,
         conv: &Conversation,
-        run: &mut Run<'_>,
         with_tools: bool,
-        cancel: &CancellationToken,
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
-        let started = Instant::now();
+        let cancel = self.cancel.clone();
+        let started = self.clock.now();
         let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-        let start = window(&conv.messages, self.settings.history_limit, conv.run_start);
+        let start = window(
+            &conv.messages,
+            self.orch.settings.history_limit,
+            conv.run_start,
+        );
         // Trimming copies the kept tail once per call; untrimmed, the slice goes as it is.
         let trimmed: Vec<Message>;
         let messages: &[Message] = if start <= 1 {
@@ -136,7 +142,7 @@ impl Orchestrator {
         let live = !conv.is_nested();
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
-        let limits = self.settings.limits;
+        let limits = self.orch.settings.limits;
         let deadline = tokio::time::Instant::now() + limits.call_deadline;
         let opened = tokio::select! {
             biased;
@@ -144,7 +150,7 @@ impl Orchestrator {
             _ = tokio::time::sleep_until(deadline) => {
                 return Err(CallError::Provider(limits::past_deadline(limits.call_deadline), assembler.finish()));
             }
-            opened = self.provider.stream(request) => opened,
+            opened = self.orch.provider.stream(request) => opened,
         };
         let mut stream = match opened {
             Ok(stream) => stream,
@@ -193,13 +199,13 @@ impl Orchestrator {
                 return Err(CallError::Provider(error, assembler.finish()));
             }
             if progress {
-                ttft.get_or_insert_with(|| started.elapsed().as_millis() as u64);
+                ttft.get_or_insert_with(|| (self.clock.now() - started).as_millis() as u64);
             }
             match chunk {
                 Chunk::Text(text) => {
                     assembler.push_text(&text);
                     if live {
-                        run.emit(EventData::Delta {
+                        self.emit(EventData::Delta {
                             kind: DeltaKind::Text,
                             text,
                         });
@@ -208,7 +214,7 @@ impl Orchestrator {
                 Chunk::Reasoning(text) => {
                     assembler.push_reasoning(&text);
                     if live {
-                        run.emit(EventData::Delta {
+                        self.emit(EventData::Delta {
                             kind: DeltaKind::Reasoning,
                             text,
                         });

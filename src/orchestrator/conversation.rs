@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::Run;
+use super::EventSink;
 use super::turn::Turn;
 use crate::conversation::{Message, ToolSpec};
 
@@ -57,12 +57,12 @@ impl Conversation {
 
     /// Hands the messages appended since the last call to the sink (session files keep the
     /// user's conversation; a sub-agent's lives only in its events).
-    pub(super) fn record(&mut self, run: &mut Run<'_>) {
+    pub(super) fn record(&mut self, sink: &mut dyn EventSink) {
         if self.is_nested() {
             return;
         }
         for message in &self.messages[self.recorded.min(self.messages.len())..] {
-            run.sink.message(message);
+            sink.message(message);
         }
         self.recorded = self.messages.len();
     }

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
+use crate::clock::{Clock, SystemClock};
 use crate::conversation::{Message, Role, Usage};
 use crate::event::{Event, EventData, FrameState};
 use crate::provider::{Provider, ProviderError};
@@ -23,8 +24,10 @@ mod collect;
 mod conversation;
 mod delegate;
 pub mod limits;
+mod plan;
 mod results;
 pub mod retry;
+mod scope;
 pub mod stack;
 pub mod task;
 pub mod turn;
@@ -34,6 +37,7 @@ use call::CallError;
 use conversation::Conversation;
 pub use limits::Limits;
 use retry::RetryPolicy;
+use scope::Run;
 use stack::ToolStack;
 
 /// The message injected when the turn limit is reached (spec/003).
@@ -109,38 +113,7 @@ pub struct Orchestrator {
     policies: Policies,
     conversation: Conversation,
     stack: ToolStack,
-}
-
-/// State of one run (one user request).
-struct Run<'s> {
-    request_id: Arc<str>,
-    sink: &'s mut dyn EventSink,
-    usage: Usage,
-    gathered: Vec<String>,
-    invalid_args: std::collections::HashMap<String, u32>,
-    /// The user's request, for the tool context of nested conversations.
-    original: String,
-    /// Numbers ids the run makes up (needed calls, questions).
-    next_id: u32,
-    /// Model calls made so far, sub-agents included.
-    model_calls: u32,
-    /// Turn limits of the conversations running now: the user's first, then each nested
-    /// sub-agent's (its length is the sub-agent depth + 1).
-    agents: Vec<u32>,
-}
-
-impl Run<'_> {
-    fn emit(&mut self, data: EventData) {
-        log(&self.request_id, &data);
-        self.sink.emit(Event::now(&self.request_id, data));
-    }
-
-    fn error(&mut self, kind: &str, message: String) {
-        self.emit(EventData::Error {
-            kind: kind.to_string(),
-            message,
-        });
-    }
+    clock: Arc<dyn Clock>,
 }
 
 /// How a conversation's loop ended, before the top level turns it into events.
@@ -180,7 +153,14 @@ impl Orchestrator {
             policies,
             conversation,
             stack,
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// The same orchestrator on another clock (tests).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The conversation so far, system prompt first.
@@ -241,41 +221,42 @@ impl Orchestrator {
         cancel: &CancellationToken,
     ) -> Outcome {
         // A key pasted into the prompt goes no further than the composer.
-        let prompt = &*self.settings.tools.secrets.redact(prompt).into_owned();
+        let prompt = self.settings.tools.secrets.redact(prompt).into_owned();
+        let mut conv = std::mem::take(&mut self.conversation);
+        conv.max_turns = self.settings.max_turns.max(1);
+        let started = EventData::RunStarted {
+            prompt: summarize(&prompt, 200),
+            provider: self.provider.name().to_string(),
+            model: self.provider.model().to_string(),
+            max_turns: conv.max_turns,
+        };
+        let clock = Arc::clone(&self.clock);
         let mut run = Run {
-            request_id: Arc::from(uuid::Uuid::new_v4().to_string()),
+            orch: self,
             sink,
+            approver,
+            cancel: cancel.clone(),
+            clock,
+            request_id: Arc::from(uuid::Uuid::new_v4().to_string()),
             usage: Usage::default(),
             gathered: Vec::new(),
             invalid_args: Default::default(),
-            original: prompt.to_string(),
+            original: prompt.clone(),
             next_id: 0,
             model_calls: 0,
-            agents: Vec::new(),
+            agents: vec![conv.max_turns],
         };
-        let mut conversation = std::mem::take(&mut self.conversation);
-        conversation.max_turns = self.settings.max_turns.max(1);
-        run.agents.push(conversation.max_turns);
-        run.emit(EventData::RunStarted {
-            prompt: summarize(prompt, 200),
-            provider: self.provider.name().to_string(),
-            model: self.provider.model().to_string(),
-            max_turns: conversation.max_turns,
-        });
-        conversation.messages.push(Message::user(prompt));
-        conversation.run_start = conversation.messages.len() - 1;
-        conversation.record(&mut run);
-        let end = self
-            .run_loop(&mut conversation, &mut run, approver, cancel)
-            .await;
-        conversation.record(&mut run);
-        self.conversation = conversation;
-        self.policies.end_turn();
+        run.emit(started);
+        conv.messages.push(Message::user(prompt));
+        conv.run_start = conv.messages.len() - 1;
+        conv.record(run.sink);
+        let end = run.run_loop(&mut conv).await;
+        conv.record(run.sink);
+        run.orch.policies.end_turn();
         // Whatever is still on the stack (a cancel mid-workflow) leaves it now.
-        for frame in self.stack.clear(FrameState::Cancelled) {
-            run.emit(EventData::StackPop(frame));
-        }
-        match end {
+        let frames = run.orch.stack.clear(FrameState::Cancelled);
+        run.popped(frames);
+        let outcome = match end {
             LoopEnd::Answer {
                 content,
                 turns,
@@ -297,26 +278,24 @@ impl Orchestrator {
                 });
                 Outcome::Cancelled
             }
-        }
+        };
+        self.conversation = conv;
+        outcome
     }
+}
 
+impl Run<'_> {
     /// The loop of one conversation (the user's or a sub-agent's). Nested conversations
     /// stream no deltas and report no limits of their own: their result is the tool's.
-    fn run_loop<'a, 's: 'a>(
-        &'a mut self,
-        conv: &'a mut Conversation,
-        run: &'a mut Run<'s>,
-        approver: &'a mut dyn Approver,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, LoopEnd> {
+    fn run_loop<'a>(&'a mut self, conv: &'a mut Conversation) -> BoxFuture<'a, LoopEnd> {
         async move {
             let mut turn_no = 0;
             loop {
                 if turn_no == conv.max_turns {
-                    return self.final_without_tools(conv, run, cancel, turn_no).await;
+                    return self.final_without_tools(conv, turn_no).await;
                 }
                 turn_no += 1;
-                let turn = match self.call_model(conv, run, turn_no, true, cancel).await {
+                let turn = match self.call_model(conv, turn_no, true).await {
                     Ok(turn) => turn,
                     Err(CallError::Cancelled(partial)) => {
                         conv.keep_partial(partial);
@@ -342,13 +321,11 @@ impl Orchestrator {
                     };
                 }
                 if !turn.content.is_empty() && !conv.is_nested() {
-                    run.gathered.push(turn.content.clone());
+                    self.gathered.push(turn.content.clone());
                 }
                 let calls = turn.tool_calls.clone();
                 conv.push_assistant(turn);
-                let finished =
-                    batch::run_batch(self, conv, run, approver, cancel, turn_no, &calls).await;
-                if !finished {
+                if !self.run_batch(conv, turn_no, &calls).await {
                     return LoopEnd::Cancelled {
                         running: "tool calls",
                     };
@@ -359,21 +336,15 @@ impl Orchestrator {
     }
 
     /// Rule 3: the limit is reached with tool calls still coming; ask for an answer without tools.
-    async fn final_without_tools(
-        &mut self,
-        conv: &mut Conversation,
-        run: &mut Run<'_>,
-        cancel: &CancellationToken,
-        turns: u32,
-    ) -> LoopEnd {
+    async fn final_without_tools(&mut self, conv: &mut Conversation, turns: u32) -> LoopEnd {
         if !conv.is_nested() {
-            run.emit(EventData::MaxTurnsReached { turns });
+            self.emit(EventData::MaxTurnsReached { turns });
         }
         conv.messages.push(Message::system(MAX_TURNS_PROMPT));
         if !conv.is_nested() {
-            run.emit(EventData::MaxTurnsPromptInjected { turns });
+            self.emit(EventData::MaxTurnsPromptInjected { turns });
         }
-        match self.call_model(conv, run, turns + 1, false, cancel).await {
+        match self.call_model(conv, turns + 1, false).await {
             Ok(turn) => {
                 let content = turn.content.clone();
                 conv.push_assistant(turn);
@@ -394,7 +365,7 @@ impl Orchestrator {
                 let content = if conv.is_nested() {
                     String::new()
                 } else {
-                    run.gathered.join("\n\n")
+                    self.gathered.join("\n\n")
                 };
                 LoopEnd::Answer {
                     content,
@@ -408,12 +379,9 @@ impl Orchestrator {
     /// The error for the user and the trace; a server that echoes a key back (in an error
     /// body or a mid-stream error event) does not get it into either.
     fn describe(&self, error: &ProviderError) -> String {
-        let text = format!(
-            "{} ({}): {error}",
-            self.provider.name(),
-            self.provider.model()
-        );
-        self.settings.tools.secrets.redact(&text).into_owned()
+        let provider = &self.orch.provider;
+        let text = format!("{} ({}): {error}", provider.name(), provider.model());
+        self.orch.settings.tools.secrets.redact(&text).into_owned()
     }
 }
 

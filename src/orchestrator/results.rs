@@ -1,27 +1,12 @@
-//! How tool calls end: their `tool_result` events, their frames off the stack, and results
-//! for calls that never ran (abandoned, cancelled) so every call has one, in call order.
+//! How tool calls end: their `tool_result` events, and results for calls that never ran
+//! (abandoned, cancelled) so every call has one, in call order.
 
 use tokio_util::sync::CancellationToken;
 
-use super::batch::Pending;
-use super::{Orchestrator, Run};
+use super::scope::{Pending, Run};
 use crate::event::{EventData, FrameState};
-use crate::tools::ToolContext;
 use crate::tools::outcome::Ended;
 use crate::tools::runner::CallOutcome;
-
-/// Reports a call that finished outside the concurrent runner and takes its frame off.
-pub(super) fn complete(
-    orch: &mut Orchestrator,
-    run: &mut Run<'_>,
-    cancel: &CancellationToken,
-    outcome: &CallOutcome,
-) {
-    emit_result(run, outcome);
-    for frame in orch.stack.pop(&outcome.id, final_state(outcome, cancel)) {
-        run.emit(EventData::StackPop(frame));
-    }
-}
 
 /// The state a finished call's frame leaves the stack in.
 pub(super) fn final_state(outcome: &CallOutcome, cancel: &CancellationToken) -> FrameState {
@@ -34,66 +19,55 @@ pub(super) fn final_state(outcome: &CallOutcome, cancel: &CancellationToken) -> 
     }
 }
 
-/// Every call not decided yet is abandoned with the workflow.
-pub(super) fn abandon(run: &mut Run<'_>, calls: &[Pending], outcomes: &mut [Option<CallOutcome>]) {
-    for (slot, call) in outcomes.iter_mut().zip(calls) {
-        if slot.is_none() {
-            let outcome = CallOutcome::not_run(
-                &call.frame,
-                &call.name,
-                Ended::Abandoned("abandoned: the user stopped this workflow".to_string()),
-            );
-            emit_result(run, &outcome);
-            *slot = Some(outcome);
+impl Run<'_> {
+    /// Every call not decided yet is abandoned with the workflow.
+    pub(super) fn abandon(&mut self, calls: &[Pending], outcomes: &mut [Option<CallOutcome>]) {
+        for (slot, call) in outcomes.iter_mut().zip(calls) {
+            if slot.is_none() {
+                let ended =
+                    Ended::Abandoned("abandoned: the user stopped this workflow".to_string());
+                let outcome = CallOutcome::not_run(&call.frame, &call.name, ended);
+                self.emit_result(&outcome);
+                *slot = Some(outcome);
+            }
         }
     }
-}
 
-/// Fills in calls that never ran (a cancel) so every call has a result, in call order.
-pub(super) fn finish(
-    run: &mut Run<'_>,
-    calls: &[Pending],
-    outcomes: Vec<Option<CallOutcome>>,
-) -> Vec<CallOutcome> {
-    outcomes
-        .into_iter()
-        .zip(calls)
-        .map(|(slot, call)| {
-            slot.unwrap_or_else(|| {
-                let outcome = CallOutcome::not_run(&call.frame, &call.name, Ended::Cancelled);
-                emit_result(run, &outcome);
-                outcome
+    /// Fills in calls that never ran (a cancel) so every call has a result, in call order.
+    pub(super) fn finish(
+        &mut self,
+        calls: &[Pending],
+        outcomes: Vec<Option<CallOutcome>>,
+    ) -> Vec<CallOutcome> {
+        outcomes
+            .into_iter()
+            .zip(calls)
+            .map(|(slot, call)| {
+                slot.unwrap_or_else(|| {
+                    let outcome = CallOutcome::not_run(&call.frame, &call.name, Ended::Cancelled);
+                    self.emit_result(&outcome);
+                    outcome
+                })
             })
-        })
-        .collect()
-}
+            .collect()
+    }
 
-/// The `tool_result` event of an outcome.
-pub(super) fn emit_result(run: &mut Run<'_>, outcome: &CallOutcome) {
-    let ended = &outcome.ended;
-    let result = match ended {
-        Ended::Done(value) => Some(value.clone()),
-        _ => None,
-    };
-    run.emit(EventData::ToolResult {
-        id: outcome.id.clone(),
-        name: outcome.name.clone(),
-        ok: result.is_some(),
-        status: Some(ended.status()),
-        denied_by: ended.denied_by(),
-        result,
-        error: ended.error().map(String::from),
-        duration_ms: outcome.duration.as_millis() as u64,
-    });
-}
-
-impl Orchestrator {
-    /// What a running tool sees.
-    pub(super) fn tool_context(&self, cancel: &CancellationToken) -> ToolContext {
-        ToolContext {
-            workdir: self.settings.workdir.clone(),
-            settings: self.settings.tools.clone(),
-            cancel: cancel.clone(),
-        }
+    /// The `tool_result` event of an outcome.
+    pub(super) fn emit_result(&mut self, outcome: &CallOutcome) {
+        let ended = &outcome.ended;
+        let result = match ended {
+            Ended::Done(value) => Some(value.clone()),
+            _ => None,
+        };
+        self.emit(EventData::ToolResult {
+            id: outcome.id.clone(),
+            name: outcome.name.clone(),
+            ok: result.is_some(),
+            status: Some(ended.status()),
+            denied_by: ended.denied_by(),
+            result,
+            error: ended.error().map(String::from),
+            duration_ms: outcome.duration.as_millis() as u64,
+        });
     }
 }

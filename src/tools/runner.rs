@@ -2,7 +2,7 @@
 //! Results come back in call order so tool messages follow the assistant's call order.
 
 use std::panic::AssertUnwindSafe;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::outcome::Ended;
 use super::{ToolContext, ToolError, ToolRegistry, ToolReply};
+use crate::clock::Clock;
 
 mod cap;
 pub use cap::cap_output;
@@ -70,12 +71,13 @@ pub async fn run_calls(
     registry: &ToolRegistry,
     calls: &[ReadyCall],
     ctx: &ToolContext,
+    clock: &dyn Clock,
     mut on_done: impl FnMut(&CallOutcome),
 ) -> Vec<CallOutcome> {
     let mut pending: FuturesUnordered<_> = calls
         .iter()
         .enumerate()
-        .map(|(i, call)| run_one(registry, call, ctx).map(move |outcome| (i, outcome)))
+        .map(|(i, call)| run_one(registry, call, ctx, clock).map(move |outcome| (i, outcome)))
         .collect();
     let mut slots: Vec<Option<CallOutcome>> = vec![None; calls.len()];
     while let Some((i, outcome)) = pending.next().await {
@@ -97,8 +99,13 @@ pub async fn run_calls(
         .collect()
 }
 
-async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -> CallOutcome {
-    let started = Instant::now();
+async fn run_one(
+    registry: &ToolRegistry,
+    call: &ReadyCall,
+    ctx: &ToolContext,
+    clock: &dyn Clock,
+) -> CallOutcome {
+    let started = clock.now();
     let ended = match registry.get(&call.name) {
         None => Ended::Unknown(format!("unknown tool '{}'", call.name)),
         Some(tool) => {
@@ -139,7 +146,7 @@ async fn run_one(registry: &ToolRegistry, call: &ReadyCall, ctx: &ToolContext) -
         id: call.id.clone(),
         name: call.name.clone(),
         ended,
-        duration: started.elapsed(),
+        duration: clock.now() - started,
     }
 }
 

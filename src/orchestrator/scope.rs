@@ -1,0 +1,126 @@
+//! The run scope: one value that carries everything a run's loop, batches, questions and
+//! sub-agents share (the orchestrator, the sink, the approver, the cancel token, the clock and
+//! the run's own counters), so they are methods on it instead of functions with eight
+//! arguments. The call types the batch code shares live here too.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::approval::Approver;
+use super::stack::argument_summary;
+use super::{EventSink, Orchestrator, log};
+use crate::clock::Clock;
+use crate::conversation::Usage;
+use crate::event::{Event, EventData, FrameState, StackFrame};
+use crate::tools::ToolContext;
+
+/// One run (one user request) in progress.
+pub(super) struct Run<'s> {
+    /// The agent: provider, tools, settings, policies, stack.
+    pub(super) orch: &'s mut Orchestrator,
+    /// Where events go.
+    pub(super) sink: &'s mut dyn EventSink,
+    /// Who answers approvals and questions.
+    pub(super) approver: &'s mut dyn Approver,
+    /// The user's cancel.
+    pub(super) cancel: CancellationToken,
+    /// Where time comes from.
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) request_id: Arc<str>,
+    pub(super) usage: Usage,
+    /// Text the model said alongside tool calls, for an answer gathered at the turn limit.
+    pub(super) gathered: Vec<String>,
+    /// Invalid-argument failures per tool: the first gets guidance, the next do not.
+    pub(super) invalid_args: HashMap<String, u32>,
+    /// The user's request, for the tool context of nested conversations.
+    pub(super) original: String,
+    /// Numbers ids the run makes up (needed calls, questions).
+    pub(super) next_id: u32,
+    /// Model calls made so far, sub-agents included.
+    pub(super) model_calls: u32,
+    /// Turn limits of the conversations running now: the user's first, then each nested
+    /// sub-agent's (its length is the sub-agent depth + 1).
+    pub(super) agents: Vec<u32>,
+}
+
+impl Run<'_> {
+    /// Sends one event, stamped by the run's clock.
+    pub(super) fn emit(&mut self, data: EventData) {
+        log(&self.request_id, &data);
+        self.sink.emit(Event {
+            timestamp: self.clock.unix_ms(),
+            request_id: Arc::clone(&self.request_id),
+            data,
+        });
+    }
+
+    /// Sends an `error` event.
+    pub(super) fn error(&mut self, kind: &str, message: String) {
+        self.emit(EventData::Error {
+            kind: kind.to_string(),
+            message,
+        });
+    }
+
+    /// Sends the `stack_pop` events of frames that left the stack.
+    pub(super) fn popped(&mut self, frames: Vec<StackFrame>) {
+        for frame in frames {
+            self.emit(EventData::StackPop(frame));
+        }
+    }
+
+    /// Pushes a frame (or changes its state) and sends its `stack_push`.
+    pub(super) fn push_frame(&mut self, frame: StackFrame) {
+        let now = self.clock.now();
+        let pushed = self.orch.stack.push(frame, now);
+        self.emit(EventData::StackPush(pushed));
+    }
+
+    /// A fresh number for an id the run makes up.
+    pub(super) fn next_number(&mut self) -> u32 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// What a running tool sees.
+    pub(super) fn tool_context(&self) -> ToolContext {
+        ToolContext {
+            workdir: self.orch.settings.workdir.clone(),
+            settings: self.orch.settings.tools.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
+/// A call to process.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    /// Unique id for events and the stack (scoped under the parent frame when nested).
+    pub frame: String,
+    /// The id the model gave it (its tool message answers this id).
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as given.
+    pub arguments: Value,
+    /// The frame it runs under.
+    pub parent: Option<String>,
+    /// Whether the model made it (invalid arguments then get guidance and one retry).
+    pub from_model: bool,
+}
+
+impl Pending {
+    /// Its stack frame, in `state`, summarising `arguments`.
+    pub(super) fn frame(&self, arguments: &Value, state: FrameState) -> StackFrame {
+        StackFrame {
+            id: self.frame.clone(),
+            parent: self.parent.clone(),
+            name: self.name.clone(),
+            summary: argument_summary(arguments),
+            state,
+        }
+    }
+}
