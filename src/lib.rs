@@ -21,6 +21,7 @@ pub mod orchestrator;
 pub mod provider;
 pub mod reaper;
 pub mod recorder;
+pub mod run_model;
 pub mod secrets;
 pub mod session;
 pub mod signals;

@@ -1,0 +1,356 @@
+//! The run model: what the event stream says about the run in progress, folded in one place
+//! (DESIGN §3). The call tree (parents, depths, states, how each call ended), the turn
+//! number, token usage (sub-agents included), the approvals and questions still open, and the
+//! grants the user gave. The orchestrator owns the facts and reports them as events; the
+//! chat, the stack pane, the timeline, the status line, `/status`, `/tools`, the audit log
+//! and `taco trace` read them from here instead of keeping maps of their own. Folding the
+//! events of a recorded trace gives the same state the live run had.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::conversation::Usage;
+use crate::event::{Decision, Event, EventData, FrameState, InputRequest, Scope, ToolStatus};
+
+/// Where a call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallState {
+    /// Made by the model (or a tool), not decided yet.
+    Proposed,
+    /// Waiting for the user's approval.
+    AwaitingApproval,
+    /// Waiting for the user to supply parameters.
+    AwaitingInput,
+    /// Running.
+    Running,
+    /// Finished, with how.
+    Ended(ToolStatus),
+}
+
+/// One node of the call tree: a tool call, or a frame a call pushed (parameter collection).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallNode {
+    /// Tool (or frame) name.
+    pub name: String,
+    /// The frame it runs under.
+    pub parent: Option<String>,
+    /// 0 at the top level, one more than its parent below it.
+    pub depth: usize,
+    /// Where it stands.
+    pub state: CallState,
+    /// When it was made (event time, Unix ms).
+    pub started_ms: u64,
+    /// How long it ran, once it ended.
+    pub duration_ms: Option<u64>,
+}
+
+/// An approval the user has not answered yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenApproval {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Position in its batch (1-based) and the batch size.
+    pub position: (usize, usize),
+}
+
+/// The state of the run in progress (and what outlives runs: grants, session usage).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunModel {
+    current: Option<Arc<str>>,
+    max_turns: u32,
+    turn: u32,
+    /// Results still due before the model is called again (top-level calls of a turn).
+    results_due: usize,
+    calls: HashMap<String, CallNode>,
+    /// Call ids in the order they were made.
+    order: Vec<String>,
+    /// Question id → the frame it asks for.
+    questions_of: HashMap<String, String>,
+    approvals: Vec<OpenApproval>,
+    questions: Vec<InputRequest>,
+    run_usage: Usage,
+    usage: Usage,
+    grants: BTreeMap<String, Scope>,
+    runs: usize,
+}
+
+impl RunModel {
+    /// Nothing has happened yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds one event in.
+    pub fn apply(&mut self, event: &Event) {
+        match &event.data {
+            EventData::RunStarted { max_turns, .. } => {
+                // The previous run's calls are over: nothing refers to them any more.
+                self.calls.clear();
+                self.order.clear();
+                self.questions_of.clear();
+                self.approvals.clear();
+                self.questions.clear();
+                self.current = Some(Arc::clone(&event.request_id));
+                self.max_turns = (*max_turns).max(1);
+                self.turn = 1;
+                self.results_due = 0;
+                self.run_usage = Usage::default();
+                self.runs += 1;
+            }
+            EventData::LlmCall(call) => {
+                // A sub-agent's turns are its own: only the top-level agent's count here.
+                if call.parent.is_none() {
+                    self.turn = call.turn.min(self.max_turns.max(1));
+                    self.results_due = call.tool_calls.len();
+                }
+                self.run_usage.add(call.usage);
+                self.usage.add(call.usage);
+            }
+            EventData::ToolCall {
+                id, name, parent, ..
+            } => self.add(id, name, parent.as_deref(), event.timestamp),
+            EventData::StackPush(frame) => {
+                // Frames without a call (parameter collection) nest like calls.
+                if !self.calls.contains_key(&frame.id) {
+                    self.add(
+                        &frame.id,
+                        &frame.name,
+                        frame.parent.as_deref(),
+                        event.timestamp,
+                    );
+                }
+                self.set_state(&frame.id, frame.state);
+            }
+            EventData::StackPop(frame) => {
+                if let Some(call) = self.calls.get_mut(&frame.id)
+                    && !matches!(call.state, CallState::Ended(_))
+                {
+                    call.state = CallState::Ended(match frame.state {
+                        FrameState::Done => ToolStatus::Ok,
+                        FrameState::Denied => ToolStatus::Denied,
+                        FrameState::Cancelled => ToolStatus::Cancelled,
+                        _ => ToolStatus::Failed,
+                    });
+                }
+            }
+            EventData::ApprovalRequested {
+                id,
+                name,
+                position,
+                of,
+                ..
+            } => {
+                self.approvals.push(OpenApproval {
+                    id: id.clone(),
+                    name: name.clone(),
+                    position: (*position, *of),
+                });
+                self.set_state(id, FrameState::AwaitingApproval);
+            }
+            EventData::ApprovalDecided {
+                id,
+                name,
+                decision,
+                scope,
+                ..
+            } => {
+                self.approvals.retain(|a| a.id != *id);
+                if *decision == Decision::Approved {
+                    if *scope != Scope::Once {
+                        self.grants.insert(name.clone(), *scope);
+                    }
+                    self.set_state(id, FrameState::Running);
+                }
+            }
+            EventData::InputRequested(request) => {
+                self.questions_of
+                    .insert(request.id.clone(), request.frame.clone());
+                self.questions.push(request.clone());
+            }
+            EventData::InputAnswered { id, .. } => self.questions.retain(|q| q.id != *id),
+            EventData::ToolResult {
+                id,
+                ok,
+                status,
+                duration_ms,
+                ..
+            } => {
+                let top_level = self.calls.get(id).is_none_or(|c| c.parent.is_none());
+                if let Some(call) = self.calls.get_mut(id) {
+                    call.state = CallState::Ended(ToolStatus::of(*status, *ok));
+                    call.duration_ms = Some(*duration_ms);
+                }
+                // The last result of a batch means the model is called again: the next turn.
+                // A nested call's result goes to its tool or sub-agent, not the model.
+                if top_level && self.results_due > 0 {
+                    self.results_due -= 1;
+                    if self.results_due == 0 {
+                        self.turn = (self.turn + 1).min(self.max_turns.max(1));
+                    }
+                }
+            }
+            // Only the end of the run in progress ends it (a max-turns run reports an error
+            // and then its final answer; a session problem has no run).
+            EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. }
+                if self.current.as_ref() == Some(&event.request_id) =>
+            {
+                self.end_run();
+            }
+            _ => {}
+        }
+    }
+
+    /// Folds a whole recorded stream in.
+    pub fn replay<'e>(events: impl IntoIterator<Item = &'e Event>) -> Self {
+        let mut model = Self::new();
+        for event in events {
+            model.apply(event);
+        }
+        model
+    }
+
+    /// A resumed session starts in a new process: grants belonged to the old one, and
+    /// nothing is running or waiting.
+    pub fn resumed(&mut self) {
+        self.end_run();
+        self.grants.clear();
+    }
+
+    /// A new conversation (`/clear`): its token count starts again; session grants stay.
+    pub fn cleared(&mut self) {
+        self.usage = Usage::default();
+    }
+
+    fn end_run(&mut self) {
+        self.current = None;
+        self.approvals.clear();
+        self.questions.clear();
+        self.results_due = 0;
+        self.grants.retain(|_, scope| *scope == Scope::Session);
+    }
+
+    fn add(&mut self, id: &str, name: &str, parent: Option<&str>, at: u64) {
+        if self.calls.contains_key(id) {
+            return;
+        }
+        let depth = self.depth_under(parent);
+        self.calls.insert(
+            id.to_string(),
+            CallNode {
+                name: name.to_string(),
+                parent: parent.map(String::from),
+                depth,
+                state: CallState::Proposed,
+                started_ms: at,
+                duration_ms: None,
+            },
+        );
+        self.order.push(id.to_string());
+    }
+
+    fn set_state(&mut self, id: &str, state: FrameState) {
+        let Some(call) = self.calls.get_mut(id) else {
+            return;
+        };
+        if matches!(call.state, CallState::Ended(_)) {
+            return;
+        }
+        call.state = match state {
+            FrameState::AwaitingApproval => CallState::AwaitingApproval,
+            FrameState::AwaitingInput => CallState::AwaitingInput,
+            FrameState::Running => CallState::Running,
+            FrameState::Done => CallState::Ended(ToolStatus::Ok),
+            FrameState::Failed => CallState::Ended(ToolStatus::Failed),
+            FrameState::Denied => CallState::Ended(ToolStatus::Denied),
+            FrameState::Cancelled => CallState::Ended(ToolStatus::Cancelled),
+        };
+    }
+
+    /// The depth of work under `parent`: one deeper than the parent, or the top level when
+    /// there is none or it was never seen.
+    pub fn depth_under(&self, parent: Option<&str>) -> usize {
+        parent
+            .and_then(|p| self.calls.get(p))
+            .map_or(0, |c| c.depth.saturating_add(1))
+    }
+
+    /// The depth of a call or frame (0 when unknown).
+    pub fn depth(&self, id: &str) -> usize {
+        self.calls.get(id).map_or(0, |c| c.depth)
+    }
+
+    /// The depth of the frame a question asks for.
+    pub fn question_depth(&self, question: &str) -> usize {
+        self.questions_of
+            .get(question)
+            .map_or(0, |frame| self.depth(frame))
+    }
+
+    /// The frame a call or frame runs under.
+    pub fn parent(&self, id: &str) -> Option<&str> {
+        self.calls.get(id).and_then(|c| c.parent.as_deref())
+    }
+
+    /// A call of the run in progress (or the last run).
+    pub fn call(&self, id: &str) -> Option<&CallNode> {
+        self.calls.get(id)
+    }
+
+    /// The calls of the run in progress (or the last run), in the order they were made.
+    pub fn calls(&self) -> impl Iterator<Item = (&str, &CallNode)> {
+        self.order
+            .iter()
+            .filter_map(|id| self.calls.get(id).map(|c| (id.as_str(), c)))
+    }
+
+    /// The request id of the run in progress.
+    pub fn current(&self) -> Option<&Arc<str>> {
+        self.current.as_ref()
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// The top-level agent's turn in the run in progress (1-based, at most the limit).
+    pub fn turn(&self) -> u32 {
+        self.turn
+    }
+
+    /// Tokens of the run in progress (or the last run), sub-agents included.
+    pub fn run_usage(&self) -> Usage {
+        self.run_usage
+    }
+
+    /// Tokens since the conversation started, sub-agents included.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// Approvals still waiting for the user, in the order asked.
+    pub fn open_approvals(&self) -> &[OpenApproval] {
+        &self.approvals
+    }
+
+    /// Questions still waiting for the user, in the order asked.
+    pub fn open_questions(&self) -> &[InputRequest] {
+        &self.questions
+    }
+
+    /// Tools the user approved beyond one call, with how far.
+    pub fn grants(&self) -> &BTreeMap<String, Scope> {
+        &self.grants
+    }
+
+    /// Runs started.
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+}
+
+#[cfg(test)]
+#[path = "run_model/tests.rs"]
+mod tests;

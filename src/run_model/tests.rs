@@ -1,0 +1,215 @@
+use super::*;
+use crate::conversation::ToolCall;
+use crate::event::{InputKind, LlmCall, StackFrame};
+use serde_json::json;
+
+fn ev(request: &str, data: EventData) -> Event {
+    Event {
+        timestamp: 7,
+        request_id: Arc::from(request),
+        data,
+    }
+}
+
+fn started(max_turns: u32) -> EventData {
+    EventData::RunStarted {
+        prompt: "p".into(),
+        provider: "p".into(),
+        model: "m".into(),
+        max_turns,
+    }
+}
+
+fn llm(turn: u32, parent: Option<&str>, calls: &[&str], input: u64) -> EventData {
+    EventData::LlmCall(Box::new(LlmCall {
+        turn,
+        parent: parent.map(Into::into),
+        tool_calls: calls
+            .iter()
+            .map(|id| ToolCall {
+                id: (*id).into(),
+                name: "t".into(),
+                arguments: json!({}),
+            })
+            .collect(),
+        usage: Usage {
+            input_tokens: input,
+            output_tokens: 1,
+        },
+        model: "m".into(),
+        duration_ms: 1,
+        ttft_ms: None,
+        finish_reason: None,
+        content: String::new(),
+        reasoning_content: None,
+        timings: None,
+        message_count: 1,
+        new_messages: Vec::new(),
+        tools: Vec::new(),
+        omitted: 0,
+    }))
+}
+
+fn call(id: &str, parent: Option<&str>) -> EventData {
+    EventData::ToolCall {
+        turn: 1,
+        id: id.into(),
+        name: "t".into(),
+        arguments: json!({}),
+        parent: parent.map(Into::into),
+    }
+}
+
+fn result(id: &str, status: ToolStatus) -> EventData {
+    EventData::ToolResult {
+        id: id.into(),
+        name: "t".into(),
+        ok: status == ToolStatus::Ok,
+        status: Some(status),
+        denied_by: None,
+        result: None,
+        error: None,
+        duration_ms: 3,
+    }
+}
+
+#[test]
+fn nesting_turns_and_usage_follow_the_events() {
+    let mut m = RunModel::new();
+    for data in [
+        started(3),
+        llm(1, None, &["a", "b"], 10),
+        call("a", None),
+        call("b", None),
+        call("b/x", Some("b")),
+        llm(1, Some("b"), &["b/x"], 5),
+        result("b/x", ToolStatus::Failed),
+        result("a", ToolStatus::Ok),
+    ] {
+        m.apply(&ev("r", data));
+    }
+    assert_eq!((m.depth("a"), m.depth("b/x")), (0, 1));
+    assert_eq!(m.parent("b/x"), Some("b"));
+    assert_eq!(m.turn(), 1, "one top-level result is still due");
+    m.apply(&ev("r", result("b", ToolStatus::Denied)));
+    assert_eq!(
+        m.turn(),
+        2,
+        "the batch is complete: the model is called again"
+    );
+    assert_eq!(
+        m.call("b").map(|c| c.state),
+        Some(CallState::Ended(ToolStatus::Denied))
+    );
+    assert_eq!(
+        m.run_usage().input_tokens,
+        15,
+        "the sub-agent's tokens count"
+    );
+    m.apply(&ev("r", llm(3, None, &["c"], 1)));
+    m.apply(&ev("r", call("c", None)));
+    m.apply(&ev("r", result("c", ToolStatus::Ok)));
+    assert_eq!(m.turn(), 3, "never past the limit");
+}
+
+#[test]
+fn approvals_questions_and_grants_open_and_close() {
+    let mut m = RunModel::new();
+    m.apply(&ev("r", started(5)));
+    m.apply(&ev("r", call("a", None)));
+    m.apply(&ev(
+        "r",
+        EventData::ApprovalRequested {
+            id: "a".into(),
+            name: "shell".into(),
+            arguments: json!({}),
+            position: 1,
+            of: 1,
+        },
+    ));
+    assert_eq!(m.open_approvals().len(), 1);
+    assert_eq!(
+        m.call("a").map(|c| c.state),
+        Some(CallState::AwaitingApproval)
+    );
+    m.apply(&ev(
+        "r",
+        EventData::ApprovalDecided {
+            id: "a".into(),
+            name: "shell".into(),
+            decision: Decision::Approved,
+            scope: Scope::Turn,
+            reason: None,
+        },
+    ));
+    assert!(m.open_approvals().is_empty());
+    assert_eq!(m.grants().get("shell"), Some(&Scope::Turn));
+    m.apply(&ev(
+        "r",
+        EventData::StackPush(StackFrame {
+            id: "a/collect".into(),
+            parent: Some("a".into()),
+            name: "collect_tool_parameters".into(),
+            summary: String::new(),
+            state: FrameState::AwaitingInput,
+        }),
+    ));
+    let question = InputRequest {
+        id: "q1".into(),
+        kind: InputKind::Parameter,
+        frame: "a/collect".into(),
+        tool: "shell".into(),
+        prompt: "?".into(),
+        parameter: Some("command".into()),
+        description: None,
+        value_type: None,
+        depth: None,
+    };
+    m.apply(&ev("r", EventData::InputRequested(question)));
+    assert_eq!(m.open_questions().len(), 1);
+    assert_eq!(m.question_depth("q1"), 1);
+    // Another run's end (or a session problem) does not end this one.
+    m.apply(&ev(
+        "",
+        EventData::Error {
+            kind: "session".into(),
+            message: "m".into(),
+        },
+    ));
+    assert!(m.is_running());
+    m.apply(&ev(
+        "r",
+        EventData::Final {
+            content: String::new(),
+            turns: 1,
+            usage: Usage::default(),
+        },
+    ));
+    assert!(!m.is_running() && m.open_questions().is_empty());
+    assert!(m.grants().is_empty(), "a turn grant ends with its run");
+}
+
+#[test]
+fn session_grants_outlive_runs_but_not_the_process() {
+    let mut m = RunModel::new();
+    m.apply(&ev("r", started(5)));
+    m.apply(&ev(
+        "r",
+        EventData::ApprovalDecided {
+            id: "a".into(),
+            name: "shell".into(),
+            decision: Decision::Approved,
+            scope: Scope::Session,
+            reason: None,
+        },
+    ));
+    m.apply(&ev(
+        "r",
+        EventData::Cancelled {
+            running: "x".into(),
+        },
+    ));
+    assert_eq!(m.grants().get("shell"), Some(&Scope::Session));
+    m.resumed();
+    assert!(m.grants().is_empty());
+}
