@@ -23,6 +23,7 @@ mod collect;
 mod conversation;
 mod delegate;
 pub mod limits;
+pub mod recorded;
 mod results;
 pub mod retry;
 pub mod stack;
