@@ -27,11 +27,6 @@ impl<S: ProblemSink> Recorded<S> {
         Self { inner, recorder }
     }
 
-    /// The sink behind the recorder.
-    pub fn inner(&self) -> &S {
-        &self.inner
-    }
-
     /// The sink behind the recorder, to finish its output.
     pub fn inner_mut(&mut self) -> &mut S {
         &mut self.inner

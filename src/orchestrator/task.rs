@@ -1,5 +1,5 @@
-//! The orchestrator as a tokio task: [`Op`]s in, [`Event`]s out. The TUI plugs into exactly
-//! this; `exec` calls [`Orchestrator::run`] directly.
+//! The orchestrator as a tokio task: [`Op`]s in, [`Event`]s out. The TUI drives it as an
+//! `Engine` (`crate::engine`); `exec` calls [`Orchestrator::run`] directly.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -10,8 +10,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Orchestrator;
-use super::recorded::{ProblemSink, Recorded};
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
+use super::recorded::{ProblemSink, Recorded};
 use crate::event::{Event, EventData, InputRequest};
 use crate::recorder::Recorder;
 
@@ -62,7 +62,11 @@ pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
 pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> OrchestratorTask {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (events_tx, events_rx) = unbounded_channel();
-    let handle = tokio::spawn(serve(orchestrator, ops_rx, Recorded::new(events_tx, recorder)));
+    let handle = tokio::spawn(serve(
+        orchestrator,
+        ops_rx,
+        Recorded::new(events_tx, recorder),
+    ));
     OrchestratorTask {
         ops: ops_tx,
         events: events_rx,

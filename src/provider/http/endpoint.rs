@@ -118,8 +118,10 @@ impl Endpoint {
     pub(crate) async fn post<T: Serialize>(
         &self,
         body: &T,
-    ) -> Result<impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static + use<T>, ProviderError>
-    {
+    ) -> Result<
+        impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static + use<T>,
+        ProviderError,
+    > {
         let body = serde_json::to_vec(body)
             .map_err(|e| ProviderError::Config(format!("cannot encode the request: {e}")))?;
         let mut builder = self
