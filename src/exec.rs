@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::conversation::Message;
 use crate::event::{Decision, Event, EventData};
 use crate::orchestrator::approval::FixedApprover;
+use crate::orchestrator::recorded::{ProblemSink, Recorded};
 use crate::orchestrator::{EventSink, Orchestrator, Outcome};
 use crate::recorder::Recorder;
 use crate::secrets::Secrets;
@@ -53,29 +53,19 @@ struct ExecSink<W: Write, E: Write> {
     last_flush: Instant,
     /// Why stdout stopped taking output (a closed pipe, a full disk): reported at the end.
     out_error: Option<io::Error>,
-    recorder: Recorder,
     secrets: Arc<Secrets>,
     /// Scratch buffer for one serialized event.
     line: Vec<u8>,
 }
 
-impl<W: Write, E: Write> ExecSink<W, E> {
-    fn report_problem(&mut self) {
-        if let Some(problem) = self.recorder.take_problem() {
-            let _ = writeln!(self.err, "taco: {problem}");
-        }
+impl<W: Write + Send, E: Write + Send> ProblemSink for ExecSink<W, E> {
+    fn problem(&mut self, problem: String) {
+        let _ = writeln!(self.err, "taco: {problem}");
     }
 }
 
 impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
-    fn message(&mut self, message: &Message) {
-        self.recorder.message(message);
-        self.report_problem();
-    }
-
     fn emit(&mut self, event: Event) {
-        self.recorder.event(&event);
-        self.report_problem();
         let wanted =
             (self.json && self.out_error.is_none()) || (self.trace.is_some() && event.is_trace());
         // Serializing an event cannot fail in practice; if it did, only the outputs skip it.
@@ -176,17 +166,17 @@ pub async fn run(
             }
         },
     };
-    let mut sink = ExecSink {
+    let sink = ExecSink {
         json: options.json,
         out: BufWriter::with_capacity(64 * 1024, io::stdout()),
         err: io::stderr(),
         trace,
         last_flush: Instant::now(),
         out_error: None,
-        recorder,
         secrets: Arc::clone(&options.secrets),
         line: Vec::new(),
     };
+    let mut recorded = Recorded::new(sink, recorder);
     let mut approver = if options.approve_all {
         FixedApprover::all()
     } else {
@@ -208,8 +198,9 @@ pub async fn run(
         }
     };
     let outcome = orchestrator
-        .run(prompt, &mut sink, &mut approver, &cancel)
+        .run(prompt, &mut recorded, &mut approver, &cancel)
         .await;
+    let sink = recorded.inner_mut();
     let stop = match watcher {
         Some(watcher) if watcher.is_finished() => watcher.await.ok(),
         Some(watcher) => {

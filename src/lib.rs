@@ -1,5 +1,6 @@
 //! taco: a terminal cockpit for tool-using LLM agents. The library holds the core (providers,
-//! orchestrator, tools, config, exec); the binary adds the CLI.
+//! orchestrator, tools, config, session, exec), the TUI, and `wiring`, which puts them
+//! together for each command; the binary only parses the command line.
 
 /// Like `eprintln!`, but a closed or broken stderr (a closed terminal, `2>&-` on a pipe) is
 /// ignored instead of panicking: diagnostics must never be what brings taco down.
@@ -15,8 +16,10 @@ pub mod audit;
 pub mod clock;
 pub mod config;
 pub mod conversation;
+pub mod engine;
 pub mod event;
 pub mod exec;
+pub mod logging;
 pub mod orchestrator;
 pub mod provider;
 pub mod reaper;
@@ -29,3 +32,4 @@ pub mod startup;
 pub mod text;
 pub mod tools;
 pub mod tui;
+pub mod wiring;

@@ -13,7 +13,7 @@ const LOG_FILE: &str = "taco.log";
 /// `<state dir>/taco` (`~/.local/state/taco` on Linux), where logs go.
 pub fn state_dir() -> Option<PathBuf> {
     // One definition, shared with the audit log.
-    taco::audit::state_dir()
+    crate::audit::state_dir()
 }
 
 /// Starts logging to `taco.log` in the state dir (level from `TACO_LOG`, default info).
@@ -40,8 +40,8 @@ pub fn init_in(dir: &Path) -> Option<WorkerGuard> {
 /// Opens `dir/taco.log` for appending, creating `dir` (0700) and the file (0600): the log
 /// names paths, tools and errors, which are the user's business only.
 pub fn open_log_file(dir: &Path) -> io::Result<File> {
-    taco::audit::create_private_dir(dir)?;
-    taco::audit::open_private(&dir.join(LOG_FILE))
+    crate::audit::create_private_dir(dir)?;
+    crate::audit::open_private(&dir.join(LOG_FILE))
 }
 
 #[cfg(test)]

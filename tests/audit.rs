@@ -606,7 +606,7 @@ fn open_fails_cleanly_where_no_dir_can_be() {
     assert!(AuditLog::open(&file.join("sub")).is_err());
 }
 
-/// What the diagnostic log (`src/logging.rs`, in the binary) uses to create `taco.log`.
+/// What the diagnostic log (`src/logging.rs`) uses to create `taco.log`.
 #[cfg(unix)]
 #[test]
 fn private_files_are_created_0600_and_narrowed() {

@@ -25,6 +25,7 @@ mod conversation;
 mod delegate;
 pub mod limits;
 mod plan;
+pub mod recorded;
 mod results;
 pub mod retry;
 mod scope;

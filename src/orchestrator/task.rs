@@ -1,5 +1,5 @@
-//! The orchestrator as a tokio task: [`Op`]s in, [`Event`]s out. The TUI plugs into exactly
-//! this; `exec` calls [`Orchestrator::run`] directly.
+//! The orchestrator as a tokio task: [`Op`]s in, [`Event`]s out. The TUI drives it as an
+//! `Engine` (`crate::engine`); `exec` calls [`Orchestrator::run`] directly.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -9,10 +9,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::EventSink;
 use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
-use crate::conversation::Message;
+use super::recorded::{ProblemSink, Recorded};
 use crate::event::{Event, EventData, InputRequest};
 use crate::recorder::Recorder;
 
@@ -63,11 +62,11 @@ pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
 pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> OrchestratorTask {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (events_tx, events_rx) = unbounded_channel();
-    let sink = TaskSink {
-        channel: events_tx,
-        recorder,
-    };
-    let handle = tokio::spawn(serve(orchestrator, ops_rx, sink));
+    let handle = tokio::spawn(serve(
+        orchestrator,
+        ops_rx,
+        Recorded::new(events_tx, recorder),
+    ));
     OrchestratorTask {
         ops: ops_tx,
         events: events_rx,
@@ -76,49 +75,29 @@ pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> Orches
 }
 
 /// The task's sink: everything is recorded, and sent to the UI.
-struct TaskSink {
-    channel: UnboundedSender<Event>,
-    recorder: Recorder,
-}
+type TaskSink = Recorded<UnboundedSender<Event>>;
 
-impl TaskSink {
-    /// Tells the UI when the session file could not be written (once).
-    fn report_problem(&mut self) {
-        if let Some(problem) = self.recorder.take_problem() {
-            // An empty request id: this is not the end of the running request.
-            let event = Event::now(
-                &std::sync::Arc::from(""),
-                EventData::Error {
-                    kind: "session".to_string(),
-                    message: problem,
-                },
-            );
-            let _ = self.channel.send(event);
-        }
-    }
-
-    fn clear(&mut self, orchestrator: &mut Orchestrator) {
-        orchestrator.clear();
-        let workdir = orchestrator.settings().workdir.clone();
-        let provider = orchestrator.provider().clone();
-        self.recorder
-            .restart(provider.name(), provider.model(), &workdir);
-        self.report_problem();
+impl ProblemSink for UnboundedSender<Event> {
+    /// Tells the UI when the session file could not be written.
+    fn problem(&mut self, problem: String) {
+        // An empty request id: this is not the end of the running request.
+        let event = Event::now(
+            &std::sync::Arc::from(""),
+            EventData::Error {
+                kind: "session".to_string(),
+                message: problem,
+            },
+        );
+        let _ = self.send(event);
     }
 }
 
-impl EventSink for TaskSink {
-    fn emit(&mut self, event: Event) {
-        self.recorder.event(&event);
-        // The receiver is gone only when the UI is shutting down; nothing left to tell.
-        let _ = self.channel.send(event);
-        self.report_problem();
-    }
-
-    fn message(&mut self, message: &Message) {
-        self.recorder.message(message);
-        self.report_problem();
-    }
+/// Starts a new conversation, and a new session file for it.
+fn clear(sink: &mut TaskSink, orchestrator: &mut Orchestrator) {
+    orchestrator.clear();
+    let workdir = orchestrator.settings().workdir.clone();
+    let provider = orchestrator.provider().clone();
+    sink.restart(provider.name(), provider.model(), &workdir);
 }
 
 async fn serve(
@@ -141,7 +120,7 @@ async fn serve(
                 None | Some(Op::Shutdown) => break,
                 Some(Op::Submit(prompt)) => prompt,
                 Some(Op::Clear) => {
-                    events.clear(&mut orchestrator);
+                    clear(&mut events, &mut orchestrator);
                     continue;
                 }
                 // Nothing is running: stale answers and cancels have nothing to act on.
@@ -175,7 +154,7 @@ async fn serve(
             }
         }
         if clear_after {
-            events.clear(&mut orchestrator);
+            clear(&mut events, &mut orchestrator);
         }
     }
     orchestrator

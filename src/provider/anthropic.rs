@@ -4,10 +4,9 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::http::{self as error, ErrorContext};
+use super::http::{Account, Auth, Endpoint, Wire};
 use super::{ChatRequest, ChunkStream, Provider, ProviderError, Secret};
 
 mod decode;
@@ -49,89 +48,48 @@ pub struct AnthropicConfig {
 #[derive(Debug)]
 pub struct AnthropicProvider {
     config: AnthropicConfig,
-    url: String,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
+
+/// Messages over HTTP: an SSE stream ended by `message_stop`, the key in `x-api-key`.
+static WIRE: Wire = Wire {
+    accept: "text/event-stream",
+    headers: &[("anthropic-version", API_VERSION)],
+    auth: Auth::Header("x-api-key"),
+    terminator: decode::TERMINATOR,
+    base_url_hint: "without /v1, like ANTHROPIC_BASE_URL",
+    url_example: "",
+    refused: None,
+};
 
 impl AnthropicProvider {
     /// Checks the base URL and builds the HTTP client (one per provider, connections reused).
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let base = config.base_url.trim_end_matches('/');
         // `ANTHROPIC_BASE_URL` has no `/v1`, but users often paste one; both work.
-        let url = if base.ends_with("/v1") {
-            format!("{base}/messages")
+        let path = if config.base_url.trim_end_matches('/').ends_with("/v1") {
+            "/messages"
         } else {
-            format!("{base}/v1/messages")
+            "/v1/messages"
         };
-        let parsed = reqwest::Url::parse(&url).ok();
-        if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https")) {
-            let (base, name) = (&config.base_url, &config.name);
-            let problem = format!("base_url `{base}` of provider `{name}` is not an http(s) URL");
-            return Err(ProviderError::Config(problem));
-        }
-        let client = super::http::client(&config.base_url, config.connect_timeout)?;
-        Ok(Self {
-            config,
-            url,
-            client,
-        })
+        let account = Account {
+            name: &config.name,
+            model: &config.model,
+            base_url: &config.base_url,
+            api_key: config.api_key.as_ref(),
+            api_key_env: config.api_key_env.as_deref(),
+            connect_timeout: config.connect_timeout,
+            idle_timeout: config.idle_timeout,
+        };
+        let endpoint = Endpoint::new(account, path, &WIRE)?;
+        Ok(Self { config, endpoint })
     }
 
     async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
-        let body = serde_json::to_vec(&encode::WireRequest {
+        let body = encode::WireRequest {
             config: &self.config,
             request,
-        })
-        .map_err(|e| ProviderError::Config(format!("cannot encode the request: {e}")))?;
-        let mut builder = self
-            .client
-            .post(self.url.as_str())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "text/event-stream")
-            .header("anthropic-version", API_VERSION)
-            .body(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.header("x-api-key", self.key_header(key)?);
-        }
-        let timeouts = error::Timeouts {
-            connect: self.config.connect_timeout,
-            idle: self.config.idle_timeout,
         };
-        let context = self.error_context();
-        let bytes = error::open_stream(
-            builder,
-            &context,
-            timeouts,
-            Default::default(),
-            decode::TERMINATOR,
-        )
-        .await?;
-        Ok(decode_stream(bytes))
-    }
-
-    /// The key as a header value marked sensitive, so no `Debug` of the request shows it.
-    fn key_header(&self, key: &Secret) -> Result<HeaderValue, ProviderError> {
-        let mut value = HeaderValue::from_str(key.expose().trim()).map_err(|_| {
-            let source = self.config.api_key_env.as_deref().unwrap_or("the config");
-            ProviderError::Config(format!(
-                "the API key of provider `{}` (from {source}) contains characters that cannot \
-                 be sent in an HTTP header",
-                self.config.name
-            ))
-        })?;
-        value.set_sensitive(true);
-        Ok(value)
-    }
-
-    fn error_context(&self) -> ErrorContext<'_> {
-        ErrorContext {
-            provider: &self.config.name,
-            model: &self.config.model,
-            url: &self.url,
-            key_env: self.config.api_key_env.as_deref(),
-            key: self.config.api_key.as_ref(),
-            base_url_hint: "without /v1, like ANTHROPIC_BASE_URL",
-        }
+        Ok(decode_stream(self.endpoint.post(&body).await?))
     }
 }
 

@@ -462,7 +462,9 @@ fn redact(message: String, key: Option<&Secret>) -> String {
     }
 }
 
+mod endpoint;
 mod stream;
+pub(crate) use endpoint::{Account, Auth, Endpoint, Wire};
 pub(crate) use stream::{Timeouts, client, open_stream};
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub(crate) mod http;
 pub mod ollama;
 pub mod openai;
 pub mod sse;
+mod wire;
 
 /// A decoded piece of a streamed reply.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,12 +5,12 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::http::{self as error, Advice, ErrorContext};
+use super::http::{Account, Auth, Endpoint, Wire};
+use super::wire::{Seq, ToolFunction, extra_fields};
 use super::{ChatRequest, ChunkStream, Provider, ProviderError, Secret};
 use crate::conversation::{Message, Role, ToolCall};
 
@@ -51,75 +51,47 @@ pub struct OllamaConfig {
 #[derive(Debug)]
 pub struct OllamaProvider {
     config: OllamaConfig,
-    url: String,
-    /// What to do about a model the server does not have (names the model).
-    pull_hint: String,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
+
+/// Ollama's chat API: newline-delimited JSON ended by `done: true`.
+static WIRE: Wire = Wire {
+    accept: "application/x-ndjson",
+    headers: &[],
+    auth: Auth::Bearer,
+    terminator: TERMINATOR,
+    base_url_hint: "the Ollama server root, like OLLAMA_HOST, without /api",
+    url_example: " (like http://127.0.0.1:11434)",
+    refused: Some(REFUSED),
+};
 
 impl OllamaProvider {
     /// Checks the base URL and builds the HTTP client (one per provider, connections reused).
     pub fn new(config: OllamaConfig) -> Result<Self, ProviderError> {
-        let url = format!("{}/api/chat", config.base_url.trim_end_matches('/'));
-        let parsed = reqwest::Url::parse(&url).ok();
-        if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https")) {
-            let (base, name) = (&config.base_url, &config.name);
-            let problem = format!(
-                "base_url `{base}` of provider `{name}` is not an http(s) URL \
-                 (like http://127.0.0.1:11434)"
-            );
-            return Err(ProviderError::Config(problem));
-        }
-        let client = super::http::client(&config.base_url, config.connect_timeout)?;
-        let pull_hint = format!(
+        let account = Account {
+            name: &config.name,
+            model: &config.model,
+            base_url: &config.base_url,
+            api_key: config.api_key.as_ref(),
+            api_key_env: config.api_key_env.as_deref(),
+            connect_timeout: config.connect_timeout,
+            idle_timeout: config.idle_timeout,
+        };
+        // What to do about a model the server does not have (names the model).
+        let pull = format!(
             "Download it with `ollama pull {}` (`ollama list` shows the models you have)",
             config.model
         );
-        Ok(Self {
-            config,
-            url,
-            pull_hint,
-            client,
-        })
+        let endpoint = Endpoint::new(account, "/api/chat", &WIRE)?.with_missing_model(pull);
+        Ok(Self { config, endpoint })
     }
 
     async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
-        let body = serde_json::to_vec(&WireRequest {
+        let body = WireRequest {
             config: &self.config,
             request,
-        })
-        .map_err(|e| ProviderError::Config(format!("cannot encode the request: {e}")))?;
-        let mut builder = self
-            .client
-            .post(self.url.as_str())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/x-ndjson")
-            .body(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.bearer_auth(key.expose().trim());
-        }
-        let advice = Advice {
-            refused: Some(REFUSED),
-            missing_model: Some(&self.pull_hint),
         };
-        let timeouts = error::Timeouts {
-            connect: self.config.connect_timeout,
-            idle: self.config.idle_timeout,
-        };
-        let context = self.error_context();
-        let bytes = error::open_stream(builder, &context, timeouts, advice, TERMINATOR).await?;
-        Ok(decode_stream(bytes))
-    }
-
-    fn error_context(&self) -> ErrorContext<'_> {
-        ErrorContext {
-            provider: &self.config.name,
-            model: &self.config.model,
-            url: &self.url,
-            key_env: self.config.api_key_env.as_deref(),
-            key: self.config.api_key.as_ref(),
-            base_url_hint: "the Ollama server root, like OLLAMA_HOST, without /api",
-        }
+        Ok(decode_stream(self.endpoint.post(&body).await?))
     }
 }
 
@@ -173,26 +145,8 @@ impl Serialize for WireRequest<'_> {
         if let Some(think) = config.think.filter(|_| !extra.contains_key("think")) {
             map.serialize_entry("think", &think)?;
         }
-        for (key, value) in extra {
-            if !value.is_null() && key != "messages" && key != "stream" {
-                map.serialize_entry(key, value)?;
-            }
-        }
+        extra_fields(&mut map, extra)?;
         map.end()
-    }
-}
-
-/// A sequence serialized from an iterator made on demand (`serialize` only gets `&self`).
-struct Seq<F>(F);
-
-impl<F, I> serde::Serialize for Seq<F>
-where
-    F: Fn() -> I,
-    I: IntoIterator,
-    I::Item: Serialize,
-{
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq((self.0)())
     }
 }
 
@@ -202,13 +156,6 @@ struct OutTool<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     function: ToolFunction<'a>,
-}
-
-#[derive(Serialize)]
-struct ToolFunction<'a> {
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
 }
 
 /// One message: `role`, `content`, plus `thinking`/`tool_calls` (assistant) or `tool_name`.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::Stream;
 use futures_util::future::BoxFuture;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -17,7 +16,8 @@ use super::sse::{EventDecoder, SseEvent, chunk_stream};
 use super::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, Secret, ToolCallDelta};
 use crate::conversation::{Message, Role, Usage};
 
-use super::http::{self as error, ErrorContext, excerpt};
+use super::http::{self as error, Account, Auth, Endpoint, Wire, excerpt};
+use super::wire::{Seq, ToolFunction, extra_fields};
 
 /// Settings of one OpenAI-compatible provider.
 #[derive(Debug, Clone)]
@@ -47,62 +47,42 @@ pub struct OpenAiConfig {
 #[derive(Debug)]
 pub struct OpenAiProvider {
     config: OpenAiConfig,
-    url: String,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
+
+/// Chat Completions over HTTP: an SSE stream ended by `[DONE]`.
+static WIRE: Wire = Wire {
+    accept: "text/event-stream",
+    headers: &[],
+    auth: Auth::Bearer,
+    terminator: "[DONE]",
+    base_url_hint: "it usually ends in /v1",
+    url_example: "",
+    refused: None,
+};
 
 impl OpenAiProvider {
     /// Checks the base URL and builds the HTTP client (one per provider, connections reused).
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let parsed = reqwest::Url::parse(&url).ok();
-        if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https")) {
-            let (base, name) = (&config.base_url, &config.name);
-            let problem = format!("base_url `{base}` of provider `{name}` is not an http(s) URL");
-            return Err(ProviderError::Config(problem));
-        }
-        let client = error::client(&config.base_url, config.connect_timeout)?;
-        Ok(Self {
-            config,
-            url,
-            client,
-        })
+        let account = Account {
+            name: &config.name,
+            model: &config.model,
+            base_url: &config.base_url,
+            api_key: config.api_key.as_ref(),
+            api_key_env: config.api_key_env.as_deref(),
+            connect_timeout: config.connect_timeout,
+            idle_timeout: config.idle_timeout,
+        };
+        let endpoint = Endpoint::new(account, "/chat/completions", &WIRE)?;
+        Ok(Self { config, endpoint })
     }
 
     async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
-        let body = serde_json::to_vec(&WireRequest {
+        let body = WireRequest {
             config: &self.config,
             request,
-        })
-        .map_err(|e| ProviderError::Config(format!("cannot encode the request: {e}")))?;
-        let mut builder = self
-            .client
-            .post(self.url.as_str())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "text/event-stream")
-            .body(body);
-        if let Some(key) = &self.config.api_key {
-            builder = builder.bearer_auth(key.expose().trim());
-        }
-        let timeouts = error::Timeouts {
-            connect: self.config.connect_timeout,
-            idle: self.config.idle_timeout,
         };
-        let context = self.error_context();
-        let bytes =
-            error::open_stream(builder, &context, timeouts, Default::default(), "[DONE]").await?;
-        Ok(decode_stream(bytes))
-    }
-
-    fn error_context(&self) -> ErrorContext<'_> {
-        ErrorContext {
-            provider: &self.config.name,
-            model: &self.config.model,
-            url: &self.url,
-            key_env: self.config.api_key_env.as_deref(),
-            key: self.config.api_key.as_ref(),
-            base_url_hint: "it usually ends in /v1",
-        }
+        Ok(decode_stream(self.endpoint.post(&body).await?))
     }
 }
 
@@ -360,11 +340,7 @@ impl Serialize for WireRequest<'_> {
         if !self.request.tools.is_empty() && !extra.contains_key("tools") {
             map.serialize_entry("tools", &tools)?;
         }
-        for (key, value) in extra {
-            if !value.is_null() && key != "messages" && key != "stream" {
-                map.serialize_entry(key, value)?;
-            }
-        }
+        extra_fields(&mut map, extra)?;
         map.end()
     }
 }
@@ -372,20 +348,6 @@ impl Serialize for WireRequest<'_> {
 #[derive(Serialize)]
 struct StreamOptions {
     include_usage: bool,
-}
-
-/// A sequence serialized from an iterator made on demand (`serialize` only gets `&self`).
-struct Seq<F>(F);
-
-impl<F, I> Serialize for Seq<F>
-where
-    F: Fn() -> I,
-    I: IntoIterator,
-    I::Item: Serialize,
-{
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq((self.0)())
-    }
 }
 
 /// One message; the flag says whether assistant reasoning is sent back.
@@ -444,11 +406,4 @@ struct Typed<'a, T> {
 struct CallFunction<'a> {
     name: &'a str,
     arguments: String,
-}
-
-#[derive(Serialize)]
-struct ToolFunction<'a> {
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
 }

@@ -1,17 +1,16 @@
 //! The full-screen TUI (DESIGN §1, §7): chat, tool stack and trace timeline side by side.
-//! One `select!` loop over terminal input, orchestrator events and frame deadlines; the
-//! orchestrator runs as its own task and hears back through Ops.
+//! One `select!` loop over terminal input, engine events and frame deadlines; the engine (the
+//! orchestrator task, or a test's fake) runs on its own and hears back through Ops.
 
 use std::io;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use ratatui::crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use tokio::time::sleep_until;
 
-use crate::orchestrator::Orchestrator;
-use crate::orchestrator::task::{self, Op};
-use crate::recorder::Recorder;
+use crate::engine::{Engine, next_event};
+use crate::event::Event;
 use crate::session::Entry;
 use crate::signals::{Signals, Stop};
 
@@ -31,14 +30,15 @@ const FRAME: Duration = Duration::from_micros(8_334);
 /// How often moving things (spinners, elapsed times) redraw while something runs.
 const TICK: Duration = Duration::from_millis(100);
 
+/// How long the wind-down waits for the engine (a cancelled tool, the last session lines).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 /// What the TUI starts with.
 pub struct Launch {
     /// Provider, model, tools, workdir.
     pub info: AppInfo,
-    /// The agent; `None` shows a saved trace read-only.
-    pub orchestrator: Option<Orchestrator>,
-    /// Where the session goes (session file, audit log).
-    pub recorder: Recorder,
+    /// The running agent (it records the session); `None` shows a saved trace read-only.
+    pub engine: Option<Box<dyn Engine>>,
     /// A saved session or trace to show first (`--resume`, `taco trace`).
     pub history: Vec<Entry>,
     /// For a read-only view: what is shown (e.g. the file name).
@@ -50,12 +50,11 @@ pub struct Launch {
 }
 
 /// Runs the TUI until the user quits or a signal stops it. The terminal is restored however
-/// this ends.
+/// this ends, and the engine is stopped.
 pub async fn run(launch: Launch) -> io::Result<Ended> {
     let Launch {
         info,
-        orchestrator,
-        recorder,
+        mut engine,
         history,
         viewing,
         notice,
@@ -71,19 +70,13 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
     if let Some(notice) = notice {
         app.chat.push_notice(views::chat::NoticeKind::Info, notice);
     }
-    let mut guard = terminal::TerminalGuard::enter()?;
-    let mut orchestrator_alive = orchestrator.is_some();
-    let mut orchestrator = match orchestrator {
-        Some(orchestrator) => task::spawn_recording(orchestrator, recorder),
-        // A read-only view: channels that never carry anything.
-        None => {
-            let (ops, _) = tokio::sync::mpsc::unbounded_channel();
-            let (_, events) = tokio::sync::mpsc::unbounded_channel();
-            task::OrchestratorTask {
-                ops,
-                events,
-                handle: None,
+    let mut guard = match terminal::TerminalGuard::enter() {
+        Ok(guard) => guard,
+        Err(e) => {
+            if let Some(engine) = engine {
+                engine.shutdown(SHUTDOWN_GRACE).await;
             }
+            return Err(e);
         }
     };
     let mut input = EventStream::new();
@@ -94,25 +87,66 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
             None
         }
     };
+    let mut draw = |app: &mut App, now: Instant| {
+        let drawn = guard.terminal.draw(|frame| {
+            let area = frame.area();
+            app.render(area, frame.buffer_mut(), now);
+        });
+        drawn.map(drop)
+    };
+    let mut io = Io {
+        draw: &mut draw,
+        input: &mut input,
+        signals: &mut signals,
+        launched,
+    };
+    let ended = drive(&mut app, &mut io, &mut engine).await;
+    // Every way out winds down alike: the run is cancelled (tools' process groups are
+    // killed) at once, the terminal restored, then the engine given a moment to end.
+    let stopping = engine.map(|engine| engine.shutdown(SHUTDOWN_GRACE));
+    drop(guard);
+    if let Some(stopping) = stopping {
+        stopping.await;
+    }
+    ended
+}
+
+/// What the loop reads and draws besides the engine: the real terminal, or a test's.
+struct Io<'a, I> {
+    /// Draws the app at `now` (the frame is complete when it returns).
+    draw: &'a mut dyn FnMut(&mut App, Instant) -> io::Result<()>,
+    /// Terminal input.
+    input: &'a mut I,
+    /// Termination signals, when they could be watched.
+    signals: &'a mut Option<Signals>,
+    /// When the process started, for the first-frame time in the log.
+    launched: Instant,
+}
+
+/// The event loop: terminal input, engine events, signals and frame deadlines in one
+/// `select!`, until the user quits, the input ends, a draw fails or a signal arrives.
+async fn drive<I>(
+    app: &mut App,
+    io: &mut Io<'_, I>,
+    engine: &mut Option<Box<dyn Engine>>,
+) -> io::Result<Ended>
+where
+    I: Stream<Item = io::Result<TermEvent>> + Unpin,
+{
+    let mut engine_alive = engine.is_some();
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
     let mut frames: u64 = 0;
-    // Every way out (quit, a signal, a closed terminal, a failed draw) goes through the same
-    // wind-down below: the run is cancelled, the terminal restored, the task awaited.
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
-            let drawn = guard.terminal.draw(|frame| {
-                let area = frame.area();
-                app.render(area, frame.buffer_mut(), now);
-            });
-            if let Err(e) = drawn {
+            if let Err(e) = (io.draw)(app, now) {
                 break Err(e);
             }
             if frames == 0 {
                 tracing::info!(
-                    ms_since_launch = launched.elapsed().as_secs_f64() * 1000.0,
+                    ms_since_launch = io.launched.elapsed().as_secs_f64() * 1000.0,
                     "first frame"
                 );
             }
@@ -124,32 +158,32 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         let ticking = app.needs_tick(now);
         let next_tick = tokio::time::Instant::from_std(last_frame + TICK);
         let commands = tokio::select! {
-            maybe = input.next() => match maybe {
+            maybe = io.input.next() => match maybe {
                 Some(Ok(event)) => {
                     dirty = true;
-                    handle_terminal(&mut app, event)
+                    handle_terminal(app, event)
                 }
                 // The terminal is gone or broken: nothing more can be shown or typed.
                 Some(Err(e)) => break Err(e),
                 None => break Ok(Ended::Quit),
             },
-            stop = recv_signal(&mut signals) => {
+            stop = recv_signal(io.signals) => {
                 tracing::info!(signal = stop.name(), "stopping on a signal");
                 break Ok(Ended::Signal(stop));
             }
-            event = orchestrator.events.recv(), if orchestrator_alive => match event {
+            event = recv_event(engine), if engine_alive => match event {
                 Some(event) => {
                     dirty = true;
                     let now = Instant::now();
                     let mut commands = app.on_event(&event, now);
                     // Take whatever else is already waiting, so a burst of deltas is one frame.
-                    while let Ok(event) = orchestrator.events.try_recv() {
+                    while let Some(event) = engine.as_mut().and_then(|e| e.try_event()) {
                         commands.extend(app.on_event(&event, now));
                     }
                     commands
                 }
                 None => {
-                    orchestrator_alive = false;
+                    engine_alive = false;
                     tracing::error!("the orchestrator task stopped");
                     app.chat.push_notice(
                         views::chat::NoticeKind::Error,
@@ -169,7 +203,10 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         for command in commands {
             match command {
                 Command::Op(op) => {
-                    if orchestrator_alive && orchestrator.ops.send(op).is_err() {
+                    if engine_alive
+                        && let Some(engine) = engine.as_mut()
+                        && !engine.send(op)
+                    {
                         tracing::warn!("the orchestrator task is gone; op dropped");
                     }
                 }
@@ -185,13 +222,6 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         seconds = started.elapsed().as_secs_f64(),
         "tui quit"
     );
-    // Cancels whatever runs (tools' process groups are killed) and ends the task.
-    let _ = orchestrator.ops.send(Op::Shutdown);
-    drop(guard);
-    // Give a running tool a moment to be cancelled and its session lines written.
-    if let Some(handle) = orchestrator.handle {
-        let _ = tokio::time::timeout(Duration::from_secs(2), handle).await;
-    }
     ended
 }
 
@@ -202,6 +232,14 @@ pub enum Ended {
     Quit,
     /// A signal stopped it; taco exits 128 + signal.
     Signal(Stop),
+}
+
+/// The engine's next event, or never in a read-only view.
+async fn recv_event(engine: &mut Option<Box<dyn Engine>>) -> Option<Event> {
+    match engine {
+        Some(engine) => next_event(engine.as_mut()).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The next signal, or never when signals could not be watched.
@@ -227,3 +265,6 @@ fn handle_terminal(app: &mut App, event: TermEvent) -> Vec<Command> {
         _ => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests;

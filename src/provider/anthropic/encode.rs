@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::AnthropicConfig;
 use crate::conversation::{Message, Role, ToolCall};
 use crate::provider::ChatRequest;
+use crate::provider::wire::extra_fields;
 
 /// The whole request body.
 pub(super) struct WireRequest<'a> {
@@ -71,11 +72,7 @@ impl Serialize for WireRequest<'_> {
             };
             map.serialize_entry("thinking", &thinking)?;
         }
-        for (key, value) in extra {
-            if !value.is_null() && key != "messages" && key != "stream" {
-                map.serialize_entry(key, value)?;
-            }
-        }
+        extra_fields(&mut map, extra)?;
         map.end()
     }
 }

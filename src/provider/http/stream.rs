@@ -47,7 +47,7 @@ pub(crate) async fn open_stream(
     advice: Advice<'_>,
     terminator: &'static str,
 ) -> Result<
-    impl futures_util::Stream<Item = Result<bytes::Bytes, ProviderError>> + Send + 'static,
+    impl futures_util::Stream<Item = Result<bytes::Bytes, ProviderError>> + Send + 'static + use<>,
     ProviderError,
 > {
     tracing::debug!(provider = %ctx.provider, url = %ctx.url, "streaming request");

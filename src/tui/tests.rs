@@ -1,0 +1,164 @@
+//! The event loop itself, on a test terminal, with a fake engine: keys become Ops, events
+//! become screen state, and closing the input winds the loop down. No provider, no tty.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use serde_json::json;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::*;
+use crate::conversation::Usage;
+use crate::event::{DeltaKind, EventData};
+use crate::orchestrator::approval::ApprovalAnswer;
+use crate::orchestrator::task::Op;
+
+/// An engine that records the Ops it gets and hands out the events a test sends.
+struct FakeEngine {
+    ops: UnboundedSender<Op>,
+    events: UnboundedReceiver<Event>,
+    /// How many events the loop has taken, so the test knows when they are on screen.
+    taken: Arc<AtomicUsize>,
+}
+
+impl Engine for FakeEngine {
+    fn send(&mut self, op: Op) -> bool {
+        self.ops.send(op).is_ok()
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        let polled = self.events.poll_recv(cx);
+        if let Poll::Ready(Some(_)) = &polled {
+            self.taken.fetch_add(1, Ordering::SeqCst);
+        }
+        polled
+    }
+
+    fn try_event(&mut self) -> Option<Event> {
+        let event = self.events.try_recv().ok()?;
+        self.taken.fetch_add(1, Ordering::SeqCst);
+        Some(event)
+    }
+
+    fn shutdown(self: Box<Self>, _grace: Duration) -> BoxFuture<'static, ()> {
+        let _ = self.ops.send(Op::Shutdown);
+        async {}.boxed()
+    }
+}
+
+fn info() -> AppInfo {
+    AppInfo {
+        provider: "fake".into(),
+        model: "m".into(),
+        auto_reason: None,
+        max_turns: 10,
+        workdir: "/work".into(),
+        tools: Vec::new(),
+        dialog_guard: Duration::ZERO,
+    }
+}
+
+fn key(code: KeyCode) -> io::Result<TermEvent> {
+    Ok(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// Waits until the loop has taken `count` events (it handles each as it takes it).
+async fn taken(counter: &AtomicUsize, count: usize) {
+    while counter.load(Ordering::SeqCst) < count {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_loop_drives_the_app_through_a_fake_engine() {
+    let (ops_tx, mut ops) = unbounded_channel();
+    let (events, events_rx) = unbounded_channel();
+    let counter = Arc::new(AtomicUsize::new(0));
+    let mut engine: Option<Box<dyn Engine>> = Some(Box::new(FakeEngine {
+        ops: ops_tx,
+        events: events_rx,
+        taken: Arc::clone(&counter),
+    }));
+    let (keys, mut keys_rx) = unbounded_channel();
+    let mut input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    let mut draw = |app: &mut App, now: Instant| {
+        let drawn = terminal.draw(|frame| app.render(frame.area(), frame.buffer_mut(), now));
+        drawn.map(drop).map_err(|never| match never {})
+    };
+    let mut signals = None;
+    let mut io = Io {
+        draw: &mut draw,
+        input: &mut input,
+        signals: &mut signals,
+        launched: Instant::now(),
+    };
+    let mut app = App::new(info(), Instant::now());
+    let run: Arc<str> = Arc::from("run-1");
+
+    let script = async {
+        for code in [KeyCode::Char('h'), KeyCode::Char('i'), KeyCode::Enter] {
+            keys.send(key(code)).unwrap();
+        }
+        assert_eq!(ops.recv().await, Some(Op::Submit("hi".into())));
+        let started = EventData::RunStarted {
+            prompt: "hi".into(),
+            provider: "fake".into(),
+            model: "m".into(),
+            max_turns: 10,
+        };
+        let delta = EventData::Delta {
+            kind: DeltaKind::Text,
+            text: "Hello from a fake engine.".into(),
+        };
+        let approval = EventData::ApprovalRequested {
+            id: "c1".into(),
+            name: "write_file".into(),
+            arguments: json!({"path": "note.md"}),
+            position: 1,
+            of: 1,
+        };
+        for data in [started, delta, approval] {
+            events.send(Event::now(&run, data)).unwrap();
+        }
+        taken(&counter, 3).await;
+        keys.send(key(KeyCode::Char('y'))).unwrap();
+        match ops.recv().await {
+            Some(Op::Approve { id, answer }) => {
+                assert_eq!(id, "c1");
+                assert_eq!(answer, ApprovalAnswer::approve(crate::event::Scope::Once));
+            }
+            other => panic!("expected an approval, got {other:?}"),
+        }
+        let end = EventData::Final {
+            content: "Hello from a fake engine.".into(),
+            turns: 1,
+            usage: Usage::default(),
+        };
+        events.send(Event::now(&run, end)).unwrap();
+        taken(&counter, 4).await;
+        // The terminal's input ends: the loop winds down as on a closed terminal.
+        drop(keys);
+    };
+    let (ended, ()) = tokio::join!(drive(&mut app, &mut io, &mut engine), script);
+
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    assert!(!app.is_busy(), "the final answer ended the run");
+    assert!(!app.approval_open());
+    let area = Rect::new(0, 0, 100, 30);
+    let mut buffer = Buffer::empty(area);
+    app.render(area, &mut buffer, Instant::now());
+    let screen: String = buffer.content().iter().map(|c| c.symbol()).collect();
+    assert!(screen.contains("Hello from a fake engine."), "{screen}");
+    // The wind-down stops the engine.
+    engine.unwrap().shutdown(SHUTDOWN_GRACE).await;
+    assert_eq!(ops.recv().await, Some(Op::Shutdown));
+}

@@ -1,0 +1,140 @@
+//! The binary's commands, wired: config → provider → tool registry → orchestrator → session
+//! recorder → the front end (`exec`, or the TUI through an [`Engine`](crate::engine::Engine)).
+//! The one library module besides `tui` that knows both sides; `main.rs` only parses
+//! arguments and picks a command. Every function returns the process exit code.
+
+use std::sync::Arc;
+
+use crate::config::{self, Overrides};
+use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
+use crate::orchestrator::{Orchestrator, Settings};
+use crate::secrets::Secrets;
+use crate::session;
+use crate::startup::{self, Opened, Resuming};
+use crate::tools::{ToolRegistry, ToolSettings};
+
+mod headless;
+mod screen;
+
+pub use headless::{ExecRequest, exec};
+pub use screen::{trace, tui};
+
+/// What every command that runs the agent starts from: the command line's choices.
+#[derive(Debug, Clone, Default)]
+pub struct Start {
+    /// `-c`, `-p`, `-m`, `--base-url`, `--max-turns`, `-C`.
+    pub overrides: Overrides,
+    /// `--resume` (an empty id: the newest session of the workdir).
+    pub resume: Option<String>,
+}
+
+/// The agent, ready to run: its resolved config, the orchestrator and the session it writes.
+struct Ready {
+    resolved: config::Resolved,
+    orchestrator: Orchestrator,
+    opened: Opened,
+}
+
+/// Resolves the config (after `--resume` found its session), builds the orchestrator and
+/// opens its session; on failure says why and gives exit code 2. `announce` runs between the
+/// two, so `exec` can say which provider was picked before anything else is said.
+async fn setup(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Result<Ready, i32> {
+    let (resolved, mut orchestrator, resuming) = build(start).await?;
+    announce(&resolved);
+    let opened = open(&resolved, &mut orchestrator, resuming)?;
+    Ok(Ready {
+        resolved,
+        orchestrator,
+        opened,
+    })
+}
+
+/// Config → provider → registry → orchestrator.
+async fn build(start: &Start) -> Result<(config::Resolved, Orchestrator, Option<Resuming>), i32> {
+    let env = |name: &str| std::env::var(name).ok();
+    let (chosen, resuming) =
+        startup::resume_overrides(start.overrides.clone(), start.resume.as_deref())
+            .map_err(usage)?;
+    let mut resolved = config::resolve(&chosen, &env, config::probe_ollama)
+        .await
+        .map_err(usage)?;
+    resolved.tools.secrets = Arc::new(Secrets::from_env(
+        std::env::vars_os(),
+        &resolved.tools.secret_vars,
+    ));
+    let provider = config::build_provider(&resolved.provider).map_err(usage)?;
+    let settings = settings(&resolved);
+    let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
+    Ok((resolved, orchestrator, resuming))
+}
+
+/// The orchestrator's settings from the resolved config.
+fn settings(resolved: &config::Resolved) -> Settings {
+    Settings {
+        max_turns: resolved.max_turns,
+        system_prompt: resolved.system_prompt.clone(),
+        workdir: resolved.workdir.clone(),
+        tools: Arc::new(ToolSettings {
+            html_helper: std::env::current_exe().ok(),
+            ..resolved.tools.clone()
+        }),
+        policies: resolved.policies.clone(),
+        retry: config::retry_policy(&resolved.provider),
+        depth_limit: resolved.depth_limit,
+        history_limit: resolved.history_limit,
+        limits: resolved.limits,
+    }
+}
+
+/// The session the run records into (a new one, or the resumed one loaded into the
+/// orchestrator).
+fn open(
+    resolved: &config::Resolved,
+    orchestrator: &mut Orchestrator,
+    resuming: Option<Resuming>,
+) -> Result<Opened, i32> {
+    startup::open_session(resolved, orchestrator, resuming).map_err(usage)
+}
+
+/// Says what is wrong with the command line or the config; exit code 2.
+fn usage(problem: impl std::fmt::Display) -> i32 {
+    crate::say!("taco: {problem}");
+    EXIT_USAGE
+}
+
+/// The async runtime: one thread for `exec` and `taco trace`, two workers for the TUI.
+fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, i32> {
+    let mut builder = if multi_thread {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder.enable_all().build().map_err(|e| {
+        crate::say!("taco: cannot start the async runtime: {e}");
+        EXIT_RUN_ERROR
+    })
+}
+
+/// `taco sessions`: saved sessions, newest first, and the files that could not be listed.
+pub fn sessions() -> i32 {
+    let Some(dir) = session::sessions_dir() else {
+        crate::say!("taco: there is no data directory, so there are no sessions");
+        return EXIT_RUN_ERROR;
+    };
+    use std::io::Write;
+    let (sessions, problems) = session::list_with_problems(&dir);
+    for problem in &problems {
+        crate::say!("taco: {problem}");
+    }
+    let text = session::format_list(&sessions);
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            crate::say!("taco: cannot write to stdout: {e}");
+            EXIT_RUN_ERROR
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! `taco exec`: the prompt, the agent, one request on a current-thread runtime.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{Ready, Start, runtime, setup};
+use crate::exec::{self, EXIT_USAGE, ExecOptions};
+use crate::reaper;
+
+/// What `taco exec` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    /// The request; `-` reads it from stdin.
+    pub prompt: String,
+    /// Every event as JSONL on stdout.
+    pub json: bool,
+    /// `--approve all`; otherwise every call that asks is denied.
+    pub approve_all: bool,
+    /// `--trace FILE`.
+    pub trace: Option<PathBuf>,
+}
+
+/// Runs one request headless; tools' processes that escape their group end with it.
+pub fn exec(start: &Start, request: ExecRequest) -> i32 {
+    reaper::become_subreaper();
+    let code = run(start, request);
+    reaper::end_descendants();
+    code
+}
+
+fn run(start: &Start, request: ExecRequest) -> i32 {
+    let prompt = if request.prompt == "-" {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            crate::say!("taco: cannot read the prompt from stdin: {e}");
+            return EXIT_USAGE;
+        }
+        text
+    } else {
+        request.prompt
+    };
+    if prompt.trim().is_empty() {
+        crate::say!("taco: the prompt is empty");
+        return EXIT_USAGE;
+    }
+    // A current-thread runtime is enough for one request and keeps exec small (DESIGN §10).
+    let runtime = match runtime(false) {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    runtime.block_on(async {
+        let announce = |resolved: &crate::config::Resolved| {
+            if let Some(reason) = &resolved.provider.auto_reason {
+                crate::say!(
+                    "taco: using provider {} (model {}): {reason}",
+                    resolved.provider.name,
+                    resolved.provider.model
+                );
+            }
+        };
+        let Ready {
+            resolved,
+            mut orchestrator,
+            opened,
+        } = match setup(start, announce).await {
+            Ok(ready) => ready,
+            Err(code) => return code,
+        };
+        for note in &opened.notes {
+            crate::say!("taco: {note}");
+        }
+        let options = ExecOptions {
+            json: request.json,
+            approve_all: request.approve_all,
+            trace: request.trace,
+            secrets: Arc::clone(&resolved.tools.secrets),
+        };
+        exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await
+    })
+}
