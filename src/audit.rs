@@ -13,6 +13,7 @@ use serde::Serialize;
 use tracing_appender::rolling::{Builder, Rotation};
 
 use crate::event::{DeniedBy, Event, EventData, ToolStatus};
+use crate::run_model::RunModel;
 
 /// Audit files are `audit.jsonl.YYYY-MM-DD` (UTC day, as tracing-appender names them).
 const FILE_PREFIX: &str = "audit.jsonl";
@@ -71,6 +72,8 @@ pub struct AuditLog {
     /// For the rolling files: where they are and the UTC day whose file was made private.
     rolling: Option<Rolling>,
     runs: HashMap<Arc<str>, RunState>,
+    /// The call tree (a nested call's record names its parent).
+    calls: RunModel,
     /// Numbers runs in arrival order, for evicting the oldest.
     next_seq: u64,
     /// A write failed and the warning was logged; reset by the next successful write.
@@ -90,8 +93,6 @@ struct RunState {
     started: Option<u64>,
     /// `finish_reason` of the last top-level `llm_call`.
     stop_reason: Option<String>,
-    /// Parent frame of each nested call, until its `tool_result`.
-    parents: HashMap<String, String>,
     /// An `error` was recorded: the run is over unless a `final` follows.
     errored: bool,
 }
@@ -134,6 +135,7 @@ impl AuditLog {
             out: writer,
             rolling: None,
             runs: HashMap::new(),
+            calls: RunModel::new(),
             next_seq: 0,
             failing: false,
         }
@@ -141,6 +143,7 @@ impl AuditLog {
 
     /// Records what an event says happened, if it is auditable; never content.
     pub fn record(&mut self, event: &Event) {
+        self.calls.apply(event);
         let id = &event.request_id;
         let ts = event.timestamp;
         match &event.data {
@@ -162,13 +165,6 @@ impl AuditLog {
             EventData::LlmCall(call) if call.parent.is_none() => {
                 self.run(id).stop_reason = call.finish_reason.clone();
             }
-            EventData::ToolCall {
-                id: call,
-                parent: Some(parent),
-                ..
-            } => {
-                self.run(id).parents.insert(call.clone(), parent.clone());
-            }
             EventData::ToolResult {
                 id: call,
                 name,
@@ -178,7 +174,7 @@ impl AuditLog {
                 duration_ms,
                 ..
             } => {
-                let parent = self.run(id).parents.remove(call);
+                let parent = self.calls.parent(call).map(String::from);
                 let parent = parent.as_deref().map(label);
                 let fields = match (ToolStatus::of(*status, *ok), denied_by) {
                     (ToolStatus::Denied, by) => Fields::ToolDenied {

@@ -131,8 +131,9 @@ pub struct Usage {
 impl Usage {
     /// Adds another usage to this one.
     pub fn add(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
+        // Saturating: a provider or a doctored file may report absurd counts.
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 }
 

@@ -74,6 +74,8 @@ pub struct RunModel {
     usage: Usage,
     grants: BTreeMap<String, Scope>,
     runs: usize,
+    /// Model calls of the user's conversation, every run (a sub-agent's are its own).
+    model_calls: u32,
 }
 
 impl RunModel {
@@ -104,6 +106,7 @@ impl RunModel {
                 if call.parent.is_none() {
                     self.turn = call.turn.min(self.max_turns.max(1));
                     self.results_due = call.tool_calls.len();
+                    self.model_calls = self.model_calls.saturating_add(1);
                 }
                 self.run_usage.add(call.usage);
                 self.usage.add(call.usage);
@@ -348,6 +351,11 @@ impl RunModel {
     /// Runs started.
     pub fn runs(&self) -> usize {
         self.runs
+    }
+
+    /// Model calls of the user's conversation over every run (the session's turns).
+    pub fn model_calls(&self) -> u32 {
+        self.model_calls
     }
 }
 

@@ -10,6 +10,7 @@ use super::reader::{Item, read_header, scan};
 use super::{Entry, SessionError, SessionHeader, utc_parts};
 use crate::conversation::{Role, Usage};
 use crate::event::EventData;
+use crate::run_model::RunModel;
 
 /// How many ids an "unknown id" error suggests.
 const KNOWN_IDS: usize = 5;
@@ -158,8 +159,7 @@ fn summarize(path: &Path) -> Result<Summary, String> {
     let mut header = None;
     let mut first_user = None;
     let mut first_run = None;
-    let mut turns = 0u32;
-    let mut tokens = Usage::default();
+    let mut model = RunModel::new();
     let scanned = scan(path, false, |item| match item {
         Item::Header(h) => header = Some(h),
         Item::Entry(Entry::Message(m)) => {
@@ -167,21 +167,15 @@ fn summarize(path: &Path) -> Result<Summary, String> {
                 first_user = m.content.filter(|c| !c.trim().is_empty());
             }
         }
-        Item::Entry(Entry::Event(e)) => match e.data {
-            EventData::RunStarted { prompt, .. } if first_run.is_none() => first_run = Some(prompt),
-            EventData::LlmCall(call) => {
-                // Turns are the user's; tokens are every call's, sub-agents' included.
-                if call.parent.is_none() {
-                    turns = turns.saturating_add(1);
-                }
-                // Usage::add could overflow on a doctored file; a listing must not panic.
-                tokens.input_tokens = tokens.input_tokens.saturating_add(call.usage.input_tokens);
-                tokens.output_tokens = tokens
-                    .output_tokens
-                    .saturating_add(call.usage.output_tokens);
+        Item::Entry(Entry::Event(e)) => {
+            // Turns are the user's; tokens are every call's, sub-agents' included.
+            model.apply(&e);
+            if let EventData::RunStarted { prompt, .. } = e.data
+                && first_run.is_none()
+            {
+                first_run = Some(prompt);
             }
-            _ => {}
-        },
+        }
     });
     if let Err(e) = scanned {
         return Err(e.to_string());
@@ -197,8 +191,8 @@ fn summarize(path: &Path) -> Result<Summary, String> {
         provider: header.provider,
         model: header.model,
         first_prompt: first_user.or(first_run),
-        turns,
-        tokens,
+        turns: model.model_calls(),
+        tokens: model.usage(),
     })
 }
 
