@@ -1043,7 +1043,10 @@ fn the_timeline_detail_opens_over_its_pane_and_takes_esc_first() {
     h.key(KeyCode::Char('f'));
     assert_eq!(h.app.focus(), Focus::Chat);
     assert_eq!(h.app.composer_text(), "f");
-    assert!(h.app.detail_open(), "it stays open while the focus is elsewhere");
+    assert!(
+        h.app.detail_open(),
+        "it stays open while the focus is elsewhere"
+    );
     let screen = format!("{}", h.screen(160, 30).backend());
     assert!(screen.contains("timeline · all"), "{screen}");
     // /clear forgets the rows, and so the detail of one.

@@ -1,4 +1,5 @@
-//! Drawing the whole screen: the panes, the dialogs in the chat, the status line, help.
+//! Drawing the whole screen: the panes (or the overlays over them), the dialog docked in the
+//! chat, the status line, and the overlays over the whole screen.
 
 use std::time::Instant;
 
@@ -67,7 +68,7 @@ impl App {
             };
             let focused = self.focus == Focus::Stack;
             let inner = pane(rect, buf, &theme, &title, focused);
-            if !self.render_over(Focus::Stack, inner, buf, now) {
+            if !self.render_place(Place::Pane(Focus::Stack), inner, buf, now) {
                 self.stack.render(inner, buf, &theme, now, focused);
             }
         }
@@ -75,7 +76,7 @@ impl App {
             let title = format!(" timeline · {} ", self.timeline.filter_label());
             let focused = self.focus == Focus::Timeline;
             let inner = pane(rect, buf, &theme, &title, focused);
-            if !self.render_over(Focus::Timeline, inner, buf, now) {
+            if !self.render_place(Place::Pane(Focus::Timeline), inner, buf, now) {
                 self.timeline.render(inner, buf, &theme, focused);
             }
         }
@@ -111,15 +112,7 @@ impl App {
         let composer_rows = self.composer.rows() + 1;
         // One dialog at a time (the overlay stack puts approvals first).
         let wait = self.guard.wait(now);
-        let wanted = {
-            let tree = self.stack.live_tree();
-            let ctx = DrawCtx {
-                theme: &theme,
-                wait,
-                stack: &tree,
-            };
-            (self.overlays.top(Place::Dock)).map_or(0, |o| o.height(inner.width, &ctx))
-        };
+        let wanted = self.dock_rows(inner.width, now);
         let dialog_rows = if wanted > 0 {
             wanted.min(inner.height.saturating_mul(3) / 5).max(5)
         } else {
@@ -131,7 +124,7 @@ impl App {
             Constraint::Length(composer_rows),
         ])
         .areas(inner);
-        if !self.render_over(Focus::Chat, messages, buf, now) {
+        if !self.render_place(Place::Pane(Focus::Chat), messages, buf, now) {
             self.chat.render(messages, buf, &theme, now);
         }
         if dialog.height > 0 {
@@ -174,29 +167,36 @@ impl App {
                 .render(editor, buf, &theme, focused && !dialog_open, placeholder);
         }
     }
-}
 
-impl App {
-    /// Draws the overlay over `pane`'s inside, if one is open there: `false` when none is.
-    fn render_over(&mut self, pane: Focus, inner: Rect, buf: &mut Buffer, now: Instant) -> bool {
-        if !self.overlays.is_open(Place::Pane(pane)) {
+    /// Draws the overlay shown in `place` into `area`: `false` when none shows there.
+    fn render_place(&mut self, place: Place, area: Rect, buf: &mut Buffer, now: Instant) -> bool {
+        let wait = self.guard.wait(now);
+        let Some(overlay) = self.overlays.top(place) else {
             return false;
-        }
-        self.render_place(Place::Pane(pane), inner, buf, now);
-        true
-    }
-
-    /// Draws the overlay shown in `place` into `area`.
-    fn render_place(&mut self, place: Place, area: Rect, buf: &mut Buffer, now: Instant) {
+        };
         let tree = self.stack.live_tree();
         let ctx = DrawCtx {
             theme: &self.theme,
-            wait: self.guard.wait(now),
+            wait,
             stack: &tree,
         };
-        if let Some(overlay) = self.overlays.top(place) {
-            overlay.render(area, buf, &ctx);
-        }
+        overlay.render(area, buf, &ctx);
+        true
+    }
+
+    /// Rows the dialog docked in the chat wants at `width` (none without one).
+    fn dock_rows(&mut self, width: u16, now: Instant) -> u16 {
+        let wait = self.guard.wait(now);
+        let Some(overlay) = self.overlays.top(Place::Dock) else {
+            return 0;
+        };
+        let tree = self.stack.live_tree();
+        let ctx = DrawCtx {
+            theme: &self.theme,
+            wait,
+            stack: &tree,
+        };
+        overlay.height(width, &ctx)
     }
 }
 
