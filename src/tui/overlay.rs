@@ -247,11 +247,6 @@ impl OverlayStack {
         Self::default()
     }
 
-    /// Whether nothing is open.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
     /// Opens `overlay` above every overlay of its rank or lower.
     pub fn push(&mut self, overlay: Box<dyn Overlay>) {
         let key = rank(overlay.as_ref());
@@ -310,7 +305,7 @@ impl OverlayStack {
         self.items.retain(|o| o.place() != place);
     }
 
-    /// Whether an overlay shows in `place`.
+    /// Whether an overlay is open in `place`.
     pub fn is_open(&self, place: Place) -> bool {
         self.items.iter().any(|o| o.place() == place)
     }
