@@ -1004,3 +1004,56 @@ fn questions_render_at_any_size() {
     h.key(KeyCode::Char('y'));
     h.screen(30, 12);
 }
+
+// ── Overlays: the ones the snapshots above do not show ────────────────────────────────────
+
+#[test]
+fn snapshot_single_approval() {
+    let mut h = Harness::unguarded();
+    h.type_text("tidy up");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.event(EventData::Delta {
+        kind: DeltaKind::Text,
+        text: "I'll remove the build directory.".into(),
+    });
+    h.ask("c1", "shell", json!({"command": "rm -rf target"}), 1, 1);
+    h.settle();
+    insta::assert_snapshot!(h.screen(150, 30).backend());
+}
+
+#[test]
+fn the_timeline_detail_opens_over_its_pane_and_takes_esc_first() {
+    let mut h = Harness::new();
+    h.type_text("hello");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.event(llm_call(1, None, "Hi! Let me look.", &[]));
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
+    assert_eq!(h.app.focus(), Focus::Timeline);
+    assert_eq!(h.key(KeyCode::Enter), []);
+    assert!(h.app.detail_open());
+    h.settle();
+    insta::assert_snapshot!(h.screen(160, 30).backend());
+    assert_eq!(h.key(KeyCode::Esc), [], "Esc closes the detail first");
+    assert!(!h.app.detail_open() && h.app.is_busy());
+    assert_eq!(h.key(KeyCode::Esc), [Command::Op(Op::Cancel)]);
+
+    // The detail hides the list: `f` does not filter under it, it goes to the composer.
+    h.key(KeyCode::Enter);
+    h.key(KeyCode::Char('f'));
+    assert_eq!(h.app.focus(), Focus::Chat);
+    assert_eq!(h.app.composer_text(), "f");
+    assert!(
+        h.app.detail_open(),
+        "it stays open while the focus is elsewhere"
+    );
+    let screen = format!("{}", h.screen(160, 30).backend());
+    assert!(screen.contains("timeline · all"), "{screen}");
+    // /clear forgets the rows, and so the detail of one.
+    h.key(KeyCode::Backspace);
+    h.type_text("/clear");
+    h.key(KeyCode::Enter);
+    assert!(!h.app.detail_open());
+}

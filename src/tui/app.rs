@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::commands::{CallRecord, ToolInfo};
 use super::layout::{self, Focus};
+use super::overlay::{ApprovalDialog, OverlayStack, Place, QuestionDialog};
 use super::theme::Theme;
-use super::views::approval::{ApprovalState, Pending};
+use super::views::approval::Pending;
 use super::views::chat::{ChatState, NoticeKind};
 use super::views::composer::Composer;
 use super::views::help::Help;
-use super::views::input::InputState;
 use super::views::stack::StackState;
 use super::views::status::Activity;
 use super::views::timeline::TimelineState;
@@ -66,9 +66,8 @@ pub struct App {
     pub stack: StackState,
     /// The timeline pane.
     pub timeline: TimelineState,
-    approval: ApprovalState,
-    input: InputState,
-    help: Option<Help>,
+    /// Dialogs and views over the panes; the one owner of "is a dialog open".
+    overlays: OverlayStack,
     activity: Activity,
     activity_since: Instant,
     current_run: Option<Arc<str>>,
@@ -117,9 +116,7 @@ impl App {
             composer: Composer::new(),
             stack: StackState::new(),
             timeline: TimelineState::new(),
-            approval: ApprovalState::new(),
-            input: InputState::new(),
-            help: None,
+            overlays: OverlayStack::new(),
             activity: Activity::Idle,
             activity_since: now,
             current_run: None,
@@ -227,24 +224,24 @@ impl App {
         self.composer.text()
     }
 
-    /// Whether the approval dialog shows.
+    /// Whether the approval dialog is open (it shows before any question).
     pub fn approval_open(&self) -> bool {
-        self.approval.is_open()
+        self.overlays.get::<ApprovalDialog>().is_some()
     }
 
-    /// Whether the question dialog shows (a missing parameter or the depth limit).
+    /// Whether the question dialog is open (a missing parameter or the depth limit).
     pub fn question_open(&self) -> bool {
-        self.input.is_open()
+        self.overlays.get::<QuestionDialog>().is_some()
     }
 
-    /// The question the dialog shows now.
+    /// The question the dialog asks now.
     pub fn question(&self) -> Option<&InputRequest> {
-        self.input.current()
+        self.overlays.get::<QuestionDialog>()?.current()
     }
 
     /// Whether the question dialog asks "Continue with current task?".
     pub fn question_confirming(&self) -> bool {
-        self.input.is_confirming()
+        (self.overlays.get::<QuestionDialog>()).is_some_and(QuestionDialog::is_confirming)
     }
 
     /// How long until the dialog on screen takes answer keys; `None` when it takes them now
@@ -255,7 +252,12 @@ impl App {
 
     /// Whether the help overlay shows.
     pub fn help_open(&self) -> bool {
-        self.help.is_some()
+        self.overlays.get::<Help>().is_some()
+    }
+
+    /// Whether the timeline shows an event's detail view instead of its list.
+    pub fn detail_open(&self) -> bool {
+        self.overlays.is_open(Place::Pane(Focus::Timeline))
     }
 
     /// Whether something moves on screen by itself (spinner, elapsed times, fading frames).
@@ -273,13 +275,7 @@ impl App {
     /// Says what is happening; while a dialog is open the run waits for the user, whatever
     /// else goes on.
     fn set_activity(&mut self, activity: Activity, now: Instant) {
-        let activity = if self.approval.is_open() {
-            Activity::AwaitingApproval
-        } else if self.input.is_open() {
-            Activity::AwaitingInput
-        } else {
-            activity
-        };
+        let activity = self.overlays.activity().unwrap_or(activity);
         if self.activity != activity {
             self.activity = activity;
             self.activity_since = now;
@@ -297,14 +293,9 @@ impl App {
         commands
     }
 
-    /// Tells the guard which dialog is on screen: approvals first, as `render` shows them.
+    /// Tells the guard which dialog is on screen (the top one the guard watches).
     fn sync_guard(&mut self, now: Instant) {
-        let shown = match (self.approval.current(), self.input.current()) {
-            (Some(call), _) => Some(format!("approval {}", call.id)),
-            (None, Some(question)) => Some(format!("question {}", question.id)),
-            (None, None) => None,
-        };
-        self.guard.show(shown, now);
+        self.guard.show(self.overlays.guard_id(), now);
     }
 
     fn take_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
@@ -334,11 +325,14 @@ impl App {
                 self.set_activity(Activity::RunningTool, now);
             }
             EventData::InputRequested(request) => {
-                self.input.push(request.clone());
+                let request = request.clone();
+                self.overlays
+                    .upsert(QuestionDialog::new, |dialog| dialog.push(request));
                 self.set_activity(Activity::AwaitingInput, now);
             }
             EventData::InputAnswered { id, .. } => {
-                self.input.remove(id);
+                self.overlays
+                    .update(|dialog: &mut QuestionDialog| dialog.remove(id));
                 self.set_activity(Activity::RunningTool, now);
             }
             EventData::ApprovalRequested {
@@ -348,14 +342,16 @@ impl App {
                 position,
                 of,
             } => {
-                self.approval.push(Pending {
+                let pending = Pending {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments.clone(),
                     position: *position,
                     of: *of,
                     lead: self.chat.last_assistant_text().map(String::from),
-                });
+                };
+                self.overlays
+                    .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));
                 self.set_activity(Activity::AwaitingApproval, now);
             }
             EventData::ApprovalDecided {
@@ -365,7 +361,8 @@ impl App {
                 scope,
                 ..
             } => {
-                self.approval.remove(id);
+                self.overlays
+                    .update(|dialog: &mut ApprovalDialog| dialog.remove(id));
                 if *decision == Decision::Approved && *scope != Scope::Once {
                     self.grants.insert(name.clone(), *scope);
                 }
@@ -421,8 +418,7 @@ impl App {
     fn end_run(&mut self, now: Instant) -> Vec<Command> {
         self.busy = false;
         self.current_run = None;
-        self.approval.clear();
-        self.input.clear();
+        self.overlays.end_run();
         self.nested.clear();
         self.grants.retain(|_, scope| *scope == Scope::Session);
         self.set_activity(Activity::Idle, now);
@@ -445,3 +441,4 @@ impl App {
 mod guard;
 mod keys;
 mod render;
+mod slash;

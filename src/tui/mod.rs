@@ -18,6 +18,7 @@ pub mod app;
 pub mod commands;
 pub mod layout;
 pub mod markdown;
+pub mod overlay;
 pub mod safe;
 pub mod terminal;
 pub mod theme;

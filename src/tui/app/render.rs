@@ -1,4 +1,5 @@
-//! Drawing the whole screen: the panes, the dialogs in the chat, the status line, help.
+//! Drawing the whole screen: the panes (or the overlays over them), the dialog docked in the
+//! chat, the status line, and the overlays over the whole screen.
 
 use std::time::Instant;
 
@@ -9,18 +10,16 @@ use ratatui::widgets::{Block, Borders, Widget};
 
 use super::{App, FLASH_FOR};
 use crate::tui::layout::{self, Focus};
+use crate::tui::overlay::{DrawCtx, Hints, Place};
 use crate::tui::safe;
 use crate::tui::theme::Theme;
 use crate::tui::views::status::Status;
 
 impl App {
-    /// Key hints for the focused pane.
-    fn hints(&self) -> &'static [(&'static str, &'static str)] {
-        if self.approval.is_open() && self.focus == Focus::Chat {
-            return &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")];
-        }
-        if self.input.is_open() && self.focus == Focus::Chat {
-            return self.input.hints();
+    /// Key hints for the focused pane, or the overlay shown there.
+    fn hints(&self) -> Hints {
+        if let Some(hints) = self.overlays.hints(self.focus) {
+            return hints;
         }
         match self.focus {
             Focus::Chat if self.busy => &[
@@ -67,15 +66,19 @@ impl App {
             } else {
                 " tool stack ".to_string()
             };
-            let inner = pane(rect, buf, &theme, &title, self.focus == Focus::Stack);
-            self.stack
-                .render(inner, buf, &theme, now, self.focus == Focus::Stack);
+            let focused = self.focus == Focus::Stack;
+            let inner = pane(rect, buf, &theme, &title, focused);
+            if !self.render_place(Place::Pane(Focus::Stack), inner, buf, now) {
+                self.stack.render(inner, buf, &theme, now, focused);
+            }
         }
         if let Some(rect) = panes.timeline {
             let title = format!(" timeline · {} ", self.timeline.filter_label());
-            let inner = pane(rect, buf, &theme, &title, self.focus == Focus::Timeline);
-            self.timeline
-                .render(inner, buf, &theme, self.focus == Focus::Timeline);
+            let focused = self.focus == Focus::Timeline;
+            let inner = pane(rect, buf, &theme, &title, focused);
+            if !self.render_place(Place::Pane(Focus::Timeline), inner, buf, now) {
+                self.timeline.render(inner, buf, &theme, focused);
+            }
         }
         let status = Status {
             provider: &self.info.provider,
@@ -92,9 +95,7 @@ impl App {
             hints: self.hints(),
         };
         status.render(panes.status, buf, &theme);
-        if let Some(help) = &self.help {
-            help.render(area, buf, &theme);
-        }
+        self.render_place(Place::Screen, area, buf, now);
         // Last, over everything drawn: nothing from outside reaches the terminal raw.
         safe::neutralize(buf);
     }
@@ -109,13 +110,9 @@ impl App {
         };
         let inner = pane(rect, buf, &theme, &title, focused);
         let composer_rows = self.composer.rows() + 1;
-        // One dialog at a time: approvals first, since the run cannot go on without them.
-        let tree = self.stack.live_tree();
-        let wanted = if self.approval.is_open() {
-            self.approval.wanted_rows(inner.width)
-        } else {
-            self.input.wanted_rows(inner.width, tree.len())
-        };
+        // One dialog at a time (the overlay stack puts approvals first).
+        let wait = self.guard.wait(now);
+        let wanted = self.dock_rows(inner.width, now);
         let dialog_rows = if wanted > 0 {
             wanted.min(inner.height.saturating_mul(3) / 5).max(5)
         } else {
@@ -127,14 +124,11 @@ impl App {
             Constraint::Length(composer_rows),
         ])
         .areas(inner);
-        self.chat.render(messages, buf, &theme, now);
-        let wait = self.guard.wait(now);
+        if !self.render_place(Place::Pane(Focus::Chat), messages, buf, now) {
+            self.chat.render(messages, buf, &theme, now);
+        }
         if dialog.height > 0 {
-            if self.approval.is_open() {
-                self.approval.render(dialog, buf, &theme, wait);
-            } else {
-                self.input.render(dialog, buf, &theme, &tree, wait);
-            }
+            self.render_place(Place::Dock, dialog, buf, now);
         }
         if composer.height > 0 {
             let rule = Rect {
@@ -158,11 +152,10 @@ impl App {
                 ..composer
             };
             // A guarded dialog leaves the keys to the composer, and the cursor shows it.
-            let dialog_open = (self.approval.is_open() || self.input.is_open()) && wait.is_none();
-            let placeholder = if self.approval.is_open() {
-                "answer the approval above (y / t / a / n)"
-            } else if self.input.is_open() {
-                "answer the question above"
+            let note = self.overlays.composer_note();
+            let dialog_open = note.is_some() && wait.is_none();
+            let placeholder = if let Some(note) = note {
+                note
             } else if self.read_only {
                 "read-only: a saved trace · /quit leaves · ? help"
             } else if self.busy {
@@ -173,6 +166,37 @@ impl App {
             self.composer
                 .render(editor, buf, &theme, focused && !dialog_open, placeholder);
         }
+    }
+
+    /// Draws the overlay shown in `place` into `area`: `false` when none shows there.
+    fn render_place(&mut self, place: Place, area: Rect, buf: &mut Buffer, now: Instant) -> bool {
+        let wait = self.guard.wait(now);
+        let Some(overlay) = self.overlays.top(place) else {
+            return false;
+        };
+        let tree = self.stack.live_tree();
+        let ctx = DrawCtx {
+            theme: &self.theme,
+            wait,
+            stack: &tree,
+        };
+        overlay.render(area, buf, &ctx);
+        true
+    }
+
+    /// Rows the dialog docked in the chat wants at `width` (none without one).
+    fn dock_rows(&mut self, width: u16, now: Instant) -> u16 {
+        let wait = self.guard.wait(now);
+        let Some(overlay) = self.overlays.top(Place::Dock) else {
+            return 0;
+        };
+        let tree = self.stack.live_tree();
+        let ctx = DrawCtx {
+            theme: &self.theme,
+            wait,
+            stack: &tree,
+        };
+        overlay.height(width, &ctx)
     }
 }
 

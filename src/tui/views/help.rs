@@ -83,11 +83,13 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
     ),
 ];
 
-/// The overlay's scroll position.
+/// The help page's scroll position (its keys are in `overlay/help.rs`).
 #[derive(Debug, Default)]
 pub struct Help {
     /// First line shown.
     pub scroll: u16,
+    /// Closed by a key: the overlay stack drops it.
+    pub closed: bool,
 }
 
 impl Help {
@@ -115,8 +117,8 @@ impl Help {
         lines
     }
 
-    /// Draws the overlay centered in `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// Draws the page centered in `area`.
+    pub fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let lines = Self::lines(theme);
         let width = area.width.min(76);
         let height = area.height.min(lines.len() as u16 + 2);

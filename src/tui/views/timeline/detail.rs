@@ -33,10 +33,13 @@ impl Line {
     }
 }
 
-/// An open detail view. Its lines are built once when it opens, so new events never move it.
+/// The detail view of one row. Its lines are built once when it opens, so new events never
+/// move it. It shows over the timeline pane as an overlay (its keys: `overlay/detail.rs`).
 #[derive(Debug)]
-pub(super) struct Detail {
-    pub lines: Vec<Line>,
+pub struct Detail {
+    pub(super) lines: Vec<Line>,
+    /// Closed by a key: the overlay stack drops it.
+    pub(crate) closed: bool,
     /// Wrapped segments `(line, start byte, end byte)` for `wrapped_for`.
     segments: Vec<(usize, usize, usize)>,
     wrapped_for: u16,
@@ -56,6 +59,7 @@ impl Detail {
         let max_scroll = doc.lines.len();
         Self {
             lines: doc.lines,
+            closed: false,
             segments: Vec::new(),
             wrapped_for: 0,
             scroll: 0,
@@ -65,23 +69,23 @@ impl Detail {
     }
 
     /// Scrolls by `delta` lines (clamped).
-    pub(super) fn scroll_by(&mut self, delta: isize) {
+    pub(crate) fn scroll_by(&mut self, delta: isize) {
         let target = self.scroll.saturating_add_signed(delta);
         self.scroll = target.min(self.max_scroll);
     }
 
     /// Scrolls to the top (`false`) or the bottom (`true`).
-    pub(super) fn scroll_to(&mut self, bottom: bool) {
+    pub(crate) fn scroll_to(&mut self, bottom: bool) {
         self.scroll = if bottom { self.max_scroll } else { 0 };
     }
 
     /// Lines a page key moves.
-    pub(super) fn page(&self) -> isize {
+    pub(crate) fn page(&self) -> isize {
         self.page.max(1) as isize
     }
 
     /// Draws the visible part of the payload and a one-line key hint at the bottom.
-    pub(super) fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    pub(crate) fn draw(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         if area.width == 0 || area.height == 0 {
             return;
         }

@@ -1,5 +1,6 @@
 //! The trace timeline pane: one row per trace event with its timing on a shared time axis,
-//! a filter by kind, and a detail view of the selected event's full payload.
+//! a filter by kind, and a detail view of the selected event's full payload (opened as an
+//! overlay over the pane).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -11,6 +12,7 @@ use unicode_width::UnicodeWidthChar;
 
 use crate::conversation::Message;
 use crate::event::{Event, EventData};
+use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::Theme;
 
 mod detail;
@@ -21,10 +23,10 @@ mod row;
 #[cfg(test)]
 mod tests;
 
-use detail::Detail;
+pub use detail::Detail;
 use row::{Filter, Row};
 
-/// State of the timeline pane: the rows, the filter, the selection and an open detail view.
+/// State of the timeline pane: the rows, the filter and the selection.
 #[derive(Debug)]
 pub struct TimelineState {
     rows: Vec<Row>,
@@ -44,7 +46,6 @@ pub struct TimelineState {
     /// The time axis: earliest start and latest end seen (unix ms).
     origin: Option<u64>,
     horizon: u64,
-    detail: Option<Detail>,
     /// The conversation rebuilt from `llm_call` events, for "messages sent" in details.
     conversation: Vec<Message>,
     /// Each sub-agent's own conversation, by its `delegate` frame id.
@@ -81,7 +82,6 @@ impl TimelineState {
             page: 10,
             origin: None,
             horizon: 0,
-            detail: None,
             conversation: Vec::new(),
             sub_conversations: HashMap::new(),
             depths: HashMap::new(),
@@ -139,26 +139,13 @@ impl TimelineState {
         }
     }
 
-    /// Handles a key of the focused pane; `true` when it was used. Esc is used only to
-    /// close a detail view, so the app can give it another meaning otherwise.
-    pub fn on_key(&mut self, key: KeyEvent) -> bool {
+    /// Handles a key of the focused pane. Enter opens the selected row's detail view (an
+    /// overlay for the app to push); Esc is not used, so the app can give it a meaning.
+    pub fn on_key(&mut self, key: KeyEvent) -> Handled {
         if key.kind == KeyEventKind::Release
             || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
         {
-            return false;
-        }
-        if let Some(detail) = &mut self.detail {
-            match key.code {
-                KeyCode::Esc | KeyCode::Enter => self.detail = None,
-                KeyCode::Up | KeyCode::Char('k') => detail.scroll_by(-1),
-                KeyCode::Down | KeyCode::Char('j') => detail.scroll_by(1),
-                KeyCode::PageUp => detail.scroll_by(-detail.page()),
-                KeyCode::PageDown => detail.scroll_by(detail.page()),
-                KeyCode::Home | KeyCode::Char('g') => detail.scroll_to(false),
-                KeyCode::End | KeyCode::Char('G') => detail.scroll_to(true),
-                _ => return false,
-            }
-            return true;
+            return Handled::NotConsumed;
         }
         let page = self.page.max(1) as isize;
         match key.code {
@@ -176,7 +163,7 @@ impl TimelineState {
             }
             KeyCode::Enter => {
                 let Some(&index) = self.visible.get(self.selected) else {
-                    return false;
+                    return Handled::NotConsumed;
                 };
                 let parent = match self.rows.get(index).map(|r| &r.event.data) {
                     Some(EventData::LlmCall(call)) => call.parent.as_deref(),
@@ -186,25 +173,17 @@ impl TimelineState {
                     Some(p) => self.sub_conversations.get(p).map_or(&[][..], Vec::as_slice),
                     None => self.conversation.as_slice(),
                 };
-                self.detail = Some(Detail::new(
-                    &self.rows,
-                    index,
-                    self.origin.unwrap_or(0),
-                    conversation,
-                ));
+                let origin = self.origin.unwrap_or(0);
+                let detail = Detail::new(&self.rows, index, origin, conversation);
+                return Handled::effect(Effect::Open(Box::new(detail)));
             }
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
                 self.refilter();
             }
-            _ => return false,
+            _ => return Handled::NotConsumed,
         }
-        true
-    }
-
-    /// Whether the detail view is open (Esc then closes it rather than cancelling).
-    pub fn has_detail_open(&self) -> bool {
-        self.detail.is_some()
+        Handled::Consumed
     }
 
     /// The current filter, for the pane title.
@@ -229,16 +208,13 @@ impl TimelineState {
         self.filter = filter;
     }
 
-    /// Draws the list, or the detail view when one is open, into `area`.
+    /// Draws the list into `area`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
         let area = area.intersection(buf.area);
         if area.is_empty() {
             return;
         }
-        match &mut self.detail {
-            Some(detail) => detail.render(area, buf, theme),
-            None => self.render_list(area, buf, theme, focused),
-        }
+        self.render_list(area, buf, theme, focused);
     }
 
     /// The nesting level of work under `parent`: one deeper than the parent, or the top

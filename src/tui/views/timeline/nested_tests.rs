@@ -6,6 +6,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
+use super::tests::open;
 use super::*;
 use crate::conversation::Usage;
 use crate::event::{FrameState, InputKind, InputRequest, LlmCall, StackFrame};
@@ -159,8 +160,7 @@ fn a_question_s_detail_shows_what_was_asked() {
     for _ in 0..6 {
         state.on_key(key(KeyCode::Down));
     }
-    state.on_key(key(KeyCode::Enter));
-    let text: Vec<String> = (state.detail.as_ref().unwrap().lines.iter())
+    let text: Vec<String> = (open(&mut state).lines.iter())
         .map(|l| l.text.clone())
         .collect();
     for wanted in [
@@ -175,8 +175,7 @@ fn a_question_s_detail_shows_what_was_asked() {
     }
     state.on_key(key(KeyCode::Esc));
     state.on_key(key(KeyCode::Down));
-    state.on_key(key(KeyCode::Enter));
-    let text: Vec<String> = (state.detail.as_ref().unwrap().lines.iter())
+    let text: Vec<String> = (open(&mut state).lines.iter())
         .map(|l| l.text.clone())
         .collect();
     assert!(text.iter().any(|t| t == "answer: a.md"), "{text:?}");
@@ -194,8 +193,7 @@ fn a_sub_agent_keeps_its_own_conversation() {
     for _ in 0..3 {
         state.on_key(key(KeyCode::Down));
     }
-    state.on_key(key(KeyCode::Enter));
-    let text: Vec<String> = (state.detail.as_ref().unwrap().lines.iter())
+    let text: Vec<String> = (open(&mut state).lines.iter())
         .map(|l| l.text.clone())
         .collect();
     assert!(text.iter().any(|t| t == "sub-agent of: d"), "{text:?}");

@@ -7,6 +7,8 @@ use super::list::{bar_cells, columns};
 use super::*;
 use crate::conversation::{Message, ToolCall, Usage};
 use crate::event::LlmCall;
+use crate::tui::layout::Focus;
+use crate::tui::overlay::{DrawCtx, KeyCtx, Overlay};
 
 /// Run start, in unix ms.
 const T0: u64 = 1_700_000_000_000;
@@ -117,6 +119,39 @@ fn draw(state: &mut TimelineState, width: u16, height: u16) -> Terminal<TestBack
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), true))
+        .unwrap();
+    terminal
+}
+
+/// Keys as the app passes them with the timeline focused.
+const CTX: KeyCtx = KeyCtx {
+    focus: Focus::Timeline,
+    held: false,
+};
+
+/// Enter on the selected row: the detail view the app opens over the pane.
+pub(super) fn open(state: &mut TimelineState) -> Detail {
+    let Handled::Effects(mut effects) = state.on_key(key(KeyCode::Enter)) else {
+        panic!("Enter opens a detail");
+    };
+    let Some(Effect::Open(overlay)) = effects.pop() else {
+        panic!("Enter opens a detail");
+    };
+    let overlay: Box<dyn std::any::Any> = overlay;
+    *overlay.downcast::<Detail>().unwrap()
+}
+
+/// Draws an open detail view as the app does, over the whole pane.
+fn draw_detail(detail: &mut Detail, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let theme = Theme::default();
+    let ctx = DrawCtx {
+        theme: &theme,
+        wait: None,
+        stack: &[],
+    };
+    terminal
+        .draw(|f| detail.render(f.area(), f.buffer_mut(), &ctx))
         .unwrap();
     terminal
 }
@@ -245,24 +280,28 @@ fn the_selection_follows_until_the_user_moves_away() {
         state.on_event(event);
     }
     assert_eq!(state.selected, 5);
-    assert!(state.on_key(key(KeyCode::Up)));
-    assert!(state.on_key(key(KeyCode::Char('k'))));
+    assert!(state.on_key(key(KeyCode::Up)).taken());
+    assert!(state.on_key(key(KeyCode::Char('k'))).taken());
     state.on_event(&events[8]);
     state.on_event(&events[9]);
     assert_eq!(state.selected, 3, "stays where the user put it");
-    assert!(state.on_key(key(KeyCode::End)));
+    assert!(state.on_key(key(KeyCode::End)).taken());
     assert_eq!(state.selected, 6);
     state.on_event(&events[11]);
     assert_eq!(state.selected, 7, "follows again");
-    assert!(state.on_key(key(KeyCode::Home)));
+    assert!(state.on_key(key(KeyCode::Home)).taken());
     assert_eq!(state.selected, 0);
-    assert!(state.on_key(key(KeyCode::PageDown)));
-    assert!(state.on_key(key(KeyCode::Char('j'))));
+    assert!(state.on_key(key(KeyCode::PageDown)).taken());
+    assert!(state.on_key(key(KeyCode::Char('j'))).taken());
     assert_eq!(state.selected, 7);
     state.on_event(&events[12]);
     assert_eq!(state.selected, 8, "↓ onto the newest row follows too");
-    assert!(!state.on_key(key(KeyCode::Char('x'))));
-    assert!(!state.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL)));
+    assert!(!state.on_key(key(KeyCode::Char('x'))).taken());
+    assert!(
+        !state
+            .on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL))
+            .taken()
+    );
 }
 
 #[test]
@@ -271,7 +310,7 @@ fn f_cycles_the_filter_by_kind() {
     let mut seen = Vec::new();
     for _ in 0..5 {
         seen.push((state.filter_label(), state.visible.len()));
-        assert!(state.on_key(key(KeyCode::Char('f'))));
+        assert!(state.on_key(key(KeyCode::Char('f'))).taken());
     }
     assert_eq!(
         seen,
@@ -298,22 +337,14 @@ fn f_cycles_the_filter_by_kind() {
 fn enter_opens_the_detail_and_esc_closes_it() {
     let mut state = filled();
     assert!(
-        !state.on_key(key(KeyCode::Esc)),
+        !state.on_key(key(KeyCode::Esc)).taken(),
         "Esc is the app's without a detail"
     );
     state.on_key(key(KeyCode::Home));
     state.on_key(key(KeyCode::Down));
     state.on_key(key(KeyCode::Down));
-    assert!(state.on_key(key(KeyCode::Enter)));
-    assert!(state.has_detail_open());
-    let text: Vec<&str> = state
-        .detail
-        .as_ref()
-        .unwrap()
-        .lines
-        .iter()
-        .map(|l| l.text.as_str())
-        .collect();
+    let mut detail = open(&mut state);
+    let text: Vec<&str> = detail.lines.iter().map(|l| l.text.as_str()).collect();
     let text = text.join("\n");
     for needle in [
         "◆ llm_call",
@@ -338,16 +369,22 @@ fn enter_opens_the_detail_and_esc_closes_it() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
-    assert!(state.on_key(key(KeyCode::Down)), "scrolls inside");
     assert!(
-        !state.on_key(key(KeyCode::Char('f'))),
-        "no filtering under a detail"
+        detail.on_key(key(KeyCode::Down), &CTX).taken(),
+        "scrolls inside"
     );
-    assert!(state.on_key(key(KeyCode::Esc)));
-    assert!(!state.has_detail_open());
-    state.on_key(key(KeyCode::Enter));
-    assert!(state.on_key(key(KeyCode::Enter)), "Enter closes too");
-    assert!(!state.has_detail_open());
+    assert!(
+        !detail.on_key(key(KeyCode::Char('f')), &CTX).taken(),
+        "no filtering under a detail: the detail does not take `f`, and it hides the list"
+    );
+    assert!(detail.on_key(key(KeyCode::Esc), &CTX).taken());
+    assert!(detail.finished());
+    let mut detail = open(&mut state);
+    assert!(
+        detail.on_key(key(KeyCode::Enter), &CTX).taken(),
+        "Enter closes too"
+    );
+    assert!(detail.finished());
 }
 
 #[test]
@@ -357,8 +394,7 @@ fn a_tool_calls_detail_shows_its_arguments_and_result() {
     for _ in 0..3 {
         state.on_key(key(KeyCode::Down));
     }
-    state.on_key(key(KeyCode::Enter));
-    let lines = &state.detail.as_ref().unwrap().lines;
+    let lines = &open(&mut state).lines;
     let text: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
     assert!(
         text.contains(&"── arguments") && text.contains(&"── result"),
@@ -379,9 +415,8 @@ fn wrapping_breaks_after_spaces_and_keeps_every_character() {
 fn clear_forgets_rows_but_keeps_the_filter() {
     let mut state = filled();
     state.on_key(key(KeyCode::Char('f')));
-    state.on_key(key(KeyCode::Enter));
     state.clear();
-    assert!(state.is_empty() && !state.has_detail_open());
+    assert!(state.is_empty());
     assert_eq!(state.filter_label(), "llm");
 }
 
@@ -409,19 +444,27 @@ fn never_panics_on_any_size_or_payload() {
             message: huge.clone(),
         },
     ));
-    for open in [false, true] {
-        if open {
-            state.on_key(key(KeyCode::End));
-            state.on_key(key(KeyCode::Up));
-            state.on_key(key(KeyCode::Enter));
-            state.on_key(key(KeyCode::End));
-        }
-        for (w, h) in [(0, 0), (1, 1), (2, 1), (5, 3), (20, 2), (33, 4), (200, 60)] {
-            draw(&mut state, w, h);
-        }
-        let mut buf = Buffer::empty(Rect::new(0, 0, 10, 10));
-        state.render(Rect::new(5, 5, 50, 50), &mut buf, &Theme::default(), true);
+    for (w, h) in [(0, 0), (1, 1), (2, 1), (5, 3), (20, 2), (33, 4), (200, 60)] {
+        draw(&mut state, w, h);
     }
+    let mut buf = Buffer::empty(Rect::new(0, 0, 10, 10));
+    state.render(Rect::new(5, 5, 50, 50), &mut buf, &Theme::default(), true);
+    // The same with the last row's detail open.
+    state.on_key(key(KeyCode::End));
+    state.on_key(key(KeyCode::Up));
+    let mut detail = open(&mut state);
+    detail.on_key(key(KeyCode::End), &CTX);
+    for (w, h) in [(0, 0), (1, 1), (2, 1), (5, 3), (20, 2), (33, 4), (200, 60)] {
+        draw_detail(&mut detail, w, h);
+    }
+    let mut buf = Buffer::empty(Rect::new(0, 0, 10, 10));
+    let theme = Theme::default();
+    let ctx = DrawCtx {
+        theme: &theme,
+        wait: None,
+        stack: &[],
+    };
+    detail.render(Rect::new(5, 5, 50, 50), &mut buf, &ctx);
     let mut empty = TimelineState::new();
     draw(&mut empty, 1, 1);
 }
@@ -457,13 +500,16 @@ fn snapshot_detail_of_an_llm_call() {
     state.on_key(key(KeyCode::Home));
     state.on_key(key(KeyCode::Down));
     state.on_key(key(KeyCode::Down));
-    state.on_key(key(KeyCode::Enter));
-    snap("timeline_detail_llm_call", &draw(&mut state, 60, 44));
-    draw(&mut state, 40, 12);
-    state.on_key(key(KeyCode::PageDown));
-    state.on_key(key(KeyCode::Down));
+    let mut detail = open(&mut state);
+    snap(
+        "timeline_detail_llm_call",
+        &draw_detail(&mut detail, 60, 44),
+    );
+    draw_detail(&mut detail, 40, 12);
+    detail.on_key(key(KeyCode::PageDown), &CTX);
+    detail.on_key(key(KeyCode::Down), &CTX);
     snap(
         "timeline_detail_llm_call_scrolled",
-        &draw(&mut state, 40, 12),
+        &draw_detail(&mut detail, 40, 12),
     );
 }

@@ -1,0 +1,116 @@
+//! Slash commands and sending what the composer holds.
+
+use std::time::Instant;
+
+use super::{App, Command};
+use crate::conversation::Usage;
+use crate::orchestrator::task::Op;
+use crate::tui::commands::{self, SlashCommand};
+use crate::tui::layout::Focus;
+use crate::tui::overlay::Place;
+use crate::tui::views::chat::NoticeKind;
+use crate::tui::views::help::Help;
+
+impl App {
+    pub(super) fn send_composer(&mut self, now: Instant) -> Vec<Command> {
+        if self.composer.text().trim().is_empty() {
+            return Vec::new();
+        }
+        let text = self.composer.take();
+        if text.starts_with('/') {
+            return self.run_command(&text, now);
+        }
+        if self.read_only {
+            self.flash("read-only: this is a saved trace, nothing is sent", now);
+            return Vec::new();
+        }
+        if self.busy {
+            self.queued.push_back(text);
+            self.flash("queued: it is sent when the running request ends", now);
+            return Vec::new();
+        }
+        self.submit(text, now)
+    }
+
+    pub(super) fn run_command(&mut self, text: &str, now: Instant) -> Vec<Command> {
+        match commands::parse(text) {
+            SlashCommand::Help => self.open_help(),
+            SlashCommand::Tools => {
+                let text = commands::tools_text(&self.info.tools, &self.grants);
+                self.chat.push_notice(NoticeKind::Info, text);
+            }
+            SlashCommand::Tool(name) => {
+                let text = match self.info.tools.iter().find(|t| t.name == name) {
+                    Some(tool) => commands::tool_text(tool, &self.calls),
+                    None => {
+                        let names: Vec<&str> =
+                            self.info.tools.iter().map(|t| t.name.as_str()).collect();
+                        let what = if name.is_empty() {
+                            "which tool?".to_string()
+                        } else {
+                            format!("no tool named `{name}`.")
+                        };
+                        format!("{what} Tools: {}", names.join(", "))
+                    }
+                };
+                self.chat.push_notice(NoticeKind::Info, text);
+            }
+            SlashCommand::Status => {
+                let frames: Vec<_> = (self.stack.live_tree().into_iter())
+                    .map(|(level, f)| (level, f.clone(), self.stack.elapsed_ms(&f.id, now)))
+                    .collect();
+                let text = commands::status_text(&commands::StatusView {
+                    frames: &frames,
+                    request: self.original_request.as_deref(),
+                    turn: self.turn,
+                    max_turns: self.info.max_turns,
+                    activity: self.activity.label(),
+                    depth: self.stack.depth(),
+                    question: self.question().map(|q| q.prompt.as_str()),
+                });
+                self.chat.push_notice(NoticeKind::Info, text);
+            }
+            SlashCommand::Cancel => {
+                if self.busy {
+                    self.flash("cancelling…", now);
+                    return vec![Command::Op(Op::Cancel)];
+                }
+                self.chat
+                    .push_notice(NoticeKind::Info, "Nothing is running.");
+            }
+            SlashCommand::Clear => {
+                self.chat.clear();
+                self.timeline.clear();
+                // Its detail shows an event the timeline no longer has.
+                self.overlays.close(Place::Pane(Focus::Timeline));
+                self.stack.clear();
+                self.queued.clear();
+                self.original_request = None;
+                self.turn = 0;
+                // A new conversation starts its own count (the status line's tokens).
+                self.tokens = Usage::default();
+                self.chat.push_notice(NoticeKind::Info, "New conversation.");
+                let mut commands = Vec::new();
+                if self.busy {
+                    commands.push(Command::Op(Op::Cancel));
+                }
+                commands.push(Command::Op(Op::Clear));
+                return commands;
+            }
+            SlashCommand::Quit => {
+                self.quit = true;
+                return vec![Command::Quit];
+            }
+            SlashCommand::Unknown(name) => self
+                .chat
+                .push_notice(NoticeKind::Warn, commands::unknown_hint(&name)),
+        }
+        Vec::new()
+    }
+
+    /// Opens the help page (afresh, scrolled to the top).
+    pub(super) fn open_help(&mut self) {
+        self.overlays.remove::<Help>();
+        self.overlays.push(Box::new(Help::default()));
+    }
+}
