@@ -14,6 +14,7 @@ use ratatui::layout::Rect;
 use serde_json::json;
 use taco::conversation::Usage;
 use taco::event::{DeltaKind, Event, EventData, LlmCall};
+use taco::run_model::RunModel;
 use taco::tui::theme::Theme;
 use taco::tui::views::chat::ChatState;
 
@@ -60,6 +61,11 @@ fn delta(text: &str) -> Event {
     })
 }
 
+/// These events are all top level: the run model the app folds first adds no nesting.
+fn top_level() -> RunModel {
+    RunModel::new()
+}
+
 /// `n` cells: user questions, Markdown answers of a few lines, and tool calls.
 fn filled(n: usize) -> ChatState {
     let mut chat = ChatState::new();
@@ -69,7 +75,7 @@ fn filled(n: usize) -> ChatState {
             1 => chat.on_event(&llm_call(format!(
                 "## Answer {i}\n\nThe loader reads **config.toml** first, then applies `TACO_*` \
                  overrides.\n\n- presets come from `config.rs`\n- keys are never logged"
-            ))),
+            )), &top_level()),
             2 => {
                 let id = format!("call{i}");
                 chat.on_event(&event(EventData::ToolCall {
@@ -78,7 +84,7 @@ fn filled(n: usize) -> ChatState {
                     name: "read_file".into(),
                     arguments: json!({"path": "src/config.rs"}),
                     parent: None,
-                }));
+                }), &top_level());
                 chat.on_event(&event(EventData::ToolResult {
                     id,
                     name: "read_file".into(),
@@ -88,12 +94,12 @@ fn filled(n: usize) -> ChatState {
                     result: Some(json!({"content": "fn load() {}\n"})),
                     error: None,
                     duration_ms: 3,
-                }));
+                }), &top_level());
             }
             3 => chat.on_event(&llm_call(
                 "Here is the function:\n\n```rust\nfn load() -> Config {\n    todo!()\n}\n```"
                     .to_string(),
-            )),
+            ), &top_level()),
             _ => chat.push_user("thanks, and the session files?"),
         }
     }
@@ -116,10 +122,10 @@ impl Streamer {
             "word "
         };
         self.text.push_str(piece);
-        chat.on_event(&delta(piece));
+        chat.on_event(&delta(piece), &top_level());
         // Every so often the answer completes and a new turn starts (keeps answers realistic).
         if self.n.is_multiple_of(2_000) {
-            chat.on_event(&llm_call(std::mem::take(&mut self.text)));
+            chat.on_event(&llm_call(std::mem::take(&mut self.text)), &top_level());
             chat.push_user("next question");
         }
     }

@@ -66,8 +66,8 @@ pub struct RunModel {
     calls: HashMap<String, CallNode>,
     /// Call ids in the order they were made.
     order: Vec<String>,
-    /// Question id → the frame it asks for.
-    questions_of: HashMap<String, String>,
+    /// Every question of the run, by id (answered ones too: what was asked stays known).
+    asked: HashMap<String, InputRequest>,
     approvals: Vec<OpenApproval>,
     questions: Vec<InputRequest>,
     run_usage: Usage,
@@ -84,14 +84,14 @@ impl RunModel {
         Self::default()
     }
 
-    /// Folds one event in.
-    pub fn apply(&mut self, event: &Event) {
+    /// Folds one event in; `true` when it ended the run in progress.
+    pub fn apply(&mut self, event: &Event) -> bool {
         match &event.data {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.
                 self.calls.clear();
                 self.order.clear();
-                self.questions_of.clear();
+                self.asked.clear();
                 self.approvals.clear();
                 self.questions.clear();
                 self.current = Some(Arc::clone(&event.request_id));
@@ -168,8 +168,7 @@ impl RunModel {
                 }
             }
             EventData::InputRequested(request) => {
-                self.questions_of
-                    .insert(request.id.clone(), request.frame.clone());
+                self.asked.insert(request.id.clone(), request.clone());
                 self.questions.push(request.clone());
             }
             EventData::InputAnswered { id, .. } => self.questions.retain(|q| q.id != *id),
@@ -200,9 +199,11 @@ impl RunModel {
                 if self.current.as_ref() == Some(&event.request_id) =>
             {
                 self.end_run();
+                return true;
             }
             _ => {}
         }
+        false
     }
 
     /// Folds a whole recorded stream in.
@@ -221,9 +222,11 @@ impl RunModel {
         self.grants.clear();
     }
 
-    /// A new conversation (`/clear`): its token count starts again; session grants stay.
+    /// A new conversation (`/clear`): its turn and token counts start again; session
+    /// grants stay.
     pub fn cleared(&mut self) {
         self.usage = Usage::default();
+        self.turn = 0;
     }
 
     fn end_run(&mut self) {
@@ -286,9 +289,14 @@ impl RunModel {
 
     /// The depth of the frame a question asks for.
     pub fn question_depth(&self, question: &str) -> usize {
-        self.questions_of
+        self.asked
             .get(question)
-            .map_or(0, |frame| self.depth(frame))
+            .map_or(0, |request| self.depth(&request.frame))
+    }
+
+    /// A question of the run in progress (or the last run), answered or not.
+    pub fn question(&self, id: &str) -> Option<&InputRequest> {
+        self.asked.get(id)
     }
 
     /// The frame a call or frame runs under.

@@ -1,8 +1,7 @@
 //! The application state and its update logic: orchestrator events and terminal input in,
 //! [`Command`]s out. No terminal, no channels: tests drive it directly.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::commands::{CallRecord, ToolInfo};
@@ -16,9 +15,10 @@ use super::views::help::Help;
 use super::views::stack::StackState;
 use super::views::status::Activity;
 use super::views::timeline::TimelineState;
-use crate::conversation::{Role, Usage};
-use crate::event::{Decision, Event, EventData, InputRequest, Scope};
+use crate::conversation::Role;
+use crate::event::{Event, EventData, InputRequest};
 use crate::orchestrator::task::Op;
+use crate::run_model::RunModel;
 use crate::session::Entry;
 
 /// A second Ctrl-C within this long quits.
@@ -70,21 +70,16 @@ pub struct App {
     overlays: OverlayStack,
     activity: Activity,
     activity_since: Instant,
-    current_run: Option<Arc<str>>,
+    /// What the event stream says about the run: call tree, turn, tokens, grants.
+    run: RunModel,
+    /// A request was sent and its run has not ended (set before `run_started` arrives).
     busy: bool,
-    turn: u32,
-    /// Tool results still to come before the model is called again.
-    results_due: usize,
-    /// Nested calls still running: their results do not count toward `results_due`.
-    nested: HashSet<String>,
-    tokens: Usage,
     queued: VecDeque<String>,
     last_ctrl_c: Option<Instant>,
     flash: Option<(String, Instant)>,
     quit: bool,
     original_request: Option<String>,
     calls: Vec<CallRecord>,
-    grants: BTreeMap<String, Scope>,
     panes: Option<layout::Panes>,
     /// A saved trace is on screen: nothing can be sent.
     read_only: bool,
@@ -119,19 +114,14 @@ impl App {
             overlays: OverlayStack::new(),
             activity: Activity::Idle,
             activity_since: now,
-            current_run: None,
+            run: RunModel::new(),
             busy: false,
-            turn: 0,
-            results_due: 0,
-            nested: HashSet::new(),
-            tokens: Usage::default(),
             queued: VecDeque::new(),
             last_ctrl_c: None,
             flash: None,
             quit: false,
             original_request: None,
             calls: Vec::new(),
-            grants: BTreeMap::new(),
             panes: None,
             read_only: false,
         }
@@ -186,7 +176,7 @@ impl App {
         }
         // Grants belong to the process that gave them: a resumed session starts with none,
         // and `/tools` must not show any.
-        self.grants.clear();
+        self.run.resumed();
         self.queued.clear();
         let _ = self.end_run(now);
         self.sync_guard(now);
@@ -299,31 +289,18 @@ impl App {
     }
 
     fn take_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
-        self.timeline.on_event(event);
+        // The run model first: the views read nesting and questions from it.
+        let ended = self.run.apply(event);
+        self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
-        self.chat.on_event_at(event, now);
+        self.chat.on_event_at(event, &self.run, now);
         match &event.data {
             EventData::RunStarted { .. } => {
-                self.current_run = Some(Arc::clone(&event.request_id));
                 self.busy = true;
-                self.turn = 1;
                 self.set_activity(Activity::Streaming, now);
             }
             EventData::Delta { .. } => self.set_activity(Activity::Streaming, now),
-            EventData::LlmCall(call) => {
-                // A sub-agent's turns are its own: only the top-level agent's count here.
-                if call.parent.is_none() {
-                    self.turn = call.turn.min(self.info.max_turns);
-                    self.results_due = call.tool_calls.len();
-                }
-                self.tokens.add(call.usage);
-            }
-            EventData::ToolCall { id, parent, .. } => {
-                if parent.is_some() {
-                    self.nested.insert(id.clone());
-                }
-                self.set_activity(Activity::RunningTool, now);
-            }
+            EventData::ToolCall { .. } => self.set_activity(Activity::RunningTool, now),
             EventData::InputRequested(request) => {
                 let request = request.clone();
                 self.overlays
@@ -354,18 +331,9 @@ impl App {
                     .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));
                 self.set_activity(Activity::AwaitingApproval, now);
             }
-            EventData::ApprovalDecided {
-                id,
-                name,
-                decision,
-                scope,
-                ..
-            } => {
+            EventData::ApprovalDecided { id, .. } => {
                 self.overlays
                     .update(|dialog: &mut ApprovalDialog| dialog.remove(id));
-                if *decision == Decision::Approved && *scope != Scope::Once {
-                    self.grants.insert(name.clone(), *scope);
-                }
                 self.set_activity(Activity::RunningTool, now);
             }
             EventData::ToolResult {
@@ -382,27 +350,16 @@ impl App {
                     duration_ms: *duration_ms,
                     summary,
                 });
-                // The last result of a batch means the model is called again: the next turn.
-                if self.nested.remove(id) {
-                    // A nested call's result goes to its tool or sub-agent, not the model.
-                } else if self.results_due > 0 {
-                    self.results_due -= 1;
-                    if self.results_due == 0 {
-                        self.turn = (self.turn + 1).min(self.info.max_turns);
-                    }
-                }
             }
             EventData::StackPop(_) if self.stack.live().is_empty() => {
                 self.set_activity(Activity::Streaming, now);
             }
-            // Only the end of the request we are waiting for ends it (a max-turns run
-            // reports an error and then its final answer).
-            EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. }
-                if self.current_run.as_ref() == Some(&event.request_id) =>
-            {
-                return self.end_run(now);
-            }
             _ => {}
+        }
+        // Only the end of the request we are waiting for ends it (a max-turns run reports an
+        // error and then its final answer); the run model knows which that is.
+        if ended {
+            return self.end_run(now);
         }
         Vec::new()
     }
@@ -417,10 +374,7 @@ impl App {
 
     fn end_run(&mut self, now: Instant) -> Vec<Command> {
         self.busy = false;
-        self.current_run = None;
         self.overlays.end_run();
-        self.nested.clear();
-        self.grants.retain(|_, scope| *scope == Scope::Session);
         self.set_activity(Activity::Idle, now);
         match self.queued.pop_front() {
             Some(next) => self.submit(next, now),

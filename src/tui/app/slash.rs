@@ -3,7 +3,6 @@
 use std::time::Instant;
 
 use super::{App, Command};
-use crate::conversation::Usage;
 use crate::orchestrator::task::Op;
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
@@ -36,7 +35,7 @@ impl App {
         match commands::parse(text) {
             SlashCommand::Help => self.open_help(),
             SlashCommand::Tools => {
-                let text = commands::tools_text(&self.info.tools, &self.grants);
+                let text = commands::tools_text(&self.info.tools, self.run.grants());
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Tool(name) => {
@@ -62,7 +61,7 @@ impl App {
                 let text = commands::status_text(&commands::StatusView {
                     frames: &frames,
                     request: self.original_request.as_deref(),
-                    turn: self.turn,
+                    turn: self.run.turn(),
                     max_turns: self.info.max_turns,
                     activity: self.activity.label(),
                     depth: self.stack.depth(),
@@ -86,9 +85,8 @@ impl App {
                 self.stack.clear();
                 self.queued.clear();
                 self.original_request = None;
-                self.turn = 0;
-                // A new conversation starts its own count (the status line's tokens).
-                self.tokens = Usage::default();
+                // A new conversation starts its own counts (the status line's turn and tokens).
+                self.run.cleared();
                 self.chat.push_notice(NoticeKind::Info, "New conversation.");
                 let mut commands = Vec::new();
                 if self.busy {

@@ -13,7 +13,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
-use crate::event::{Event, InputRequest};
+use crate::event::Event;
+use crate::run_model::RunModel;
 use crate::tui::markdown::str_width;
 use crate::tui::theme::{Theme, spinner};
 
@@ -64,11 +65,6 @@ struct RunState {
     assistant: Option<usize>,
     /// Blank text that arrived before any answer text of this call.
     pending_blank: String,
-    /// The parent of each nested stack frame, by frame id (a question's frame leads to the
-    /// call that asked it).
-    frame_parents: HashMap<String, String>,
-    /// Open questions by id, to say under their call what was answered.
-    asks: HashMap<String, InputRequest>,
 }
 
 /// State of the chat pane.
@@ -137,15 +133,15 @@ impl ChatState {
     }
 
     /// Updates the pane from an orchestrator event.
-    pub fn on_event(&mut self, event: &Event) {
-        self.apply(event);
+    pub fn on_event(&mut self, event: &Event, run: &RunModel) {
+        self.apply(event, run);
     }
 
     /// Updates the pane from an event that arrived at `now` (the clock later renders use,
     /// so spinners start in phase with it).
-    pub fn on_event_at(&mut self, event: &Event, now: Instant) {
+    pub fn on_event_at(&mut self, event: &Event, run: &RunModel, now: Instant) {
         self.now = Some(now);
-        self.apply(event);
+        self.apply(event, run);
         self.now = None;
     }
 

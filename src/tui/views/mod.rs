@@ -4,6 +4,8 @@
 pub mod approval;
 pub mod chat;
 pub mod composer;
+#[cfg(test)]
+pub(crate) mod fed;
 pub mod help;
 pub mod input;
 pub mod stack;

@@ -5,10 +5,11 @@ use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
 use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus};
+use crate::run_model::RunModel;
 
 impl ChatState {
     /// Applies one orchestrator event (see [`ChatState::on_event`]).
-    pub(super) fn apply(&mut self, event: &Event) {
+    pub(super) fn apply(&mut self, event: &Event, run: &RunModel) {
         let ts = event.timestamp;
         match &event.data {
             EventData::RunStarted { .. } => {
@@ -92,9 +93,6 @@ impl ChatState {
                 };
             }),
             EventData::StackPush(frame) | EventData::StackPop(frame) => {
-                if let (EventData::StackPush(_), Some(parent)) = (&event.data, &frame.parent) {
-                    (self.run.frame_parents).insert(frame.id.clone(), parent.clone());
-                }
                 let state = frame.state;
                 self.update_tool(&frame.id, |tool| match state {
                     FrameState::Running if tool.is_open() => tool.state = ToolState::Running,
@@ -130,12 +128,10 @@ impl ChatState {
             }
             EventData::MaxTurnsPromptInjected { .. } => {}
             // The question shows in its own dialog; the answer goes to the tool.
-            EventData::InputRequested(request) => {
-                self.run.asks.insert(request.id.clone(), request.clone());
-            }
+            EventData::InputRequested(_) => {}
             EventData::InputAnswered { id, value } => {
-                if let Some(request) = self.run.asks.remove(id) {
-                    self.answered(&request, value.as_deref());
+                if let Some(request) = run.question(id) {
+                    self.answered(request, run, value.as_deref());
                 }
             }
             // The answer already arrived with its `llm_call`.

@@ -4,6 +4,7 @@
 use super::cell::{CellKind, NoteStyle};
 use super::{Cell, ChatState};
 use crate::event::{InputKind, InputRequest, LlmCall};
+use crate::run_model::RunModel;
 use crate::tui::theme::duration;
 
 impl ChatState {
@@ -56,7 +57,7 @@ impl ChatState {
 
     /// The question dialog closed: one dim line under the call that asked says what became
     /// of it (the dialog itself leaves no trace in the chat).
-    pub(super) fn answered(&mut self, request: &InputRequest, value: Option<&str>) {
+    pub(super) fn answered(&mut self, request: &InputRequest, run: &RunModel, value: Option<&str>) {
         let parameter = request.parameter.as_deref().unwrap_or("the value");
         let limit = request
             .depth
@@ -70,7 +71,7 @@ impl ChatState {
             (InputKind::DepthLimit, None) => ("⊘", format!("{limit}: the nested work stops")),
         };
         // The question's frame hangs under the call that needs the answer.
-        let call = (self.run.frame_parents.get(&request.frame))
+        let call = (run.parent(&request.frame))
             .and_then(|parent| self.run.tools.get(parent))
             .or_else(|| self.run.tools.get(&request.frame))
             .copied();

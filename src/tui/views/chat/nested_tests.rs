@@ -12,6 +12,7 @@ use crate::conversation::{ToolCall, Usage};
 use crate::event::{
     DeltaKind, EventData, FrameState, InputKind, InputRequest, LlmCall, StackFrame,
 };
+use crate::tui::views::fed::Fed;
 
 fn ev(timestamp: u64, data: EventData) -> Event {
     Event {
@@ -106,8 +107,8 @@ fn screen(chat: &mut ChatState, w: u16, h: u16) -> String {
 
 /// A top-level answer, a `delegate` and a `shell` call; the sub-agent reads a file, and the
 /// shell call runs a needed `read_file` that itself needs another.
-fn nested() -> ChatState {
-    let mut chat = ChatState::new();
+fn nested() -> Fed<ChatState> {
+    let mut chat = Fed::new(ChatState::new());
     chat.on_event(&ev(
         0,
         EventData::Delta {
@@ -182,7 +183,7 @@ fn a_sub_agent_never_changes_the_top_level_answer() {
     let mut chat = nested();
     assert_eq!(chat.last_assistant_text(), Some("On it."));
     // A sub-agent call with no top-level text at all leaves nothing to quote either.
-    let mut quiet = ChatState::new();
+    let mut quiet = Fed::new(ChatState::new());
     quiet.on_event(&llm(1, None, "", None, 1));
     quiet.on_event(&call(2, "c1", None, "delegate", json!({"task": "t"})));
     quiet.on_event(&llm(
@@ -209,7 +210,7 @@ fn a_sub_agent_never_changes_the_top_level_answer() {
 
 #[test]
 fn a_parent_never_seen_leaves_the_call_at_the_top_level() {
-    let mut chat = ChatState::new();
+    let mut chat = Fed::new(ChatState::new());
     chat.on_event(&call(
         1,
         "a/b",
@@ -223,7 +224,7 @@ fn a_parent_never_seen_leaves_the_call_at_the_top_level() {
 
 #[test]
 fn deep_nesting_stops_indenting_and_narrow_panes_do_not_break() {
-    let mut chat = ChatState::new();
+    let mut chat = Fed::new(ChatState::new());
     chat.on_event(&call(0, "0", None, "delegate", json!({"task": "deep"})));
     for i in 1..30 {
         let parent = (i - 1).to_string();
@@ -276,7 +277,7 @@ fn answered(ts: u64, id: &str, value: Option<&str>) -> Event {
 
 #[test]
 fn answers_to_questions_show_under_the_call_that_asked() {
-    let mut chat = ChatState::new();
+    let mut chat = Fed::new(ChatState::new());
     chat.on_event(&call(1, "w", None, "write_file", json!({"content": "x"})));
     chat.on_event(&call(2, "s", None, "shell", json!({"command": "ls"})));
     chat.on_event(&ev(

@@ -1,3 +1,4 @@
+use crate::tui::views::fed::Fed;
 use std::time::Instant;
 
 use ratatui::buffer::Buffer;
@@ -151,9 +152,9 @@ fn snapshot(name: &str, value: &str) {
     });
 }
 
-fn new_chat() -> ChatState {
+fn new_chat() -> Fed<ChatState> {
     LazyLock::force(&EPOCH);
-    ChatState::new()
+    Fed::new(ChatState::new())
 }
 
 use std::sync::LazyLock;
@@ -404,7 +405,7 @@ fn notices_for_retry_limits_and_push_notice() {
 }
 
 /// 30 user messages of one line each (plus gaps): 59 lines.
-fn long_chat() -> ChatState {
+fn long_chat() -> Fed<ChatState> {
     let mut chat = new_chat();
     for i in 0..30 {
         chat.push_user(&format!("message {i}"));

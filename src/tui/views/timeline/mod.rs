@@ -11,7 +11,8 @@ use ratatui::layout::Rect;
 use unicode_width::UnicodeWidthChar;
 
 use crate::conversation::Message;
-use crate::event::{Event, EventData};
+use crate::event::{Event, EventData, InputRequest};
+use crate::run_model::RunModel;
 use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::Theme;
 
@@ -50,10 +51,6 @@ pub struct TimelineState {
     conversation: Vec<Message>,
     /// Each sub-agent's own conversation, by its `delegate` frame id.
     sub_conversations: HashMap<String, Vec<Message>>,
-    /// Nesting level of each tool call and stack frame seen, by id (rows indent by it).
-    depths: HashMap<String, usize>,
-    /// Nesting level of each question, by question id (its answer row indents the same).
-    asks: HashMap<String, usize>,
 }
 
 impl Default for TimelineState {
@@ -84,25 +81,16 @@ impl TimelineState {
             horizon: 0,
             conversation: Vec::new(),
             sub_conversations: HashMap::new(),
-            depths: HashMap::new(),
-            asks: HashMap::new(),
         }
     }
 
     /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
     /// shows frames); a tool result also ends its call's span.
-    pub fn on_event(&mut self, event: &Event) {
-        if let EventData::StackPush(frame) = &event.data
-            && !self.depths.contains_key(&frame.id)
-        {
-            // Frames without a call (parameter collection) nest like calls.
-            let depth = self.depth_under(frame.parent.as_deref());
-            self.depths.insert(frame.id.clone(), depth);
-        }
+    pub fn on_event(&mut self, event: &Event, run: &RunModel) {
         let Some(mut row) = Row::from_event(event) else {
             return;
         };
-        row.depth = self.row_depth(&event.data);
+        row.depth = row_depth(&event.data, run);
         let index = self.rows.len();
         match &event.data {
             EventData::LlmCall(call) => {
@@ -217,36 +205,6 @@ impl TimelineState {
         self.render_list(area, buf, theme, focused);
     }
 
-    /// The nesting level of work under `parent`: one deeper than the parent, or the top
-    /// level when there is none or it was never seen.
-    fn depth_under(&self, parent: Option<&str>) -> usize {
-        parent
-            .and_then(|p| self.depths.get(p))
-            .map_or(0, |d| d.saturating_add(1))
-    }
-
-    /// The nesting level of an event's row; remembers the levels of new calls and questions.
-    fn row_depth(&mut self, data: &EventData) -> usize {
-        match data {
-            EventData::ToolCall { id, parent, .. } => {
-                let depth = self.depth_under(parent.as_deref());
-                self.depths.insert(id.clone(), depth);
-                depth
-            }
-            EventData::LlmCall(call) => self.depth_under(call.parent.as_deref()),
-            EventData::ToolResult { id, .. }
-            | EventData::ApprovalRequested { id, .. }
-            | EventData::ApprovalDecided { id, .. } => self.depths.get(id).copied().unwrap_or(0),
-            EventData::InputRequested(request) => {
-                let depth = self.depths.get(&request.frame).copied().unwrap_or(0);
-                self.asks.insert(request.id.clone(), depth);
-                depth
-            }
-            EventData::InputAnswered { id, .. } => self.asks.get(id).copied().unwrap_or(0),
-            _ => 0,
-        }
-    }
-
     /// Moves the selection; reaching the newest row with ↓ resumes following, like End.
     fn move_by(&mut self, delta: isize) {
         let last = self.visible.len().saturating_sub(1);
@@ -304,4 +262,18 @@ fn clip(text: &str, width: usize) -> Cow<'_, str> {
         }
     }
     Cow::Borrowed(text)
+}
+
+/// The nesting level of an event's row, from the run model (which has seen the event).
+fn row_depth(data: &EventData, run: &RunModel) -> usize {
+    match data {
+        EventData::ToolCall { id, .. }
+        | EventData::ToolResult { id, .. }
+        | EventData::ApprovalRequested { id, .. }
+        | EventData::ApprovalDecided { id, .. } => run.depth(id),
+        EventData::LlmCall(call) => run.depth_under(call.parent.as_deref()),
+        EventData::InputRequested(InputRequest { id, .. })
+        | EventData::InputAnswered { id, .. } => run.question_depth(id),
+        _ => 0,
+    }
 }

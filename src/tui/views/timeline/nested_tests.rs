@@ -10,6 +10,7 @@ use super::tests::open;
 use super::*;
 use crate::conversation::Usage;
 use crate::event::{FrameState, InputKind, InputRequest, LlmCall, StackFrame};
+use crate::tui::views::fed::Fed;
 
 const T0: u64 = 1_700_000_000_000;
 
@@ -73,8 +74,8 @@ fn question() -> InputRequest {
 
 /// A delegate whose sub-agent reads a file, and a needed `write_file` under `edit` that
 /// asks for its path; one call names a parent never seen.
-fn nested() -> TimelineState {
-    let mut state = TimelineState::new();
+fn nested() -> Fed<TimelineState> {
+    let mut state = Fed::new(TimelineState::new());
     let events = [
         llm(None, "top", 2),
         call("d", None, "delegate"),

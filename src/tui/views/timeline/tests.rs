@@ -1,3 +1,4 @@
+use crate::tui::views::fed::Fed;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -107,8 +108,8 @@ fn session() -> Vec<Event> {
         .collect()
 }
 
-fn filled() -> TimelineState {
-    let mut state = TimelineState::new();
+fn filled() -> Fed<TimelineState> {
+    let mut state = Fed::new(TimelineState::new());
     for event in session() {
         state.on_event(&event);
     }
@@ -215,7 +216,7 @@ fn one_row_per_trace_event_without_deltas_or_stack_events() {
 
 #[test]
 fn a_tool_result_ends_its_calls_span() {
-    let mut state = TimelineState::new();
+    let mut state = Fed::new(TimelineState::new());
     let events = session();
     for event in &events[..5] {
         state.on_event(event);
@@ -274,7 +275,7 @@ fn bars_share_one_time_axis() {
 
 #[test]
 fn the_selection_follows_until_the_user_moves_away() {
-    let mut state = TimelineState::new();
+    let mut state = Fed::new(TimelineState::new());
     let events = session();
     for event in &events[..8] {
         state.on_event(event);
@@ -465,7 +466,7 @@ fn never_panics_on_any_size_or_payload() {
         stack: &[],
     };
     detail.render(Rect::new(5, 5, 50, 50), &mut buf, &ctx);
-    let mut empty = TimelineState::new();
+    let mut empty = Fed::new(TimelineState::new());
     draw(&mut empty, 1, 1);
 }
 
