@@ -85,6 +85,8 @@ pub struct Resolved {
     pub limits: Limits,
     /// How long a new TUI dialog ignores answer keys (type-ahead never answers it).
     pub dialog_guard: Duration,
+    /// The MCP servers to start (`[mcp.servers]`, enabled ones).
+    pub mcp: Vec<crate::mcp::ServerSpec>,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -159,6 +161,7 @@ where
         history_limit: file.history_messages.unwrap_or(50).max(2),
         limits,
         dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(400)),
+        mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
     })
 }
 

@@ -20,6 +20,7 @@ pub mod engine;
 pub mod event;
 pub mod exec;
 pub mod logging;
+pub mod mcp;
 pub mod orchestrator;
 pub mod provider;
 pub mod reaper;

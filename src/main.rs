@@ -53,6 +53,18 @@ enum Command {
         /// The file.
         file: PathBuf,
     },
+    /// MCP servers of the config.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Start each configured server, list its state and tools, stop it (exit 0 even when a
+    /// server failed; the failure is shown).
+    List,
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +105,9 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => wiring::exec(&start, exec_request(args)),
         Some(Command::Sessions) => wiring::sessions(),
         Some(Command::Trace { file }) => wiring::trace(&file, launched),
+        Some(Command::Mcp {
+            command: McpCommand::List,
+        }) => wiring::mcp_list(&start),
         None => wiring::tui(&start, launched),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))

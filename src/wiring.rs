@@ -7,11 +7,13 @@ use std::sync::Arc;
 
 use crate::config::{self, Overrides};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
+use crate::mcp::{McpHub, Notice, StartContext};
 use crate::orchestrator::{Orchestrator, Settings};
 use crate::secrets::Secrets;
 use crate::session;
 use crate::startup::{self, Opened, Resuming};
-use crate::tools::{ToolRegistry, ToolSettings};
+use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 mod headless;
 mod screen;
@@ -28,11 +30,14 @@ pub struct Start {
     pub resume: Option<String>,
 }
 
-/// The agent, ready to run: its resolved config, the orchestrator and the session it writes.
+/// The agent, ready to run: its resolved config, the orchestrator, the session it writes and
+/// the MCP servers starting in the background.
 struct Ready {
     resolved: config::Resolved,
     orchestrator: Orchestrator,
     opened: Opened,
+    mcp: Arc<McpHub>,
+    notices: UnboundedReceiver<Notice>,
 }
 
 /// Resolves the config (after `--resume` found its session), builds the orchestrator and
@@ -42,10 +47,23 @@ async fn setup(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Resul
     let (resolved, mut orchestrator, resuming) = build(start).await?;
     announce(&resolved);
     let opened = open(&resolved, &mut orchestrator, resuming)?;
+    // Servers start now, in the background: nothing waits for them here.
+    let (sender, notices) = unbounded_channel();
+    let mcp = McpHub::start(
+        resolved.mcp.clone(),
+        StartContext {
+            workdir: resolved.workdir.clone(),
+            settings: Arc::clone(&orchestrator.settings().tools),
+            notices: Some(sender),
+        },
+    );
+    orchestrator.add_tool_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
     Ok(Ready {
         resolved,
         orchestrator,
         opened,
+        mcp,
+        notices,
     })
 }
 
@@ -115,6 +133,54 @@ fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, i32> {
         crate::say!("taco: cannot start the async runtime: {e}");
         EXIT_RUN_ERROR
     })
+}
+
+/// `taco mcp list`: starts every configured MCP server, waits until each is ready or has
+/// failed (within its startup time), prints them with their tools, and stops them.
+pub fn mcp_list(start: &Start) -> i32 {
+    let runtime = match runtime(false) {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    reaper_guarded(|| {
+        runtime.block_on(async {
+            let env = |name: &str| std::env::var(name).ok();
+            let resolved = match config::resolve(&start.overrides, &env, config::probe_ollama).await
+            {
+                Ok(resolved) => resolved,
+                Err(e) => return usage(e),
+            };
+            let settings = settings(&resolved);
+            let hub = McpHub::start(
+                resolved.mcp.clone(),
+                StartContext {
+                    workdir: resolved.workdir.clone(),
+                    settings: Arc::clone(&settings.tools),
+                    notices: None,
+                },
+            );
+            hub.settled().await;
+            let text = crate::mcp::describe_servers(&hub.view());
+            hub.shutdown();
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => EXIT_OK,
+                Err(e) => {
+                    crate::say!("taco: cannot write to stdout: {e}");
+                    EXIT_RUN_ERROR
+                }
+            }
+        })
+    })
+}
+
+/// Runs `f` as a subreaper: whatever it starts ends with it.
+fn reaper_guarded(f: impl FnOnce() -> i32) -> i32 {
+    crate::reaper::become_subreaper();
+    let code = f();
+    crate::reaper::end_descendants();
+    code
 }
 
 /// `taco sessions`: saved sessions, newest first, and the files that could not be listed.

@@ -44,6 +44,7 @@ fn info() -> AppInfo {
             },
         ],
         dialog_guard: GUARD,
+        mcp: None,
     }
 }
 
@@ -74,6 +75,7 @@ impl Harness {
         let t0 = Instant::now();
         let info = AppInfo {
             dialog_guard: Duration::ZERO,
+            mcp: None,
             ..info()
         };
         Self {

@@ -54,6 +54,7 @@ fn info() -> AppInfo {
         workdir: "/work/project".into(),
         tools: Vec::new(),
         dialog_guard: Duration::ZERO,
+        mcp: None,
     }
 }
 

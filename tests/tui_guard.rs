@@ -34,6 +34,7 @@ impl Harness {
             workdir: "/work/project".into(),
             tools: Vec::new(),
             dialog_guard: Duration::from_millis(ms),
+            mcp: None,
         };
         Self {
             app: App::new(info, t0),

@@ -154,6 +154,9 @@ pub struct ConfigFile {
     /// Terminal UI settings.
     #[serde(default)]
     pub tui: TuiConfig,
+    /// MCP servers whose tools are offered.
+    #[serde(default)]
+    pub mcp: crate::mcp::McpConfig,
 }
 
 /// `<config dir>/taco/config.toml`.
@@ -296,8 +299,10 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
     }
     let builtins = ToolRegistry::builtins();
     for name in file.tools.policy.keys() {
-        if builtins.get(name.get_ref()).is_none() {
-            let known: Vec<&str> = builtins.iter().map(|t| t.name()).collect();
+        // MCP tools are known only once their server has started.
+        if builtins.get(name.get_ref()).is_none() && !name.get_ref().starts_with("mcp__") {
+            let all = builtins.all();
+            let known: Vec<&str> = all.iter().map(|t| t.name()).collect();
             return Err(ConfigError::at(
                 path,
                 text,

@@ -136,7 +136,7 @@ impl Run<'_> {
         for (i, call) in calls.iter().enumerate() {
             let mut planned = self.plan(call, &decided.arguments[i], offered, true);
             if let Planned::Collect(missing) = &planned {
-                let tool = self.orch.registry.get(&call.name).cloned();
+                let tool = self.orch.registry.get(&call.name);
                 let schema = tool.map(|t| t.parameters()).unwrap_or_default();
                 match self
                     .collect(call, &schema, missing, &mut decided.arguments[i])

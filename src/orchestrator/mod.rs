@@ -179,6 +179,13 @@ impl Orchestrator {
         &self.registry
     }
 
+    /// Adds tools that come and go (MCP servers); they are offered from the next request on.
+    pub fn add_tool_source(&mut self, source: Arc<dyn crate::tools::ToolSource>) {
+        let mut registry = (*self.registry).clone();
+        registry.add_source(source);
+        self.registry = Arc::new(registry);
+    }
+
     /// The run settings.
     pub fn settings(&self) -> &Settings {
         &self.settings
@@ -225,6 +232,8 @@ impl Orchestrator {
         let prompt = self.settings.tools.secrets.redact(prompt).into_owned();
         let mut conv = std::mem::take(&mut self.conversation);
         conv.max_turns = self.settings.max_turns.max(1);
+        // Tools come and go between requests (an MCP server started, or changed its list).
+        conv.specs = self.registry.specs();
         let started = EventData::RunStarted {
             prompt: summarize(&prompt, 200),
             provider: self.provider.name().to_string(),

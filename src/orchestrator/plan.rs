@@ -84,9 +84,14 @@ impl Planner<'_> {
     }
 
     fn unknown(&self, name: &str) -> String {
-        let names: Vec<&str> = match self.offered {
-            Some(offered) => offered.iter().map(String::as_str).collect(),
-            None => self.registry.iter().map(|t| t.name()).collect(),
+        let names: Vec<String> = match self.offered {
+            Some(offered) => offered.to_vec(),
+            None => self
+                .registry
+                .all()
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect(),
         };
         if names.is_empty() {
             format!("unknown tool '{name}': no tools are available")

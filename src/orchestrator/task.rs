@@ -5,7 +5,9 @@ use std::collections::{HashMap, VecDeque};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{
+    UnboundedReceiver, UnboundedSender, WeakUnboundedSender, unbounded_channel,
+};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -51,6 +53,16 @@ pub struct OrchestratorTask {
     /// The task itself (ends after `Op::Shutdown` or when `ops` is dropped); `None` when
     /// nothing runs (a read-only view).
     pub handle: Option<JoinHandle<Orchestrator>>,
+    /// The event channel, for news from outside any request (an MCP server failed); weak,
+    /// so the channel still ends with the task.
+    outside: WeakUnboundedSender<Event>,
+}
+
+impl OrchestratorTask {
+    /// Where news from outside any request goes (it reaches the UI, not the session file).
+    pub fn outside(&self) -> WeakUnboundedSender<Event> {
+        self.outside.clone()
+    }
 }
 
 /// Starts the orchestrator on the current tokio runtime.
@@ -62,6 +74,7 @@ pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
 pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> OrchestratorTask {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (events_tx, events_rx) = unbounded_channel();
+    let outside = events_tx.downgrade();
     let handle = tokio::spawn(serve(
         orchestrator,
         ops_rx,
@@ -71,6 +84,7 @@ pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> Orches
         ops: ops_tx,
         events: events_rx,
         handle: Some(handle),
+        outside,
     }
 }
 

@@ -303,11 +303,19 @@ pub fn schema_of<P: JsonSchema>() -> Value {
     value
 }
 
-/// The tools of a run, by name, in registration order.
+/// Tools that come and go while taco runs (an MCP server's, once it has started).
+pub trait ToolSource: Send + Sync {
+    /// The tools available now, in a stable order.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
+/// The tools of a run, by name: the registered ones in registration order, then those of
+/// each source as they are now (a registered name wins over a source's).
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
     by_name: HashMap<String, usize>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl ToolRegistry {
@@ -337,31 +345,49 @@ impl ToolRegistry {
         }
     }
 
+    /// Adds a source of tools that change while taco runs.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
+    }
+
     /// Looks a tool up by name.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(&i) = self.by_name.get(name) {
+            return Some(Arc::clone(&self.tools[i]));
+        }
+        self.sources
+            .iter()
+            .flat_map(|s| s.tools())
+            .find(|t| t.name() == name)
     }
 
-    /// All tools, in registration order.
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
-        self.tools.iter()
+    /// All tools now, registered ones first.
+    pub fn all(&self) -> Vec<Arc<dyn Tool>> {
+        let mut all = self.tools.clone();
+        for tool in self.sources.iter().flat_map(|s| s.tools()) {
+            if !self.by_name.contains_key(tool.name()) {
+                all.push(tool);
+            }
+        }
+        all
     }
 
-    /// Whether no tool is registered.
+    /// Whether no tool is available now.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.all().is_empty()
     }
 
     /// The specs offered to the model.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        self.all().iter().map(|t| t.spec()).collect()
     }
 }
 
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let all = self.all();
         f.debug_list()
-            .entries(self.tools.iter().map(|t| t.name()))
+            .entries(all.iter().map(|t| t.name()))
             .finish()
     }
 }

@@ -43,6 +43,8 @@ pub struct AppInfo {
     pub tools: Vec<ToolInfo>,
     /// How long a new dialog ignores answer keys (zero: at once).
     pub dialog_guard: Duration,
+    /// The MCP servers (`/mcp`, `/tools`); `None` when viewing a saved trace.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
 }
 
 /// A side effect the event loop carries out.

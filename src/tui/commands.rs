@@ -8,8 +8,8 @@ use serde_json::Value;
 use crate::event::{FrameState, Scope, StackFrame};
 
 /// The commands, for completion and suggestions.
-pub const COMMANDS: [&str; 7] = [
-    "/help", "/tools", "/tool", "/status", "/cancel", "/clear", "/quit",
+pub const COMMANDS: [&str; 8] = [
+    "/help", "/tools", "/tool", "/mcp", "/status", "/cancel", "/clear", "/quit",
 ];
 
 /// A parsed slash command.
@@ -23,6 +23,8 @@ pub enum SlashCommand {
     Tool(String),
     /// `/status`.
     Status,
+    /// `/mcp`.
+    Mcp,
     /// `/cancel`.
     Cancel,
     /// `/clear`.
@@ -42,6 +44,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/tools" => SlashCommand::Tools,
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
+        "/mcp" => SlashCommand::Mcp,
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,

@@ -63,6 +63,7 @@ fn info() -> AppInfo {
         workdir: "/work".into(),
         tools: Vec::new(),
         dialog_guard: Duration::ZERO,
+        mcp: None,
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::{Ready, Start, runtime, setup};
 use crate::exec::{self, EXIT_USAGE, ExecOptions};
+use crate::mcp::Status;
 use crate::reaper;
 
 /// What `taco exec` was asked.
@@ -63,6 +64,8 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
             resolved,
             mut orchestrator,
             opened,
+            mcp,
+            mut notices,
         } = match setup(start, announce).await {
             Ok(ready) => ready,
             Err(code) => return code,
@@ -70,12 +73,26 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
         for note in &opened.notes {
             crate::say!("taco: {note}");
         }
+        // One request: its first model call gets every MCP tool that could be started (each
+        // server is bounded by its startup time); a server that failed is said once.
+        mcp.settled().await;
+        let reporter = tokio::spawn(async move {
+            while let Some(notice) = notices.recv().await {
+                if let Status::Failed(message) = notice.status {
+                    crate::say!("taco: {message}");
+                }
+            }
+        });
+        tokio::task::yield_now().await;
         let options = ExecOptions {
             json: request.json,
             approve_all: request.approve_all,
             trace: request.trace,
             secrets: Arc::clone(&resolved.tools.secrets),
         };
-        exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await
+        let code = exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await;
+        mcp.shutdown();
+        reporter.abort();
+        code
     })
 }

@@ -3,12 +3,14 @@
 //! [`Engine`](crate::engine::Engine).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Ready, Start, runtime, setup};
 use crate::config;
 use crate::event::{Event, EventData};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
+use crate::mcp::Status;
 use crate::orchestrator::{Orchestrator, task};
 use crate::session::{self, Entry};
 use crate::tools::Policy;
@@ -37,14 +39,32 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
             resolved,
             orchestrator,
             opened,
+            mcp,
+            mut notices,
         } = match setup(start, |_| {}).await {
             Ok(ready) => ready,
             Err(code) => return code,
         };
-        let info = tui_info(&resolved, &orchestrator);
+        let mut info = tui_info(&resolved, &orchestrator);
+        info.mcp = Some(Arc::clone(&mcp));
         tracing::info!(provider = %info.provider, model = %info.model, "tui started");
         // The task records the session (file, audit log) behind the events it sends.
         let engine = task::spawn_recording(orchestrator, opened.recorder);
+        // A server that fails is said in the chat, as an error outside any request.
+        let outside = engine.outside();
+        let reporter = tokio::spawn(async move {
+            while let Some(notice) = notices.recv().await {
+                let (Status::Failed(message), Some(events)) = (notice.status, outside.upgrade())
+                else {
+                    continue;
+                };
+                let data = EventData::Error {
+                    kind: "mcp".to_string(),
+                    message,
+                };
+                let _ = events.send(Event::now(&Arc::from(""), data));
+            }
+        });
         let launch = Launch {
             info,
             engine: Some(Box::new(engine)),
@@ -53,7 +73,10 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
             notice: (!opened.notes.is_empty()).then(|| opened.notes.join("\n\n")),
             launched,
         };
-        match tui::run(launch).await {
+        let ended = tui::run(launch).await;
+        mcp.shutdown();
+        reporter.abort();
+        match ended {
             Ok(Ended::Quit) => EXIT_OK,
             Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
@@ -138,6 +161,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         tools: Vec::new(),
         // A saved trace asks nothing.
         dialog_guard: Duration::ZERO,
+        mcp: None,
     }
 }
 
@@ -146,6 +170,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
     let policies = orchestrator.policies();
     let tools = orchestrator
         .registry()
+        .all()
         .iter()
         .map(|tool| ToolInfo {
             name: tool.name().to_string(),
@@ -166,6 +191,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         workdir: resolved.workdir.display().to_string(),
         tools,
         dialog_guard: resolved.dialog_guard,
+        mcp: None,
     }
 }
 

@@ -35,15 +35,32 @@ impl App {
         match commands::parse(text) {
             SlashCommand::Help => self.open_help(),
             SlashCommand::Tools => {
-                let text = commands::tools_text(&self.info.tools, self.run.grants());
+                let mut text = commands::tools_text(&self.info.tools, self.run.grants());
+                if let Some(hub) = self.info.mcp.as_ref().filter(|hub| !hub.is_empty()) {
+                    text.push_str("\n\n**MCP servers**\n\n");
+                    text.push_str(&crate::mcp::describe_servers(&hub.view()));
+                }
+                self.chat.push_notice(NoticeKind::Info, text);
+            }
+            SlashCommand::Mcp => {
+                let servers = self
+                    .info
+                    .mcp
+                    .as_ref()
+                    .map(|hub| hub.view())
+                    .unwrap_or_default();
+                let text = format!(
+                    "**MCP servers**\n\n{}",
+                    crate::mcp::describe_servers(&servers)
+                );
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Tool(name) => {
-                let text = match self.info.tools.iter().find(|t| t.name == name) {
+                let tools = self.tool_infos();
+                let text = match tools.iter().find(|t| t.name == name) {
                     Some(tool) => commands::tool_text(tool, &self.calls),
                     None => {
-                        let names: Vec<&str> =
-                            self.info.tools.iter().map(|t| t.name.as_str()).collect();
+                        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
                         let what = if name.is_empty() {
                             "which tool?".to_string()
                         } else {
@@ -110,5 +127,23 @@ impl App {
     pub(super) fn open_help(&mut self) {
         self.overlays.remove::<Help>();
         self.overlays.push(Box::new(Help::default()));
+    }
+
+    /// Every tool now: the built-ins, then the MCP servers' (which come and go).
+    fn tool_infos(&self) -> Vec<commands::ToolInfo> {
+        let mut tools = self.info.tools.clone();
+        if let Some(hub) = &self.info.mcp {
+            use crate::tools::ToolSource;
+            for tool in hub.tools() {
+                tools.push(commands::ToolInfo {
+                    name: tool.name().to_string(),
+                    description: tool.description().to_string(),
+                    schema: tool.parameters(),
+                    policy: tool.policy_note().to_string(),
+                    usage: None,
+                });
+            }
+        }
+        tools
     }
 }

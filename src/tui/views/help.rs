@@ -68,6 +68,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("/help", "this help"),
             ("/tools", "tools, their policies and this session's grants"),
+            ("/mcp", "MCP servers: state, transport, tools, last error"),
             (
                 "/tool NAME",
                 "a tool's description, usage, schema and calls",

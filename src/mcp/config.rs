@@ -1,0 +1,274 @@
+//! `[mcp.servers.NAME]`: which MCP servers to start and how far to trust them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::tools::Policy;
+
+/// Default time a server has to answer `initialize` and list its tools.
+pub const DEFAULT_STARTUP: Duration = Duration::from_secs(10);
+/// Default time one tool call may take.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `[mcp]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpConfig {
+    /// The servers, by name.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerEntry>,
+}
+
+/// `[mcp.servers.NAME]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerEntry {
+    /// Program to start (stdio transport).
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment for it: a value `${NAME}` is taken from taco's environment (keys stay
+    /// out of the config file); anything else is literal.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory (default: the workspace).
+    pub cwd: Option<PathBuf>,
+    /// Streamable HTTP endpoint (instead of `command`).
+    pub url: Option<String>,
+    /// HTTP headers; `${NAME}` values come from the environment.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Environment variable holding a bearer token for `url`.
+    pub bearer_token_env: Option<String>,
+    /// `false` keeps the server configured but not started.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Seconds the server has to start and list its tools (default 10).
+    pub startup_timeout_secs: Option<u64>,
+    /// Seconds one tool call may take (default 60).
+    pub tool_timeout_secs: Option<u64>,
+    /// Only these tools are offered (default: all).
+    pub enabled_tools: Option<Vec<String>>,
+    /// These tools are never offered.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
+    /// Approval policy for its tools (default `ask`).
+    pub policy: Option<Policy>,
+    /// Per-tool policies, by the server's tool name.
+    #[serde(default)]
+    pub tool_policies: BTreeMap<String, Policy>,
+    /// Let the server's `readOnlyHint` make a tool `allow` (default: hints never approve).
+    #[serde(default)]
+    pub trust_annotations: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking over stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment entries as configured (`${NAME}` resolved at start).
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers as configured (`${NAME}` resolved at start).
+        headers: BTreeMap<String, String>,
+        /// Variable with a bearer token.
+        bearer_token_env: Option<String>,
+    },
+}
+
+/// One server, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Its name in the config.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// Time to start and list tools.
+    pub startup_timeout: Duration,
+    /// Time per tool call.
+    pub tool_timeout: Duration,
+    /// Only these tools (by the server's names), when set.
+    pub enabled_tools: Option<Vec<String>>,
+    /// Never these.
+    pub disabled_tools: Vec<String>,
+    /// Default policy of its tools.
+    pub policy: Policy,
+    /// Policies by the server's tool name.
+    pub tool_policies: BTreeMap<String, Policy>,
+    /// Whether `readOnlyHint` may allow a tool.
+    pub trust_annotations: bool,
+}
+
+impl ServerSpec {
+    /// Whether the server's tool `name` is offered.
+    pub fn offers(&self, name: &str) -> bool {
+        self.enabled_tools
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|t| t == name))
+            && !self.disabled_tools.iter().any(|t| t == name)
+    }
+
+    /// A short description of how it is reached, for `/mcp` and errors.
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let mut line = command.clone();
+                for arg in args {
+                    line.push(' ');
+                    line.push_str(arg);
+                }
+                format!("stdio: {line}")
+            }
+            Transport::Http { url, .. } => format!("http: {url}"),
+        }
+    }
+}
+
+/// The enabled servers of the config, checked; `Err` says what is wrong with which one.
+pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
+    let mut specs = Vec::new();
+    for (name, entry) in &config.servers {
+        if !entry.enabled {
+            continue;
+        }
+        let at = format!("[mcp.servers.{name}]");
+        if name.trim().is_empty() {
+            return Err("[mcp.servers]: a server needs a name".into());
+        }
+        let transport = match (&entry.command, &entry.url) {
+            (Some(command), None) if !command.trim().is_empty() => Transport::Stdio {
+                command: command.clone(),
+                args: entry.args.clone(),
+                env: entry.env.clone(),
+                cwd: entry.cwd.clone(),
+            },
+            (None, Some(url)) => {
+                match reqwest::Url::parse(url) {
+                    Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+                    _ => return Err(format!("{at} url must be an http(s) URL, got {url:?}")),
+                }
+                Transport::Http {
+                    url: url.clone(),
+                    headers: entry.headers.clone(),
+                    bearer_token_env: entry.bearer_token_env.clone(),
+                }
+            }
+            (Some(_), Some(_)) => return Err(format!("{at} has both command and url: pick one")),
+            _ => {
+                return Err(format!(
+                    "{at} needs a command (stdio) or a url (Streamable HTTP)"
+                ));
+            }
+        };
+        let secs = |value: Option<u64>, default: Duration| {
+            value.map_or(default, |s| Duration::from_secs(s.clamp(1, 86_400)))
+        };
+        specs.push(ServerSpec {
+            name: name.clone(),
+            transport,
+            startup_timeout: secs(entry.startup_timeout_secs, DEFAULT_STARTUP),
+            tool_timeout: secs(entry.tool_timeout_secs, DEFAULT_TOOL_TIMEOUT),
+            enabled_tools: entry.enabled_tools.clone(),
+            disabled_tools: entry.disabled_tools.clone(),
+            policy: entry.policy.unwrap_or(Policy::Ask),
+            tool_policies: entry.tool_policies.clone(),
+            trust_annotations: entry.trust_annotations,
+        });
+    }
+    Ok(specs)
+}
+
+/// A configured value with `${NAME}` taken from the environment; `Err` names the variable
+/// that is not set (never its value).
+pub fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+        Some(name) => {
+            env(name).ok_or_else(|| format!("the environment variable {name} is not set"))
+        }
+        None => Ok(value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<ServerSpec>, String> {
+        let config: McpConfig = toml::from_str(text).map_err(|e| e.to_string())?;
+        servers(&config)
+    }
+
+    #[test]
+    fn stdio_and_http_servers_with_their_settings() {
+        let specs = parse(
+            r#"
+            [servers.fs]
+            command = "npx"
+            args = ["-y", "server"]
+            env = { TOKEN = "${GH}" }
+            tool_timeout_secs = 5
+            disabled_tools = ["write_file"]
+            tool_policies = { read_file = "allow" }
+            [servers.web]
+            url = "http://127.0.0.1:9/mcp"
+            bearer_token_env = "WEB_TOKEN"
+            policy = "deny"
+            [servers.off]
+            command = "x"
+            enabled = false
+            "#,
+        )
+        .unwrap();
+        assert_eq!(specs.len(), 2, "a disabled server is not started");
+        let fs = &specs[0];
+        assert_eq!(fs.describe(), "stdio: npx -y server");
+        assert_eq!(fs.tool_timeout, Duration::from_secs(5));
+        assert_eq!(fs.startup_timeout, DEFAULT_STARTUP);
+        assert_eq!(fs.policy, Policy::Ask);
+        assert!(fs.offers("read_file") && !fs.offers("write_file"));
+        assert_eq!(specs[1].policy, Policy::Deny);
+        assert!(matches!(specs[1].transport, Transport::Http { .. }));
+    }
+
+    #[test]
+    fn a_server_needs_exactly_one_way_in() {
+        for (text, says) in [
+            ("[servers.a]\nargs = []", "needs a command"),
+            ("[servers.a]\ncommand = \"x\"\nurl = \"http://h\"", "both"),
+            ("[servers.a]\nurl = \"file:///etc\"", "http(s)"),
+            ("[servers.a]\ncommand = \"x\"\nbogus = 1", "unknown field"),
+        ] {
+            let error = parse(text).unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn only_named_variables_come_from_the_environment() {
+        let env = |name: &str| (name == "SET").then(|| "v".to_string());
+        assert_eq!(expand("${SET}", &env).unwrap(), "v");
+        assert_eq!(expand("literal", &env).unwrap(), "literal");
+        assert_eq!(expand("$SET", &env).unwrap(), "$SET");
+        let error = expand("${UNSET}", &env).unwrap_err();
+        assert!(error.contains("UNSET"), "{error}");
+    }
+}

@@ -1,0 +1,168 @@
+//! Starting one MCP server: a child process in its own process group with a scrubbed
+//! environment and its stderr sent to the log (never the terminal), or a Streamable HTTP
+//! endpoint with its headers; then `initialize` and the tool listing, within the startup time.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::client::Handler;
+use super::config::{ServerSpec, Transport, expand};
+use crate::tools::ToolSettings;
+
+/// Lines of a server's stderr kept for the report when it fails.
+const STDERR_KEPT: usize = 12;
+/// Longest stderr line kept.
+const STDERR_LINE: usize = 400;
+
+/// The last lines a server wrote to stderr.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() == STDERR_KEPT {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+}
+
+/// A connected server.
+pub struct Connection {
+    /// The running client service (its peer makes calls).
+    pub service: RunningService<RoleClient, Handler>,
+    /// The child's process id (its process group), for stdio servers.
+    pub pid: Option<u32>,
+}
+
+/// Connects to `spec`'s server. `Err` says what went wrong in words for the user.
+pub async fn connect(
+    spec: &ServerSpec,
+    handler: Handler,
+    workdir: &Path,
+    settings: &ToolSettings,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+    stderr: &StderrTail,
+) -> Result<Connection, String> {
+    match &spec.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env: configured,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args)
+                .current_dir(cwd.as_deref().unwrap_or(workdir))
+                .kill_on_drop(true);
+            // The same scrubbed environment as a shell command, plus what the config names.
+            for name in settings.scrubbed_vars() {
+                cmd.env_remove(name);
+            }
+            for (key, value) in configured {
+                cmd.env(key, expand(value, env)?);
+            }
+            // Its own process group: quitting or a crash ends the server and its children.
+            #[cfg(unix)]
+            cmd.process_group(0);
+            let (process, pipe) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => {
+                        format!("`{command}` was not found: is it installed and on PATH?")
+                    }
+                    _ => format!("`{command}` could not be started: {e}"),
+                })?;
+            let pid = process.id();
+            if let Some(pipe) = pipe {
+                let tail = stderr.clone();
+                let server = spec.name.clone();
+                tokio::spawn(async move {
+                    let mut lines = BufReader::new(pipe).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        let line: String = line.chars().take(STDERR_LINE).collect();
+                        tracing::info!(server, line, "mcp server stderr");
+                        tail.push(line);
+                    }
+                });
+            }
+            let service = handler
+                .serve(process)
+                .await
+                .map_err(|e| format!("it did not complete the MCP handshake: {}", plain(&e)))?;
+            Ok(Connection { service, pid })
+        }
+        Transport::Http {
+            url,
+            headers,
+            bearer_token_env,
+        } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(name) = bearer_token_env {
+                let token = env(name)
+                    .ok_or_else(|| format!("the environment variable {name} is not set"))?;
+                config = config.auth_header(token);
+            }
+            let mut custom = HashMap::new();
+            for (key, value) in headers {
+                let name = reqwest::header::HeaderName::from_bytes(key.as_bytes())
+                    .map_err(|_| format!("header name {key:?} is not valid"))?;
+                let mut value = reqwest::header::HeaderValue::from_str(&expand(value, env)?)
+                    .map_err(|_| format!("the value of header {key} is not valid"))?;
+                value.set_sensitive(true);
+                custom.insert(name, value);
+            }
+            config = config.custom_headers(custom);
+            let client = reqwest::Client::builder()
+                .connect_timeout(spec.startup_timeout)
+                .build()
+                .map_err(|e| format!("no HTTP client: {e}"))?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            let service = handler.serve(transport).await.map_err(|e| {
+                format!(
+                    "it did not complete the MCP handshake at {url}: {}",
+                    plain(&e)
+                )
+            })?;
+            Ok(Connection { service, pid: None })
+        }
+    }
+}
+
+/// An SDK error without the transport's type names: the part after the last `error: `.
+fn plain(error: &dyn std::fmt::Display) -> String {
+    let text = error.to_string();
+    let tail = text.rsplit("] error: ").next().unwrap_or(&text);
+    tail.trim_start_matches("Client error: ").to_string()
+}
+
+/// Ends a stdio server's whole process group (the server and anything it started).
+pub fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) {
+        // SAFETY: killpg takes plain integers; no memory is shared.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! One MCP server tool as a taco tool: offered under its qualified name with the server's
+//! description and input schema, its arguments checked against that schema before the call,
+//! its result converted for the model (`result.rs`), its policy from the config.
+
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{Peer, RoleClient};
+use serde_json::Value;
+
+use super::config::ServerSpec;
+use super::result::convert;
+use crate::tools::{Policy, Tool, ToolContext, ToolError, ToolReply, ToolSettings};
+
+/// Schemas larger than this are not compiled (the tool is offered without a pre-check).
+const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+/// Validation messages shown to the model at most.
+const MAX_PROBLEMS: usize = 5;
+
+/// What the server says about a tool's effects: hints, never trusted by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hints {
+    /// `readOnlyHint`.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`.
+    pub destructive: Option<bool>,
+}
+
+/// A tool of an MCP server.
+pub struct McpTool {
+    name: String,
+    remote: String,
+    server: String,
+    description: String,
+    schema: Value,
+    validator: Option<jsonschema::Validator>,
+    policy: Policy,
+    policy_note: String,
+    hints: Hints,
+    timeout: Duration,
+    peer: Peer<RoleClient>,
+}
+
+impl McpTool {
+    /// The tool `listed` (its `tools/list` entry as JSON) of `spec`'s server, offered as `name`.
+    pub fn new(name: String, listed: &Value, spec: &ServerSpec, peer: Peer<RoleClient>) -> Self {
+        let remote = listed["name"].as_str().unwrap_or_default().to_string();
+        let mut schema = listed
+            .get("inputSchema")
+            .cloned()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        if let Value::Object(map) = &mut schema {
+            // Providers reject a few meta keys; the validator does not need them.
+            map.remove("$schema");
+            map.entry("properties")
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        let validator = (schema.to_string().len() <= MAX_SCHEMA_BYTES)
+            .then(|| jsonschema::validator_for(&schema).ok())
+            .flatten();
+        let annotations = &listed["annotations"];
+        let hints = Hints {
+            read_only: annotations["readOnlyHint"].as_bool(),
+            destructive: annotations["destructiveHint"].as_bool(),
+        };
+        let (policy, why) = match spec.tool_policies.get(&remote) {
+            Some(policy) => (*policy, "tool_policies"),
+            None if spec.trust_annotations && hints.read_only == Some(true) => {
+                (Policy::Allow, "readOnlyHint, trusted")
+            }
+            None => (spec.policy, "server policy"),
+        };
+        let word = match policy {
+            Policy::Allow => "allow",
+            Policy::Ask => "ask",
+            Policy::Deny => "deny",
+        };
+        let description = listed["description"].as_str().unwrap_or("").to_string();
+        Self {
+            name,
+            remote,
+            server: spec.name.clone(),
+            description,
+            schema,
+            validator,
+            policy,
+            policy_note: format!("{word} (MCP server {}, {why})", spec.name),
+            hints,
+            timeout: spec.tool_timeout,
+            peer,
+        }
+    }
+
+    /// The server it belongs to.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The tool's name on its server.
+    pub fn remote_name(&self) -> &str {
+        &self.remote
+    }
+
+    /// The server's hints about the tool.
+    pub fn hints(&self) -> Hints {
+        self.hints
+    }
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn validate(&self, arguments: &Value) -> Result<(), String> {
+        let arguments = match arguments {
+            Value::Null => &Value::Object(Default::default()),
+            Value::Object(_) => arguments,
+            Value::String(raw) => return Err(format!("the arguments are not valid JSON: {raw:?}")),
+            other => return Err(format!("the arguments must be a JSON object, got {other}")),
+        };
+        let Some(validator) = &self.validator else {
+            return Ok(());
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(arguments)
+            .take(MAX_PROBLEMS)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    fn default_policy(&self, _arguments: &Value, _settings: &ToolSettings) -> Policy {
+        self.policy
+    }
+
+    fn policy_note(&self) -> &str {
+        &self.policy_note
+    }
+
+    fn call<'a>(
+        &'a self,
+        arguments: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolReply, ToolError>> {
+        async move {
+            let mut params = CallToolRequestParams::new(self.remote.clone());
+            params.arguments = match arguments {
+                Value::Object(map) => Some(map),
+                _ => None,
+            };
+            // Dropping the call (a cancel, the runner's timeout) sends notifications/cancelled.
+            let called = tokio::time::timeout(self.timeout, self.peer.call_tool(params)).await;
+            let result = match called {
+                Err(_) => {
+                    return Err(ToolError::failed(format!(
+                        "the MCP server {} did not answer within {} s (tool_timeout_secs)",
+                        self.server,
+                        self.timeout.as_secs()
+                    )));
+                }
+                Ok(Err(error)) => {
+                    return Err(ToolError::failed(format!(
+                        "the MCP server {} failed the call: {error}",
+                        self.server
+                    )));
+                }
+                Ok(Ok(result)) => result,
+            };
+            let json = serde_json::to_value(&result).map_err(|e| {
+                ToolError::failed(format!(
+                    "the MCP server {} sent a result taco cannot read: {e}",
+                    self.server
+                ))
+            })?;
+            convert(&json)
+                .map(ToolReply::Done)
+                .map_err(ToolError::Failed)
+        }
+        .boxed()
+    }
+}
