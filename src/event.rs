@@ -249,6 +249,10 @@ pub enum EventData {
         position: usize,
         /// Number of calls in the batch that need approval.
         of: usize,
+        /// What the user should know besides the arguments (an MCP tool's server and the
+        /// hints it gives about the tool, which are not checked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// The orchestrator waits for the user to answer a question.
     InputRequested(InputRequest),

@@ -254,6 +254,7 @@ fn realistic_run() -> Vec<Event> {
             arguments: json!({ "command": MARKER }),
             position: k + 1,
             of: 2,
+            note: None,
         });
     }
     s.decided("c2", "shell", Decision::Approved, None);
@@ -308,6 +309,7 @@ fn realistic_run() -> Vec<Event> {
         arguments: json!({ "command": MARKER }),
         position: 1,
         of: 1,
+        note: None,
     });
     s.decided("n2", "shell", Decision::Denied, Some(EXEC_DENIED));
     s.denied(

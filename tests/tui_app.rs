@@ -163,6 +163,7 @@ impl Harness {
             arguments,
             position,
             of,
+            note: None,
         });
     }
 

@@ -157,6 +157,7 @@ fn a_hostile_string_is_neutralised_in_every_view() {
         arguments,
         position: 1,
         of: 1,
+        note: None,
     });
     // The chat answer, the approval arguments, the stack summary and the timeline rows.
     let buf = s.draw(220, 60);
@@ -297,6 +298,7 @@ proptest! {
             position: 1,
             of: 1,
             lead: Some(body.clone()),
+            note: None,
         });
         let theme = Theme::default();
         for width in WIDTHS {

@@ -92,6 +92,7 @@ impl Harness {
             arguments: json!({"path": "notes.md", "content": "a\nb\nc\nd\ne\nf\ng\nh\ni\nj"}),
             position: 1,
             of: 1,
+            note: None,
         });
     }
 
@@ -324,6 +325,7 @@ fn a_session_that_ended_in_a_dialog_leaves_no_guard_behind() {
             arguments: json!({}),
             position: 1,
             of: 1,
+            note: None,
         }),
     ];
     let now = h.now();

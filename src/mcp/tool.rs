@@ -160,6 +160,30 @@ impl Tool for McpTool {
         &self.policy_note
     }
 
+    fn approval_note(&self) -> Option<String> {
+        let mut said = Vec::new();
+        match self.hints.read_only {
+            Some(true) => said.push("read-only"),
+            Some(false) => said.push("may change things"),
+            None => {}
+        }
+        if self.hints.destructive == Some(true) {
+            said.push("destructive");
+        }
+        let hints = if said.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " · the server says: {} (a hint, not checked)",
+                said.join(", ")
+            )
+        };
+        Some(format!(
+            "MCP server {} · its tool `{}`{hints}",
+            self.server, self.remote
+        ))
+    }
+
     fn call<'a>(
         &'a self,
         arguments: Value,

@@ -278,12 +278,14 @@ impl Run<'_> {
             })
             .collect();
         for (k, request) in requests.iter().enumerate() {
+            let note = (self.orch.registry.get(&request.name)).and_then(|t| t.approval_note());
             self.emit(EventData::ApprovalRequested {
                 id: request.id.clone(),
                 name: request.name.clone(),
                 arguments: request.arguments.clone(),
                 position: k + 1,
                 of: requests.len(),
+                note,
             });
         }
         let cancel = self.cancel.clone();

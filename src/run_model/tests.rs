@@ -125,6 +125,7 @@ fn approvals_questions_and_grants_open_and_close() {
             arguments: json!({}),
             position: 1,
             of: 1,
+            note: None,
         },
     ));
     assert_eq!(m.open_approvals().len(), 1);

@@ -169,6 +169,11 @@ pub trait Tool: Send + Sync {
     fn policy_note(&self) -> &str {
         "allow"
     }
+    /// A line for the approval dialog besides the arguments (where the tool comes from, what
+    /// it claims about itself).
+    fn approval_note(&self) -> Option<String> {
+        None
+    }
     /// How to use the tool well (spec/004 `get_usage_instructions`): shown by `/tool NAME` and
     /// given to the model the first time the tool is used in a conversation.
     fn usage_instructions(&self) -> Option<&str> {

@@ -320,6 +320,7 @@ impl App {
                 arguments,
                 position,
                 of,
+                note,
             } => {
                 let pending = Pending {
                     id: id.clone(),
@@ -328,6 +329,7 @@ impl App {
                     position: *position,
                     of: *of,
                     lead: self.chat.last_assistant_text().map(String::from),
+                    note: note.clone(),
                 };
                 self.overlays
                     .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));

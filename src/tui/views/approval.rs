@@ -30,6 +30,8 @@ pub struct Pending {
     pub of: usize,
     /// The assistant text that led to the call.
     pub lead: Option<String>,
+    /// Where the tool comes from and what it claims (see `Tool::approval_note`).
+    pub note: Option<String>,
 }
 
 /// What a key did to the dialog.
@@ -197,8 +199,12 @@ impl ApprovalState {
         let lead_rows = current.lead.as_deref().map_or(0, |l| {
             l.lines().filter(|l| !l.trim().is_empty()).count().min(2)
         });
+        let note_rows = current
+            .note
+            .as_deref()
+            .map_or(0, |n| n.chars().count().div_ceil(inner).max(1));
         // Two borders and the footer.
-        (arg_rows + lead_rows + 3).min(u16::MAX as usize) as u16
+        (arg_rows + lead_rows + note_rows + 3).min(u16::MAX as usize) as u16
     }
 
     /// Draws the dialog for the current call into `area`; `wait` is how long its keys are
@@ -246,6 +252,9 @@ impl ApprovalState {
                     theme.dim,
                 ));
             }
+        }
+        if let Some(note) = &current.note {
+            lines.push(Line::styled(format!("⚑ {}", escape(note)), theme.warn));
         }
         for line in pretty(&current.arguments).lines() {
             lines.push(Line::styled(line.to_string(), theme.code));
@@ -376,6 +385,7 @@ mod tests {
             position,
             of,
             lead: None,
+            note: None,
         }
     }
 

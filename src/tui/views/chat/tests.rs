@@ -268,6 +268,7 @@ fn tool_cell_goes_through_call_approval_and_result() {
             arguments: args,
             position: 1,
             of: 1,
+            note: None,
         },
     ));
     assert_eq!(
