@@ -76,7 +76,7 @@ mod tests {
             qualified("my server", "tool.v2", &taken),
             "mcp__my_server__tool_v2"
         );
-        assert_eq!(qualified("", "", &taken), "mcp_____");
+        assert_eq!(qualified("", "", &taken), "mcp______");
     }
 
     #[test]
