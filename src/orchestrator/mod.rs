@@ -232,8 +232,6 @@ impl Orchestrator {
         let prompt = self.settings.tools.secrets.redact(prompt).into_owned();
         let mut conv = std::mem::take(&mut self.conversation);
         conv.max_turns = self.settings.max_turns.max(1);
-        // Tools come and go between requests (an MCP server started, or changed its list).
-        conv.specs = self.registry.specs();
         let started = EventData::RunStarted {
             prompt: summarize(&prompt, 200),
             provider: self.provider.name().to_string(),
@@ -305,6 +303,11 @@ impl Run<'_> {
                     return self.final_without_tools(conv, turn_no).await;
                 }
                 turn_no += 1;
+                if !conv.is_nested() {
+                    // A server's tool list may change mid-run (list_changed): each turn
+                    // offers what is there now. A sub-agent keeps the set it was given.
+                    conv.specs = self.orch.registry.specs();
+                }
                 let turn = match self.call_model(conv, turn_no, true).await {
                     Ok(turn) => turn,
                     Err(CallError::Cancelled(partial)) => {

@@ -1,0 +1,273 @@
+//! MCP servers as tools (issue 12), end to end: `taco exec` against a loopback
+//! OpenAI-compatible server that asks for MCP tools, with the fixture server
+//! (`examples/mcp_fixture.rs`, rmcp's server side) and the published filesystem server.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use taco::mcp::config::McpConfig;
+use taco::mcp::{McpHub, StartContext, Status};
+use taco::tools::{ToolContext, ToolSettings, ToolSource};
+use tokio_util::sync::CancellationToken;
+
+mod support;
+use support::TestServer;
+use support::cli::*;
+use support::mcp::{fixture, require_filesystem_server};
+
+/// A config file naming the fixture (with extra lines for its table) and more tables.
+fn config(home: &Path, fixture_extra: &str, more: &str) -> std::path::PathBuf {
+    let path = home.join("mcp.toml");
+    let text = format!(
+        "[providers.openai.options]\nmax_attempts = 1\n\n[mcp.servers.fixture]\ncommand = {:?}\n{fixture_extra}\n{more}",
+        fixture().display().to_string()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `taco exec --json` with `config`, against `server`; returns the run and its events.
+async fn exec(
+    home: &Path,
+    work: &Path,
+    config: &Path,
+    server: &TestServer,
+    extra: &[&str],
+) -> (Run, Vec<Value>) {
+    let mut cmd = taco(home, work);
+    cmd.arg("-c").arg(config);
+    openai_args(&mut cmd, server);
+    cmd.args(["--json"]).args(extra).arg("go");
+    let run = finish(&mut cmd).await;
+    let events = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (run, events)
+}
+
+/// The `tool` messages of the n-th request the model server received.
+fn told(server: &TestServer, request: usize) -> Vec<Value> {
+    server.requests()[request].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+fn results(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| &e["data"])
+        .collect()
+}
+
+#[tokio::test]
+async fn the_model_calls_mcp_tools_and_gets_their_results() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("e", "mcp__fixture__echo", r#"{"text": "hi"}"#),
+            ("a", "mcp__fixture__add", r#"{"a": 2, "b": 3}"#),
+            ("i", "mcp__fixture__image", "{}"),
+            ("f", "mcp__fixture__fail", "{}"),
+            ("bad", "mcp__fixture__echo", r#"{"text": 5}"#),
+        ]),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let config = config(home.path(), "", "");
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &["--approve", "all"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let offered: Vec<String> = server.requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        offered.contains(&"mcp__fixture__echo".to_string())
+            && offered.contains(&"read_file".to_string()),
+        "{offered:?}"
+    );
+    let told = told(&server, 1);
+    assert_eq!(told[0], json!({"text": "echo: hi"}));
+    assert_eq!(told[1]["structured"], json!({"sum": 5.0}));
+    let image = &told[2]["attachments"][0];
+    assert_eq!((image["type"].as_str(), image["mime_type"].as_str()), (Some("image"), Some("image/png")));
+    assert!(!told[2].to_string().contains("iVBOR"), "no base64 reaches the model");
+    assert_eq!(told[3], json!({"error": "it failed on purpose"}));
+    let invalid = told[4]["error"].as_str().unwrap();
+    assert!(invalid.contains("invalid arguments") && invalid.contains("JSON Schema"), "{invalid}");
+    let status: Vec<&str> = results(&events)
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    let mut sorted = status.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, ["failed", "invalid", "ok", "ok", "ok"], "{status:?}");
+}
+
+#[tokio::test]
+async fn mcp_tools_ask_by_default_and_exec_denies_them() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[("e", "mcp__fixture__echo", r#"{"text": "hi"}"#)]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let config = config(home.path(), "", "");
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requested = events
+        .iter()
+        .find(|e| e["type"] == "approval_requested")
+        .expect("an approval was asked");
+    let note = requested["data"]["note"].as_str().unwrap();
+    assert!(
+        note.contains("MCP server fixture") && note.contains("read-only") && note.contains("not checked"),
+        "{note}"
+    );
+    let result = results(&events)[0];
+    assert_eq!((result["status"].as_str(), result["denied_by"].as_str()), (Some("denied"), Some("headless")));
+
+    // A per-tool policy in the config allows it; hints alone never do.
+    let server = TestServer::start(vec![
+        tool_turns(&[("e", "mcp__fixture__echo", r#"{"text": "hi"}"#)]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let config = config(home.path(), "tool_policies = { echo = \"allow\" }", "");
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(results(&events)[0]["status"], "ok");
+}
+
+#[tokio::test]
+async fn broken_servers_are_reported_once_and_the_run_goes_on() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![text_turn(&["fine without them"])]).await;
+    let more = format!(
+        "[mcp.servers.missing]\ncommand = \"no-such-mcp-server-here\"\n\n[mcp.servers.hang]\ncommand = {:?}\nargs = [\"--hang-init\"]\nstartup_timeout_secs = 1\n",
+        fixture().display().to_string()
+    );
+    let config = config(home.path(), "enabled = false", &more);
+    let started = std::time::Instant::now();
+    let (run, _) = exec(home.path(), work.path(), &config, &server, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(run.stderr.matches("MCP server missing").count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("was not found"), "{}", run.stderr);
+    assert_eq!(run.stderr.matches("MCP server hang").count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("did not start within 1 s"), "{}", run.stderr);
+    assert!(run.stdout.contains("fine without them"));
+}
+
+#[tokio::test]
+async fn a_server_that_crashes_mid_call_fails_the_call_and_is_withdrawn() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[("c", "mcp__fixture__crash", "{}")]),
+        text_turn(&["it crashed"]),
+    ])
+    .await;
+    let config = config(home.path(), "", "");
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &["--approve", "all"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(results(&events)[0]["status"], "failed");
+    assert!(run.stderr.contains("MCP server fixture"), "{}", run.stderr);
+    assert!(run.stderr.contains("fixture: crashing"), "its last stderr lines: {}", run.stderr);
+    let offered = server.requests()[1].json()["tools"].to_string();
+    assert!(!offered.contains("mcp__fixture__"), "its tools are withdrawn: {offered}");
+}
+
+#[tokio::test]
+async fn taco_mcp_list_shows_every_page_and_failures() {
+    let (home, work) = setup();
+    let more = "[mcp.servers.missing]\ncommand = \"no-such-mcp-server-here\"\n";
+    let config = config(home.path(), "args = [\"--page-size\", \"2\"]", more);
+    let mut cmd = taco(home.path(), work.path());
+    cmd.arg("-c").arg(&config).args(["mcp", "list"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "exit 0 even when a server failed: {}", run.stderr);
+    assert!(run.stdout.contains("**fixture**") && run.stdout.contains("ready, 9 tools"), "{}", run.stdout);
+    for tool in ["echo", "add", "fail", "image", "slow", "ask", "crash", "add_tool", "log"] {
+        assert!(run.stdout.contains(&format!("`mcp__fixture__{tool}`")), "{tool}: {}", run.stdout);
+    }
+    assert!(run.stdout.contains("**missing**") && run.stdout.contains("failed"), "{}", run.stdout);
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_listed_again() {
+    let config: McpConfig = toml::from_str(&format!(
+        "[servers.fixture]\ncommand = {:?}\ntool_policies = {{ add_tool = \"allow\" }}",
+        fixture().display().to_string()
+    ))
+    .unwrap();
+    let specs = taco::mcp::config::servers(&config).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let hub = McpHub::start(
+        specs,
+        StartContext {
+            workdir: work.path().to_path_buf(),
+            settings: Arc::new(ToolSettings::default()),
+            notices: None,
+        },
+    );
+    tokio::time::timeout(Duration::from_secs(10), hub.settled()).await.unwrap();
+    assert_eq!(hub.view()[0].status, Status::Ready);
+    let names = |hub: &McpHub| -> Vec<String> { hub.tools().iter().map(|t| t.name().to_string()).collect() };
+    assert!(!names(&hub).contains(&"mcp__fixture__late".to_string()));
+    let add = hub.tools().into_iter().find(|t| t.name() == "mcp__fixture__add_tool").unwrap();
+    let ctx = ToolContext {
+        workdir: work.path().to_path_buf(),
+        settings: Arc::new(ToolSettings::default()),
+        cancel: CancellationToken::new(),
+    };
+    add.call(json!({}), &ctx).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !names(&hub).contains(&"mcp__fixture__late".to_string()) {
+        assert!(tokio::time::Instant::now() < deadline, "late never listed: {:?}", names(&hub));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    hub.shutdown();
+}
+
+#[tokio::test]
+async fn the_published_filesystem_server_serves_the_model() {
+    let Some(fs) = require_filesystem_server() else {
+        return;
+    };
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[(
+            "r",
+            "mcp__fs__read_text_file",
+            &json!({"path": work.path().join("hello.txt")}).to_string(),
+        )]),
+        text_turn(&["it says hi there"]),
+    ])
+    .await;
+    let path = home.path().join("fs.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[providers.openai.options]\nmax_attempts = 1\n[mcp.servers.fs]\ncommand = {:?}\nargs = [{:?}]\nstartup_timeout_secs = 30\n",
+            fs.display().to_string(),
+            work.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    let (run, events) = exec(home.path(), work.path(), &path, &server, &["--approve", "all"]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(results(&events)[0]["status"], "ok", "{:?}", results(&events));
+    let told = told(&server, 1);
+    assert!(told[0]["text"].as_str().unwrap().contains("hi there"), "{:?}", told[0]);
+}
