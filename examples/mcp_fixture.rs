@@ -16,8 +16,6 @@ use std::time::Duration;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 // MCP logging is deprecated by SEP-2577; the fixture still speaks it (issue 12 sends it to the log).
-#[allow(deprecated)]
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, InitializeRequestParams,
@@ -25,6 +23,8 @@ use rmcp::model::{
     ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -56,11 +56,10 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
             "--hang-init" => options.hang_init = true,
             "--page-size" => {
                 let value = args.next().ok_or("--page-size needs a number")?;
-                options.page_size = value
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("--page-size needs a positive number, not {value:?}"))?;
+                options.page_size =
+                    value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--page-size needs a positive number, not {value:?}")
+                    })?;
             }
             other => {
                 return Err(format!(
@@ -223,8 +222,16 @@ impl Fixture {
                 })),
             )
             .annotate(ToolAnnotations::new().destructive(true)),
-            Tool::new("ask", "Asks the user who they are (elicitation).", empty_schema()),
-            Tool::new("crash", "Exits the server with code 3 mid-call.", empty_schema()),
+            Tool::new(
+                "ask",
+                "Asks the user who they are (elicitation).",
+                empty_schema(),
+            ),
+            Tool::new(
+                "crash",
+                "Exits the server with code 3 mid-call.",
+                empty_schema(),
+            ),
             Tool::new(
                 "add_tool",
                 "Adds the tool `late` and announces list_changed.",
