@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cli;
+pub mod mcp;
 pub mod scripted;
 pub mod tmux;
 pub mod wire;

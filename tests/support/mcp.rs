@@ -1,0 +1,124 @@
+//! MCP servers for tests: the fixture (`examples/mcp_fixture.rs`, built by `cargo test`) and the
+//! published filesystem server that `.ci/run` installs from the npm registry.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The environment variable `.ci/run` sets to the filesystem server's executable.
+pub const FS_SERVER_ENV: &str = "TACO_MCP_FS_SERVER";
+
+/// The fixture server's executable (next to the `taco` binary, under `examples/`).
+pub fn fixture() -> PathBuf {
+    let taco = Path::new(env!("CARGO_BIN_EXE_taco"));
+    let dir = taco.parent().expect("the taco binary has a directory");
+    let path = dir
+        .join("examples")
+        .join(format!("mcp_fixture{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "the MCP fixture server is not built at {}: plain `cargo test` builds it; \
+         for a targeted run (`cargo test --test NAME` builds no examples), \
+         `cargo build --example mcp_fixture` first",
+        path.display()
+    );
+    // A targeted run does not rebuild examples: refuse a binary older than its source.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mcp_fixture.rs");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(built), Some(edited)) = (modified(&path), modified(&source)) {
+        assert!(
+            built >= edited,
+            "the MCP fixture server at {} is older than examples/mcp_fixture.rs: \
+             run `cargo build --example mcp_fixture` (plain `cargo test` rebuilds it)",
+            path.display()
+        );
+    }
+    path
+}
+
+/// Starts `mcp_fixture --http` and returns it with its URL (`http://127.0.0.1:PORT/mcp`).
+///
+/// The child is killed when dropped; its stdin is held open (EOF on it stops the server).
+pub async fn fixture_http() -> (Child, String) {
+    fixture_http_with(&[]).await
+}
+
+/// Like [`fixture_http`], with extra arguments (e.g. `--hang-init`, `--page-size 2`).
+pub async fn fixture_http_with(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(fixture())
+        .arg("--http")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the MCP fixture server");
+    let stdout = child.stdout.take().expect("fixture stdout");
+    let mut line = String::new();
+    let read = tokio::time::timeout(
+        Duration::from_secs(10),
+        BufReader::new(stdout).read_line(&mut line),
+    )
+    .await;
+    let url = line.trim().to_string();
+    if !matches!(read, Ok(Ok(n)) if n > 0) || !url.starts_with("http://127.0.0.1:") {
+        let _ = child.start_kill();
+        let mut stderr = String::new();
+        if let Some(mut pipe) = child.stderr.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), pipe.read_to_string(&mut stderr))
+                .await;
+        }
+        panic!("the MCP fixture printed no URL within 10 s (got {line:?}); stderr: {stderr}");
+    }
+    (child, url)
+}
+
+/// The published filesystem server's executable: `$TACO_MCP_FS_SERVER`, or where `.ci/run`
+/// installs it (`$HOME/.cache/taco-ci/mcp`); `None` when it is not there.
+pub fn filesystem_server() -> Option<PathBuf> {
+    let path = match std::env::var_os(FS_SERVER_ENV) {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => default_filesystem_server()?,
+    };
+    path.is_file().then_some(path)
+}
+
+/// The filesystem server for a test that needs it. Under CI (`CI` or `TACO_MCP_FS_SERVER` set)
+/// a missing server fails the test; elsewhere the test is skipped with a note (`None`).
+pub fn require_filesystem_server() -> Option<PathBuf> {
+    if let Some(path) = filesystem_server() {
+        return Some(path);
+    }
+    let configured = std::env::var(FS_SERVER_ENV).ok().filter(|v| !v.is_empty());
+    let under_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    let expected = configured.clone().unwrap_or_else(|| {
+        default_filesystem_server()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "$HOME/.cache/taco-ci/mcp/node_modules/.bin/...".into())
+    });
+    assert!(
+        configured.is_none() && !under_ci,
+        "the MCP filesystem server (@modelcontextprotocol/server-filesystem) is missing at \
+         {expected}: `.ci/run` installs it with npm; run it, or point {FS_SERVER_ENV} at \
+         mcp-server-filesystem"
+    );
+    eprintln!(
+        "note: skipped: the MCP filesystem server is not installed at {expected} \
+         (`.ci/run` installs it; CI fails without it)"
+    );
+    None
+}
+
+fn default_filesystem_server() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(
+        PathBuf::from(home)
+            .join(".cache/taco-ci/mcp/node_modules/.bin")
+            .join("mcp-server-filesystem"),
+    )
+}
