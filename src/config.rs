@@ -165,6 +165,18 @@ where
     })
 }
 
+/// The MCP servers of the config and the workspace, for `taco mcp list` (which needs no
+/// provider, so a missing key is no reason to refuse).
+pub fn mcp_servers(
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Vec<crate::mcp::ServerSpec>, PathBuf), ConfigError> {
+    let (_, file) = read_config(overrides, env)?;
+    let workdir = resolve_workdir(overrides.workdir.as_deref())?;
+    let servers = crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?;
+    Ok((servers, workdir))
+}
+
 fn resolve_workdir(dir: Option<&Path>) -> Result<PathBuf, ConfigError> {
     let dir = match dir {
         Some(dir) => dir.to_path_buf(),

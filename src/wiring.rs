@@ -145,17 +145,15 @@ pub fn mcp_list(start: &Start) -> i32 {
     reaper_guarded(|| {
         runtime.block_on(async {
             let env = |name: &str| std::env::var(name).ok();
-            let resolved = match config::resolve(&start.overrides, &env, config::probe_ollama).await
-            {
-                Ok(resolved) => resolved,
+            let (servers, workdir) = match config::mcp_servers(&start.overrides, &env) {
+                Ok(found) => found,
                 Err(e) => return usage(e),
             };
-            let settings = settings(&resolved);
             let hub = McpHub::start(
-                resolved.mcp.clone(),
+                servers,
                 StartContext {
-                    workdir: resolved.workdir.clone(),
-                    settings: Arc::clone(&settings.tools),
+                    workdir,
+                    settings: Arc::new(ToolSettings::default()),
                     notices: None,
                 },
             );

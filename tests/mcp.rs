@@ -19,7 +19,7 @@ use support::cli::*;
 use support::mcp::{fixture, require_filesystem_server};
 
 /// A config file naming the fixture (with extra lines for its table) and more tables.
-fn config(home: &Path, fixture_extra: &str, more: &str) -> std::path::PathBuf {
+fn write_config(home: &Path, fixture_extra: &str, more: &str) -> std::path::PathBuf {
     let path = home.join("mcp.toml");
     let text = format!(
         "[providers.openai.options]\nmax_attempts = 1\n\n[mcp.servers.fixture]\ncommand = {:?}\n{fixture_extra}\n{more}",
@@ -83,8 +83,15 @@ async fn the_model_calls_mcp_tools_and_gets_their_results() {
         text_turn(&["done"]),
     ])
     .await;
-    let config = config(home.path(), "", "");
-    let (run, events) = exec(home.path(), work.path(), &config, &server, &["--approve", "all"]).await;
+    let config = write_config(home.path(), "", "");
+    let (run, events) = exec(
+        home.path(),
+        work.path(),
+        &config,
+        &server,
+        &["--approve", "all"],
+    )
+    .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let offered: Vec<String> = server.requests()[0].json()["tools"]
         .as_array()
@@ -99,20 +106,33 @@ async fn the_model_calls_mcp_tools_and_gets_their_results() {
     );
     let told = told(&server, 1);
     assert_eq!(told[0], json!({"text": "echo: hi"}));
-    assert_eq!(told[1]["structured"], json!({"sum": 5.0}));
+    assert_eq!(told[1]["structured"], json!({"sum": 5}));
     let image = &told[2]["attachments"][0];
-    assert_eq!((image["type"].as_str(), image["mime_type"].as_str()), (Some("image"), Some("image/png")));
-    assert!(!told[2].to_string().contains("iVBOR"), "no base64 reaches the model");
+    assert_eq!(
+        (image["type"].as_str(), image["mime_type"].as_str()),
+        (Some("image"), Some("image/png"))
+    );
+    assert!(
+        !told[2].to_string().contains("iVBOR"),
+        "no base64 reaches the model"
+    );
     assert_eq!(told[3], json!({"error": "it failed on purpose"}));
     let invalid = told[4]["error"].as_str().unwrap();
-    assert!(invalid.contains("invalid arguments") && invalid.contains("JSON Schema"), "{invalid}");
+    assert!(
+        invalid.contains("invalid arguments") && invalid.contains("JSON Schema"),
+        "{invalid}"
+    );
     let status: Vec<&str> = results(&events)
         .iter()
         .map(|r| r["status"].as_str().unwrap())
         .collect();
     let mut sorted = status.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, ["failed", "invalid", "ok", "ok", "ok"], "{status:?}");
+    assert_eq!(
+        sorted,
+        ["failed", "invalid", "ok", "ok", "ok"],
+        "{status:?}"
+    );
 }
 
 #[tokio::test]
@@ -123,7 +143,7 @@ async fn mcp_tools_ask_by_default_and_exec_denies_them() {
         text_turn(&["ok"]),
     ])
     .await;
-    let config = config(home.path(), "", "");
+    let config = write_config(home.path(), "", "");
     let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let requested = events
@@ -132,11 +152,16 @@ async fn mcp_tools_ask_by_default_and_exec_denies_them() {
         .expect("an approval was asked");
     let note = requested["data"]["note"].as_str().unwrap();
     assert!(
-        note.contains("MCP server fixture") && note.contains("read-only") && note.contains("not checked"),
+        note.contains("MCP server fixture")
+            && note.contains("read-only")
+            && note.contains("not checked"),
         "{note}"
     );
     let result = results(&events)[0];
-    assert_eq!((result["status"].as_str(), result["denied_by"].as_str()), (Some("denied"), Some("headless")));
+    assert_eq!(
+        (result["status"].as_str(), result["denied_by"].as_str()),
+        (Some("denied"), Some("headless"))
+    );
 
     // A per-tool policy in the config allows it; hints alone never do.
     let server = TestServer::start(vec![
@@ -144,7 +169,7 @@ async fn mcp_tools_ask_by_default_and_exec_denies_them() {
         text_turn(&["ok"]),
     ])
     .await;
-    let config = config(home.path(), "tool_policies = { echo = \"allow\" }", "");
+    let config = write_config(home.path(), "tool_policies = { echo = \"allow\" }", "");
     let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(results(&events)[0]["status"], "ok");
@@ -158,15 +183,29 @@ async fn broken_servers_are_reported_once_and_the_run_goes_on() {
         "[mcp.servers.missing]\ncommand = \"no-such-mcp-server-here\"\n\n[mcp.servers.hang]\ncommand = {:?}\nargs = [\"--hang-init\"]\nstartup_timeout_secs = 1\n",
         fixture().display().to_string()
     );
-    let config = config(home.path(), "enabled = false", &more);
+    let config = write_config(home.path(), "enabled = false", &more);
     let started = std::time::Instant::now();
     let (run, _) = exec(home.path(), work.path(), &config, &server, &[]).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert!(started.elapsed() < Duration::from_secs(20));
-    assert_eq!(run.stderr.matches("MCP server missing").count(), 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("MCP server missing").count(),
+        1,
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("was not found"), "{}", run.stderr);
-    assert_eq!(run.stderr.matches("MCP server hang").count(), 1, "{}", run.stderr);
-    assert!(run.stderr.contains("did not start within 1 s"), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("MCP server hang").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("did not start within 1 s"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.contains("fine without them"));
 }
 
@@ -178,30 +217,62 @@ async fn a_server_that_crashes_mid_call_fails_the_call_and_is_withdrawn() {
         text_turn(&["it crashed"]),
     ])
     .await;
-    let config = config(home.path(), "", "");
-    let (run, events) = exec(home.path(), work.path(), &config, &server, &["--approve", "all"]).await;
+    let config = write_config(home.path(), "", "");
+    let (run, events) = exec(
+        home.path(),
+        work.path(),
+        &config,
+        &server,
+        &["--approve", "all"],
+    )
+    .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(results(&events)[0]["status"], "failed");
     assert!(run.stderr.contains("MCP server fixture"), "{}", run.stderr);
-    assert!(run.stderr.contains("fixture: crashing"), "its last stderr lines: {}", run.stderr);
+    assert!(
+        run.stderr.contains("fixture: crashing"),
+        "its last stderr lines: {}",
+        run.stderr
+    );
     let offered = server.requests()[1].json()["tools"].to_string();
-    assert!(!offered.contains("mcp__fixture__"), "its tools are withdrawn: {offered}");
+    assert!(
+        !offered.contains("mcp__fixture__"),
+        "its tools are withdrawn: {offered}"
+    );
 }
 
 #[tokio::test]
 async fn taco_mcp_list_shows_every_page_and_failures() {
     let (home, work) = setup();
     let more = "[mcp.servers.missing]\ncommand = \"no-such-mcp-server-here\"\n";
-    let config = config(home.path(), "args = [\"--page-size\", \"2\"]", more);
+    let config = write_config(home.path(), "args = [\"--page-size\", \"2\"]", more);
     let mut cmd = taco(home.path(), work.path());
     cmd.arg("-c").arg(&config).args(["mcp", "list"]);
     let run = finish(&mut cmd).await;
-    assert_eq!(run.code, 0, "exit 0 even when a server failed: {}", run.stderr);
-    assert!(run.stdout.contains("**fixture**") && run.stdout.contains("ready, 9 tools"), "{}", run.stdout);
-    for tool in ["echo", "add", "fail", "image", "slow", "ask", "crash", "add_tool", "log"] {
-        assert!(run.stdout.contains(&format!("`mcp__fixture__{tool}`")), "{tool}: {}", run.stdout);
+    assert_eq!(
+        run.code, 0,
+        "exit 0 even when a server failed: {}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("**fixture**") && run.stdout.contains("ready, 9 tools"),
+        "{}",
+        run.stdout
+    );
+    for tool in [
+        "echo", "add", "fail", "image", "slow", "ask", "crash", "add_tool", "log",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("`mcp__fixture__{tool}`")),
+            "{tool}: {}",
+            run.stdout
+        );
     }
-    assert!(run.stdout.contains("**missing**") && run.stdout.contains("failed"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("**missing**") && run.stdout.contains("failed"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[tokio::test]
@@ -221,11 +292,19 @@ async fn a_changed_tool_list_is_listed_again() {
             notices: None,
         },
     );
-    tokio::time::timeout(Duration::from_secs(10), hub.settled()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), hub.settled())
+        .await
+        .unwrap();
     assert_eq!(hub.view()[0].status, Status::Ready);
-    let names = |hub: &McpHub| -> Vec<String> { hub.tools().iter().map(|t| t.name().to_string()).collect() };
+    let names = |hub: &McpHub| -> Vec<String> {
+        hub.tools().iter().map(|t| t.name().to_string()).collect()
+    };
     assert!(!names(&hub).contains(&"mcp__fixture__late".to_string()));
-    let add = hub.tools().into_iter().find(|t| t.name() == "mcp__fixture__add_tool").unwrap();
+    let add = hub
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == "mcp__fixture__add_tool")
+        .unwrap();
     let ctx = ToolContext {
         workdir: work.path().to_path_buf(),
         settings: Arc::new(ToolSettings::default()),
@@ -234,7 +313,11 @@ async fn a_changed_tool_list_is_listed_again() {
     add.call(json!({}), &ctx).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !names(&hub).contains(&"mcp__fixture__late".to_string()) {
-        assert!(tokio::time::Instant::now() < deadline, "late never listed: {:?}", names(&hub));
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "late never listed: {:?}",
+            names(&hub)
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     hub.shutdown();
@@ -265,9 +348,25 @@ async fn the_published_filesystem_server_serves_the_model() {
         ),
     )
     .unwrap();
-    let (run, events) = exec(home.path(), work.path(), &path, &server, &["--approve", "all"]).await;
+    let (run, events) = exec(
+        home.path(),
+        work.path(),
+        &path,
+        &server,
+        &["--approve", "all"],
+    )
+    .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    assert_eq!(results(&events)[0]["status"], "ok", "{:?}", results(&events));
+    assert_eq!(
+        results(&events)[0]["status"],
+        "ok",
+        "{:?}",
+        results(&events)
+    );
     let told = told(&server, 1);
-    assert!(told[0]["text"].as_str().unwrap().contains("hi there"), "{:?}", told[0]);
+    assert!(
+        told[0]["text"].as_str().unwrap().contains("hi there"),
+        "{:?}",
+        told[0]
+    );
 }

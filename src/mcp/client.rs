@@ -8,7 +8,7 @@ use rmcp::ClientHandler;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ErrorData, Implementation, ProgressNotificationParam,
+    ErrorData, Implementation, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use tokio::sync::Notify;
@@ -33,10 +33,13 @@ impl Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // The newest version with an `initialize` handshake: on later ones a server may not
+        // ask the user anything and sends list changes only on a `listen` stream.
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("taco", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

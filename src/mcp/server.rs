@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -118,6 +119,11 @@ pub async fn connect(
             bearer_token_env,
         } => {
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            // The SDK's default reconnects forever: a call to a dead server would never end.
+            let mut retry = ExponentialBackoff::default();
+            retry.max_times = Some(2);
+            retry.max_delay = Some(std::time::Duration::from_secs(2));
+            config.retry_config = Arc::new(retry);
             if let Some(name) = bearer_token_env {
                 let token = env(name)
                     .ok_or_else(|| format!("the environment variable {name} is not set"))?;
