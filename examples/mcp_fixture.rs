@@ -266,6 +266,8 @@ impl Fixture {
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
                     () = context.ct.cancelled() => {
+                        // Said on stderr so a client's tests can see the cancel arrived.
+                        eprintln!("fixture: slow cancelled at step {step}");
                         return Err(ErrorData::internal_error("cancelled", None));
                     }
                 }

@@ -301,6 +301,19 @@ pub enum EventData {
         /// How long it ran.
         duration_ms: u64,
     },
+    /// A running call reported how far it got (an MCP server's `notifications/progress`).
+    ToolProgress {
+        /// Call id.
+        id: String,
+        /// Progress so far.
+        progress: f64,
+        /// The total, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What it is doing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// A frame was pushed onto the tool stack (or changed state).
     StackPush(StackFrame),
     /// A frame left the tool stack, with its final state.
@@ -362,6 +375,7 @@ impl EventData {
             Self::InputRequested(_) => "input_requested",
             Self::InputAnswered { .. } => "input_answered",
             Self::ToolResult { .. } => "tool_result",
+            Self::ToolProgress { .. } => "tool_progress",
             Self::StackPush(_) => "stack_push",
             Self::StackPop(_) => "stack_pop",
             Self::Retry { .. } => "retry",

@@ -35,6 +35,8 @@ fn fixture() -> Fixture {
         workdir: root.clone(),
         settings: Arc::new(ToolSettings::default()),
         cancel: CancellationToken::new(),
+        call: String::new(),
+        progress: None,
     };
     Fixture {
         _dir: dir,

@@ -309,6 +309,8 @@ async fn a_changed_tool_list_is_listed_again() {
         workdir: work.path().to_path_buf(),
         settings: Arc::new(ToolSettings::default()),
         cancel: CancellationToken::new(),
+        call: String::new(),
+        progress: None,
     };
     add.call(json!({}), &ctx).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -369,4 +371,130 @@ async fn the_published_filesystem_server_serves_the_model() {
         "{:?}",
         told[0]
     );
+}
+
+#[tokio::test]
+async fn progress_reaches_the_events_before_the_result() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[("s", "mcp__fixture__slow", r#"{"steps": 3, "delay_ms": 30}"#)]),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let config = write_config(home.path(), "", "");
+    let (run, events) = exec(
+        home.path(),
+        work.path(),
+        &config,
+        &server,
+        &["--approve", "all"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .filter(|k| *k == "tool_progress" || *k == "tool_result")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_progress",
+            "tool_progress",
+            "tool_progress",
+            "tool_result"
+        ]
+    );
+    let last = events
+        .iter()
+        .rfind(|e| e["type"] == "tool_progress")
+        .unwrap();
+    assert_eq!(
+        last["data"],
+        json!({"id": "s", "progress": 3.0, "total": 3.0, "message": "step 3"})
+    );
+}
+
+/// Records events and cancels the run at the first progress report.
+struct CancelAtProgress {
+    events: Vec<taco::event::Event>,
+    cancel: CancellationToken,
+}
+
+impl taco::orchestrator::EventSink for CancelAtProgress {
+    fn emit(&mut self, event: taco::event::Event) {
+        if event.kind() == "tool_progress" {
+            self.cancel.cancel();
+        }
+        self.events.push(event);
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_run_cancels_the_call_on_the_server() {
+    let config: McpConfig = toml::from_str(&format!(
+        "[servers.fixture]\ncommand = {:?}\npolicy = \"allow\"",
+        fixture().display().to_string()
+    ))
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let hub = McpHub::start(
+        taco::mcp::config::servers(&config).unwrap(),
+        StartContext {
+            workdir: work.path().to_path_buf(),
+            settings: Arc::new(ToolSettings::default()),
+            notices: None,
+        },
+    );
+    tokio::time::timeout(Duration::from_secs(10), hub.settled())
+        .await
+        .unwrap();
+    let provider = support::scripted::Scripted::new(vec![Ok(support::scripted::calls(&[(
+        "s",
+        "mcp__fixture__slow",
+        json!({"steps": 50, "delay_ms": 100}),
+    )]))]);
+    let mut registry = taco::tools::ToolRegistry::new();
+    registry.add_source(Arc::clone(&hub) as Arc<dyn ToolSource>);
+    let mut orch = taco::orchestrator::Orchestrator::new(
+        provider,
+        Arc::new(registry),
+        support::scripted::settings(10),
+    );
+    let cancel = CancellationToken::new();
+    let mut sink = CancelAtProgress {
+        events: Vec::new(),
+        cancel: cancel.clone(),
+    };
+    let outcome = orch
+        .run(
+            "go",
+            &mut sink,
+            &mut taco::orchestrator::approval::FixedApprover::none(),
+            &cancel,
+        )
+        .await;
+    assert_eq!(outcome, taco::orchestrator::Outcome::Cancelled);
+    let result = sink
+        .events
+        .iter()
+        .find_map(|e| match &e.data {
+            taco::event::EventData::ToolResult { status, .. } => *status,
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(result, taco::event::ToolStatus::Cancelled);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let stderr = hub.view()[0].stderr.join("\n");
+        if stderr.contains("fixture: slow cancelled at step") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never heard: {stderr}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    hub.shutdown();
 }

@@ -30,6 +30,8 @@ fn fixture_with(settings: ToolSettings) -> Fixture {
         workdir: root.clone(),
         settings: Arc::new(settings),
         cancel: CancellationToken::new(),
+        call: String::new(),
+        progress: None,
     };
     Fixture {
         _dir: dir,

@@ -30,6 +30,8 @@ fn fixture() -> Fixture {
             ..Default::default()
         }),
         cancel: CancellationToken::new(),
+        call: String::new(),
+        progress: None,
     };
     Fixture {
         _dir: dir,

@@ -107,6 +107,8 @@ fn ctx(settings: ToolSettings) -> ToolContext {
         workdir: std::env::temp_dir(),
         settings: Arc::new(settings),
         cancel: CancellationToken::new(),
+        call: String::new(),
+        progress: None,
     }
 }
 

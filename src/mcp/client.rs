@@ -1,17 +1,24 @@
 //! taco as an MCP client: what it tells servers about itself, and what it does with what they
 //! send unasked (a changed tool list, log messages, progress, questions for the user).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ClientHandler;
 #[allow(deprecated)]
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ErrorData, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ErrorData, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use tokio::sync::Notify;
+
+use crate::tools::ToolContext;
+
+/// Where a call's progress notifications go: its progress token → the reporting context of
+/// the call that sent it.
+pub type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ToolContext>>>;
 
 /// The client side of one server's connection.
 #[derive(Clone)]
@@ -19,6 +26,8 @@ pub struct Handler {
     server: Arc<str>,
     /// Woken when the server says its tool list changed.
     pub list_changed: Arc<Notify>,
+    /// The calls in flight that listen for progress.
+    pub routes: ProgressRoutes,
 }
 
 impl Handler {
@@ -27,6 +36,7 @@ impl Handler {
         Self {
             server: Arc::from(server),
             list_changed: Arc::new(Notify::new()),
+            routes: ProgressRoutes::default(),
         }
     }
 }
@@ -64,11 +74,22 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        tracing::debug!(
-            server = &*self.server,
-            progress = params.progress,
-            "mcp progress"
-        );
+        let route = self
+            .routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&params.progress_token)
+            .cloned();
+        match route {
+            // A server's number could be anything: only finite values are shown.
+            Some(ctx) if params.progress.is_finite() => ctx.report(
+                params.progress,
+                params.total.filter(|t| t.is_finite()),
+                params.message,
+            ),
+            // Late (the call ended) or unknown: nothing is waiting for it.
+            _ => tracing::debug!(server = &*self.server, "mcp progress for no call"),
+        }
     }
 
     async fn create_elicitation(

@@ -59,6 +59,8 @@ pub struct ServerView {
     pub status: Status,
     /// Its tools.
     pub tools: Vec<ToolView>,
+    /// The last lines it wrote to stderr.
+    pub stderr: Vec<String>,
 }
 
 /// A server's tool as `/mcp` and `/tools` show it.
@@ -78,6 +80,7 @@ struct Slot {
     spec: ServerSpec,
     status: Status,
     tools: Vec<Arc<McpTool>>,
+    stderr: StderrTail,
 }
 
 /// Every configured server and its tools.
@@ -115,6 +118,7 @@ impl McpHub {
                         spec: spec.clone(),
                         status: Status::Starting,
                         tools: Vec::new(),
+                        stderr: StderrTail::default(),
                     })
                     .collect(),
             ),
@@ -166,6 +170,7 @@ impl McpHub {
                         ),
                     })
                     .collect(),
+                stderr: slot.stderr.lines(),
             })
             .collect()
     }
@@ -214,9 +219,13 @@ impl McpHub {
 
     /// Runs one server: start, list, serve, re-list on change; reports how it ends.
     async fn serve(self: Arc<Self>, index: usize, spec: ServerSpec, context: StartContext) {
-        let stderr = StderrTail::default();
+        let stderr = lock(&self.slots)
+            .get(index)
+            .map(|slot| slot.stderr.clone())
+            .unwrap_or_default();
         let handler = client::Handler::new(&spec.name);
         let changed = Arc::clone(&handler.list_changed);
+        let routes = Arc::clone(&handler.routes);
         let env = |name: &str| std::env::var(name).ok();
         let started = tokio::select! {
             _ = self.stop.cancelled() => return,
@@ -226,7 +235,7 @@ impl McpHub {
                 if let Some(pid) = connection.pid {
                     lock(&self.pids).push(pid);
                 }
-                let tools = self.list(index, &spec, connection.service.peer()).await?;
+                let tools = self.list(index, &spec, connection.service.peer(), &routes).await?;
                 Ok::<_, String>((connection, tools))
             }) => started,
         };
@@ -271,7 +280,7 @@ impl McpHub {
                     self.set(index, Status::Failed(failure(&spec, why, &stderr)), Vec::new(), &context);
                     return;
                 }
-                () = changed.notified() => match self.list(index, &spec, &peer).await {
+                () = changed.notified() => match self.list(index, &spec, &peer, &routes).await {
                     Ok(tools) => self.set(index, Status::Ready, tools, &context),
                     Err(why) => tracing::warn!(server = spec.name, why, "mcp re-list failed"),
                 },
@@ -285,6 +294,7 @@ impl McpHub {
         index: usize,
         spec: &ServerSpec,
         peer: &Peer<RoleClient>,
+        routes: &client::ProgressRoutes,
     ) -> Result<Vec<Arc<McpTool>>, String> {
         let listed = peer
             .list_all_tools()
@@ -307,7 +317,13 @@ impl McpHub {
             }
             let name = names::qualified(&spec.name, remote, &taken);
             taken.insert(name.clone());
-            tools.push(Arc::new(McpTool::new(name, &json, spec, peer.clone())));
+            tools.push(Arc::new(McpTool::new(
+                name,
+                &json,
+                spec,
+                peer.clone(),
+                Arc::clone(routes),
+            )));
         }
         Ok(tools)
     }

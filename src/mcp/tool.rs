@@ -6,10 +6,16 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{Peer, RoleClient};
+use std::sync::{Arc, PoisonError};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use serde_json::Value;
 
+use super::client::ProgressRoutes;
 use super::config::ServerSpec;
 use super::result::convert;
 use crate::tools::{Policy, Tool, ToolContext, ToolError, ToolReply, ToolSettings};
@@ -41,11 +47,18 @@ pub struct McpTool {
     hints: Hints,
     timeout: Duration,
     peer: Peer<RoleClient>,
+    routes: ProgressRoutes,
 }
 
 impl McpTool {
     /// The tool `listed` (its `tools/list` entry as JSON) of `spec`'s server, offered as `name`.
-    pub fn new(name: String, listed: &Value, spec: &ServerSpec, peer: Peer<RoleClient>) -> Self {
+    pub fn new(
+        name: String,
+        listed: &Value,
+        spec: &ServerSpec,
+        peer: Peer<RoleClient>,
+        routes: ProgressRoutes,
+    ) -> Self {
         let remote = listed["name"].as_str().unwrap_or_default().to_string();
         let mut schema = listed
             .get("inputSchema")
@@ -91,6 +104,7 @@ impl McpTool {
             hints,
             timeout: spec.tool_timeout,
             peer,
+            routes,
         }
     }
 
@@ -187,7 +201,7 @@ impl Tool for McpTool {
     fn call<'a>(
         &'a self,
         arguments: Value,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolReply, ToolError>> {
         async move {
             let mut params = CallToolRequestParams::new(self.remote.clone());
@@ -195,9 +209,18 @@ impl Tool for McpTool {
                 Value::Object(map) => Some(map),
                 _ => None,
             };
-            // Dropping the call (a cancel, the runner's timeout) sends notifications/cancelled.
-            let called = tokio::time::timeout(self.timeout, self.peer.call_tool(params)).await;
-            let result = match called {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = self
+                .peer
+                .send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await
+                .map_err(|e| self.failed(&e))?;
+            // Until it ends, its progress reaches the stack, and dropping it (a cancel, the
+            // runner's timeout) tells the server `notifications/cancelled`.
+            let mut guard =
+                InFlight::new(self, handle.id.clone(), handle.progress_token.clone(), ctx);
+            let answered = tokio::time::timeout(self.timeout, handle.await_response()).await;
+            let result = match answered {
                 Err(_) => {
                     return Err(ToolError::failed(format!(
                         "the MCP server {} did not answer within {} s (tool_timeout_secs)",
@@ -205,13 +228,15 @@ impl Tool for McpTool {
                         self.timeout.as_secs()
                     )));
                 }
-                Ok(Err(error)) => {
-                    return Err(ToolError::failed(format!(
-                        "the MCP server {} failed the call: {error}",
-                        self.server
-                    )));
-                }
+                Ok(Err(error)) => return Err(self.failed(&error)),
                 Ok(Ok(result)) => result,
+            };
+            guard.done();
+            let ServerResult::CallToolResult(result) = result else {
+                return Err(ToolError::failed(format!(
+                    "the MCP server {} answered with something other than a tool result",
+                    self.server
+                )));
             };
             let json = serde_json::to_value(&result).map_err(|e| {
                 ToolError::failed(format!(
@@ -224,5 +249,63 @@ impl Tool for McpTool {
                 .map_err(ToolError::Failed)
         }
         .boxed()
+    }
+}
+
+impl McpTool {
+    fn failed(&self, error: &dyn std::fmt::Display) -> ToolError {
+        ToolError::failed(format!(
+            "the MCP server {} failed the call: {error}",
+            self.server
+        ))
+    }
+}
+
+/// A call in flight: its progress route, and the cancel notification if it is abandoned.
+struct InFlight {
+    peer: Peer<RoleClient>,
+    routes: ProgressRoutes,
+    token: ProgressToken,
+    id: Option<RequestId>,
+}
+
+impl InFlight {
+    fn new(tool: &McpTool, id: RequestId, token: ProgressToken, ctx: &ToolContext) -> Self {
+        tool.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), ctx.clone());
+        Self {
+            peer: tool.peer.clone(),
+            routes: Arc::clone(&tool.routes),
+            token,
+            id: Some(id),
+        }
+    }
+
+    /// It was answered: nothing to cancel.
+    fn done(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = Some("cancelled by the user".to_string());
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                    .await;
+            });
+        }
     }
 }

@@ -14,7 +14,10 @@ use crate::conversation::{Message, ToolCall};
 use crate::event::{EventData, FrameState};
 use crate::tools::outcome::{DeniedBy, Ended};
 use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
-use crate::tools::{NeededCall, Policy};
+use crate::tools::{NeededCall, Policy, Progress};
+
+/// Longest progress message kept (a server's text, shown in the stack and timeline).
+const MAX_PROGRESS_MESSAGE: usize = 200;
 
 /// Where a batch stands after planning and asking: one slot per call, and which run.
 struct Decided {
@@ -251,16 +254,49 @@ impl Run<'_> {
 
     /// Runs tools concurrently; with `report`, each one's result and stack pop go out as it
     /// finishes (a tool that needs other calls first is reported when it resumes).
+    /// Progress the tools report goes out as `tool_progress` events while they run.
     async fn run_tools(&mut self, jobs: &[ReadyCall], report: bool) -> Vec<CallOutcome> {
-        let ctx = self.tool_context();
+        let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        let mut ctx = self.tool_context();
+        ctx.progress = Some(sender.clone());
         let registry = std::sync::Arc::clone(&self.orch.registry);
         let clock = std::sync::Arc::clone(&self.clock);
-        run_calls(&registry, jobs, &ctx, clock.as_ref(), |outcome| {
+        // One channel for progress and ends keeps their order: a call's last progress comes
+        // before its result.
+        let (ends, mut ended) = tokio::sync::mpsc::unbounded_channel();
+        let running = run_calls(&registry, jobs, &ctx, clock.as_ref(), |outcome| {
             if report && !matches!(outcome.ended, Ended::NeedsFirst(..)) {
-                self.complete(outcome);
+                let _ = ends.send(outcome.clone());
             }
-        })
-        .await
+        });
+        tokio::pin!(running);
+        let results = loop {
+            tokio::select! {
+                biased;
+                Some(progress) = reports.recv() => self.progress(progress),
+                Some(outcome) = ended.recv() => self.complete(&outcome),
+                results = &mut running => break results,
+            }
+        };
+        while let Ok(progress) = reports.try_recv() {
+            self.progress(progress);
+        }
+        while let Ok(outcome) = ended.try_recv() {
+            self.complete(&outcome);
+        }
+        results
+    }
+
+    /// The `tool_progress` event of a report.
+    fn progress(&mut self, progress: Progress) {
+        self.emit(EventData::ToolProgress {
+            id: progress.call,
+            progress: progress.progress,
+            total: progress.total,
+            message: progress
+                .message
+                .map(|m| crate::text::summarize(&m, MAX_PROGRESS_MESSAGE)),
+        });
     }
 
     /// Asks about the `ask` calls as one batch and records the answers; a cancel leaves

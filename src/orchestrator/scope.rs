@@ -91,6 +91,8 @@ impl Run<'_> {
             workdir: self.orch.settings.workdir.clone(),
             settings: self.orch.settings.tools.clone(),
             cancel: self.cancel.clone(),
+            call: String::new(),
+            progress: None,
         }
     }
 }

@@ -107,6 +107,39 @@ pub struct ToolContext {
     pub settings: Arc<ToolSettings>,
     /// Cancelled when the user cancels the turn; long tools must stop promptly.
     pub cancel: CancellationToken,
+    /// The id of the call running (the runner sets it per call).
+    pub call: String,
+    /// Where a tool reports how far it got (`tool_progress` events); `None`: nobody listens.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
+}
+
+impl ToolContext {
+    /// Reports progress of the call running: `progress` of `total` (when known), and what
+    /// it is doing.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(sink) = &self.progress {
+            // Nobody listening any more (the batch ended): nothing to tell.
+            let _ = sink.send(Progress {
+                call: self.call.clone(),
+                progress,
+                total,
+                message,
+            });
+        }
+    }
+}
+
+/// How far a running call got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The call.
+    pub call: String,
+    /// Progress so far (grows).
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// What it is doing.
+    pub message: Option<String>,
 }
 
 /// Why a tool call failed.

@@ -106,6 +106,11 @@ async fn run_one(
     clock: &dyn Clock,
 ) -> CallOutcome {
     let started = clock.now();
+    // The tool's progress reports name this call.
+    let ctx = &ToolContext {
+        call: call.id.clone(),
+        ..ctx.clone()
+    };
     let ended = match registry.get(&call.name) {
         None => Ended::Unknown(format!("unknown tool '{}'", call.name)),
         Some(tool) => {

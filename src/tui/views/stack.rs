@@ -27,6 +27,8 @@ struct Entry {
     finished: Option<Instant>,
     /// Elapsed time at the finish.
     took: Duration,
+    /// The call's last progress report, ready to show (`▰▰▱▱ 2/4 · copying`).
+    progress: Option<String>,
 }
 
 impl Entry {
@@ -84,6 +86,7 @@ impl StackState {
                     started: now,
                     finished: None,
                     took: Duration::ZERO,
+                    progress: None,
                 }),
             },
             EventData::StackPop(frame) => match self.live_entry(&frame.id) {
@@ -97,8 +100,19 @@ impl StackState {
                     started: now,
                     finished: Some(now),
                     took: Duration::ZERO,
+                    progress: None,
                 }),
             },
+            EventData::ToolProgress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                if let Some(entry) = self.live_entry(id) {
+                    entry.progress = Some(progress_text(*progress, *total, message.as_deref()));
+                }
+            }
             EventData::Cancelled { .. } | EventData::Final { .. } => {
                 self.finish_live(FrameState::Cancelled, now);
             }
@@ -390,6 +404,7 @@ fn draw_row(
         (" ", text_style),
         (entry.frame.name.as_str(), name_style),
         (" ", text_style),
+        (entry.progress.as_deref().unwrap_or(""), theme.key),
         (entry.frame.summary.as_str(), text_style),
     ] {
         let left = usize::from(right.saturating_sub(cx));
@@ -411,6 +426,30 @@ fn draw_row(
         let cx = x.saturating_add(width - clock_w);
         buf.set_stringn(cx, y, &clock, usize::from(clock_w), theme.dim);
     }
+}
+
+/// A progress report as the stack shows it: a bar and `n/total` when the total is known,
+/// then the message.
+fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    const CELLS: usize = 8;
+    let mut text = match total.filter(|t| t.is_finite() && *t > 0.0) {
+        Some(total) => {
+            let share = (progress / total).clamp(0.0, 1.0);
+            let full = (share * CELLS as f64).round() as usize;
+            format!(
+                "{}{} {progress}/{total}",
+                "▰".repeat(full),
+                "▱".repeat(CELLS - full)
+            )
+        }
+        None => format!("{progress}"),
+    };
+    if let Some(message) = message.filter(|m| !m.is_empty()) {
+        text.push_str(" · ");
+        text.push_str(message);
+    }
+    text.push_str(" · ");
+    text
 }
 
 #[cfg(test)]

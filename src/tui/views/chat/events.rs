@@ -127,6 +127,8 @@ impl ChatState {
                 });
             }
             EventData::MaxTurnsPromptInjected { .. } => {}
+            // Progress shows in the stack pane and the timeline; the cell keeps its state.
+            EventData::ToolProgress { .. } => {}
             // The question shows in its own dialog; the answer goes to the tool.
             EventData::InputRequested(_) => {}
             EventData::InputAnswered { id, value } => {

@@ -425,3 +425,54 @@ fn snapshot_fading_finished_frame() {
     snap("stack_fading", &draw(&mut state, ms(base, 3000), 48, 6));
     snap("stack_empty", &draw(&mut StackState::new(), base, 30, 3));
 }
+
+#[test]
+fn progress_shows_a_bar_when_the_total_is_known() {
+    assert_eq!(
+        progress_text(2.0, Some(4.0), Some("copying")),
+        "▰▰▰▰▱▱▱▱ 2/4 · copying · "
+    );
+    assert_eq!(progress_text(7.0, None, None), "7 · ");
+    assert_eq!(
+        progress_text(9.0, Some(4.0), None),
+        "▰▰▰▰▰▰▰▰ 9/4 · ",
+        "never past full"
+    );
+    assert_eq!(
+        progress_text(1.0, Some(0.0), None),
+        "1 · ",
+        "a zero total is no total"
+    );
+}
+
+#[test]
+fn a_live_frame_shows_its_latest_progress() {
+    let now = Instant::now();
+    let mut state = StackState::new();
+    push(
+        &mut state,
+        frame("s", None, "slow", "steps=4", FrameState::Running),
+        now,
+    );
+    for step in 1..=2 {
+        state.on_event(
+            &ev(EventData::ToolProgress {
+                id: "s".into(),
+                progress: f64::from(step),
+                total: Some(4.0),
+                message: Some(format!("step {step}")),
+            }),
+            now,
+        );
+    }
+    let terminal = draw(&mut state, now, 70, 4);
+    let text: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(text.contains("2/4 · step 2"), "{text}");
+    assert!(!text.contains("step 1"), "{text}");
+}

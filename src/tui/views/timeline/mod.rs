@@ -91,6 +91,16 @@ impl TimelineState {
             return;
         };
         row.depth = row_depth(&event.data, run);
+        // A call's progress takes one row, updated in place: a server reporting every
+        // millisecond must not flood the timeline.
+        if let EventData::ToolProgress { id, .. } = &event.data
+            && let Some(last) = self.rows.last_mut()
+            && matches!(&last.event.data, EventData::ToolProgress { id: previous, .. } if previous == id)
+        {
+            self.horizon = self.horizon.max(row.end);
+            *last = row;
+            return;
+        }
         let index = self.rows.len();
         match &event.data {
             EventData::LlmCall(call) => {
@@ -269,6 +279,7 @@ fn row_depth(data: &EventData, run: &RunModel) -> usize {
     match data {
         EventData::ToolCall { id, .. }
         | EventData::ToolResult { id, .. }
+        | EventData::ToolProgress { id, .. }
         | EventData::ApprovalRequested { id, .. }
         | EventData::ApprovalDecided { id, .. } => run.depth(id),
         EventData::LlmCall(call) => run.depth_under(call.parent.as_deref()),

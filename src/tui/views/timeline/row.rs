@@ -201,6 +201,21 @@ impl Row {
                     }
                 }
             }
+            EventData::ToolProgress {
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                let mut text = match total {
+                    Some(total) => format!("progress {progress}/{total}"),
+                    None => format!("progress {progress}"),
+                };
+                if let Some(message) = message {
+                    text.push_str(&format!(" · {}", one_line(message)));
+                }
+                ("⋯", Tone::Tool, text)
+            }
             EventData::Retry {
                 attempt,
                 max,
@@ -283,7 +298,9 @@ impl Row {
             Filter::Llm => matches!(data, EventData::LlmCall(_)),
             Filter::Tools => matches!(
                 data,
-                EventData::ToolCall { .. } | EventData::ToolResult { .. }
+                EventData::ToolCall { .. }
+                    | EventData::ToolResult { .. }
+                    | EventData::ToolProgress { .. }
             ),
             Filter::Asks => matches!(
                 data,
