@@ -92,6 +92,14 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                     "taco: {name} needs approval; denied (run with --approve all to allow it)"
                 );
             }
+            // Nobody can answer in exec: a tool's question (an MCP server's form) is declined.
+            EventData::InputRequested(request) => {
+                let _ = writeln!(
+                    self.err,
+                    "taco: {}; declined (taco exec has nobody to ask)",
+                    crate::text::summarize(&request.prompt, 300)
+                );
+            }
             EventData::Retry {
                 attempt,
                 max,

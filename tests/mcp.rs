@@ -498,3 +498,161 @@ async fn cancelling_a_run_cancels_the_call_on_the_server() {
     }
     hub.shutdown();
 }
+
+#[tokio::test]
+async fn headless_a_servers_form_is_declined_with_a_line_on_stderr() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[("a", "mcp__fixture__ask", "{}")]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let config = write_config(home.path(), "", "");
+    let (run, _) = exec(
+        home.path(),
+        work.path(),
+        &config,
+        &server,
+        &["--approve", "all"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("MCP server fixture asks: Who are you?; declined"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(told(&server, 1)[0], json!({"text": "declined"}));
+}
+
+/// Answers every approval yes and every question from a list (`None`: declines).
+struct Person {
+    answers: std::collections::VecDeque<Option<&'static str>>,
+    asked: Vec<taco::event::InputRequest>,
+}
+
+impl taco::orchestrator::approval::Approver for Person {
+    fn decide<'a>(
+        &'a mut self,
+        batch: &'a [taco::orchestrator::approval::ApprovalRequest],
+    ) -> futures_util::future::BoxFuture<'a, Vec<taco::orchestrator::approval::ApprovalAnswer>>
+    {
+        let yes = taco::orchestrator::approval::ApprovalAnswer::approve(taco::event::Scope::Once);
+        Box::pin(std::future::ready(vec![yes; batch.len()]))
+    }
+
+    fn can_ask(&self) -> bool {
+        true
+    }
+
+    fn ask<'a>(
+        &'a mut self,
+        request: &'a taco::event::InputRequest,
+    ) -> futures_util::future::BoxFuture<'a, Option<String>> {
+        self.asked.push(request.clone());
+        let answer = self.answers.pop_front().flatten().map(String::from);
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+/// Runs one call of `ask` on the fixture with `person` answering; the model's view of it.
+async fn ask_with(person: &mut Person) -> (Value, Vec<taco::event::Event>) {
+    let config: McpConfig = toml::from_str(&format!(
+        "[servers.fixture]\ncommand = {:?}",
+        fixture().display().to_string()
+    ))
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let hub = McpHub::start(
+        taco::mcp::config::servers(&config).unwrap(),
+        StartContext {
+            workdir: work.path().to_path_buf(),
+            settings: Arc::new(ToolSettings::default()),
+            notices: None,
+        },
+    );
+    tokio::time::timeout(Duration::from_secs(10), hub.settled())
+        .await
+        .unwrap();
+    let provider = support::scripted::Scripted::new(vec![
+        Ok(support::scripted::calls(&[(
+            "a",
+            "mcp__fixture__ask",
+            json!({}),
+        )])),
+        Ok(support::scripted::text("thanks")),
+    ]);
+    let mut registry = taco::tools::ToolRegistry::new();
+    registry.add_source(Arc::clone(&hub) as Arc<dyn ToolSource>);
+    let mut orch = taco::orchestrator::Orchestrator::new(
+        provider.clone(),
+        Arc::new(registry),
+        support::scripted::settings(10),
+    );
+    let mut events = Vec::new();
+    orch.run("go", &mut events, person, &CancellationToken::new())
+        .await;
+    hub.shutdown();
+    let told = support::scripted::tool_messages(&provider.sent()[1].messages);
+    (told[0].1.clone(), events)
+}
+
+#[tokio::test]
+async fn a_servers_form_is_filled_in_the_question_dialog_field_by_field() {
+    let mut person = Person {
+        answers: [Some("Ann"), Some("42"), Some("red"), Some("true")].into(),
+        asked: Vec::new(),
+    };
+    let (told, events) = ask_with(&mut person).await;
+    let text = told["text"].as_str().unwrap();
+    let content: Value = serde_json::from_str(text.trim_start_matches("accepted: ")).unwrap();
+    assert_eq!(
+        content,
+        json!({"name": "Ann", "age": 42, "color": "red", "ok": true})
+    );
+    let fields: Vec<&str> = person
+        .asked
+        .iter()
+        .map(|q| q.parameter.as_deref().unwrap())
+        .collect();
+    assert_eq!(fields[0], "name", "required fields first");
+    assert_eq!(fields.len(), 4);
+    let color = person
+        .asked
+        .iter()
+        .find(|q| q.parameter.as_deref() == Some("color"))
+        .unwrap();
+    assert!(
+        color
+            .description
+            .as_deref()
+            .unwrap()
+            .contains("one of: red, green")
+    );
+    assert!(
+        person.asked[0]
+            .prompt
+            .contains("MCP server fixture asks: Who are you?")
+    );
+    // The form hangs under the call that asked, in the stack.
+    let frame = events
+        .iter()
+        .find_map(|e| match &e.data {
+            taco::event::EventData::StackPush(f) if f.name == "elicitation" => Some(f.clone()),
+            _ => None,
+        })
+        .expect("an elicitation frame");
+    assert_eq!(frame.parent.as_deref(), Some("a"));
+    assert_eq!(person.asked[0].frame, frame.id);
+}
+
+#[tokio::test]
+async fn declining_a_servers_form_tells_the_server() {
+    let mut person = Person {
+        answers: [None].into(),
+        asked: Vec::new(),
+    };
+    let (told, _) = ask_with(&mut person).await;
+    assert_eq!(told, json!({"text": "declined"}));
+}

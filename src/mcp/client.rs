@@ -9,12 +9,13 @@ use rmcp::ClientHandler;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ErrorData, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use tokio::sync::Notify;
 
-use crate::tools::ToolContext;
+use crate::tools::{AskReply, ToolContext};
 
 /// Where a call's progress notifications go: its progress token → the reporting context of
 /// the call that sent it.
@@ -45,8 +46,13 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         // The newest version with an `initialize` handshake: on later ones a server may not
         // ask the user anything and sends list changes only on a `listen` stream.
+        let mut capabilities = ClientCapabilities::default();
+        let mut elicitation = ElicitationCapability::new();
+        // Forms only: taco fills them in its question dialog; it opens no URLs for a server.
+        elicitation.form = Some(FormElicitationCapability::new());
+        capabilities.elicitation = Some(elicitation);
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("taco", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
@@ -94,10 +100,41 @@ impl ClientHandler for Handler {
 
     async fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
+        request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        tracing::info!(server = &*self.server, "mcp elicitation declined");
-        Ok(ElicitResult::new(ElicitationAction::Decline))
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            // A URL to open is not something taco does on a server's word.
+            tracing::info!(server = &*self.server, "mcp url elicitation declined");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        // The form belongs to the server's call in flight (stdio carries no link to it).
+        let ctx = self
+            .routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .next()
+            .cloned();
+        let Some(ctx) = ctx else {
+            tracing::info!(
+                server = &*self.server,
+                "mcp elicitation outside a call declined"
+            );
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        let server = format!("MCP server {}", self.server);
+        Ok(match ctx.ask(&server, &message, schema).await {
+            AskReply::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::Value::Object(content)),
+            AskReply::Decline => ElicitResult::new(ElicitationAction::Decline),
+            AskReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 }

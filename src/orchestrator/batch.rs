@@ -273,13 +273,13 @@ impl Run<'_> {
         let results = loop {
             tokio::select! {
                 biased;
-                Some(progress) = reports.recv() => self.progress(progress),
+                Some(progress) = reports.recv() => self.progress(progress).await,
                 Some(outcome) = ended.recv() => self.complete(&outcome),
                 results = &mut running => break results,
             }
         };
         while let Ok(progress) = reports.try_recv() {
-            self.progress(progress);
+            self.progress(progress).await;
         }
         while let Ok(outcome) = ended.try_recv() {
             self.complete(&outcome);
@@ -287,16 +287,29 @@ impl Run<'_> {
         results
     }
 
-    /// The `tool_progress` event of a report.
-    fn progress(&mut self, progress: Progress) {
-        self.emit(EventData::ToolProgress {
-            id: progress.call,
-            progress: progress.progress,
-            total: progress.total,
-            message: progress
-                .message
-                .map(|m| crate::text::summarize(&m, MAX_PROGRESS_MESSAGE)),
-        });
+    /// A report becomes a `tool_progress` event; a form is asked of the user. While the
+    /// user answers, the batch's other calls wait (their processes keep running).
+    async fn progress(&mut self, progress: Progress) {
+        match progress {
+            Progress::Report {
+                call,
+                progress,
+                total,
+                message,
+            } => self.emit(EventData::ToolProgress {
+                id: call,
+                progress,
+                total,
+                message: message.map(|m| crate::text::summarize(&m, MAX_PROGRESS_MESSAGE)),
+            }),
+            Progress::Ask(ask) => {
+                let answer = self
+                    .elicit(&ask.call, &ask.from, &ask.message, &ask.schema)
+                    .await;
+                // The call may have ended meanwhile (a timeout): then nobody waits.
+                let _ = ask.reply.send(answer);
+            }
+        }
     }
 
     /// Asks about the `ask` calls as one batch and records the answers; a cancel leaves

@@ -8,9 +8,39 @@ use serde_json::Value;
 use super::scope::{Pending, Run};
 use super::stack::DEPTH_STEP;
 use crate::event::{EventData, FrameState, InputKind, InputRequest, StackFrame};
+use crate::tools::AskReply;
 
 /// The name of the frame that collects parameters.
 pub(super) const COLLECT: &str = "collect_tool_parameters";
+/// The name of the frame that fills in a running tool's form.
+pub(super) const ELICIT: &str = "elicitation";
+/// Fields of a form asked at most (a hostile schema could list thousands).
+const MAX_FIELDS: usize = 20;
+
+/// The fields of a form schema: required ones first, in schema order, then the others.
+fn form_fields(schema: &Value) -> Vec<String> {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect();
+    let others = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|p| p.keys())
+        .filter(|k| !required.contains(k))
+        .cloned()
+        .collect::<Vec<_>>();
+    required
+        .into_iter()
+        .chain(others)
+        .take(MAX_FIELDS)
+        .collect()
+}
 
 /// How collecting went.
 pub(super) enum Collected {
@@ -35,10 +65,25 @@ fn describe(schema: &Value, name: &str) -> (Option<String>, Option<String>) {
             .map(String::from),
         _ => None,
     });
-    let description = property
+    let mut description = property
         .and_then(|p| p.get("description"))
         .and_then(Value::as_str)
         .map(String::from);
+    // A choice shows its options (a form's enum field).
+    if let Some(choices) = property
+        .and_then(|p| p.get("enum"))
+        .and_then(Value::as_array)
+    {
+        let choices: Vec<String> = choices
+            .iter()
+            .map(|c| c.as_str().map_or_else(|| c.to_string(), String::from))
+            .collect();
+        let options = format!("one of: {}", choices.join(", "));
+        description = Some(match description {
+            Some(text) => format!("{text} ({options})"),
+            None => options,
+        });
+    }
     (kind, description)
 }
 
@@ -138,6 +183,78 @@ impl Run<'_> {
             self.orch.stack.extend();
         }
         yes
+    }
+
+    /// A running call's form (an MCP server's elicitation), one field at a time under an
+    /// `elicitation` frame above the call. Headless, it is shown as asked and declined.
+    pub(super) async fn elicit(
+        &mut self,
+        call: &str,
+        from: &str,
+        message: &str,
+        schema: &Value,
+    ) -> AskReply {
+        let message = crate::text::summarize(message, 500);
+        if !self.approver.can_ask() {
+            let request = InputRequest {
+                id: format!("{call}/e{}", self.next_number()),
+                kind: InputKind::Parameter,
+                frame: call.to_string(),
+                tool: from.to_string(),
+                prompt: format!("{from} asks: {message}"),
+                parameter: None,
+                description: None,
+                value_type: None,
+                depth: None,
+            };
+            self.emit(EventData::InputRequested(request.clone()));
+            self.emit(EventData::InputAnswered {
+                id: request.id,
+                value: None,
+            });
+            return AskReply::Decline;
+        }
+        let frame = format!("{call}/{ELICIT}-{}", self.next_number());
+        self.push_frame(StackFrame {
+            id: frame.clone(),
+            parent: Some(call.to_string()),
+            name: ELICIT.to_string(),
+            summary: format!("{from}: {message}"),
+            state: FrameState::AwaitingInput,
+        });
+        let mut answers = serde_json::Map::new();
+        let mut end = None;
+        for name in form_fields(schema) {
+            let (kind, description) = describe(schema, &name);
+            let request = InputRequest {
+                id: format!("{frame}/q{}", self.next_number()),
+                kind: InputKind::Parameter,
+                frame: frame.clone(),
+                tool: from.to_string(),
+                prompt: format!("{from} asks: {message}"),
+                parameter: Some(name.clone()),
+                description,
+                value_type: kind.clone(),
+                depth: None,
+            };
+            match self.ask(&request).await {
+                None => {
+                    end = Some((AskReply::Cancel, FrameState::Cancelled));
+                    break;
+                }
+                Some(None) => {
+                    end = Some((AskReply::Decline, FrameState::Denied));
+                    break;
+                }
+                Some(Some(text)) => {
+                    answers.insert(name, parse_answer(&text, kind.as_deref()));
+                }
+            }
+        }
+        let (reply, state) = end.unwrap_or((AskReply::Accept(answers), FrameState::Done));
+        let frames = self.orch.stack.pop(&frame, state);
+        self.popped(frames);
+        reply
     }
 
     /// Asks one question with its `input_requested` / `input_answered` events. `None`: the

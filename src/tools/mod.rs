@@ -109,7 +109,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The id of the call running (the runner sets it per call).
     pub call: String,
-    /// Where a tool reports how far it got (`tool_progress` events); `None`: nobody listens.
+    /// Where a tool reports how far it got (`tool_progress` events) and puts questions to
+    /// the user (an MCP server's elicitation); `None`: nobody listens.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
 }
 
@@ -119,7 +120,7 @@ impl ToolContext {
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(sink) = &self.progress {
             // Nobody listening any more (the batch ended): nothing to tell.
-            let _ = sink.send(Progress {
+            let _ = sink.send(Progress::Report {
                 call: self.call.clone(),
                 progress,
                 total,
@@ -127,19 +128,69 @@ impl ToolContext {
             });
         }
     }
+
+    /// Asks the user to fill in a form for the call running; `Cancel` when nobody listens.
+    pub async fn ask(&self, from: &str, message: &str, schema: Value) -> AskReply {
+        let Some(sink) = &self.progress else {
+            return AskReply::Cancel;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let ask = Ask {
+            call: self.call.clone(),
+            from: from.to_string(),
+            message: message.to_string(),
+            schema,
+            reply,
+        };
+        if sink.send(Progress::Ask(ask)).is_err() {
+            return AskReply::Cancel;
+        }
+        answer.await.unwrap_or(AskReply::Cancel)
+    }
 }
 
-/// How far a running call got.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
+/// What a running call tells the batch it runs in.
+#[derive(Debug)]
+pub enum Progress {
+    /// How far it got.
+    Report {
+        /// The call.
+        call: String,
+        /// Progress so far (grows).
+        progress: f64,
+        /// The total, when known.
+        total: Option<f64>,
+        /// What it is doing.
+        message: Option<String>,
+    },
+    /// It needs the user to fill in a form (an MCP server's `elicitation/create`).
+    Ask(Ask),
+}
+
+/// A form a running call puts to the user.
+#[derive(Debug)]
+pub struct Ask {
     /// The call.
     pub call: String,
-    /// Progress so far (grows).
-    pub progress: f64,
-    /// The total, when known.
-    pub total: Option<f64>,
-    /// What it is doing.
-    pub message: Option<String>,
+    /// Who asks (an MCP server's name).
+    pub from: String,
+    /// What it says.
+    pub message: String,
+    /// The JSON Schema of the answer: an object of plain fields.
+    pub schema: Value,
+    /// Where the answer goes.
+    pub reply: tokio::sync::oneshot::Sender<AskReply>,
+}
+
+/// The user's answer to an [`Ask`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskReply {
+    /// Filled in.
+    Accept(serde_json::Map<String, Value>),
+    /// Said no.
+    Decline,
+    /// Walked away (or the run was cancelled).
+    Cancel,
 }
 
 /// Why a tool call failed.
