@@ -1060,3 +1060,41 @@ fn the_timeline_detail_opens_over_its_pane_and_takes_esc_first() {
     h.key(KeyCode::Enter);
     assert!(!h.app.detail_open());
 }
+
+#[test]
+fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
+    let mut h = Harness::unguarded();
+    h.type_text("what changed?");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    let name = "mcp__fs__read_text_file";
+    h.event(EventData::ToolCall {
+        turn: 1,
+        id: "c1".into(),
+        name: name.into(),
+        arguments: json!({"path": "notes.txt"}),
+        parent: None,
+    });
+    h.event(EventData::ApprovalRequested {
+        id: "c1".into(),
+        name: name.into(),
+        arguments: json!({"path": "notes.txt"}),
+        position: 1,
+        of: 1,
+        note: Some(
+            "MCP server fs · its tool `read_text_file` · the server says: read-only (a hint, not checked)"
+                .into(),
+        ),
+    });
+    h.settle();
+    let terminal = h.screen(150, 30);
+    let text: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(text.contains("⚑ MCP server fs"), "{text}");
+    insta::assert_snapshot!(terminal.backend());
+}

@@ -288,3 +288,46 @@ fn trace_opens_an_exec_trace_read_only() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED");
 }
+
+#[test]
+fn mcp_servers_start_behind_the_first_frame_and_a_broken_one_is_said_once() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = home.path().join("mcp.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp.servers.fixture]\ncommand = {:?}\n\n[mcp.servers.broken]\ncommand = \"no-such-mcp-server-here\"\n",
+            support::mcp::fixture().display().to_string()
+        ),
+    )
+    .unwrap();
+    let tmux = launch_with(
+        home.path(),
+        work.path(),
+        &format!("-p demo -c '{}'", config.display()),
+    );
+    tmux.wait_for("Welcome to taco");
+    let screen = tmux.wait_for("MCP server broken");
+    assert_eq!(screen.matches("was not found").count(), 1, "{screen}");
+    tmux.text("/mcp");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("mcp__fixture__log");
+    assert!(
+        screen.contains("ready, 9") && screen.contains("mcp__fixture__echo"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("send the request again"),
+        "no request failed: {screen}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("EXITED");
+    // Quitting ended the server: no fixture process is left.
+    let left = Command::new("pgrep")
+        .args(["-f", &support::mcp::fixture().display().to_string()])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "a server outlived taco: {:?}", left);
+}

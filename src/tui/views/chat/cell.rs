@@ -239,13 +239,10 @@ impl Cell {
                     t.error.add_modifier(Modifier::BOLD),
                 )];
                 lines.extend(wrap_plain(message, t.text, width, &first, &indent));
-                lines.extend(wrap_plain(
-                    error_hint(kind, message),
-                    t.dim,
-                    width,
-                    &indent,
-                    &indent,
-                ));
+                let hint = error_hint(kind, message);
+                if !hint.is_empty() {
+                    lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
+                }
                 false
             }
             CellKind::Notice { style, text } => {
@@ -277,6 +274,8 @@ fn error_hint(kind: &str, message: &str) -> &'static str {
             "Set the API key environment variable named above, then send the request again."
         }
         "config" => "Fix the configuration as described, then send the request again.",
+        // The message says what to do; no request failed.
+        "mcp" => "",
         _ => "You can send the request again.",
     }
 }
