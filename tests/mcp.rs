@@ -29,6 +29,28 @@ fn write_config(home: &Path, fixture_extra: &str, more: &str) -> std::path::Path
     path
 }
 
+/// The fixture server started in-process (with `extra` lines for its table), ready.
+async fn fixture_hub(extra: &str) -> (Arc<McpHub>, tempfile::TempDir) {
+    let config: McpConfig = toml::from_str(&format!(
+        "[servers.fixture]\ncommand = {:?}{extra}",
+        fixture().display().to_string()
+    ))
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let hub = McpHub::start(
+        taco::mcp::config::servers(&config).unwrap(),
+        StartContext {
+            workdir: work.path().to_path_buf(),
+            settings: Arc::new(ToolSettings::default()),
+            notices: None,
+        },
+    );
+    tokio::time::timeout(Duration::from_secs(10), hub.settled())
+        .await
+        .unwrap();
+    (hub, work)
+}
+
 /// `taco exec --json` with `config`, against `server`; returns the run and its events.
 async fn exec(
     home: &Path,
@@ -277,24 +299,7 @@ async fn taco_mcp_list_shows_every_page_and_failures() {
 
 #[tokio::test]
 async fn a_changed_tool_list_is_listed_again() {
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.fixture]\ncommand = {:?}\ntool_policies = {{ add_tool = \"allow\" }}",
-        fixture().display().to_string()
-    ))
-    .unwrap();
-    let specs = taco::mcp::config::servers(&config).unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let hub = McpHub::start(
-        specs,
-        StartContext {
-            workdir: work.path().to_path_buf(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-        },
-    );
-    tokio::time::timeout(Duration::from_secs(10), hub.settled())
-        .await
-        .unwrap();
+    let (hub, work) = fixture_hub("\ntool_policies = { add_tool = \"allow\" }").await;
     assert_eq!(hub.view()[0].status, Status::Ready);
     let names = |hub: &McpHub| -> Vec<String> {
         hub.tools().iter().map(|t| t.name().to_string()).collect()
@@ -432,23 +437,7 @@ impl taco::orchestrator::EventSink for CancelAtProgress {
 
 #[tokio::test]
 async fn cancelling_a_run_cancels_the_call_on_the_server() {
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.fixture]\ncommand = {:?}\npolicy = \"allow\"",
-        fixture().display().to_string()
-    ))
-    .unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: work.path().to_path_buf(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-        },
-    );
-    tokio::time::timeout(Duration::from_secs(10), hub.settled())
-        .await
-        .unwrap();
+    let (hub, _work) = fixture_hub("\npolicy = \"allow\"").await;
     let provider = support::scripted::Scripted::new(vec![Ok(support::scripted::calls(&[(
         "s",
         "mcp__fixture__slow",
@@ -558,23 +547,7 @@ impl taco::orchestrator::approval::Approver for Person {
 
 /// Runs one call of `ask` on the fixture with `person` answering; the model's view of it.
 async fn ask_with(person: &mut Person) -> (Value, Vec<taco::event::Event>) {
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.fixture]\ncommand = {:?}",
-        fixture().display().to_string()
-    ))
-    .unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: work.path().to_path_buf(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-        },
-    );
-    tokio::time::timeout(Duration::from_secs(10), hub.settled())
-        .await
-        .unwrap();
+    let (hub, _work) = fixture_hub("").await;
     let provider = support::scripted::Scripted::new(vec![
         Ok(support::scripted::calls(&[(
             "a",
