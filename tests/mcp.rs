@@ -629,3 +629,68 @@ async fn declining_a_servers_form_tells_the_server() {
     let (told, _) = ask_with(&mut person).await;
     assert_eq!(told, json!({"text": "declined"}));
 }
+
+#[tokio::test]
+async fn a_streamable_http_server_serves_tools_with_its_headers() {
+    let (home, work) = setup();
+    let (_child, url) = support::mcp::fixture_http().await;
+    let server = TestServer::start(vec![
+        tool_turns(&[("e", "mcp__web__echo", r#"{"text": "over http"}"#)]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let path = home.path().join("http.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[providers.openai.options]\nmax_attempts = 1\n[mcp.servers.web]\nurl = {url:?}\nheaders = {{ \"X-Team\" = \"${{TEAM}}\" }}\ntool_policies = {{ echo = \"allow\" }}\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("TEAM", "tools").arg("-c").arg(&path);
+    openai_args(&mut cmd, &server);
+    cmd.args(["--json", "go"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(told(&server, 1)[0], json!({"text": "echo: over http"}));
+
+    // A header naming a variable that is not set is refused with its name, never a value.
+    let mut cmd = taco(home.path(), work.path());
+    cmd.arg("-c").arg(&path).args(["mcp", "list"]);
+    let run = finish(&mut cmd).await;
+    assert!(
+        run.stdout
+            .contains("the environment variable TEAM is not set"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn trusted_hints_let_a_read_only_tool_run_and_never_a_destructive_one() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("e", "mcp__fixture__echo", r#"{"text": "hi"}"#),
+            ("s", "mcp__fixture__slow", r#"{"steps": 1, "delay_ms": 1}"#),
+        ]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let config = write_config(home.path(), "trust_annotations = true", "");
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let status: Vec<(&str, &str)> = results(&events)
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert!(
+        status.contains(&("e", "ok")),
+        "echo says it is read-only: {status:?}"
+    );
+    assert!(
+        status.contains(&("s", "denied")),
+        "slow is destructive: {status:?}"
+    );
+}
