@@ -256,6 +256,11 @@ async fn a_server_that_crashes_mid_call_fails_the_call_and_is_withdrawn() {
         "its last stderr lines: {}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("exit code 3"),
+        "its exit code: {}",
+        run.stderr
+    );
     let offered = server.requests()[1].json()["tools"].to_string();
     assert!(
         !offered.contains("mcp__fixture__"),

@@ -24,6 +24,7 @@ pub mod tool;
 
 pub use config::{McpConfig, ServerSpec};
 use server::{StderrTail, connect, kill_group};
+
 pub use tool::McpTool;
 
 /// Where a server stands.
@@ -263,6 +264,7 @@ impl McpHub {
         self.set(index, Status::Ready, tools, &context);
         let peer = connection.service.peer().clone();
         let pid = connection.pid;
+        let mut child = connection.child;
         let closed = connection.service.cancellation_token();
         let waiting = connection.service.waiting();
         tokio::pin!(waiting);
@@ -275,9 +277,12 @@ impl McpHub {
                     return;
                 }
                 _ = &mut waiting => {
+                    let why = match server::exit_of(child.as_mut()).await {
+                        Some(exit) => format!("it stopped ({exit})"),
+                        None => "it stopped (closed the connection)".to_string(),
+                    };
                     kill_group(pid);
-                    let why = "it stopped (exited or closed the connection)";
-                    self.set(index, Status::Failed(failure(&spec, why, &stderr)), Vec::new(), &context);
+                    self.set(index, Status::Failed(failure(&spec, &why, &stderr)), Vec::new(), &context);
                     return;
                 }
                 () = changed.notified() => match self.list(index, &spec, &peer, &routes).await {
@@ -346,7 +351,8 @@ impl ToolSource for McpHub {
         lock(&self.slots)
             .iter()
             .filter(|slot| slot.status == Status::Ready)
-            .flat_map(|slot| slot.tools.iter().map(|t| Arc::clone(t) as Arc<dyn Tool>))
+            .flat_map(|slot| slot.tools.iter().filter(|t| t.is_live()))
+            .map(|t| Arc::clone(t) as Arc<dyn Tool>)
             .collect()
     }
 }

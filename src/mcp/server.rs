@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::client::Handler;
@@ -53,6 +53,8 @@ pub struct Connection {
     pub service: RunningService<RoleClient, Handler>,
     /// The child's process id (its process group), for stdio servers.
     pub pid: Option<u32>,
+    /// The child itself (its exit code when it stops), for stdio servers.
+    pub child: Option<tokio::process::Child>,
 }
 
 /// Connects to `spec`'s server. `Err` says what went wrong in words for the user.
@@ -85,17 +87,22 @@ pub async fn connect(
             // Its own process group: quitting or a crash ends the server and its children.
             #[cfg(unix)]
             cmd.process_group(0);
-            let (process, pipe) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => {
-                        format!("`{command}` was not found: is it installed and on PATH?")
-                    }
-                    _ => format!("`{command}` could not be started: {e}"),
-                })?;
-            let pid = process.id();
-            if let Some(pipe) = pipe {
+            cmd.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            // Spawned here rather than by the SDK, so taco keeps the child and can tell its
+            // exit code when it stops.
+            let mut child = cmd.spawn().map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    format!("`{command}` was not found: is it installed and on PATH?")
+                }
+                _ => format!("`{command}` could not be started: {e}"),
+            })?;
+            let pid = child.id();
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(format!("`{command}` started without pipes"));
+            };
+            if let Some(pipe) = child.stderr.take() {
                 let tail = stderr.clone();
                 let server = spec.name.clone();
                 tokio::spawn(async move {
@@ -108,10 +115,14 @@ pub async fn connect(
                 });
             }
             let service = handler
-                .serve(process)
+                .serve((stdout, stdin))
                 .await
                 .map_err(|e| format!("it did not complete the MCP handshake: {}", plain(&e)))?;
-            Ok(Connection { service, pid })
+            Ok(Connection {
+                service,
+                pid,
+                child: Some(child),
+            })
         }
         Transport::Http {
             url,
@@ -150,7 +161,11 @@ pub async fn connect(
                     plain(&e)
                 )
             })?;
-            Ok(Connection { service, pid: None })
+            Ok(Connection {
+                service,
+                pid: None,
+                child: None,
+            })
         }
     }
 }
@@ -160,6 +175,19 @@ fn plain(error: &dyn std::fmt::Display) -> String {
     let text = error.to_string();
     let tail = text.rsplit("] error: ").next().unwrap_or(&text);
     tail.trim_start_matches("Client error: ").to_string()
+}
+
+/// How a stopped server ended, in words: its exit code or signal, if it has exited.
+pub async fn exit_of(child: Option<&mut tokio::process::Child>) -> Option<String> {
+    let status = tokio::time::timeout(std::time::Duration::from_millis(500), child?.wait())
+        .await
+        .ok()?
+        .ok()?;
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return Some(format!("killed by signal {signal}"));
+    }
+    status.code().map(|code| format!("exit code {code}"))
 }
 
 /// Ends a stdio server's whole process group (the server and anything it started).

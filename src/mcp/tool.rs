@@ -122,6 +122,12 @@ impl McpTool {
     pub fn hints(&self) -> Hints {
         self.hints
     }
+
+    /// Whether its server's connection is still open (a crashed server's tools are gone
+    /// at once, before the hub has heard how it ended).
+    pub fn is_live(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
 }
 
 impl Tool for McpTool {
