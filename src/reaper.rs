@@ -17,6 +17,26 @@ pub fn become_subreaper() {
     }
 }
 
+/// Makes taco a subreaper for as long as it lives, and kills every descendant when dropped:
+/// on a normal return and also while a panic unwinds (an MCP server's children, a tool's
+/// escaped process), so nothing outlives taco either way.
+#[must_use = "descendants are ended when the guard is dropped"]
+pub struct Reaper;
+
+impl Reaper {
+    /// Becomes the subreaper of this process's orphans.
+    pub fn start() -> Self {
+        become_subreaper();
+        Self
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        end_descendants();
+    }
+}
+
 /// Kills every descendant of this process (SIGKILL) and reaps the ones that were its own
 /// children. Returns how many were killed. Call it on the way out, when no tool runs any
 /// more: it takes exit statuses that a live `Child` handle would otherwise wait for.

@@ -175,10 +175,8 @@ pub fn mcp_list(start: &Start) -> i32 {
 
 /// Runs `f` as a subreaper: whatever it starts ends with it.
 fn reaper_guarded(f: impl FnOnce() -> i32) -> i32 {
-    crate::reaper::become_subreaper();
-    let code = f();
-    crate::reaper::end_descendants();
-    code
+    let _reaper = crate::reaper::Reaper::start();
+    f()
 }
 
 /// `taco sessions`: saved sessions, newest first, and the files that could not be listed.

@@ -24,10 +24,8 @@ pub struct ExecRequest {
 
 /// Runs one request headless; tools' processes that escape their group end with it.
 pub fn exec(start: &Start, request: ExecRequest) -> i32 {
-    reaper::become_subreaper();
-    let code = run(start, request);
-    reaper::end_descendants();
-    code
+    let _reaper = reaper::Reaper::start();
+    run(start, request)
 }
 
 fn run(start: &Start, request: ExecRequest) -> i32 {

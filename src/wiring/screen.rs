@@ -22,10 +22,8 @@ use crate::{logging, reaper};
 /// The TUI, on two worker threads so a busy tool never stalls the screen; tools' processes
 /// that escape their group come back to taco and end with it.
 pub fn tui(start: &Start, launched: Instant) -> i32 {
-    reaper::become_subreaper();
-    let code = run_tui(start, launched);
-    reaper::end_descendants();
-    code
+    let _reaper = reaper::Reaper::start();
+    run_tui(start, launched)
 }
 
 fn run_tui(start: &Start, launched: Instant) -> i32 {
