@@ -153,7 +153,13 @@ pub fn mcp_list(start: &Start) -> i32 {
                 servers,
                 StartContext {
                     workdir,
-                    settings: Arc::new(ToolSettings::default()),
+                    settings: Arc::new(ToolSettings {
+                        secrets: Arc::new(Secrets::from_env(
+                            std::env::vars_os(),
+                            &ToolSettings::default().secret_vars,
+                        )),
+                        ..ToolSettings::default()
+                    }),
                     notices: None,
                 },
             );

@@ -699,3 +699,32 @@ async fn trusted_hints_let_a_read_only_tool_run_and_never_a_destructive_one() {
         "slow is destructive: {status:?}"
     );
 }
+
+#[tokio::test]
+async fn a_key_a_server_prints_never_reaches_the_report() {
+    let (home, work) = setup();
+    let key = "sk-proj-mcpLEAKtest0123456789abcdefXYZ";
+    let path = home.path().join("leak.toml");
+    std::fs::write(
+        &path,
+        "[mcp.servers.leaky]\ncommand = \"sh\"\nargs = [\"-c\", \"echo the key is $K >&2; exit 1\"]\nenv = { K = \"${OPENAI_API_KEY}\" }\n",
+    )
+    .unwrap();
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("OPENAI_API_KEY", key)
+        .arg("-c")
+        .arg(&path)
+        .args(["mcp", "list"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("the key is"),
+        "the stderr tail is shown: {}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains(key) && !run.stderr.contains(key),
+        "{}",
+        run.stdout
+    );
+}

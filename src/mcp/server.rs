@@ -20,6 +20,8 @@ use crate::tools::ToolSettings;
 
 /// Lines of a server's stderr kept for the report when it fails.
 const STDERR_KEPT: usize = 12;
+/// How long a server that failed its handshake may take to finish its stderr.
+const STDERR_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 /// Longest stderr line kept.
 const STDERR_LINE: usize = 400;
 
@@ -102,22 +104,35 @@ pub async fn connect(
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(format!("`{command}` started without pipes"));
             };
+            let mut reader = None;
             if let Some(pipe) = child.stderr.take() {
                 let tail = stderr.clone();
                 let server = spec.name.clone();
-                tokio::spawn(async move {
+                let secrets = Arc::clone(&settings.secrets);
+                reader = Some(tokio::spawn(async move {
                     let mut lines = BufReader::new(pipe).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
+                        // A server that prints its key does not get it into the log or a report.
+                        let line = secrets.redact(&line);
                         let line: String = line.chars().take(STDERR_LINE).collect();
                         tracing::info!(server, line, "mcp server stderr");
                         tail.push(line);
                     }
-                });
+                }));
             }
-            let service = handler
-                .serve((stdout, stdin))
-                .await
-                .map_err(|e| format!("it did not complete the MCP handshake: {}", plain(&e)))?;
+            let service = match handler.serve((stdout, stdin)).await {
+                Ok(service) => service,
+                Err(e) => {
+                    // Its last words explain the failure: let them arrive (briefly).
+                    if let Some(reader) = reader {
+                        let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+                    }
+                    return Err(format!(
+                        "it did not complete the MCP handshake: {}",
+                        plain(&e)
+                    ));
+                }
+            };
             Ok(Connection {
                 service,
                 pid,
