@@ -253,6 +253,10 @@ pub enum EventData {
         /// hints it gives about the tool, which are not checked).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         note: Option<String>,
+        /// What the call would change: a summary line, then a unified diff (`edit_file`,
+        /// `write_file`), computed before the user is asked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     /// The orchestrator waits for the user to answer a question.
     InputRequested(InputRequest),

@@ -255,6 +255,7 @@ fn realistic_run() -> Vec<Event> {
             position: k + 1,
             of: 2,
             note: None,
+            diff: None,
         });
     }
     s.decided("c2", "shell", Decision::Approved, None);
@@ -310,6 +311,7 @@ fn realistic_run() -> Vec<Event> {
         position: 1,
         of: 1,
         note: None,
+        diff: None,
     });
     s.decided("n2", "shell", Decision::Denied, Some(EXEC_DENIED));
     s.denied(

@@ -288,7 +288,7 @@ async fn writes_replace_the_file_through_a_temp_file() {
     )
     .await
     .unwrap();
-    assert_eq!(r["action"], "overwrote");
+    assert_eq!(r["action"], "overwrote 1 line");
     let after = std::fs::metadata(&path).unwrap();
     assert_ne!(after.ino(), before, "the file was rewritten in place");
     assert_eq!(after.mode() & 0o777, 0o600, "the mode was not kept");

@@ -73,10 +73,11 @@ fn assert_refused(result: Result<Value, ToolError>) {
 
 #[test]
 fn schemas_are_objects_with_the_right_required_fields() {
-    let expected: [(&str, &[&str]); 7] = [
+    let expected: [(&str, &[&str]); 8] = [
         ("list_dir", &[]),
         ("read_file", &["path"]),
         ("write_file", &["path", "content"]),
+        ("edit_file", &["path", "edits"]),
         ("search_files", &["pattern"]),
         ("shell", &["command"]),
         ("web_fetch", &["url"]),
@@ -124,6 +125,13 @@ fn default_policies() {
     assert_eq!(
         policy("search_files", json!({"pattern": "a"})),
         Policy::Allow
+    );
+    assert_eq!(
+        policy(
+            "edit_file",
+            json!({"path": "a", "edits": [{"old_string": "x", "new_string": "y"}]})
+        ),
+        Policy::Ask
     );
     assert_eq!(
         policy("write_file", json!({"path": "a", "content": ""})),
@@ -333,7 +341,7 @@ async fn write_file_creates_nested_dirs_and_overwrites() {
     )
     .await
     .unwrap();
-    assert_eq!(r["action"], "overwrote");
+    assert_eq!(r["action"], "overwrote 1 line");
     assert_eq!(
         std::fs::read_to_string(f.root.join("a/b/c.txt")).unwrap(),
         "x"
@@ -807,4 +815,126 @@ async fn web_fetch_errors_and_cancellation() {
         .await
         .expect("web_fetch hung");
     assert_eq!(result, Err(ToolError::Failed("cancelled".into())));
+}
+
+#[tokio::test]
+async fn edit_file_replaces_exactly_once_in_order_and_keeps_the_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let path = f.root.join("run.sh");
+    std::fs::write(&path, "#!/bin/sh\necho one\necho two\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let result = call(
+        "edit_file",
+        json!({"path": "run.sh", "edits": [
+            {"old_string": "echo one", "new_string": "echo uno"},
+            {"old_string": "uno\necho two", "new_string": "uno\necho dos"}
+        ]}),
+        &f.ctx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(result["change"], "+2 −2 in run.sh");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "#!/bin/sh\necho uno\necho dos\n"
+    );
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "the file keeps its permissions");
+}
+
+#[tokio::test]
+async fn a_failed_edit_leaves_the_file_untouched_and_no_temp_file() {
+    let f = fixture();
+    let path = f.root.join("a.txt");
+    std::fs::write(&path, "x = 1\nx = 1\n").unwrap();
+    let error = call(
+        "edit_file",
+        json!({"path": "a.txt", "edits": [{"old_string": "x = 1", "new_string": "x = 2"}]}),
+        &f.ctx,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("matches 2 times (lines 1, 2)"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\nx = 1\n");
+    let names: Vec<_> = std::fs::read_dir(&f.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["a.txt"], "no temp file is left");
+}
+
+#[tokio::test]
+async fn edit_file_keeps_crlf_and_refuses_binary_and_outside_files() {
+    let f = fixture();
+    std::fs::write(f.root.join("w.txt"), "one\r\ntwo\r\n").unwrap();
+    call(
+        "edit_file",
+        json!({"path": "w.txt", "edits": [{"old_string": "two\n", "new_string": "2\n"}]}),
+        &f.ctx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(f.root.join("w.txt")).unwrap(),
+        b"one\r\n2\r\n"
+    );
+    std::fs::write(f.root.join("b.bin"), b"a\0b").unwrap();
+    let binary = call(
+        "edit_file",
+        json!({"path": "b.bin", "edits": [{"old_string": "a", "new_string": "c"}]}),
+        &f.ctx,
+    )
+    .await
+    .unwrap_err();
+    assert!(binary.to_string().contains("binary"), "{binary}");
+    assert_refused(
+        call(
+            "edit_file",
+            json!({"path": "../outside/secret.txt", "edits": [{"old_string": "top", "new_string": "no"}]}),
+            &f.ctx,
+        )
+        .await,
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.outside.join("secret.txt")).unwrap(),
+        "top secret\n"
+    );
+}
+
+#[test]
+fn write_and_edit_previews_are_diffs_of_what_would_change() {
+    let f = fixture();
+    std::fs::write(f.root.join("old.txt"), "a\nb\n").unwrap();
+    let edit = tool("edit_file").preview(
+        &json!({"path": "old.txt", "edits": [{"old_string": "b", "new_string": "B"}]}),
+        &f.root,
+    );
+    assert!(
+        edit.as_deref().unwrap().starts_with("+1 −1 in old.txt\n"),
+        "{edit:?}"
+    );
+    let overwrite =
+        tool("write_file").preview(&json!({"path": "old.txt", "content": "z\n"}), &f.root);
+    assert!(
+        overwrite
+            .as_deref()
+            .unwrap()
+            .starts_with("+1 −2 in old.txt"),
+        "{overwrite:?}"
+    );
+    let new = tool("write_file").preview(&json!({"path": "new/n.txt", "content": "hi\n"}), &f.root);
+    assert!(
+        new.as_deref()
+            .unwrap()
+            .starts_with("new file new/n.txt: 1 lines, 3 bytes"),
+        "{new:?}"
+    );
+    assert_eq!(
+        tool("read_file").preview(&json!({"path": "old.txt"}), &f.root),
+        None
+    );
 }

@@ -164,6 +164,7 @@ impl Harness {
             position,
             of,
             note: None,
+            diff: None,
         });
     }
 
@@ -1085,6 +1086,7 @@ fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
             "MCP server fs · its tool `read_text_file` · the server says: read-only (a hint, not checked)"
                 .into(),
         ),
+        diff: None,
     });
     h.settle();
     let terminal = h.screen(150, 30);

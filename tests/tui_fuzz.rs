@@ -158,6 +158,7 @@ fn a_hostile_string_is_neutralised_in_every_view() {
         position: 1,
         of: 1,
         note: None,
+        diff: None,
     });
     // The chat answer, the approval arguments, the stack summary and the timeline rows.
     let buf = s.draw(220, 60);
@@ -299,6 +300,7 @@ proptest! {
             of: 1,
             lead: Some(body.clone()),
             note: None,
+            diff: None,
         });
         let theme = Theme::default();
         for width in WIDTHS {

@@ -93,6 +93,7 @@ impl Harness {
             position: 1,
             of: 1,
             note: None,
+            diff: None,
         });
     }
 
@@ -326,6 +327,7 @@ fn a_session_that_ended_in_a_dialog_leaves_no_guard_behind() {
             position: 1,
             of: 1,
             note: None,
+            diff: None,
         }),
     ];
     let now = h.now();

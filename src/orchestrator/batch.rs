@@ -327,7 +327,11 @@ impl Run<'_> {
             })
             .collect();
         for (k, request) in requests.iter().enumerate() {
-            let note = (self.orch.registry.get(&request.name)).and_then(|t| t.approval_note());
+            let tool = self.orch.registry.get(&request.name);
+            let note = tool.as_ref().and_then(|t| t.approval_note());
+            // Read from disk now, before anyone decides: the dialog shows what would change.
+            let diff =
+                tool.and_then(|t| t.preview(&request.arguments, &self.orch.settings.workdir));
             self.emit(EventData::ApprovalRequested {
                 id: request.id.clone(),
                 name: request.name.clone(),
@@ -335,6 +339,7 @@ impl Run<'_> {
                 position: k + 1,
                 of: requests.len(),
                 note,
+                diff,
             });
         }
         let cancel = self.cancel.clone();

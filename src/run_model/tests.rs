@@ -126,6 +126,7 @@ fn approvals_questions_and_grants_open_and_close() {
             position: 1,
             of: 1,
             note: None,
+            diff: None,
         },
     ));
     assert_eq!(m.open_approvals().len(), 1);

@@ -19,6 +19,7 @@ use crate::secrets::Secrets;
 
 pub(crate) mod budget;
 pub mod builtin;
+pub mod diff;
 pub mod outcome;
 pub mod runner;
 pub mod workspace;
@@ -258,6 +259,11 @@ pub trait Tool: Send + Sync {
     fn approval_note(&self) -> Option<String> {
         None
     }
+    /// What the call would change, as a diff (see `tools::diff`), computed before it is
+    /// approved; `None` when the tool changes no file or the change cannot be previewed.
+    fn preview(&self, _arguments: &Value, _workdir: &std::path::Path) -> Option<String> {
+        None
+    }
     /// How to use the tool well (spec/004 `get_usage_instructions`): shown by `/tool NAME` and
     /// given to the model the first time the tool is used in a conversation.
     fn usage_instructions(&self) -> Option<&str> {
@@ -309,6 +315,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
     }
+    /// See [`Tool::preview`].
+    fn preview(&self, _params: &Self::Params, _workdir: &std::path::Path) -> Option<String> {
+        None
+    }
     /// Runs the tool.
     fn run(
         &self,
@@ -343,6 +353,11 @@ impl<T: TypedTool> Tool for T {
 
     fn policy_note(&self) -> &str {
         T::POLICY_NOTE
+    }
+
+    fn preview(&self, arguments: &Value, workdir: &std::path::Path) -> Option<String> {
+        let params = parse_params::<T::Params>(arguments).ok()?;
+        TypedTool::preview(self, &params, workdir)
     }
 
     fn usage_instructions(&self) -> Option<&str> {

@@ -124,6 +124,16 @@ impl Workspace {
         Ok(opened(reached))
     }
 
+    /// Whether `given` names an existing entry of the workspace (an error reaching it counts
+    /// as existing: only a plain "not there" is a new file).
+    pub fn exists(&self, given: &str) -> bool {
+        let Ok(rel) = self.relative(given) else {
+            return true;
+        };
+        let walk = Walk::new(&self.root, self.fd.as_fd(), &rel, true).open();
+        !matches!(walk, Err(Stop::Missing))
+    }
+
     /// Opens an existing entry by its real path relative to the root, refusing any symlink
     /// on the way (for walkers, which already know where entries really are).
     pub fn open_exact(&self, rel: &Path) -> Result<Opened, ToolError> {

@@ -321,6 +321,7 @@ impl App {
                 position,
                 of,
                 note,
+                diff,
             } => {
                 let pending = Pending {
                     id: id.clone(),
@@ -330,6 +331,7 @@ impl App {
                     of: *of,
                     lead: self.chat.last_assistant_text().map(String::from),
                     note: note.clone(),
+                    diff: diff.clone(),
                 };
                 self.overlays
                     .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));

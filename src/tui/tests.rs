@@ -127,6 +127,7 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
             position: 1,
             of: 1,
             note: None,
+            diff: None,
         };
         for data in [started, delta, approval] {
             events.send(Event::now(&run, data)).unwrap();

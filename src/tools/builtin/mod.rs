@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::{Tool, ToolError};
 
 pub mod delegate;
+mod edit_file;
 mod list_dir;
 mod read_file;
 mod search_files;
@@ -13,6 +14,7 @@ mod web_fetch;
 mod write_file;
 
 pub use delegate::Delegate;
+pub use edit_file::EditFile;
 pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use search_files::SearchFiles;
@@ -26,6 +28,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(ListDir),
         Arc::new(ReadFile),
         Arc::new(WriteFile),
+        Arc::new(EditFile),
         Arc::new(SearchFiles),
         Arc::new(Shell),
         Arc::new(WebFetch::new()),
@@ -91,6 +94,7 @@ mod tests {
             "list_dir",
             "read_file",
             "write_file",
+            "edit_file",
             "search_files",
             "shell",
             "web_fetch",

@@ -4,7 +4,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use std::path::Path;
+
 use super::blocking;
+use super::edit_file::read_text;
+use crate::tools::diff;
 use crate::tools::workspace::Workspace;
 use crate::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
 
@@ -36,15 +40,36 @@ impl TypedTool for WriteFile {
         Policy::Ask
     }
 
+    fn preview(&self, params: &WriteFileParams, workdir: &Path) -> Option<String> {
+        match read_text(workdir, &params.path) {
+            Ok((shown, before)) => Some(diff::render(&shown, Some(&before), &params.content)),
+            // A missing file is a new one; anything else (binary, a directory) the write
+            // itself will report.
+            Err(_) if !Workspace::new(workdir).ok()?.exists(&params.path) => {
+                Some(diff::render(&params.path, None, &params.content))
+            }
+            Err(_) => None,
+        }
+    }
+
     async fn run(&self, params: WriteFileParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let workdir = ctx.workdir.clone();
         blocking(move || {
+            let replaced_lines = read_text(&workdir, &params.path)
+                .ok()
+                .map(|(_, old)| old.lines().count());
             let written =
                 Workspace::new(&workdir)?.write(&params.path, params.content.as_bytes())?;
+            let action = match (written.replaced, replaced_lines) {
+                (false, _) => "created".to_string(),
+                (true, Some(1)) => "overwrote 1 line".to_string(),
+                (true, Some(lines)) => format!("overwrote {lines} lines"),
+                (true, None) => "overwrote".to_string(),
+            };
             Ok(json!({
                 "path": written.shown,
                 "bytes_written": params.content.len(),
-                "action": if written.replaced { "overwrote" } else { "created" },
+                "action": action,
             }))
         })
         .await

@@ -36,6 +36,7 @@ fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
         of,
         lead: Some("I'll write the notes file.".into()),
         note: None,
+        diff: None,
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Pending {
     pub lead: Option<String>,
     /// Where the tool comes from and what it claims (see `Tool::approval_note`).
     pub note: Option<String>,
+    /// What the call would change (a summary line, then a unified diff): shown instead of
+    /// the arguments, which would repeat the whole new content.
+    pub diff: Option<String>,
 }
 
 /// What a key did to the dialog.
@@ -190,7 +193,10 @@ impl ApprovalState {
             return 0;
         };
         let inner = width.saturating_sub(2).max(1) as usize;
-        let args = pretty(&current.arguments);
+        let args = match &current.diff {
+            Some(diff) => diff.clone(),
+            None => pretty(&current.arguments),
+        };
         let arg_rows: usize = args
             .lines()
             .map(|l| l.chars().count().div_ceil(inner).max(1))
@@ -256,8 +262,13 @@ impl ApprovalState {
         if let Some(note) = &current.note {
             lines.push(Line::styled(format!("⚑ {}", escape(note)), theme.warn));
         }
-        for line in pretty(&current.arguments).lines() {
-            lines.push(Line::styled(line.to_string(), theme.code));
+        match &current.diff {
+            Some(diff) => lines.extend(diff_lines(diff, theme)),
+            None => {
+                for line in pretty(&current.arguments).lines() {
+                    lines.push(Line::styled(line.to_string(), theme.code));
+                }
+            }
         }
         let body_height = inner.height.saturating_sub(1);
         let body = Rect {
@@ -371,6 +382,29 @@ fn json_text(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
+/// A diff as coloured lines: the summary bold, hunk headers dim, `+` added, `-` removed.
+/// Control characters from the file are shown escaped, never sent to the terminal.
+pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
+    diff.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let text = escape(line).into_owned();
+            let style = if i == 0 {
+                theme.text.add_modifier(ratatui::style::Modifier::BOLD)
+            } else if line.starts_with("@@") || line.starts_with("---") || line.starts_with("+++") {
+                theme.dim
+            } else if line.starts_with('+') {
+                theme.ok
+            } else if line.starts_with('-') {
+                theme.error
+            } else {
+                theme.code
+            };
+            Line::styled(text, style)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +420,7 @@ mod tests {
             of,
             lead: None,
             note: None,
+            diff: None,
         }
     }
 

@@ -269,6 +269,7 @@ fn tool_cell_goes_through_call_approval_and_result() {
             position: 1,
             of: 1,
             note: None,
+            diff: None,
         },
     ));
     assert_eq!(
