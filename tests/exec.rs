@@ -720,3 +720,39 @@ async fn an_idle_stream_times_out() {
         run.stderr
     );
 }
+
+#[tokio::test]
+async fn an_edit_is_asked_with_its_diff_and_applied_when_approved() {
+    let (home, work) = setup();
+    let args = json!({"path": "hello.txt", "edits": [{"old_string": "hi there", "new_string": "hello there"}]});
+    for approve in ["none", "all"] {
+        let server = TestServer::start(vec![
+            tool_turn("e1", "edit_file", &args.to_string()),
+            text_turn(&["ok"]),
+        ])
+        .await;
+        let mut cmd = taco(home.path(), work.path());
+        openai_args(&mut cmd, &server);
+        cmd.args(["--json", "--approve", approve, "edit it"]);
+        let run = finish(&mut cmd).await;
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        let asked: Value = run
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["type"] == "approval_requested")
+            .unwrap();
+        let diff = asked["data"]["diff"].as_str().unwrap();
+        assert!(
+            diff.starts_with("+1 −1 in hello.txt\n") && diff.contains("-hi there\n+hello there"),
+            "{diff}"
+        );
+        let text = std::fs::read_to_string(work.path().join("hello.txt")).unwrap();
+        let expected = if approve == "all" {
+            "hello there\n"
+        } else {
+            "hi there\n"
+        };
+        assert_eq!(text, expected, "--approve {approve}");
+    }
+}

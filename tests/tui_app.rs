@@ -1100,3 +1100,71 @@ fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
     assert!(text.contains("⚑ MCP server fs"), "{text}");
     insta::assert_snapshot!(terminal.backend());
 }
+
+/// Opens the approval dialog of `name` with the diff of `old` → `new` on `path`.
+fn approve_change(name: &str, path: &str, old: Option<&str>, new: &str) -> Harness {
+    let mut h = Harness::unguarded();
+    h.type_text("change it");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.event(EventData::ApprovalRequested {
+        id: "c1".into(),
+        name: name.into(),
+        arguments: json!({"path": path, "content": new}),
+        position: 1,
+        of: 1,
+        note: None,
+        diff: Some(taco::tools::diff::render(path, old, new)),
+    });
+    h.settle();
+    h
+}
+
+#[test]
+fn snapshot_approval_shows_an_edit_as_a_diff() {
+    let old = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+    let new = "fn main() {\n    let x = 2;\n    println!(\"{x}\");\n    println!(\"done\");\n}\n";
+    let mut h = approve_change("edit_file", "src/main.rs", Some(old), new);
+    let terminal = h.screen(150, 30);
+    insta::assert_snapshot!(terminal.backend());
+    let buffer = terminal.backend().buffer();
+    let row = |needle: &str| {
+        (0..buffer.area.height)
+            .find(|&y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+                    .contains(needle)
+            })
+            .unwrap_or_else(|| panic!("{needle} not on screen"))
+    };
+    let colour = |needle: &str| {
+        let y = row(needle);
+        let x = (0..buffer.area.width)
+            .find(|&x| buffer[(x, y)].symbol() == "+" || buffer[(x, y)].symbol() == "-")
+            .unwrap();
+        buffer[(x, y)].fg
+    };
+    assert_ne!(
+        colour("+    let x = 2;"),
+        colour("-    let x = 1;"),
+        "added and removed lines differ in colour"
+    );
+}
+
+#[test]
+fn snapshot_approval_shows_an_overwrite_as_a_diff() {
+    let mut h = approve_change(
+        "write_file",
+        "notes.md",
+        Some("# Notes\nold line\n"),
+        "# Notes\nnew line\n",
+    );
+    insta::assert_snapshot!(h.screen(150, 24).backend());
+}
+
+#[test]
+fn snapshot_approval_shows_a_new_file_as_all_added() {
+    let mut h = approve_change("write_file", "hello.py", None, "print('hello')\n");
+    insta::assert_snapshot!(h.screen(150, 24).backend());
+}
