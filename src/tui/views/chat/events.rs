@@ -49,10 +49,11 @@ impl ChatState {
                 };
                 self.run.tools.insert(id.clone(), i);
             }
-            EventData::ApprovalRequested { id, .. } => self.update_tool(id, |tool| {
+            EventData::ApprovalRequested { id, diff, .. } => self.update_tool(id, |tool| {
                 if tool.is_open() {
                     tool.state = ToolState::AwaitingApproval;
                 }
+                tool.diff.clone_from(diff);
             }),
             EventData::ApprovalDecided {
                 id,

@@ -554,6 +554,35 @@ fn toggle_details_expands_tool_cells() {
 }
 
 #[test]
+fn a_file_change_shows_its_summary_and_expands_to_its_diff() {
+    let mut chat = new_chat();
+    let args = json!({"path": "a.rs", "edits": [{"old_string": "1", "new_string": "2"}]});
+    chat.on_event(&tool_call(1, "e", "edit_file", args.clone()));
+    chat.on_event(&ev(
+        2,
+        EventData::ApprovalRequested {
+            id: "e".into(),
+            name: "edit_file".into(),
+            arguments: args,
+            position: 1,
+            of: 1,
+            note: None,
+            diff: Some(crate::tools::diff::render(
+                "a.rs",
+                Some("x = 1\n"),
+                "x = 2\n",
+            )),
+        },
+    ));
+    let s = screen(&mut chat, 60, 3);
+    assert!(s.contains("  └ +1 −1 in a.rs"), "{s}");
+    chat.toggle_details();
+    let s = screen(&mut chat, 60, 12);
+    assert!(s.contains("  change\n    +1 −1 in a.rs\n"), "{s}");
+    assert!(s.contains("    -x = 1\n    +x = 2\n"), "{s}");
+}
+
+#[test]
 fn clear_forgets_everything() {
     let mut chat = long_chat();
     screen(&mut chat, 30, 6);

@@ -9,6 +9,8 @@ use unicode_width::UnicodeWidthChar;
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
 
+/// Lines of a diff shown when expanded.
+const DIFF_LINES: usize = 40;
 /// Lines shown per section (arguments, result) when expanded.
 const SECTION_LINES: usize = 20;
 /// Arguments that say the most about a call, shown first.
@@ -38,6 +40,8 @@ pub(super) struct Tool {
     pub reason: Option<String>,
     /// How deep the call nests under other calls (0: the model's own call).
     pub depth: usize,
+    /// The change it makes, when it changes a file (summary line, then a unified diff).
+    pub diff: Option<String>,
 }
 
 impl Tool {
@@ -51,6 +55,7 @@ impl Tool {
             error: None,
             reason: None,
             depth: 0,
+            diff: None,
         }
     }
 
@@ -130,7 +135,8 @@ impl Tool {
             let (note, style) = match self.state {
                 ToolState::Failed => (self.error.as_deref(), t.error),
                 ToolState::Denied => (self.reason.as_deref().or(self.error.as_deref()), t.dim),
-                _ => (None, t.dim),
+                // A file change says what it changes; Ctrl-O shows the diff.
+                _ => (self.diff.as_deref(), t.dim),
             };
             if let Some(note) = note.and_then(|n| n.lines().find(|l| !l.trim().is_empty())) {
                 let room = usize::from(width).saturating_sub(4);
@@ -141,7 +147,28 @@ impl Tool {
             }
             return;
         }
-        section(lines, "arguments", &self.arguments, t.text, width, t);
+        match &self.diff {
+            Some(diff) => {
+                lines.push(Line::from(Span::styled("  change", t.dim)));
+                let shown = crate::tui::views::approval::diff_lines(diff, t);
+                let total = shown.len();
+                for line in shown.into_iter().take(DIFF_LINES) {
+                    let mut spans = vec![Span::raw("    ")];
+                    spans.extend(line.spans.into_iter().map(|s| {
+                        Span::styled(
+                            truncate(&s.content, usize::from(width).saturating_sub(4)),
+                            s.style,
+                        )
+                    }));
+                    lines.push(Line::from(spans));
+                }
+                if total > DIFF_LINES {
+                    let more = format!("    … {} more lines of diff", total - DIFF_LINES);
+                    lines.push(Line::from(Span::styled(more, t.dim)));
+                }
+            }
+            None => section(lines, "arguments", &self.arguments, t.text, width, t),
+        }
         if let Some(result) = &self.result {
             section(lines, "result", result, t.text, width, t);
         }
