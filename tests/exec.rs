@@ -48,6 +48,7 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
             "list_dir",
             "read_file",
             "write_file",
+            "edit_file",
             "search_files",
             "shell",
             "web_fetch",

@@ -127,6 +127,7 @@ impl Compactor {
             }
             "tool_call" | "approval_requested" => {
                 if let Some(data) = data.as_object_mut() {
+                    elide_new_file_diff(data);
                     let id = data.get("id").and_then(Value::as_str).map(String::from);
                     if let Some(id) = id {
                         self.elide(&id, data);
@@ -155,6 +156,42 @@ impl Compactor {
             object.remove("arguments");
             object.insert(ARGUMENTS_FROM.into(), "llm_call".into());
         }
+    }
+}
+
+/// A new file's diff is its content with `+` before each line: rebuilt from the arguments
+/// (stored once) instead of stored twice.
+const DIFF_FROM: &str = "diff_from";
+
+/// The `path` and `content` of a `write_file`-shaped call.
+fn new_file(data: &Map<String, Value>) -> Option<(&str, &str)> {
+    let arguments = data.get("arguments")?;
+    Some((
+        arguments.get("path")?.as_str()?,
+        arguments.get("content")?.as_str()?,
+    ))
+}
+
+fn elide_new_file_diff(data: &mut Map<String, Value>) {
+    let same = match (new_file(data), data.get("diff").and_then(Value::as_str)) {
+        (Some((path, content)), Some(diff)) => {
+            diff == crate::tools::diff::render(path, None, content)
+        }
+        _ => false,
+    };
+    if same {
+        data.remove("diff");
+        data.insert(DIFF_FROM.into(), "new_file".into());
+    }
+}
+
+fn restore_new_file_diff(data: &mut Map<String, Value>) {
+    if data.remove(DIFF_FROM).is_none() {
+        return;
+    }
+    if let Some((path, content)) = new_file(data) {
+        let diff = crate::tools::diff::render(path, None, content);
+        data.insert("diff".into(), Value::String(diff));
     }
 }
 
@@ -211,6 +248,7 @@ impl Expander {
                     if let Some(id) = id {
                         self.restore(&id, data);
                     }
+                    restore_new_file_diff(data);
                 }
             }
             "message" => {
@@ -286,6 +324,32 @@ mod tests {
         assert_eq!(read[6], lines[6]);
         // The top-level llm_call's new messages come back from the message lines.
         assert_eq!(read[1], lines[1]);
+    }
+
+    #[test]
+    fn a_new_files_diff_is_rebuilt_from_its_arguments_and_an_edits_is_kept() {
+        let args = json!({"path": "n.txt", "content": "first line of a long note\n"});
+        let call = json!({"id": "w", "name": "write_file", "arguments": args});
+        let diff = crate::tools::diff::render("n.txt", None, "first line of a long note\n");
+        let edit = crate::tools::diff::render("a", Some("x\n"), "y\n");
+        let lines = vec![
+            json!({"type": "llm_call", "data": {"parent": null, "tool_calls": [call]}}),
+            json!({"type": "approval_requested", "data": {"id": "w", "name": "write_file", "arguments": args, "diff": diff}}),
+            json!({"type": "approval_requested", "data": {"id": "e", "name": "edit_file", "arguments": {"path": "a"}, "diff": edit}}),
+        ];
+        let (written, read, lost) = roundtrip(&lines);
+        let text: String = written.iter().map(Value::to_string).collect();
+        assert_eq!(
+            text.matches("first line of a long note").count(),
+            1,
+            "{text}"
+        );
+        assert_eq!(lost, 0);
+        assert_eq!(read[1], lines[1]);
+        assert_eq!(
+            written[2], lines[2],
+            "an edit's diff is no copy of anything"
+        );
     }
 
     #[test]
