@@ -211,6 +211,8 @@ fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
     }
     settings.allow_hosts = tools.web_fetch.allow_hosts.clone();
     settings.env_passthrough = tools.shell.env_passthrough.clone();
+    settings.shell_allow = tools.shell.allow.clone();
+    settings.shell_ask = tools.shell.ask.clone();
     if let Some(hops) = tools.web_fetch.max_redirects {
         settings.max_redirects = hops;
     }

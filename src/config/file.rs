@@ -82,6 +82,12 @@ pub struct ShellConfig {
     /// Secret-looking variables that tool processes may inherit all the same, by name.
     #[serde(default)]
     pub env_passthrough: Vec<String>,
+    /// Command prefixes (as words) that run without asking, e.g. `["git status", "cargo test"]`.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Command prefixes that are always asked about, even under an `allow` prefix.
+    #[serde(default)]
+    pub ask: Vec<String>,
 }
 
 /// `[tools.web_fetch]`.

@@ -53,6 +53,10 @@ pub struct ToolSettings {
     pub secret_vars: Vec<String>,
     /// Secret-looking variables tool processes may inherit all the same.
     pub env_passthrough: Vec<String>,
+    /// Shell command prefixes that run without asking (`[tools.shell] allow`).
+    pub shell_allow: Vec<String>,
+    /// Shell command prefixes that are always asked about, over `shell_allow`.
+    pub shell_ask: Vec<String>,
     /// Known key values, redacted from every tool result.
     pub secrets: Arc<Secrets>,
     /// Redirects one `web_fetch` follows at most.
@@ -75,6 +79,8 @@ impl Default for ToolSettings {
             allow_hosts: Vec::new(),
             secret_vars: Vec::new(),
             env_passthrough: Vec::new(),
+            shell_allow: Vec::new(),
+            shell_ask: Vec::new(),
             secrets: Arc::default(),
             max_redirects: 5,
             allow_private: Vec::new(),

@@ -15,6 +15,7 @@ use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
 mod output;
+pub mod rules;
 
 use super::cancelled;
 use crate::tools::budget;
@@ -45,7 +46,7 @@ pub struct ShellParams {
 impl TypedTool for Shell {
     type Params = ShellParams;
     const NAME: &'static str = "shell";
-    const POLICY_NOTE: &'static str = "ask";
+    const POLICY_NOTE: &'static str = "ask (allow for [tools.shell] allow prefixes)";
     const USAGE: Option<&'static str> = Some(
         "Commands run without a terminal and with stdin closed: avoid programs that wait for input or never exit (servers, watchers, pagers) and pass flags such as --yes or --no-pager. Keep output small (| head, grep, --quiet); long output is cut in the middle.",
     );
@@ -55,8 +56,9 @@ impl TypedTool for Shell {
         non-zero exit code is reported, not treated as a failure. The command and all its \
         children are killed when it times out.";
 
-    fn default_policy(&self, _params: &ShellParams, _settings: &ToolSettings) -> Policy {
-        Policy::Ask
+    fn default_policy(&self, params: &ShellParams, settings: &ToolSettings) -> Policy {
+        rules::policy(&params.command, &settings.shell_allow, &settings.shell_ask)
+            .unwrap_or(Policy::Ask)
     }
 
     async fn run(&self, params: ShellParams, ctx: &ToolContext) -> Result<Value, ToolError> {
