@@ -125,7 +125,8 @@ pub fn load_capped(workdir: &Path, names: &[String], caps: Caps) -> Instructions
     let workspace = match Workspace::new(root) {
         Ok(workspace) => workspace,
         Err(e) => {
-            out.notes.push(format!("project instructions were not read: {e}"));
+            out.notes
+                .push(format!("project instructions were not read: {e}"));
             return out;
         }
     };

@@ -45,6 +45,7 @@ fn info() -> AppInfo {
         ],
         dialog_guard: GUARD,
         mcp: None,
+        instructions: Default::default(),
     }
 }
 

@@ -61,7 +61,9 @@ fn a_nested_workspace_reads_every_level_up_to_the_repository_root_outermost_firs
     let a = block.find("a rules").unwrap();
     let b = block.find("b rules").unwrap();
     assert!(root < a && a < b, "the nearest comes last: {block}");
-    assert!(block.contains("<instructions file=\"../AGENTS.md\" applies_to=\"..\">\na rules\n</instructions>"));
+    assert!(block.contains(
+        "<instructions file=\"../AGENTS.md\" applies_to=\"..\">\na rules\n</instructions>"
+    ));
     assert!(!block.contains("outside the repo") && !block.contains("not read"));
 }
 
@@ -80,10 +82,7 @@ fn a_worktree_git_file_marks_the_root_and_without_a_repository_only_the_workspac
     // A worktree's `.git` is a file.
     write(&top.join(".git"), "gitdir: /elsewhere\n");
     assert_eq!(repository_root(&work), Some(top.as_path()));
-    assert_eq!(
-        shown(&load(&work, &names())),
-        ["../AGENTS.md", "AGENTS.md"]
-    );
+    assert_eq!(shown(&load(&work, &names())), ["../AGENTS.md", "AGENTS.md"]);
     // The workspace is the repository root: nothing above it.
     assert_eq!(shown(&load(&top, &names())), ["AGENTS.md"]);
 }
@@ -99,9 +98,24 @@ fn files_that_are_not_regular_utf8_text_are_skipped_with_a_note_and_the_next_nam
     let found = load(&work, &names());
     assert_eq!(shown(&found), ["CLAUDE.md"]);
     assert_eq!(found.notes.len(), 3, "{:?}", found.notes);
-    assert!(found.notes.iter().any(|n| n.starts_with("`AGENTS.md` was not read: it is not a regular file")));
-    assert!(found.notes.iter().any(|n| n.starts_with("`../AGENTS.md` was not read: it is a directory")));
-    assert!(found.notes.iter().any(|n| n.starts_with("`../../AGENTS.md` was not read: it is not UTF-8 text")));
+    assert!(
+        found
+            .notes
+            .iter()
+            .any(|n| n.starts_with("`AGENTS.md` was not read: it is not a regular file"))
+    );
+    assert!(
+        found
+            .notes
+            .iter()
+            .any(|n| n.starts_with("`../AGENTS.md` was not read: it is a directory"))
+    );
+    assert!(
+        found
+            .notes
+            .iter()
+            .any(|n| n.starts_with("`../../AGENTS.md` was not read: it is not UTF-8 text"))
+    );
 }
 
 #[test]
@@ -120,9 +134,20 @@ fn symlinks_are_followed_to_regular_files_inside_the_repository_only() {
     assert_eq!(shown(&found), ["../AGENTS.md"]);
     assert_eq!(found.files[0].text, "shared rules");
     let notes = found.notes.join("\n");
-    assert!(notes.contains("`../../AGENTS.md` was not read: it is a symlink that leads outside the repository"), "{notes}");
-    assert!(notes.contains("`AGENTS.md` was not read: it is a symlink to nothing"), "{notes}");
-    assert!(notes.contains("`CLAUDE.md` was not read: it is not a regular file"), "{notes}");
+    assert!(
+        notes.contains(
+            "`../../AGENTS.md` was not read: it is a symlink that leads outside the repository"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("`AGENTS.md` was not read: it is a symlink to nothing"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("`CLAUDE.md` was not read: it is not a regular file"),
+        "{notes}"
+    );
     assert!(!found.prompt_block().unwrap().contains("sk-not"));
 }
 
@@ -180,7 +205,11 @@ fn the_total_goes_to_the_nearest_files_first() {
 fn a_cut_never_splits_a_character_and_a_bom_is_dropped() {
     let (_dir, _repo, work) = repo();
     // One long line of two-byte characters: the cap falls inside one.
-    std::fs::write(work.join("AGENTS.md"), format!("\u{feff}{}", "é".repeat(100))).unwrap();
+    std::fs::write(
+        work.join("AGENTS.md"),
+        format!("\u{feff}{}", "é".repeat(100)),
+    )
+    .unwrap();
     let caps = Caps {
         per_file: 52,
         total: 1000,
@@ -214,6 +243,9 @@ fn empty_files_add_nothing_and_the_block_follows_the_prompt() {
     let found = load(&work, &names());
     assert_eq!(shown(&found), ["../../AGENTS.md"]);
     let prompt = found.append_to("You are taco.\n");
-    assert!(prompt.starts_with("You are taco.\n\n# Project instructions\n\n"), "{prompt}");
+    assert!(
+        prompt.starts_with("You are taco.\n\n# Project instructions\n\n"),
+        "{prompt}"
+    );
     assert!(prompt.ends_with("use tabs\n</instructions>\n"), "{prompt}");
 }
