@@ -440,7 +440,8 @@ async fn project_instructions_reach_the_system_prompt_and_can_be_renamed_or_turn
         "{prompt}"
     );
 
-    let renamed = resolved_with("[instructions]\nfiles = [\"RULES.md\"]\n").await;
+    let renamed = resolved_with("[instructions]\nfiles = [\"RULES.md\", \"RULES.md\"]\n").await;
+    assert_eq!(renamed.instructions.names, ["RULES.md"]);
     assert!(renamed.system_prompt.contains("Rules of this crate."));
     assert!(
         !renamed.system_prompt.contains("uses tabs")

@@ -147,7 +147,13 @@ impl InstructionsConfig {
             return Vec::new();
         }
         match &self.files {
-            Some(files) => files.iter().map(|f| f.get_ref().clone()).collect(),
+            // A name given twice is looked for once.
+            Some(files) => files.iter().fold(Vec::new(), |mut names, f| {
+                if !names.contains(f.get_ref()) {
+                    names.push(f.get_ref().clone());
+                }
+                names
+            }),
             None => crate::instructions::DEFAULT_NAMES
                 .iter()
                 .map(|n| n.to_string())
