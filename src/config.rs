@@ -16,8 +16,8 @@ use file::check_url;
 use presets::{PRESETS, auto_select, choose};
 
 pub use file::{
-    ConfigFile, ProviderEntry, ProviderKind, ProviderOptions, ShellConfig, ToolsConfig, TuiConfig,
-    WebFetchConfig, default_config_path, parse_config, read_config,
+    ConfigFile, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions, ShellConfig,
+    ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config, read_config,
 };
 pub use presets::{
     ProviderChoice, build_provider, ollama_root, preset_names, probe_ollama, retry_policy,
@@ -69,8 +69,11 @@ pub struct Resolved {
     pub provider: ProviderChoice,
     /// Turn limit.
     pub max_turns: u32,
-    /// System prompt with the workdir filled in.
+    /// System prompt with the workdir filled in and the project instructions appended.
     pub system_prompt: String,
+    /// The project instructions (`AGENTS.md` …) found for the workspace, already in
+    /// `system_prompt`; kept to tell the user and for sub-agents.
+    pub instructions: crate::instructions::Instructions,
     /// The workspace (canonical).
     pub workdir: PathBuf,
     /// Tool limits.
@@ -149,11 +152,15 @@ where
         .clone()
         .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
     let limits = call_limits(&file, &provider.options);
+    let instructions = crate::instructions::load(&workdir, &file.instructions.names());
+    let prompt =
+        instructions.append_to(&prompt.replace("{workdir}", &workdir.display().to_string()));
     Ok(Resolved {
         config_path,
         provider,
         max_turns: overrides.max_turns.or(file.max_turns).unwrap_or(10).max(1),
-        system_prompt: prompt.replace("{workdir}", &workdir.display().to_string()),
+        system_prompt: prompt,
+        instructions,
         workdir,
         tools,
         policies,

@@ -19,6 +19,7 @@ pub mod conversation;
 pub mod engine;
 pub mod event;
 pub mod exec;
+pub mod instructions;
 pub mod logging;
 pub mod mcp;
 pub mod orchestrator;

@@ -88,9 +88,13 @@ async fn build(start: &Start) -> Result<(config::Resolved, Orchestrator, Option<
 
 /// The orchestrator's settings from the resolved config.
 fn settings(resolved: &config::Resolved) -> Settings {
+    // A key value written into a prompt or an instruction file never reaches the provider.
+    let secrets = &resolved.tools.secrets;
+    let instructions = resolved.instructions.prompt_block().unwrap_or_default();
     Settings {
         max_turns: resolved.max_turns,
-        system_prompt: resolved.system_prompt.clone(),
+        system_prompt: secrets.redact(&resolved.system_prompt).into_owned(),
+        instructions: secrets.redact(&instructions).into_owned(),
         workdir: resolved.workdir.clone(),
         tools: Arc::new(ToolSettings {
             html_helper: std::env::current_exe().ok(),

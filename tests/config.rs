@@ -69,6 +69,17 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
             4,
             "allow_private: '10.0.0.0/99' has an invalid prefix length",
         ),
+        (
+            "[instructions]\nfiles = [\n  \"AGENTS.md\",\n  \"docs/AGENTS.md\",\n]\n",
+            4,
+            "[instructions] files: \"docs/AGENTS.md\" is not a file name",
+        ),
+        (
+            "[instructions]\nenable = false\n",
+            2,
+            "unknown field `enable`, expected `enabled` or `files`",
+        ),
+        ("[instructions]\nfiles = \"AGENTS.md\"\n", 2, "invalid type"),
     ];
     for (text, line, what) in cases {
         let path = write(dir.path(), text);
@@ -320,6 +331,7 @@ fn the_example_config_parses() {
     // Its web_fetch defaults are the built-in ones: nothing private is allowed.
     assert_eq!(file.tools.web_fetch.max_redirects, Some(5));
     assert!(file.tools.web_fetch.allow_private.is_empty());
+    assert_eq!(file.instructions.names(), ["AGENTS.md", "CLAUDE.md"]);
 }
 
 #[tokio::test]
@@ -387,4 +399,74 @@ async fn the_dialog_guard_defaults_to_400_ms_and_zero_turns_it_off() {
         let resolved = resolve(dir.path(), overrides, &[]).await.unwrap();
         assert_eq!(resolved.dialog_guard.as_millis(), ms, "{text:?}");
     }
+}
+
+#[tokio::test]
+async fn project_instructions_reach_the_system_prompt_and_can_be_renamed_or_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    let work = repo.join("crate");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), "Run cargo fmt before committing.\n").unwrap();
+    std::fs::write(work.join("CLAUDE.md"), "This crate uses tabs.\n").unwrap();
+    std::fs::write(work.join("RULES.md"), "Rules of this crate.\n").unwrap();
+    let resolved_with = |text: &'static str| {
+        let overrides = Overrides {
+            config: Some(write(dir.path(), text)),
+            workdir: Some(work.clone()),
+            ..Default::default()
+        };
+        async move {
+            config::resolve(&overrides, &env_of(&[]), no_ollama)
+                .await
+                .unwrap()
+        }
+    };
+
+    let resolved = resolved_with("").await;
+    let shown: Vec<&str> = (resolved.instructions.files.iter())
+        .map(|f| f.shown.as_str())
+        .collect();
+    assert_eq!(shown, ["../AGENTS.md", "CLAUDE.md"]);
+    let prompt = &resolved.system_prompt;
+    assert!(prompt.starts_with(&config::DEFAULT_SYSTEM_PROMPT[..40]));
+    let (root, near) = (
+        prompt.find("Run cargo fmt").unwrap(),
+        prompt.find("uses tabs").unwrap(),
+    );
+    assert!(
+        prompt.find("# Project instructions").unwrap() < root && root < near,
+        "{prompt}"
+    );
+
+    let renamed = resolved_with("[instructions]\nfiles = [\"RULES.md\", \"RULES.md\"]\n").await;
+    assert_eq!(renamed.instructions.names, ["RULES.md"]);
+    assert!(renamed.system_prompt.contains("Rules of this crate."));
+    assert!(
+        !renamed.system_prompt.contains("uses tabs")
+            && !renamed.system_prompt.contains("cargo fmt")
+    );
+
+    // A prompt of one's own keeps them.
+    let own = resolved_with("system_prompt = \"Be brief in {workdir}.\"\n").await;
+    assert!(
+        own.system_prompt.starts_with(&format!(
+            "Be brief in {}.\n\n# Project instructions",
+            work.display()
+        )),
+        "{}",
+        own.system_prompt
+    );
+
+    let off = resolved_with("[instructions]\nenabled = false\n").await;
+    assert!(!off.system_prompt.contains("Project instructions"));
+    assert_eq!(
+        off.instructions,
+        taco::instructions::Instructions::default()
+    );
+    assert_eq!(
+        off.system_prompt,
+        config::DEFAULT_SYSTEM_PROMPT.replace("{workdir}", &work.display().to_string())
+    );
 }

@@ -70,6 +70,68 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
 }
 
 #[tokio::test]
+async fn project_instructions_reach_the_system_message_of_the_agent_and_its_sub_agents() {
+    let (home, work) = setup();
+    // A repository whose workspace is a subdirectory: both levels count, the root's first.
+    std::fs::create_dir(work.path().join(".git")).unwrap();
+    std::fs::write(
+        work.path().join("AGENTS.md"),
+        "Always answer in French. Token: sk-test-SECRET-4242\n",
+    )
+    .unwrap();
+    let pkg = work.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(pkg.join("AGENTS.md"), b"\xff\xfe not UTF-8").unwrap();
+    std::fs::write(pkg.join("CLAUDE.md"), "Tests live in pkg/tests.\n").unwrap();
+    let server = TestServer::start(vec![
+        tool_turn("call_1", "delegate", r#"{"task": "count the tests"}"#),
+        text_turn(&["deux"]),
+        text_turn(&["Il y a deux tests."]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.env("OPENAI_API_KEY", "sk-test-SECRET-4242")
+        .args(["-C", "pkg", "how many tests?"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stdout, "Il y a deux tests.\n");
+    // The file that could not be used is said on stderr; the launch goes on.
+    assert!(
+        run.stderr
+            .contains("taco: `AGENTS.md` was not read: it is not UTF-8 text"),
+        "{}",
+        run.stderr
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let system = |i: usize| {
+        let body = requests[i].json();
+        assert_eq!(body["messages"][0]["role"], "system");
+        body["messages"][0]["content"].as_str().unwrap().to_string()
+    };
+    let main = system(0);
+    let root = main
+        .find("<instructions file=\"../AGENTS.md\" applies_to=\"..\">\nAlways answer in French.")
+        .unwrap_or_else(|| panic!("{main}"));
+    let near = main
+        .find("<instructions file=\"CLAUDE.md\" applies_to=\".\">\nTests live in pkg/tests.")
+        .unwrap_or_else(|| panic!("{main}"));
+    assert!(main.starts_with("You are taco") && root < near, "{main}");
+    assert!(!main.contains("not UTF-8"));
+    // A key that sits in a file is masked before it reaches the provider.
+    assert!(!main.contains("SECRET"), "{main}");
+    let sub = system(1);
+    assert!(sub.starts_with("You are a sub-agent"), "{sub}");
+    assert!(
+        sub.contains("Always answer in French.") && sub.contains("Tests live in pkg/tests."),
+        "{sub}"
+    );
+    assert_eq!(system(2), main);
+}
+
+#[tokio::test]
 async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
     let (home, work) = setup();
     let server = TestServer::start(vec![

@@ -45,6 +45,7 @@ fn info() -> AppInfo {
         ],
         dialog_guard: GUARD,
         mcp: None,
+        instructions: Default::default(),
     }
 }
 
@@ -426,6 +427,54 @@ fn scrolling_up_stops_following_and_end_resumes() {
 fn snapshot_empty_start_screen() {
     let mut h = Harness::new();
     insta::assert_snapshot!(h.screen(160, 30).backend());
+}
+
+/// Instructions found in a real repository, shown in the welcome line and by `/status`.
+#[test]
+fn snapshot_welcome_names_the_project_instruction_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    let work = repo.join("app");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), "Use tabs.\n").unwrap();
+    // A directory named AGENTS.md is passed over (with a note) for CLAUDE.md, which is cut.
+    std::fs::create_dir(work.join("AGENTS.md")).unwrap();
+    std::fs::write(work.join("CLAUDE.md"), "x\n".repeat(20_000)).unwrap();
+    let names: Vec<String> = taco::instructions::DEFAULT_NAMES
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let instructions = taco::instructions::load(&work, &names);
+    let t0 = Instant::now();
+    let mut h = Harness {
+        app: App::new(
+            AppInfo {
+                instructions,
+                ..info()
+            },
+            t0,
+        ),
+        t0,
+        ms: 0,
+        request: Arc::from("run-1"),
+    };
+    insta::assert_snapshot!(h.screen(160, 30).backend());
+
+    h.type_text("/status");
+    h.key(KeyCode::Enter);
+    let screen = format!("{}", h.screen(240, 40).backend());
+    let lines: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("Project instructions:"))
+        .collect();
+    assert_eq!(lines.len(), 2, "the welcome line and /status: {screen}");
+    assert!(
+        lines[1].contains(
+            "Project instructions: ../AGENTS.md, CLAUDE.md (cut to 32.0 KiB of 39.1 KiB). AGENTS.md was not read"
+        ),
+        "{screen}"
+    );
 }
 
 #[test]

@@ -55,6 +55,7 @@ fn info() -> AppInfo {
         tools: Vec::new(),
         dialog_guard: Duration::ZERO,
         mcp: None,
+        instructions: Default::default(),
     }
 }
 

@@ -35,6 +35,7 @@ impl Harness {
             tools: Vec::new(),
             dialog_guard: Duration::from_millis(ms),
             mcp: None,
+            instructions: Default::default(),
         };
         Self {
             app: App::new(info, t0),

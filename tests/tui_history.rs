@@ -24,6 +24,7 @@ fn info() -> AppInfo {
         tools: Vec::new(),
         dialog_guard: std::time::Duration::from_millis(400),
         mcp: None,
+        instructions: Default::default(),
     }
 }
 

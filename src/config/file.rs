@@ -135,6 +135,39 @@ pub struct TuiConfig {
     pub dialog_guard_ms: Option<u64>,
 }
 
+/// `[instructions]`: project instruction files (`AGENTS.md`) added to the system prompt.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstructionsConfig {
+    /// Whether they are read at all (default true).
+    pub enabled: Option<bool>,
+    /// The names looked for in each directory, in order of preference (the first found in a
+    /// directory wins; default `["AGENTS.md", "CLAUDE.md"]`).
+    pub files: Option<Vec<Spanned<String>>>,
+}
+
+impl InstructionsConfig {
+    /// The names to look for; none when turned off.
+    pub fn names(&self) -> Vec<String> {
+        if self.enabled == Some(false) {
+            return Vec::new();
+        }
+        match &self.files {
+            // A name given twice is looked for once.
+            Some(files) => files.iter().fold(Vec::new(), |mut names, f| {
+                if !names.contains(f.get_ref()) {
+                    names.push(f.get_ref().clone());
+                }
+                names
+            }),
+            None => crate::instructions::DEFAULT_NAMES
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+        }
+    }
+}
+
 /// The config file as written.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -163,6 +196,9 @@ pub struct ConfigFile {
     /// MCP servers whose tools are offered.
     #[serde(default)]
     pub mcp: crate::mcp::McpConfig,
+    /// Project instruction files.
+    #[serde(default)]
+    pub instructions: InstructionsConfig,
 }
 
 /// `<config dir>/taco/config.toml`.
@@ -303,6 +339,9 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
             )
         })?;
     }
+    for name in file.instructions.files.iter().flatten() {
+        check_file_name(name.get_ref()).map_err(|m| ConfigError::at(path, text, name.span(), m))?;
+    }
     let builtins = ToolRegistry::builtins();
     for name in file.tools.policy.keys() {
         // MCP tools are known only once their server has started.
@@ -322,6 +361,17 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
         }
     }
     Ok(file)
+}
+
+/// An instruction file name is looked for in every directory, so it is one plain name.
+fn check_file_name(name: &str) -> Result<(), String> {
+    let plain = !name.is_empty() && !name.contains(['/', '\0']) && name != "." && name != "..";
+    if plain {
+        return Ok(());
+    }
+    Err(format!(
+        "[instructions] files: {name:?} is not a file name; give plain names such as \"AGENTS.md\", looked for in each directory"
+    ))
 }
 
 pub(super) fn unknown_provider(name: &str, file: &ConfigFile) -> String {

@@ -73,7 +73,10 @@ impl Run<'_> {
             .max_turns
             .unwrap_or(parent_turns)
             .clamp(1, parent_turns.max(1));
-        let prompt = PROMPT.replace("{workdir}", &settings.workdir.display().to_string());
+        let mut prompt = PROMPT.replace("{workdir}", &settings.workdir.display().to_string());
+        if !settings.instructions.is_empty() {
+            prompt = format!("{}\n\n{}", prompt.trim_end(), settings.instructions);
+        }
         let mut conv = Conversation::new(prompt, specs, Some(call.frame.clone()), max_turns);
         conv.messages.push(Message::user(params.task));
         self.agents.push(max_turns);

@@ -73,6 +73,9 @@ pub struct Settings {
     pub max_turns: u32,
     /// The system prompt, first message of the conversation.
     pub system_prompt: String,
+    /// The project instructions (`AGENTS.md` …) as one prompt block, also given to
+    /// sub-agents, who work in the same project; empty when there are none.
+    pub instructions: String,
     /// The workspace root (canonical).
     pub workdir: PathBuf,
     /// Tool limits and settings.

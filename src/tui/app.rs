@@ -45,6 +45,8 @@ pub struct AppInfo {
     pub dialog_guard: Duration,
     /// The MCP servers (`/mcp`, `/tools`); `None` when viewing a saved trace.
     pub mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
+    /// The project instructions in the system prompt (the welcome line, `/status`).
+    pub instructions: crate::instructions::Instructions,
 }
 
 /// A side effect the event loop carries out.
@@ -97,10 +99,19 @@ impl App {
             Some(reason) => format!(" (picked automatically: {reason})"),
             None => String::new(),
         };
+        // Said only when there is something to say, so a project without them greets as before.
+        let instructions = if info.instructions.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n\n{}",
+                super::commands::instructions_text(&info.instructions)
+            )
+        };
         chat.push_notice(
             NoticeKind::Info,
             format!(
-                "**Welcome to taco.** Talking to `{}` with model `{}`{why} in `{}`.\n\nType a request and press Enter. `?` shows every key, `/help` every command.",
+                "**Welcome to taco.** Talking to `{}` with model `{}`{why} in `{}`.{instructions}\n\nType a request and press Enter. `?` shows every key, `/help` every command.",
                 info.provider, info.model, info.workdir
             ),
         );

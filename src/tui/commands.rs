@@ -6,6 +6,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::event::{FrameState, Scope, StackFrame};
+use crate::instructions::{Cut, Instructions};
 
 /// The commands, for completion and suggestions.
 pub const COMMANDS: [&str; 8] = [
@@ -186,6 +187,47 @@ pub fn tool_text(tool: &ToolInfo, calls: &[CallRecord]) -> String {
     out
 }
 
+/// The project instructions in words, for the welcome line and `/status`: which files are
+/// in the system prompt (and how much of each), and the ones that could not be used.
+pub fn instructions_text(found: &Instructions) -> String {
+    let mut out = String::from("Project instructions: ");
+    if !found.files.is_empty() {
+        let files: Vec<String> = found
+            .files
+            .iter()
+            .map(|file| match file.cut {
+                Cut::Whole => format!("`{}`", file.shown),
+                Cut::Truncated { kept } => format!(
+                    "`{}` (cut to {} of {})",
+                    file.shown,
+                    kib(kept as u64),
+                    kib(file.size)
+                ),
+                Cut::LeftOut => format!("`{}` (left out: over the total size)", file.shown),
+            })
+            .collect();
+        let _ = write!(out, "{}.", files.join(", "));
+    } else if found.names.is_empty() {
+        out.push_str("off.");
+    } else {
+        let names: Vec<String> = found.names.iter().map(|n| format!("`{n}`")).collect();
+        let _ = write!(
+            out,
+            "none found (looked for {} from the workspace up to the repository root).",
+            names.join(" or ")
+        );
+    }
+    for note in &found.notes {
+        let _ = write!(out, " {note}.");
+    }
+    out
+}
+
+/// A size in KiB, one decimal.
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
 /// What `/status` reports.
 #[derive(Debug, Clone)]
 pub struct StatusView<'a> {
@@ -203,6 +245,8 @@ pub struct StatusView<'a> {
     pub depth: usize,
     /// The open question, if one waits for an answer.
     pub question: Option<&'a str>,
+    /// The project instructions in the system prompt.
+    pub instructions: &'a Instructions,
 }
 
 /// `/status`: the stack as a tree with states and elapsed times, the original request, the
@@ -222,6 +266,8 @@ pub fn status_text(view: &StatusView<'_>) -> String {
         }
         None => out.push_str("No request yet.\n\n"),
     }
+    out.push_str(&instructions_text(view.instructions));
+    out.push_str("\n\n");
     if view.frames.is_empty() {
         out.push_str("Tool stack: empty.");
         return out;
@@ -334,7 +380,9 @@ mod tests {
                 40,
             ),
         ];
+        let none = Instructions::default();
         let view = StatusView {
+            instructions: &none,
             frames: &frames,
             request: Some("fix the\nreadme"),
             turn: 2,
@@ -379,6 +427,50 @@ mod tests {
             ..view
         });
         assert!(empty.contains("No request yet.") && empty.ends_with("Tool stack: empty."));
+        assert!(
+            empty.contains("\n\nProject instructions: off.\n\n"),
+            "{empty}"
+        );
+    }
+
+    #[test]
+    fn instructions_are_listed_with_their_cuts_and_notes() {
+        use crate::instructions::InstructionFile;
+        let file = |shown: &str, size: u64, cut: Cut| InstructionFile {
+            shown: shown.into(),
+            scope: ".".into(),
+            text: "x".into(),
+            size,
+            cut,
+        };
+        let names = vec!["AGENTS.md".to_string(), "CLAUDE.md".to_string()];
+        let found = Instructions {
+            names: names.clone(),
+            files: vec![
+                file("../../AGENTS.md", 900, Cut::LeftOut),
+                file(
+                    "../CLAUDE.md",
+                    40 * 1024,
+                    Cut::Truncated { kept: 32 * 1024 },
+                ),
+                file("AGENTS.md", 10, Cut::Whole),
+            ],
+            notes: vec!["`x/AGENTS.md` was not read: it is not UTF-8 text".into()],
+        };
+        assert_eq!(
+            instructions_text(&found),
+            "Project instructions: `../../AGENTS.md` (left out: over the total size), \
+             `../CLAUDE.md` (cut to 32.0 KiB of 40.0 KiB), `AGENTS.md`. \
+             `x/AGENTS.md` was not read: it is not UTF-8 text."
+        );
+        let none = Instructions {
+            names,
+            ..Instructions::default()
+        };
+        assert_eq!(
+            instructions_text(&none),
+            "Project instructions: none found (looked for `AGENTS.md` or `CLAUDE.md` from the workspace up to the repository root)."
+        );
     }
 
     #[test]

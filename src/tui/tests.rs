@@ -64,6 +64,7 @@ fn info() -> AppInfo {
         tools: Vec::new(),
         dialog_guard: Duration::ZERO,
         mcp: None,
+        instructions: Default::default(),
     }
 }
 

@@ -68,7 +68,7 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
             Ok(ready) => ready,
             Err(code) => return code,
         };
-        for note in &opened.notes {
+        for note in resolved.instructions.notes.iter().chain(&opened.notes) {
             crate::say!("taco: {note}");
         }
         // One request: its first model call gets every MCP tool that could be started (each

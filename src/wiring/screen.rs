@@ -160,6 +160,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         // A saved trace asks nothing.
         dialog_guard: Duration::ZERO,
         mcp: None,
+        instructions: Default::default(),
     }
 }
 
@@ -190,6 +191,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         tools,
         dialog_guard: resolved.dialog_guard,
         mcp: None,
+        instructions: resolved.instructions.clone(),
     }
 }
 

@@ -201,6 +201,7 @@ pub fn settings(max_turns: u32) -> Settings {
     Settings {
         max_turns,
         system_prompt: "SYSTEM".into(),
+        instructions: String::new(),
         workdir: std::env::temp_dir(),
         tools: Arc::new(ToolSettings {
             timeout: Duration::from_secs(5),

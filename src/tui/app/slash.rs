@@ -83,6 +83,7 @@ impl App {
                     activity: self.activity.label(),
                     depth: self.stack.depth(),
                     question: self.question().map(|q| q.prompt.as_str()),
+                    instructions: &self.info.instructions,
                 });
                 self.chat.push_notice(NoticeKind::Info, text);
             }
