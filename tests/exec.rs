@@ -819,3 +819,58 @@ async fn an_edit_is_asked_with_its_diff_and_applied_when_approved() {
         assert_eq!(text, expected, "--approve {approve}");
     }
 }
+
+#[tokio::test]
+async fn shell_prefix_rules_allow_a_simple_command_and_never_a_compound_one() {
+    let (home, work) = setup();
+    let config = home.path().join("rules.toml");
+    std::fs::write(
+        &config,
+        "[tools.shell]\nallow = [\"echo\"]\nask = [\"echo secret\"]\n",
+    )
+    .unwrap();
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("ok", "shell", r#"{"command": "echo made > /dev/null"}"#),
+            ("plain", "shell", r#"{"command": "echo hi"}"#),
+            (
+                "chained",
+                "shell",
+                r#"{"command": "echo hi; touch chained.txt"}"#,
+            ),
+            ("asked", "shell", r#"{"command": "echo secret"}"#),
+        ]),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    cmd.arg("-c").arg(&config);
+    openai_args(&mut cmd, &server);
+    cmd.args(["--json", "go"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let mut status: Vec<(String, String)> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| {
+            (
+                e["data"]["id"].as_str().unwrap().to_string(),
+                e["data"]["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    status.sort();
+    assert_eq!(
+        status,
+        [
+            ("asked".to_string(), "denied".to_string()),
+            ("chained".to_string(), "denied".to_string()),
+            ("ok".to_string(), "denied".to_string()),
+            ("plain".to_string(), "ok".to_string()),
+        ],
+        "a redirect, a chain and an ask prefix are asked (and denied by exec)"
+    );
+    assert!(!work.path().join("chained.txt").exists());
+}

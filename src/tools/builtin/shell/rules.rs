@@ -48,8 +48,8 @@ pub fn simple_words(command: &str) -> Option<Vec<String>> {
                     Some(c) => word.push(c),
                 }
             }
-            ';' | '&' | '|' | '<' | '>' | '$' | '`' | '(' | ')' | '\n' | '\r' | '{' | '}'
-            | '*' | '?' | '[' | '~' | '#' => return None,
+            ';' | '&' | '|' | '<' | '>' | '$' | '`' | '(' | ')' | '\n' | '\r' | '{' | '}' | '*'
+            | '?' | '[' | '~' | '#' => return None,
             c if c.is_whitespace() => {
                 if in_word {
                     words.push(std::mem::take(&mut word));
