@@ -38,7 +38,10 @@ impl Event {
 
     /// Whether the event belongs in a trace file (everything but streaming deltas).
     pub fn is_trace(&self) -> bool {
-        !matches!(self.data, EventData::Delta { .. })
+        !matches!(
+            self.data,
+            EventData::Delta { .. } | EventData::ToolOutput { .. }
+        )
     }
 }
 
@@ -318,6 +321,14 @@ pub enum EventData {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// The last lines a running call printed (a shell command); live only, like deltas:
+    /// never in session or trace files.
+    ToolOutput {
+        /// Call id.
+        id: String,
+        /// Its last few lines.
+        tail: String,
+    },
     /// A frame was pushed onto the tool stack (or changed state).
     StackPush(StackFrame),
     /// A frame left the tool stack, with its final state.
@@ -380,6 +391,7 @@ impl EventData {
             Self::InputAnswered { .. } => "input_answered",
             Self::ToolResult { .. } => "tool_result",
             Self::ToolProgress { .. } => "tool_progress",
+            Self::ToolOutput { .. } => "tool_output",
             Self::StackPush(_) => "stack_push",
             Self::StackPop(_) => "stack_pop",
             Self::Retry { .. } => "retry",

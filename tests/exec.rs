@@ -874,3 +874,55 @@ async fn shell_prefix_rules_allow_a_simple_command_and_never_a_compound_one() {
     );
     assert!(!work.path().join("chained.txt").exists());
 }
+
+#[tokio::test]
+async fn a_running_command_shows_its_last_lines_while_it_runs() {
+    let (home, work) = setup();
+    let command = "for i in 1 2 3 4; do echo step $i; sleep 0.35; done";
+    let server = TestServer::start(vec![
+        tool_turn("s", "shell", &json!({"command": command}).to_string()),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let trace = work.path().join("run.trace.jsonl");
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["--json", "--approve", "all", "--trace"])
+        .arg(&trace)
+        .arg("go");
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outputs: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_output")
+        .map(|e| e["data"]["tail"].as_str().unwrap())
+        .collect();
+    assert!(outputs.len() >= 2, "{outputs:?}");
+    assert!(outputs[0].starts_with("step 1"), "{outputs:?}");
+    for tail in &outputs {
+        assert!(tail.lines().count() <= 5 && tail.len() <= 2048, "{tail:?}");
+    }
+    let last_output = events
+        .iter()
+        .rposition(|e| e["type"] == "tool_output")
+        .unwrap();
+    let result = events
+        .iter()
+        .position(|e| e["type"] == "tool_result")
+        .unwrap();
+    assert!(last_output < result, "output comes while it runs");
+    assert!(
+        events[result]["data"]["result"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("step 4"),
+        "the result is unchanged"
+    );
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    assert!(!traced.contains("tool_output"), "live only, like deltas");
+}

@@ -302,6 +302,7 @@ impl Run<'_> {
                 total,
                 message: message.map(|m| crate::text::summarize(&m, MAX_PROGRESS_MESSAGE)),
             }),
+            Progress::Output { call, tail } => self.emit(EventData::ToolOutput { id: call, tail }),
             Progress::Ask(ask) => {
                 let answer = self
                     .elicit(&ask.call, &ask.from, &ask.message, &ask.schema)

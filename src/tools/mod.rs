@@ -136,6 +136,16 @@ impl ToolContext {
         }
     }
 
+    /// Shows the last lines a running call printed (`tool_output`).
+    pub fn output(&self, tail: &str) {
+        if let Some(sink) = &self.progress {
+            let _ = sink.send(Progress::Output {
+                call: self.call.clone(),
+                tail: tail.to_string(),
+            });
+        }
+    }
+
     /// Asks the user to fill in a form for the call running; `Cancel` when nobody listens.
     pub async fn ask(&self, from: &str, message: &str, schema: Value) -> AskReply {
         let Some(sink) = &self.progress else {
@@ -169,6 +179,13 @@ pub enum Progress {
         total: Option<f64>,
         /// What it is doing.
         message: Option<String>,
+    },
+    /// The last lines it printed (a running shell command).
+    Output {
+        /// The call.
+        call: String,
+        /// Its last lines.
+        tail: String,
     },
     /// It needs the user to fill in a form (an MCP server's `elicitation/create`).
     Ask(Ask),

@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+mod live;
 mod output;
 pub mod rules;
 
@@ -91,15 +92,7 @@ impl TypedTool for Shell {
         let cap = ctx.settings.max_output_bytes;
         let mut out = Capture::new(cap);
         let mut err = Capture::new(cap);
-        let end = supervise(
-            &mut child,
-            &mut group,
-            &mut out,
-            &mut err,
-            secs,
-            &ctx.cancel,
-        )
-        .await;
+        let end = supervise(&mut child, &mut group, &mut out, &mut err, secs, ctx).await;
         let (out, err) = (out.finish(), err.finish());
         match end {
             End::Exited { status, pipes_held } => Ok(budget::fit(cap, |room| {
@@ -138,13 +131,18 @@ async fn supervise(
     out: &mut Capture,
     err: &mut Capture,
     secs: u64,
-    cancel: &CancellationToken,
+    ctx: &ToolContext,
 ) -> End {
+    let cancel: &CancellationToken = &ctx.cancel;
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    // The last lines of both streams, sent as the command runs (`tool_output`).
+    let tail = std::sync::Mutex::new(live::Tail::default());
     let pumps = async {
-        tokio::join!(pump(stdout, out), pump(stderr, err));
+        tokio::join!(pump(stdout, out, &tail), pump(stderr, err, &tail));
     };
     tokio::pin!(pumps);
+    let mut ticker = tokio::time::interval(live::EVERY);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let deadline = tokio::time::sleep(Duration::from_secs(secs));
     tokio::pin!(deadline);
     let mut pumps_done = false;
@@ -157,6 +155,13 @@ async fn supervise(
             },
             () = &mut deadline => break End::TimedOut,
             () = cancel.cancelled() => break End::Cancelled,
+            _ = ticker.tick() => {
+                let changed = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+                if let Some(text) = changed {
+                    // What a command prints may quote a key: masked like its result.
+                    ctx.output(&ctx.settings.secrets.redact(&text));
+                }
+            }
         }
     };
     match end {
@@ -258,7 +263,11 @@ fn timed_out(head: &str, out: &Stream, err: &Stream, room: usize) -> (Value, usi
 }
 
 /// Copies a pipe into a capture until EOF (or a read error, which ends the output too).
-async fn pump(reader: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
+async fn pump(
+    reader: Option<impl AsyncRead + Unpin>,
+    capture: &mut Capture,
+    live: &std::sync::Mutex<live::Tail>,
+) {
     let Some(mut reader) = reader else { return };
     let mut buf = vec![0u8; 16 * 1024];
     while let Ok(n) = reader.read(&mut buf).await {
@@ -266,6 +275,9 @@ async fn pump(reader: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
             break;
         }
         capture.push(&buf[..n]);
+        live.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(&buf[..n]);
     }
 }
 

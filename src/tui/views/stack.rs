@@ -103,6 +103,13 @@ impl StackState {
                     progress: None,
                 }),
             },
+            EventData::ToolOutput { id, tail } => {
+                if let Some(entry) = self.live_entry(id)
+                    && let Some(last) = tail.lines().next_back()
+                {
+                    entry.progress = Some(format!("› {} · ", crate::text::summarize(last, 80)));
+                }
+            }
             EventData::ToolProgress {
                 id,
                 progress,

@@ -76,6 +76,7 @@ impl ChatState {
                 duration_ms,
                 ..
             } => self.update_tool(id, |tool| {
+                tool.live = None;
                 tool.duration_ms = Some(*duration_ms);
                 tool.result.clone_from(result);
                 tool.error.clone_from(error);
@@ -130,6 +131,12 @@ impl ChatState {
             EventData::MaxTurnsPromptInjected { .. } => {}
             // Progress shows in the stack pane and the timeline; the cell keeps its state.
             EventData::ToolProgress { .. } => {}
+            // A running command's last lines show under its cell until it ends.
+            EventData::ToolOutput { id, tail } => self.update_tool(id, |tool| {
+                if tool.is_open() {
+                    tool.live = Some(tail.clone());
+                }
+            }),
             // The question shows in its own dialog; the answer goes to the tool.
             EventData::InputRequested(_) => {}
             EventData::InputAnswered { id, value } => {

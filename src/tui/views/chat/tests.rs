@@ -583,6 +583,25 @@ fn a_file_change_shows_its_summary_and_expands_to_its_diff() {
 }
 
 #[test]
+fn a_running_command_shows_its_last_lines_until_it_ends() {
+    let mut chat = new_chat();
+    chat.on_event(&tool_call(1, "s", "shell", json!({"command": "make"})));
+    chat.on_event(&ev(
+        2,
+        EventData::ToolOutput {
+            id: "s".into(),
+            tail: "cc a.c\ncc b.c\ncc c.c\ncc d.c".into(),
+        },
+    ));
+    let s = screen(&mut chat, 40, 5);
+    assert!(s.contains("  │ cc b.c\n  │ cc c.c\n  │ cc d.c"), "{s}");
+    assert!(!s.contains("cc a.c"), "the last three lines: {s}");
+    chat.on_event(&tool_result(3, "s", Ok(json!({"exit_code": 0})), 9));
+    let s = screen(&mut chat, 40, 5);
+    assert!(!s.contains("cc d.c"), "gone once it ended: {s}");
+}
+
+#[test]
 fn clear_forgets_everything() {
     let mut chat = long_chat();
     screen(&mut chat, 30, 6);

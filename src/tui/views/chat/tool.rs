@@ -9,6 +9,8 @@ use unicode_width::UnicodeWidthChar;
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
 
+/// Lines of a running command's output shown under its cell.
+const LIVE_LINES: usize = 3;
 /// Lines of a diff shown when expanded.
 const DIFF_LINES: usize = 40;
 /// Lines shown per section (arguments, result) when expanded.
@@ -42,6 +44,8 @@ pub(super) struct Tool {
     pub depth: usize,
     /// The change it makes, when it changes a file (summary line, then a unified diff).
     pub diff: Option<String>,
+    /// The last lines it printed while running (`tool_output`).
+    pub live: Option<String>,
 }
 
 impl Tool {
@@ -56,6 +60,7 @@ impl Tool {
             reason: None,
             depth: 0,
             diff: None,
+            live: None,
         }
     }
 
@@ -131,6 +136,16 @@ impl Tool {
         lines.push(Line::from(spans));
 
         let indent = [Span::raw("    ")];
+        if let Some(live) = self.live.as_deref().filter(|_| self.is_open()) {
+            let room = usize::from(width).saturating_sub(4);
+            let shown: Vec<&str> = live.lines().collect();
+            for line in &shown[shown.len().saturating_sub(LIVE_LINES)..] {
+                lines.push(Line::from(vec![
+                    Span::styled("  │ ", t.dim),
+                    Span::styled(truncate(line, room), t.dim),
+                ]));
+            }
+        }
         if !details {
             let (note, style) = match self.state {
                 ToolState::Failed => (self.error.as_deref(), t.error),

@@ -101,7 +101,10 @@ impl Row {
         let mut start = at;
         let mut pending = false;
         let (symbol, tone, name) = match &event.data {
-            EventData::Delta { .. } | EventData::StackPush(_) | EventData::StackPop(_) => {
+            EventData::Delta { .. }
+            | EventData::ToolOutput { .. }
+            | EventData::StackPush(_)
+            | EventData::StackPop(_) => {
                 return None;
             }
             EventData::InputRequested(request) => {
