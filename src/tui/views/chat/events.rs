@@ -5,7 +5,7 @@ use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
 use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus};
-use crate::run_model::RunModel;
+use crate::run_model::{CallState, RunModel};
 
 impl ChatState {
     /// Applies one orchestrator event (see [`ChatState::on_event`]).
@@ -49,12 +49,27 @@ impl ChatState {
                 };
                 self.run.tools.insert(id.clone(), i);
             }
-            EventData::ApprovalRequested { id, diff, .. } => self.update_tool(id, |tool| {
-                if tool.is_open() {
-                    tool.state = ToolState::AwaitingApproval;
+            EventData::ApprovalRequested { id, diff, .. } => {
+                self.update_tool(id, |tool| {
+                    if tool.is_open() {
+                        tool.state = ToolState::AwaitingApproval;
+                    }
+                    tool.diff.clone_from(diff);
+                });
+                // The batch's other calls wait for the answers: queued, not running.
+                let waiting: Vec<String> = run
+                    .calls()
+                    .filter(|(other, call)| *other != id && call.state == CallState::Proposed)
+                    .map(|(other, _)| other.to_string())
+                    .collect();
+                for other in waiting {
+                    self.update_tool(&other, |tool| {
+                        if tool.state == ToolState::Running {
+                            tool.state = ToolState::Queued;
+                        }
+                    });
                 }
-                tool.diff.clone_from(diff);
-            }),
+            }
             EventData::ApprovalDecided {
                 id,
                 decision,

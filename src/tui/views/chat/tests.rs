@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::conversation::Usage;
-use crate::event::{Decision, DeltaKind, EventData, LlmCall, Scope};
+use crate::event::{Decision, DeltaKind, EventData, FrameState, LlmCall, Scope, StackFrame};
 
 fn ev(timestamp: u64, data: EventData) -> Event {
     Event {
@@ -599,6 +599,53 @@ fn a_running_command_shows_its_last_lines_until_it_ends() {
     chat.on_event(&tool_result(3, "s", Ok(json!({"exit_code": 0})), 9));
     let s = screen(&mut chat, 40, 5);
     assert!(!s.contains("cc d.c"), "gone once it ended: {s}");
+}
+
+#[test]
+fn calls_waiting_for_their_batchs_approvals_show_as_queued() {
+    let mut chat = new_chat();
+    chat.on_event(&tool_call(1, "r", "read_file", json!({"path": "a"})));
+    chat.on_event(&tool_call(1, "w", "write_file", json!({"path": "b"})));
+    chat.on_event(&ev(
+        2,
+        EventData::StackPush(StackFrame {
+            id: "w".into(),
+            parent: None,
+            name: "write_file".into(),
+            summary: String::new(),
+            state: FrameState::AwaitingApproval,
+        }),
+    ));
+    chat.on_event(&ev(
+        2,
+        EventData::ApprovalRequested {
+            id: "w".into(),
+            name: "write_file".into(),
+            arguments: json!({"path": "b"}),
+            position: 1,
+            of: 1,
+            note: None,
+            diff: None,
+        },
+    ));
+    let s = screen(&mut chat, 60, 3);
+    assert!(s.contains("◌ read_file path=a · queued"), "{s}");
+    assert!(s.contains("write_file path=b · awaiting approval"), "{s}");
+    chat.on_event(&ev(
+        3,
+        EventData::StackPush(StackFrame {
+            id: "r".into(),
+            parent: None,
+            name: "read_file".into(),
+            summary: String::new(),
+            state: FrameState::Running,
+        }),
+    ));
+    let s = screen(&mut chat, 60, 3);
+    assert!(
+        !s.contains("queued"),
+        "running once its frame is pushed: {s}"
+    );
 }
 
 #[test]

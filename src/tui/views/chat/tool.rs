@@ -22,6 +22,8 @@ const KEY_ARGS: [&str; 6] = ["command", "path", "url", "pattern", "query", "task
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ToolState {
     Running,
+    /// Waits in its batch while other calls of it are asked about (it has no frame yet).
+    Queued,
     AwaitingApproval,
     Ok,
     Failed,
@@ -75,7 +77,10 @@ impl Tool {
 
     /// Whether the call has not finished yet.
     pub fn is_open(&self) -> bool {
-        matches!(self.state, ToolState::Running | ToolState::AwaitingApproval)
+        matches!(
+            self.state,
+            ToolState::Running | ToolState::Queued | ToolState::AwaitingApproval
+        )
     }
 
     /// Lays the call out; a nested call's lines are indented under its parent's, the first
@@ -104,6 +109,7 @@ impl Tool {
         let (mark, mark_style) = match self.state {
             // A placeholder: the view draws the current spinner frame over it.
             ToolState::Running => ("⠋", t.tool),
+            ToolState::Queued => ("◌", t.dim),
             ToolState::AwaitingApproval => ("?", t.warn),
             ToolState::Ok => ("✓", t.ok),
             ToolState::Failed => ("✗", t.error),
@@ -112,6 +118,7 @@ impl Tool {
         };
         let (suffix, suffix_style) = match self.state {
             ToolState::Running => (String::new(), t.dim),
+            ToolState::Queued => (" · queued".to_string(), t.dim),
             ToolState::AwaitingApproval => (" · awaiting approval".to_string(), t.warn),
             ToolState::Denied => (" · denied".to_string(), t.warn),
             ToolState::Cancelled => (" · cancelled".to_string(), t.dim),
