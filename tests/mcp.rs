@@ -72,6 +72,38 @@ async fn exec(
     (run, events)
 }
 
+/// What one `taco exec --json` run with the fixture left: the run, its events, the model
+/// server (its requests), and the directories it ran in.
+struct Ran {
+    run: Run,
+    events: Vec<Value>,
+    server: TestServer,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+}
+
+/// The model calls `calls` of the fixture in one turn, then answers; `extra` goes into the
+/// fixture's table and `approve` is exec's `--approve`.
+async fn with_fixture(calls: &[(&str, &str, &str)], extra: &str, approve: &str) -> Ran {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![tool_turns(calls), text_turn(&["done"])]).await;
+    let config = write_config(home.path(), extra, "");
+    let (run, events) = exec(
+        home.path(),
+        work.path(),
+        &config,
+        &server,
+        &["--approve", approve],
+    )
+    .await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    Ran {
+        run,
+        events,
+        server,
+        _dirs: (home, work),
+    }
+}
+
 /// The `tool` messages of the n-th request the model server received.
 fn told(server: &TestServer, request: usize) -> Vec<Value> {
     server.requests()[request].json()["messages"]
@@ -233,22 +265,12 @@ async fn broken_servers_are_reported_once_and_the_run_goes_on() {
 
 #[tokio::test]
 async fn a_server_that_crashes_mid_call_fails_the_call_and_is_withdrawn() {
-    let (home, work) = setup();
-    let server = TestServer::start(vec![
-        tool_turns(&[("c", "mcp__fixture__crash", "{}")]),
-        text_turn(&["it crashed"]),
-    ])
-    .await;
-    let config = write_config(home.path(), "", "");
-    let (run, events) = exec(
-        home.path(),
-        work.path(),
-        &config,
-        &server,
-        &["--approve", "all"],
-    )
-    .await;
-    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let Ran {
+        run,
+        events,
+        server,
+        ..
+    } = with_fixture(&[("c", "mcp__fixture__crash", "{}")], "", "all").await;
     assert_eq!(results(&events)[0]["status"], "failed");
     assert!(run.stderr.contains("MCP server fixture"), "{}", run.stderr);
     assert!(
@@ -385,22 +407,8 @@ async fn the_published_filesystem_server_serves_the_model() {
 
 #[tokio::test]
 async fn progress_reaches_the_events_before_the_result() {
-    let (home, work) = setup();
-    let server = TestServer::start(vec![
-        tool_turns(&[("s", "mcp__fixture__slow", r#"{"steps": 3, "delay_ms": 30}"#)]),
-        text_turn(&["done"]),
-    ])
-    .await;
-    let config = write_config(home.path(), "", "");
-    let (run, events) = exec(
-        home.path(),
-        work.path(),
-        &config,
-        &server,
-        &["--approve", "all"],
-    )
-    .await;
-    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let slow = ("s", "mcp__fixture__slow", r#"{"steps": 3, "delay_ms": 30}"#);
+    let Ran { events, .. } = with_fixture(&[slow], "", "all").await;
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| e["type"].as_str().unwrap())
@@ -495,22 +503,8 @@ async fn cancelling_a_run_cancels_the_call_on_the_server() {
 
 #[tokio::test]
 async fn headless_a_servers_form_is_declined_with_a_line_on_stderr() {
-    let (home, work) = setup();
-    let server = TestServer::start(vec![
-        tool_turns(&[("a", "mcp__fixture__ask", "{}")]),
-        text_turn(&["ok"]),
-    ])
-    .await;
-    let config = write_config(home.path(), "", "");
-    let (run, _) = exec(
-        home.path(),
-        work.path(),
-        &config,
-        &server,
-        &["--approve", "all"],
-    )
-    .await;
-    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let Ran { run, server, .. } =
+        with_fixture(&[("a", "mcp__fixture__ask", "{}")], "", "all").await;
     assert!(
         run.stderr
             .contains("MCP server fixture asks: Who are you?; declined"),
