@@ -1055,3 +1055,40 @@ async fn events_are_stamped_and_timed_by_the_injected_clock() {
         .collect();
     assert_eq!(llm, [0, 0], "model calls took no injected time");
 }
+
+#[tokio::test]
+async fn an_allowed_shell_prefix_runs_later_simple_commands_without_asking() {
+    let mut r = ToolRegistry::new();
+    r.register(Arc::new(taco::tools::builtin::Shell));
+    let replies = vec![
+        Ok(calls(&[("s1", "shell", json!({"command": "echo one"}))])),
+        Ok(calls(&[("s2", "shell", json!({"command": "echo two"}))])),
+        Ok(calls(&[(
+            "s3",
+            "shell",
+            json!({"command": "echo x; echo y"}),
+        )])),
+        Ok(text("done")),
+    ];
+    let mut answer = ApprovalAnswer::approve(Scope::Once);
+    answer.prefix = Some("echo".into());
+    let mut approver = Recording {
+        answers: [answer, ApprovalAnswer::deny(None)].into(),
+        batches: Vec::new(),
+    };
+    let (_, events, sent, orch) = run_with(replies, r, 10, &mut approver).await;
+    let asked: Vec<&str> = approver
+        .batches
+        .iter()
+        .flat_map(|b| b.iter().map(|r| r.id.as_str()))
+        .collect();
+    assert_eq!(
+        asked,
+        ["s1", "s3"],
+        "echo two ran without asking; the chain was asked"
+    );
+    assert_eq!(orch.policies().shell_prefixes(), ["echo"]);
+    assert_eq!(tool_messages(&sent[2].messages)[1].1["stdout"], "two\n");
+    let s3 = statuses(&events).into_iter().find(|s| s.0 == "s3").unwrap();
+    assert_eq!(s3.1, ToolStatus::Denied);
+}

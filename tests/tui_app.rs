@@ -1217,3 +1217,23 @@ fn snapshot_approval_shows_a_new_file_as_all_added() {
     let mut h = approve_change("write_file", "hello.py", None, "print('hello')\n");
     insta::assert_snapshot!(h.screen(150, 24).backend());
 }
+
+#[test]
+fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
+    let mut h = Harness::unguarded();
+    h.type_text("run the tests");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.ask("c1", "shell", json!({"command": "cargo test --test mcp"}), 1, 1);
+    h.settle();
+    let terminal = h.screen(150, 24);
+    let text: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(text.contains("p always `cargo test`"), "{text}");
+    insta::assert_snapshot!(terminal.backend());
+}

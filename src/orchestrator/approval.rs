@@ -33,6 +33,9 @@ pub struct ApprovalAnswer {
     pub reason: Option<String>,
     /// Who denied it (a person, or a headless run's fixed answer).
     pub by: DeniedBy,
+    /// With an approval of `shell`: also run, for the rest of the session, every simple
+    /// command that starts with these words (see `shell::rules`).
+    pub prefix: Option<String>,
 }
 
 impl ApprovalAnswer {
@@ -43,6 +46,7 @@ impl ApprovalAnswer {
             scope,
             reason: None,
             by: DeniedBy::User,
+            prefix: None,
         }
     }
 
@@ -53,6 +57,7 @@ impl ApprovalAnswer {
             scope: Scope::Once,
             reason,
             by: DeniedBy::User,
+            prefix: None,
         }
     }
 }
@@ -120,6 +125,8 @@ pub struct Policies {
     overrides: HashMap<String, Policy>,
     session_grants: HashSet<String>,
     turn_grants: HashSet<String>,
+    /// Shell command prefixes the user allowed for the session from the dialog.
+    shell_prefixes: Vec<String>,
 }
 
 impl Policies {
@@ -144,8 +151,23 @@ impl Policies {
             Some(policy) => *policy,
             None => tool.default_policy(arguments, settings),
         };
+        let prefix_allows = || {
+            name == crate::tools::builtin::SHELL
+                && arguments
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|command| {
+                        crate::tools::builtin::shell_rule(
+                            command,
+                            &self.shell_prefixes,
+                            &settings.shell_ask,
+                        ) == Some(Policy::Allow)
+                    })
+        };
         if base == Policy::Ask
-            && (self.session_grants.contains(name) || self.turn_grants.contains(name))
+            && (self.session_grants.contains(name)
+                || self.turn_grants.contains(name)
+                || prefix_allows())
         {
             Policy::Allow
         } else {
@@ -164,6 +186,18 @@ impl Policies {
                 self.session_grants.insert(tool.to_string());
             }
         }
+    }
+
+    /// Allows, for the session, simple shell commands that start with `prefix`.
+    pub fn allow_shell_prefix(&mut self, prefix: &str) {
+        if !self.shell_prefixes.iter().any(|p| p == prefix) {
+            self.shell_prefixes.push(prefix.to_string());
+        }
+    }
+
+    /// The shell command prefixes allowed for the session from the dialog.
+    pub fn shell_prefixes(&self) -> &[String] {
+        &self.shell_prefixes
     }
 
     /// Forgets the grants of the finished turn (user request).

@@ -364,6 +364,9 @@ impl Run<'_> {
             });
             if answer.decision == crate::event::Decision::Approved {
                 self.orch.policies.grant(&call.name, answer.scope);
+                if let Some(prefix) = &answer.prefix {
+                    self.orch.policies.allow_shell_prefix(prefix);
+                }
                 decided.ready.push(i);
                 continue;
             }

@@ -9,7 +9,7 @@ mod edit_file;
 mod list_dir;
 mod read_file;
 mod search_files;
-mod shell;
+pub mod shell;
 mod web_fetch;
 mod write_file;
 
@@ -19,6 +19,10 @@ pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use search_files::SearchFiles;
 pub use shell::Shell;
+pub use shell::rules::{policy as shell_rule, suggested_prefix};
+
+/// The shell tool's name (prefix grants apply to it).
+pub const SHELL: &str = "shell";
 pub use web_fetch::{AllowPrivate, HTML_HELPER_ARG, WebFetch, html_helper_main};
 pub use write_file::WriteFile;
 

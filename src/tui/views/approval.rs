@@ -135,6 +135,14 @@ impl ApprovalState {
             KeyCode::Char('y') => self.approve(Scope::Once),
             KeyCode::Char('t') => self.approve(Scope::Turn),
             KeyCode::Char('a') => self.approve(Scope::Session),
+            KeyCode::Char('p') => match self.offered_prefix() {
+                Some(prefix) => {
+                    let mut answer = ApprovalAnswer::approve(Scope::Once);
+                    answer.prefix = Some(prefix);
+                    self.decide(vec![(current.id, answer)])
+                }
+                None => Outcome::Ignored,
+            },
             KeyCode::Char('n') => {
                 self.reason = Some(String::new());
                 Outcome::Used
@@ -158,6 +166,16 @@ impl ApprovalState {
             }
             _ => Outcome::Ignored,
         }
+    }
+
+    /// For a shell call: the command prefix `p` would allow for the session.
+    fn offered_prefix(&self) -> Option<String> {
+        let current = self.pending.first()?;
+        if current.name != crate::tools::builtin::SHELL {
+            return None;
+        }
+        let command = current.arguments.get("command")?.as_str()?;
+        crate::tools::builtin::suggested_prefix(command)
     }
 
     /// Approves the current call; a turn or session grant also approves the other pending
@@ -324,6 +342,13 @@ impl ApprovalState {
         ] {
             spans.extend(key(k, what));
         }
+        if let Some(prefix) = self.offered_prefix() {
+            spans.push(Span::styled("p", key_style));
+            spans.push(Span::styled(
+                format!(" always `{}`  ", escape(&prefix)),
+                what_style,
+            ));
+        }
         if below > 0 {
             spans.push(Span::styled(
                 format!("↓ {below} more · ↑↓ scroll"),
@@ -426,6 +451,36 @@ mod tests {
 
     fn key(c: KeyCode) -> KeyEvent {
         KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn p_allows_a_shell_commands_prefix_and_nothing_else() {
+        let mut s = ApprovalState::new();
+        let mut shell = pending("1", "shell", 1, 1);
+        shell.arguments = json!({"command": "cargo test --test mcp"});
+        s.push(shell);
+        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('p'))) else {
+            panic!("p answers a shell call");
+        };
+        assert_eq!(d[0].1.prefix.as_deref(), Some("cargo test"));
+        assert_eq!(
+            d[0].1.scope,
+            Scope::Once,
+            "the prefix is the grant, not the tool"
+        );
+
+        let mut s = ApprovalState::new();
+        let mut chained = pending("1", "shell", 1, 1);
+        chained.arguments = json!({"command": "cargo test; rm -rf x"});
+        s.push(chained);
+        assert_eq!(
+            s.on_key(key(KeyCode::Char('p'))),
+            Outcome::Ignored,
+            "no prefix for a chain"
+        );
+        let mut s = ApprovalState::new();
+        s.push(pending("1", "write_file", 1, 1));
+        assert_eq!(s.on_key(key(KeyCode::Char('p'))), Outcome::Ignored);
     }
 
     #[test]

@@ -72,6 +72,37 @@ pub fn simple_words(command: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
+/// The prefix the dialog offers to allow for `command`: its first word, and the second when
+/// it is a subcommand rather than an option or a path (`cargo test`, `git status`, `ls`);
+/// `None` when the command is not simple.
+pub fn suggested_prefix(command: &str) -> Option<String> {
+    let words = simple_words(command)?;
+    let first = words.first()?;
+    // One key must not open the door to these for the rest of the session (a config rule
+    // still can, written on purpose).
+    if NEVER_OFFERED.contains(&first.as_str()) {
+        return None;
+    }
+    match words.get(1) {
+        Some(second)
+            if second
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                && !second.starts_with('-') =>
+        {
+            Some(format!("{first} {second}"))
+        }
+        _ => Some(first.clone()),
+    }
+}
+
+/// Programs whose prefix the dialog never offers to allow for the session.
+const NEVER_OFFERED: &[&str] = &[
+    "rm", "sudo", "su", "doas", "dd", "mkfs", "shred", "chmod", "chown", "kill", "pkill",
+    "killall", "reboot", "shutdown", "sh", "bash", "zsh", "env", "xargs", "find", "eval", "exec",
+    "curl", "wget", "ssh", "scp", "mv", "truncate",
+];
+
 /// Whether `rule` (a prefix written as words) starts `words`.
 fn starts(words: &[String], rule: &str) -> bool {
     let Some(rule) = simple_words(rule) else {
@@ -141,6 +172,19 @@ mod tests {
             Some(Policy::Allow),
             "inside single quotes it is all one literal word"
         );
+    }
+
+    #[test]
+    fn the_offered_prefix_is_the_command_and_its_subcommand() {
+        assert_eq!(
+            suggested_prefix("cargo test --test mcp").as_deref(),
+            Some("cargo test")
+        );
+        assert_eq!(suggested_prefix("ls -la").as_deref(), Some("ls"));
+        assert_eq!(suggested_prefix("cat src/main.rs").as_deref(), Some("cat"));
+        assert_eq!(suggested_prefix("git status; rm -rf x"), None);
+        assert_eq!(suggested_prefix("rm -rf target"), None, "never offered");
+        assert_eq!(suggested_prefix("sudo make install"), None);
     }
 
     #[test]
