@@ -35,6 +35,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("y", "approve this call once"),
             ("t", "approve this tool for this request"),
             ("a", "approve this tool for the session"),
+            ("p", "shell: approve, and allow its command prefix"),
             ("n", "deny, then optionally type a reason for the model"),
             ("Esc", "deny"),
             ("↑ / ↓", "scroll long arguments"),
