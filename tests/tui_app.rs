@@ -1224,7 +1224,13 @@ fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
     h.type_text("run the tests");
     h.key(KeyCode::Enter);
     h.start_run();
-    h.ask("c1", "shell", json!({"command": "cargo test --test mcp"}), 1, 1);
+    h.ask(
+        "c1",
+        "shell",
+        json!({"command": "cargo test --test mcp"}),
+        1,
+        1,
+    );
     h.settle();
     let terminal = h.screen(150, 24);
     let text: String = terminal
