@@ -283,6 +283,9 @@ pub enum EventData {
         /// Why it was denied, when a reason was given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// A shell command prefix the approval also allows for the session (`p`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<String>,
     },
     /// A tool call finished.
     ToolResult {

@@ -73,6 +73,8 @@ pub struct RunModel {
     run_usage: Usage,
     usage: Usage,
     grants: BTreeMap<String, Scope>,
+    /// Shell command prefixes allowed for the session from the dialog.
+    shell_prefixes: Vec<String>,
     runs: usize,
     /// Model calls of the user's conversation, every run (a sub-agent's are its own).
     model_calls: u32,
@@ -157,9 +159,15 @@ impl RunModel {
                 name,
                 decision,
                 scope,
+                prefix,
                 ..
             } => {
                 self.approvals.retain(|a| a.id != *id);
+                if let Some(prefix) = prefix
+                    && !self.shell_prefixes.contains(prefix)
+                {
+                    self.shell_prefixes.push(prefix.clone());
+                }
                 if *decision == Decision::Approved {
                     if *scope != Scope::Once {
                         self.grants.insert(name.clone(), *scope);
@@ -220,6 +228,7 @@ impl RunModel {
     pub fn resumed(&mut self) {
         self.end_run();
         self.grants.clear();
+        self.shell_prefixes.clear();
     }
 
     /// A new conversation (`/clear`): its turn and token counts start again; session
@@ -354,6 +363,11 @@ impl RunModel {
     /// Tools the user approved beyond one call, with how far.
     pub fn grants(&self) -> &BTreeMap<String, Scope> {
         &self.grants
+    }
+
+    /// Shell command prefixes the user allowed for the session from the dialog.
+    pub fn shell_prefixes(&self) -> &[String] {
+        &self.shell_prefixes
     }
 
     /// Runs started.

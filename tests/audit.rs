@@ -135,6 +135,7 @@ impl Script {
             decision,
             scope: Scope::Once,
             reason: reason.map(Into::into),
+            prefix: None,
         });
     }
 

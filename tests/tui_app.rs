@@ -1243,3 +1243,42 @@ fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
     assert!(text.contains("p always `cargo test`"), "{text}");
     insta::assert_snapshot!(terminal.backend());
 }
+
+#[test]
+fn p_sends_the_prefix_and_tools_lists_what_was_allowed() {
+    let mut h = Harness::unguarded();
+    h.type_text("test it");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.ask(
+        "c1",
+        "shell",
+        json!({"command": "cargo test --test mcp"}),
+        1,
+        1,
+    );
+    h.settle();
+    let sent = h.key(KeyCode::Char('p'));
+    let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
+        panic!("{sent:?}");
+    };
+    assert_eq!(
+        (id.as_str(), answer.prefix.as_deref()),
+        ("c1", Some("cargo test"))
+    );
+    h.event(EventData::ApprovalDecided {
+        id: "c1".into(),
+        name: "shell".into(),
+        decision: taco::event::Decision::Approved,
+        scope: Scope::Once,
+        reason: None,
+        prefix: Some("cargo test".into()),
+    });
+    h.type_text("/tools");
+    h.key(KeyCode::Enter);
+    let screen = format!("{}", h.screen(140, 60).backend());
+    assert!(
+        screen.contains("Shell commands allowed for this session: cargo test"),
+        "{screen}"
+    );
+}

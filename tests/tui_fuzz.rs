@@ -180,6 +180,7 @@ fn a_hostile_string_is_neutralised_in_every_view() {
         decision: Decision::Approved,
         scope: Scope::Once,
         reason: None,
+        prefix: None,
     });
     s.event(EventData::ToolResult {
         id: "c1".into(),

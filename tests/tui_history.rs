@@ -253,6 +253,7 @@ fn grants_do_not_survive_a_resume_and_clear_resets_the_tokens() {
             decision: taco::event::Decision::Approved,
             scope: taco::event::Scope::Session,
             reason: None,
+            prefix: None,
         },
     ));
     app.replay(&entries, now);

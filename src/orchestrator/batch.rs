@@ -361,6 +361,10 @@ impl Run<'_> {
                 decision: answer.decision,
                 scope: answer.scope,
                 reason: answer.reason.clone(),
+                prefix: answer
+                    .prefix
+                    .clone()
+                    .filter(|_| answer.decision == crate::event::Decision::Approved),
             });
             if answer.decision == crate::event::Decision::Approved {
                 self.orch.policies.grant(&call.name, answer.scope);

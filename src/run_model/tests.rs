@@ -142,6 +142,7 @@ fn approvals_questions_and_grants_open_and_close() {
             decision: Decision::Approved,
             scope: Scope::Turn,
             reason: None,
+            prefix: None,
         },
     ));
     assert!(m.open_approvals().is_empty());
@@ -203,6 +204,7 @@ fn session_grants_outlive_runs_but_not_the_process() {
             decision: Decision::Approved,
             scope: Scope::Session,
             reason: None,
+            prefix: None,
         },
     ));
     m.apply(&ev(
@@ -214,4 +216,33 @@ fn session_grants_outlive_runs_but_not_the_process() {
     assert_eq!(m.grants().get("shell"), Some(&Scope::Session));
     m.resumed();
     assert!(m.grants().is_empty());
+}
+
+#[test]
+fn shell_prefixes_allowed_from_the_dialog_are_kept_for_the_session() {
+    let mut m = RunModel::new();
+    m.apply(&ev("r", started(5)));
+    m.apply(&ev(
+        "r",
+        EventData::ApprovalDecided {
+            id: "a".into(),
+            name: "shell".into(),
+            decision: Decision::Approved,
+            scope: Scope::Once,
+            reason: None,
+            prefix: Some("cargo test".into()),
+        },
+    ));
+    m.apply(&ev(
+        "r",
+        EventData::Cancelled {
+            running: "x".into(),
+        },
+    ));
+    assert_eq!(m.shell_prefixes(), ["cargo test"]);
+    m.resumed();
+    assert!(
+        m.shell_prefixes().is_empty(),
+        "they belonged to the old process"
+    );
 }

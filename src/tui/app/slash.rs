@@ -36,6 +36,14 @@ impl App {
             SlashCommand::Help => self.open_help(),
             SlashCommand::Tools => {
                 let mut text = commands::tools_text(&self.info.tools, self.run.grants());
+                let prefixes = self.run.shell_prefixes();
+                if !prefixes.is_empty() {
+                    let listed: Vec<String> = prefixes.iter().map(|p| format!("`{p}`")).collect();
+                    text.push_str(&format!(
+                        "\n\nShell commands allowed for this session: {}.",
+                        listed.join(", ")
+                    ));
+                }
                 if let Some(hub) = self.info.mcp.as_ref().filter(|hub| !hub.is_empty()) {
                     text.push_str("\n\n**MCP servers**\n\n");
                     text.push_str(&crate::mcp::describe_servers(&hub.view()));

@@ -284,6 +284,7 @@ fn tool_cell_goes_through_call_approval_and_result() {
             decision: Decision::Approved,
             scope: Scope::Once,
             reason: None,
+            prefix: None,
         },
     ));
     assert!(line(&mut chat).starts_with("⠋ write_file"));
@@ -307,6 +308,7 @@ fn denied_failed_and_cancelled_tools() {
             decision: Decision::Denied,
             scope: Scope::Once,
             reason: Some("too risky".into()),
+            prefix: None,
         },
     ));
     chat.on_event(&tool_result(
