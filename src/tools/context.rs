@@ -1,0 +1,122 @@
+//! What a running tool sees and can say while it runs: the workspace, its settings, the
+//! cancel signal, and a channel back to the batch for progress, live output and questions.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::ToolSettings;
+
+/// What a running tool can see: the workspace, its settings and the cancellation signal.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace root (canonical); file tools are confined to it.
+    pub workdir: PathBuf,
+    /// Limits and settings.
+    pub settings: Arc<ToolSettings>,
+    /// Cancelled when the user cancels the turn; long tools must stop promptly.
+    pub cancel: CancellationToken,
+    /// The id of the call running (the runner sets it per call).
+    pub call: String,
+    /// Where a tool reports how far it got (`tool_progress` events) and puts questions to
+    /// the user (an MCP server's elicitation); `None`: nobody listens.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
+}
+
+impl ToolContext {
+    /// Reports progress of the call running: `progress` of `total` (when known), and what
+    /// it is doing.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(sink) = &self.progress {
+            // Nobody listening any more (the batch ended): nothing to tell.
+            let _ = sink.send(Progress::Report {
+                call: self.call.clone(),
+                progress,
+                total,
+                message,
+            });
+        }
+    }
+
+    /// Shows the last lines a running call printed (`tool_output`).
+    pub fn output(&self, tail: &str) {
+        if let Some(sink) = &self.progress {
+            let _ = sink.send(Progress::Output {
+                call: self.call.clone(),
+                tail: tail.to_string(),
+            });
+        }
+    }
+
+    /// Asks the user to fill in a form for the call running; `Cancel` when nobody listens.
+    pub async fn ask(&self, from: &str, message: &str, schema: Value) -> AskReply {
+        let Some(sink) = &self.progress else {
+            return AskReply::Cancel;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let ask = Ask {
+            call: self.call.clone(),
+            from: from.to_string(),
+            message: message.to_string(),
+            schema,
+            reply,
+        };
+        if sink.send(Progress::Ask(ask)).is_err() {
+            return AskReply::Cancel;
+        }
+        answer.await.unwrap_or(AskReply::Cancel)
+    }
+}
+
+/// What a running call tells the batch it runs in.
+#[derive(Debug)]
+pub enum Progress {
+    /// How far it got.
+    Report {
+        /// The call.
+        call: String,
+        /// Progress so far (grows).
+        progress: f64,
+        /// The total, when known.
+        total: Option<f64>,
+        /// What it is doing.
+        message: Option<String>,
+    },
+    /// The last lines it printed (a running shell command).
+    Output {
+        /// The call.
+        call: String,
+        /// Its last lines.
+        tail: String,
+    },
+    /// It needs the user to fill in a form (an MCP server's `elicitation/create`).
+    Ask(Ask),
+}
+
+/// A form a running call puts to the user.
+#[derive(Debug)]
+pub struct Ask {
+    /// The call.
+    pub call: String,
+    /// Who asks (an MCP server's name).
+    pub from: String,
+    /// What it says.
+    pub message: String,
+    /// The JSON Schema of the answer: an object of plain fields.
+    pub schema: Value,
+    /// Where the answer goes.
+    pub reply: tokio::sync::oneshot::Sender<AskReply>,
+}
+
+/// The user's answer to an [`Ask`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum AskReply {
+    /// Filled in.
+    Accept(serde_json::Map<String, Value>),
+    /// Said no.
+    Decline,
+    /// Walked away (or the run was cancelled).
+    Cancel,
+}
