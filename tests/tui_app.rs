@@ -1139,13 +1139,7 @@ fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
     });
     h.settle();
     let terminal = h.screen(150, 30);
-    let text: String = terminal
-        .backend()
-        .buffer()
-        .content()
-        .iter()
-        .map(|c| c.symbol())
-        .collect();
+    let text = screen_text(&terminal);
     assert!(text.contains("⚑ MCP server fs"), "{text}");
     insta::assert_snapshot!(terminal.backend());
 }
@@ -1218,46 +1212,40 @@ fn snapshot_approval_shows_a_new_file_as_all_added() {
     insta::assert_snapshot!(h.screen(150, 24).backend());
 }
 
-#[test]
-fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
+/// A run whose shell call `command` waits for approval, its dialog on screen.
+fn asking_shell(command: &str) -> Harness {
     let mut h = Harness::unguarded();
     h.type_text("run the tests");
     h.key(KeyCode::Enter);
     h.start_run();
-    h.ask(
-        "c1",
-        "shell",
-        json!({"command": "cargo test --test mcp"}),
-        1,
-        1,
-    );
+    h.ask("c1", "shell", json!({ "command": command }), 1, 1);
     h.settle();
-    let terminal = h.screen(150, 24);
-    let text: String = terminal
+    h
+}
+
+/// Every cell's symbol of a drawn screen, in one string (for `contains` checks).
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    terminal
         .backend()
         .buffer()
         .content()
         .iter()
         .map(|c| c.symbol())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
+    let mut h = asking_shell("cargo test --test mcp");
+    let terminal = h.screen(150, 24);
+    let text = screen_text(&terminal);
     assert!(text.contains("p always `cargo test`"), "{text}");
     insta::assert_snapshot!(terminal.backend());
 }
 
 #[test]
 fn p_sends_the_prefix_and_tools_lists_what_was_allowed() {
-    let mut h = Harness::unguarded();
-    h.type_text("test it");
-    h.key(KeyCode::Enter);
-    h.start_run();
-    h.ask(
-        "c1",
-        "shell",
-        json!({"command": "cargo test --test mcp"}),
-        1,
-        1,
-    );
-    h.settle();
+    let mut h = asking_shell("cargo test --test mcp");
     let sent = h.key(KeyCode::Char('p'));
     let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
         panic!("{sent:?}");

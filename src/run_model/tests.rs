@@ -73,6 +73,18 @@ fn result(id: &str, status: ToolStatus) -> EventData {
     }
 }
 
+/// The user approved the shell call `a` with `scope` (and a command prefix).
+fn approved_shell(scope: Scope, prefix: Option<&str>) -> EventData {
+    EventData::ApprovalDecided {
+        id: "a".into(),
+        name: "shell".into(),
+        decision: Decision::Approved,
+        scope,
+        reason: None,
+        prefix: prefix.map(String::from),
+    }
+}
+
 #[test]
 fn nesting_turns_and_usage_follow_the_events() {
     let mut m = RunModel::new();
@@ -134,17 +146,7 @@ fn approvals_questions_and_grants_open_and_close() {
         m.call("a").map(|c| c.state),
         Some(CallState::AwaitingApproval)
     );
-    m.apply(&ev(
-        "r",
-        EventData::ApprovalDecided {
-            id: "a".into(),
-            name: "shell".into(),
-            decision: Decision::Approved,
-            scope: Scope::Turn,
-            reason: None,
-            prefix: None,
-        },
-    ));
+    m.apply(&ev("r", approved_shell(Scope::Turn, None)));
     assert!(m.open_approvals().is_empty());
     assert_eq!(m.grants().get("shell"), Some(&Scope::Turn));
     m.apply(&ev(
@@ -196,17 +198,7 @@ fn approvals_questions_and_grants_open_and_close() {
 fn session_grants_outlive_runs_but_not_the_process() {
     let mut m = RunModel::new();
     m.apply(&ev("r", started(5)));
-    m.apply(&ev(
-        "r",
-        EventData::ApprovalDecided {
-            id: "a".into(),
-            name: "shell".into(),
-            decision: Decision::Approved,
-            scope: Scope::Session,
-            reason: None,
-            prefix: None,
-        },
-    ));
+    m.apply(&ev("r", approved_shell(Scope::Session, None)));
     m.apply(&ev(
         "r",
         EventData::Cancelled {
@@ -222,17 +214,7 @@ fn session_grants_outlive_runs_but_not_the_process() {
 fn shell_prefixes_allowed_from_the_dialog_are_kept_for_the_session() {
     let mut m = RunModel::new();
     m.apply(&ev("r", started(5)));
-    m.apply(&ev(
-        "r",
-        EventData::ApprovalDecided {
-            id: "a".into(),
-            name: "shell".into(),
-            decision: Decision::Approved,
-            scope: Scope::Once,
-            reason: None,
-            prefix: Some("cargo test".into()),
-        },
-    ));
+    m.apply(&ev("r", approved_shell(Scope::Once, Some("cargo test"))));
     m.apply(&ev(
         "r",
         EventData::Cancelled {
