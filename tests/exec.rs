@@ -150,11 +150,7 @@ async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
     ]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let events: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = json_lines(&run.stdout);
     let request_id = events[0]["request_id"].as_str().unwrap();
     assert!(uuid::Uuid::parse_str(request_id).is_ok());
     for e in &events {
@@ -547,11 +543,7 @@ async fn anthropic_end_to_end() {
         ]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let events: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = json_lines(&run.stdout);
     let last = events.last().unwrap();
     assert_eq!(last["type"], "final");
     assert_eq!(last["data"]["content"], "Only hello.txt.");
@@ -738,11 +730,7 @@ async fn a_malformed_chunk_midway_is_retried_without_duplicated_text() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(server.requests().len(), 2);
     assert!(run.stderr.contains("retrying 2/4"), "{}", run.stderr);
-    let events: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = json_lines(&run.stdout);
     let retry = events.iter().position(|e| e["type"] == "retry").unwrap();
     assert!(
         events[retry]["data"]["reason"]
@@ -892,11 +880,7 @@ async fn a_running_command_shows_its_last_lines_while_it_runs() {
         .arg("go");
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let events: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events: Vec<Value> = json_lines(&run.stdout);
     let outputs: Vec<&str> = events
         .iter()
         .filter(|e| e["type"] == "tool_output")

@@ -43,6 +43,14 @@ pub async fn finish(cmd: &mut Command) -> Run {
     }
 }
 
+/// Every line of `taco exec --json` output, parsed.
+pub fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub fn sse(payloads: &[Value]) -> Vec<String> {
     let mut out: Vec<String> = payloads.iter().map(|p| format!("data: {p}\n\n")).collect();
     out.push("data: [DONE]\n\n".into());
