@@ -7,21 +7,24 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::orchestrator::Limits;
+use crate::orchestrator::context::{ContextSettings, DEFAULT_COMPACT_AT};
 use crate::tools::{Policy, ToolSettings};
 
 mod file;
 mod presets;
+mod windows;
 
 use file::check_url;
 use presets::{PRESETS, auto_select, choose};
 
 pub use file::{
-    ConfigFile, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions, ShellConfig,
+    ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions, ShellConfig,
     ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config, read_config,
 };
 pub use presets::{
     ProviderChoice, build_provider, ollama_root, preset_names, probe_ollama, retry_policy,
 };
+pub use windows::known_window;
 
 /// The default system prompt; `{workdir}` is replaced by the workspace path.
 pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../assets/system_prompt.md");
@@ -90,6 +93,8 @@ pub struct Resolved {
     pub dialog_guard: Duration,
     /// The MCP servers to start (`[mcp.servers]`, enabled ones).
     pub mcp: Vec<crate::mcp::ServerSpec>,
+    /// The context window and when to compact.
+    pub context: ContextSettings,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -152,6 +157,7 @@ where
         .clone()
         .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
     let limits = call_limits(&file, &provider.options);
+    let context = context_settings(&file, &provider);
     let instructions = crate::instructions::load(&workdir, &file.instructions.names());
     let prompt =
         instructions.append_to(&prompt.replace("{workdir}", &workdir.display().to_string()));
@@ -169,7 +175,27 @@ where
         limits,
         dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(400)),
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
+        context,
     })
+}
+
+/// The window: configured, else known for the model (Ollama's is asked of the server, so
+/// none here), and the compaction threshold.
+fn context_settings(file: &ConfigFile, provider: &ProviderChoice) -> ContextSettings {
+    let configured = provider.options.context_window.as_ref().map(|w| *w.get_ref());
+    let known = match provider.kind {
+        ProviderKind::Ollama | ProviderKind::Demo => None,
+        _ => known_window(&provider.model),
+    };
+    let compact_at = file
+        .context
+        .compact_at_percent
+        .as_ref()
+        .map_or(DEFAULT_COMPACT_AT, |p| *p.get_ref() as f64 / 100.0);
+    ContextSettings {
+        window: configured.or(known),
+        compact_at,
+    }
 }
 
 /// The MCP servers of the config and the workspace, for `taco mcp list` (which needs no

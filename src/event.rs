@@ -157,9 +157,55 @@ pub struct LlmCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// Messages of the conversation that were not sent: the history was trimmed to the
-    /// latest ones (the system prompt is always sent).
+    /// latest ones, or compacted into a summary (the system prompt is always sent).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: usize,
+    /// The model's context window in tokens, when known (the status line's gauge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+}
+
+/// Why a conversation was compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactTrigger {
+    /// The next request would have passed the threshold (`compact_at_percent`).
+    Auto,
+    /// The provider answered that the request was too long.
+    Overflow,
+    /// The user asked (`/compact`).
+    Manual,
+}
+
+/// Data of a `compacted` event: older messages were summarised by one model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compacted {
+    /// What asked for it.
+    pub trigger: CompactTrigger,
+    /// Estimated tokens of the request before.
+    pub before_tokens: u64,
+    /// Estimated tokens of the request after.
+    pub after_tokens: u64,
+    /// The window it was measured against, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// Messages the summary now stands for (earlier compactions included).
+    pub summarized: usize,
+    /// The first message still sent verbatim (its index in the conversation, the system
+    /// prompt being 0); a resumed session starts compacted from here.
+    pub kept_from: usize,
+    /// The summary.
+    pub summary: String,
+    /// Tokens of the summary call.
+    pub usage: Usage,
+    /// Wall time of the summary call.
+    pub duration_ms: u64,
+    /// The stack frame of the conversation, if a sub-agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Why nothing was compacted (the history is sent as before); `None` when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -347,6 +393,8 @@ pub enum EventData {
         /// Wait before the attempt.
         delay_ms: u64,
     },
+    /// Older messages were summarised to keep the conversation in the context window.
+    Compacted(Box<Compacted>),
     /// The turn limit was reached while tool calls were still coming.
     MaxTurnsReached {
         /// Turns taken.
@@ -398,6 +446,7 @@ impl EventData {
             Self::StackPush(_) => "stack_push",
             Self::StackPop(_) => "stack_pop",
             Self::Retry { .. } => "retry",
+            Self::Compacted(_) => "compacted",
             Self::MaxTurnsReached { .. } => "max_turns_reached",
             Self::MaxTurnsPromptInjected { .. } => "max_turns_prompt_injected",
             Self::Final { .. } => "final",

@@ -112,6 +112,16 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                     "taco: retrying {attempt}/{max} in {secs:.1} s: {reason}"
                 );
             }
+            EventData::Compacted(c) if c.parent.is_none() => {
+                let _ = match &c.error {
+                    None => writeln!(
+                        self.err,
+                        "taco: context compacted: {} → {} tokens ({} messages summarised)",
+                        c.before_tokens, c.after_tokens, c.summarized
+                    ),
+                    Some(error) => writeln!(self.err, "taco: not compacted: {error}"),
+                };
+            }
             _ => {}
         }
         if serialized && self.json && self.out_error.is_none() {

@@ -78,6 +78,28 @@ pub struct RunModel {
     runs: usize,
     /// Model calls of the user's conversation, every run (a sub-agent's are its own).
     model_calls: u32,
+    /// How full the user's conversation is: tokens of the latest request (and its reply)
+    /// and the window, when known.
+    context: Option<ContextGauge>,
+}
+
+/// How much of the model's context window the user's conversation uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextGauge {
+    /// Tokens of the latest request and its reply (after a compaction: the estimate of the
+    /// next request).
+    pub used: u64,
+    /// The window, when known.
+    pub window: Option<u64>,
+}
+
+impl ContextGauge {
+    /// The share of the window used, in percent (`None` with no known window).
+    pub fn percent(&self) -> Option<u64> {
+        self.window
+            .filter(|w| *w > 0)
+            .map(|w| self.used.saturating_mul(100) / w)
+    }
 }
 
 impl RunModel {
@@ -109,9 +131,26 @@ impl RunModel {
                     self.turn = call.turn.min(self.max_turns.max(1));
                     self.results_due = call.tool_calls.len();
                     self.model_calls = self.model_calls.saturating_add(1);
+                    self.context = Some(ContextGauge {
+                        used: call
+                            .usage
+                            .input_tokens
+                            .saturating_add(call.usage.output_tokens),
+                        window: call.context_window,
+                    });
                 }
                 self.run_usage.add(call.usage);
                 self.usage.add(call.usage);
+            }
+            EventData::Compacted(compacted) => {
+                self.run_usage.add(compacted.usage);
+                self.usage.add(compacted.usage);
+                if compacted.parent.is_none() && compacted.error.is_none() {
+                    self.context = Some(ContextGauge {
+                        used: compacted.after_tokens,
+                        window: compacted.window,
+                    });
+                }
             }
             EventData::ToolCall {
                 id, name, parent, ..
@@ -236,6 +275,12 @@ impl RunModel {
     pub fn cleared(&mut self) {
         self.usage = Usage::default();
         self.turn = 0;
+        self.context = None;
+    }
+
+    /// How full the user's conversation is, once a model call has said.
+    pub fn context(&self) -> Option<ContextGauge> {
+        self.context
     }
 
     fn end_run(&mut self) {

@@ -114,6 +114,11 @@ pub fn open_session(
     notes.extend(repaired);
     let count = messages.len();
     orchestrator.restore(messages);
+    // The session ended compacted: its requests go on from the same summary (the file
+    // keeps every message, so resuming costs no summary call).
+    if let Some(compacted) = last_compaction(&loaded.entries) {
+        orchestrator.restore_compaction(compacted.kept_from, compacted.summary.clone());
+    }
     let writer = match SessionWriter::append_to(&path) {
         Ok(writer) => Some(writer),
         Err(e) => {
@@ -133,5 +138,19 @@ pub fn open_session(
         recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
         history: loaded.entries,
         notes,
+    })
+}
+
+/// The last compaction of the user's conversation in a session file (a `/clear` starts a
+/// new file, so it belongs to the conversation being resumed).
+fn last_compaction(entries: &[session::Entry]) -> Option<&crate::event::Compacted> {
+    entries.iter().rev().find_map(|entry| match entry {
+        session::Entry::Event(event) => match &event.data {
+            crate::event::EventData::Compacted(c) if c.parent.is_none() && c.error.is_none() => {
+                Some(c.as_ref())
+            }
+            _ => None,
+        },
+        session::Entry::Message(_) => None,
     })
 }

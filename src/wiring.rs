@@ -104,6 +104,7 @@ fn settings(resolved: &config::Resolved) -> Settings {
         retry: config::retry_policy(&resolved.provider),
         depth_limit: resolved.depth_limit,
         history_limit: resolved.history_limit,
+        context: resolved.context,
         limits: resolved.limits,
     }
 }

@@ -512,23 +512,25 @@ async fn http_400_invalid_request_is_final() {
 }
 
 #[tokio::test]
-async fn http_400_prompt_too_long_says_to_shorten_the_conversation() {
+async fn http_400_prompt_too_long_is_a_typed_context_exceeded_error() {
     let body = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "prompt is too long: 208310 tokens > 200000 maximum"}});
     let e = failing(Reply::status(400).json(&body)).await;
-    let (_, message, retryable, _) = http(&e);
-    assert!(!retryable);
+    // Typed, so the orchestrator compacts and retries instead of failing.
+    let ProviderError::ContextExceeded(message) = &e else {
+        panic!("{e:?}")
+    };
+    assert!(!e.is_retryable());
     assert!(
         message.contains("208310 tokens > 200000 maximum"),
         "{message}"
     );
-    assert!(message.contains("Shorten the conversation"), "{message}");
+    assert!(message.contains("too long for model"), "{message}");
     let body = json!({"type": "error", "error": {"type": "request_too_large",
         "message": "Request exceeds the maximum allowed number of bytes."}});
     let e = failing(Reply::status(413).json(&body)).await;
-    let (status, message, retryable, _) = http(&e);
-    assert_eq!((status, retryable), (413, false));
-    assert!(message.contains("Shorten the conversation"), "{message}");
+    assert!(matches!(e, ProviderError::ContextExceeded(_)), "{e:?}");
+    assert_eq!(e.kind(), "context_exceeded");
 }
 
 #[tokio::test]

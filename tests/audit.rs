@@ -193,6 +193,7 @@ fn llm_call(
         tools: vec!["read_file".into(), "shell".into()],
         parent: parent.map(Into::into),
         omitted: 0,
+        context_window: None,
     }))
 }
 

@@ -123,6 +123,7 @@ fn session_bytes() -> &'static [u8] {
                 tools: vec!["shell".into()],
                 parent: None,
                 omitted: 0,
+                context_window: None,
             })),
             EventData::ToolCall {
                 turn: 1,

@@ -28,6 +28,7 @@ fn config(server_url: &str) -> OllamaConfig {
         api_key: None,
         api_key_env: None,
         think: None,
+        num_ctx: None,
         extra_body: Map::new(),
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),

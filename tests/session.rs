@@ -42,6 +42,7 @@ fn llm_call(turn: u32, usage: (u64, u64), parent: Option<&str>) -> Event {
         tools: vec!["shell".into()],
         parent: parent.map(str::to_string),
         omitted: 0,
+        context_window: None,
     })))
 }
 

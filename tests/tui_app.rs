@@ -535,6 +535,7 @@ fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
         tools: vec![],
         parent: None,
         omitted: 0,
+        context_window: None,
     })));
     insta::assert_snapshot!("narrow_chat", h.screen(70, 20).backend());
     h.key(KeyCode::Tab);
@@ -599,6 +600,7 @@ fn llm_call(turn: u32, parent: Option<&str>, content: &str, calls: &[(&str, &str
         tools: vec![],
         parent: parent.map(Into::into),
         omitted: 0,
+        context_window: None,
     }))
 }
 

@@ -63,6 +63,7 @@ fn llm(turn: u32, content: &str, calls: Vec<ToolCall>, duration_ms: u64) -> Even
         tools: vec!["list_dir".into()],
         parent: None,
         omitted: 0,
+        context_window: None,
     }))
 }
 

@@ -49,6 +49,9 @@ pub struct ProviderOptions {
     pub call_timeout_secs: Option<u64>,
     /// Most bytes of text, reasoning and tool arguments one reply may carry (default 16 MiB).
     pub max_reply_bytes: Option<usize>,
+    /// The model's context window in tokens (default: known for the presets' common models;
+    /// Ollama: asked of the server). Ollama is also sent it as `num_ctx`.
+    pub context_window: Option<Spanned<u64>>,
     /// Demo provider: pause between streamed pieces, in milliseconds.
     pub pace_ms: Option<u64>,
     /// Extra fields merged into every request body.
@@ -135,6 +138,15 @@ pub struct TuiConfig {
     pub dialog_guard_ms: Option<u64>,
 }
 
+/// `[context]`: how the conversation is kept within the model's context window.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Compact when a request would fill more than this percentage of the window (10 – 99;
+    /// default 85).
+    pub compact_at_percent: Option<Spanned<u64>>,
+}
+
 /// `[instructions]`: project instruction files (`AGENTS.md`) added to the system prompt.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -199,6 +211,9 @@ pub struct ConfigFile {
     /// Project instruction files.
     #[serde(default)]
     pub instructions: InstructionsConfig,
+    /// The context window and compaction.
+    #[serde(default)]
+    pub context: ContextConfig,
 }
 
 /// `<config dir>/taco/config.toml`.
@@ -290,6 +305,9 @@ fn read_capped(path: &Path) -> Result<String, ConfigError> {
     String::from_utf8(bytes).map_err(|_| fail(&"it is not UTF-8 text"))
 }
 
+/// A smaller window cannot hold a system prompt and the tool definitions.
+const MIN_CONTEXT_WINDOW: u64 = 1024;
+
 /// Parses and checks config text; errors name the file and line.
 pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
     let file: ConfigFile = toml::from_str(text).map_err(|e| {
@@ -327,6 +345,28 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
         }
         if let Some(url) = &entry.base_url {
             check_url(url.get_ref()).map_err(|m| ConfigError::at(path, text, url.span(), m))?;
+        }
+        if let Some(window) = entry.options.context_window.as_ref() {
+            if *window.get_ref() < MIN_CONTEXT_WINDOW {
+                return Err(ConfigError::at(
+                    path,
+                    text,
+                    window.span(),
+                    format!(
+                        "provider '{name}': context_window is in tokens and must be at least {MIN_CONTEXT_WINDOW}"
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(percent) = &file.context.compact_at_percent {
+        if !(10..=99).contains(percent.get_ref()) {
+            return Err(ConfigError::at(
+                path,
+                text,
+                percent.span(),
+                "[context] compact_at_percent must be between 10 and 99",
+            ));
         }
     }
     for entry in &file.tools.web_fetch.allow_private {

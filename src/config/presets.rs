@@ -285,6 +285,17 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
                     map.insert("num_predict".into(), n.into());
                 }
             }
+            // The window taco plans for is the one the server runs the model with: Ollama's
+            // own default is often far smaller than what the model was trained for.
+            let num_ctx = options.context_window.as_ref().map(|w| *w.get_ref());
+            if let Some(n) = num_ctx {
+                let opts = extra_body
+                    .entry("options")
+                    .or_insert_with(|| serde_json::json!({}));
+                if let Some(map) = opts.as_object_mut() {
+                    map.entry("num_ctx").or_insert(n.into());
+                }
+            }
             let provider = OllamaProvider::new(OllamaConfig {
                 name: choice.name.clone(),
                 base_url: choice.base_url.clone(),
@@ -292,6 +303,7 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
                 api_key: choice.api_key.clone(),
                 api_key_env: choice.api_key_env.clone(),
                 think: options.think,
+                num_ctx,
                 extra_body,
                 connect_timeout: connect_timeout(options),
                 idle_timeout: idle_timeout(options),

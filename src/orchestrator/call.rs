@@ -3,12 +3,13 @@
 
 use std::time::Instant;
 
+use super::context::Measured;
 use super::conversation::Conversation;
 use super::limits;
 use super::scope::Run;
 use super::turn::{Turn, TurnAssembler};
 use crate::conversation::{Message, Role, ToolSpec};
-use crate::event::{DeltaKind, EventData, LlmCall};
+use crate::event::{CompactTrigger, DeltaKind, EventData, LlmCall};
 use crate::provider::{ChatRequest, Chunk, ProviderError};
 use futures_util::StreamExt;
 
@@ -31,7 +32,6 @@ impl Run<'_> {
         turn_no: u32,
         with_tools: bool,
     ) -> Result<Turn, CallError> {
-        let cancel = self.cancel.clone();
         if conv.is_nested() {
             // spec/004: while the stack is not empty the system prompt carries the context.
             let prompt = match self.orch.stack.context(&self.original) {
@@ -51,11 +51,74 @@ impl Run<'_> {
                 Turn::default(),
             ));
         }
+        let window = self.window().await;
+        if let Some(window) = window {
+            self.compact_if_over(conv, with_tools, window).await?;
+        }
+        let live = !conv.is_nested();
+        // Told "too long" by the provider: compact once and try again, then give up.
+        let mut overflowed = false;
+        let (turn, started, ttft) = loop {
+            let (sent, _) = conv.request(self.orch.settings.history_limit, window);
+            let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
+            match self.with_retries(&sent, tools, live).await {
+                Ok(done) => break done,
+                Err(CallError::Provider(ProviderError::ContextExceeded(said), partial)) => {
+                    if !overflowed {
+                        overflowed = true;
+                        if self.compact(conv, CompactTrigger::Overflow, window).await? {
+                            continue;
+                        }
+                    }
+                    let error = limits::does_not_fit(&said, window);
+                    return Err(CallError::Provider(error, partial));
+                }
+                Err(other) => return Err(other),
+            }
+        };
+        conv.measured = (turn.usage.input_tokens > 0).then_some(Measured {
+            tokens: turn.usage.input_tokens,
+            at: conv.messages.len(),
+        });
+        let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
+        self.usage.add(turn.usage);
+        self.emit(EventData::LlmCall(Box::new(LlmCall {
+            turn: turn_no,
+            model: self.orch.provider.model().to_string(),
+            duration_ms: (self.clock.now() - started).as_millis() as u64,
+            ttft_ms: ttft,
+            finish_reason: turn.finish_reason.clone(),
+            content: turn.content.clone(),
+            reasoning_content: (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
+            tool_calls: turn.tool_calls.clone(),
+            usage: turn.usage,
+            timings: turn.timings,
+            message_count: conv.messages.len(),
+            new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+            parent: conv.parent.clone(),
+            omitted: conv.request(self.orch.settings.history_limit, window).1,
+            context_window: window,
+        })));
+        conv.reported = conv.messages.len();
+        Ok(turn)
+    }
+
+    /// Streams `messages` until an attempt succeeds, the error is final, or the user cancels.
+    /// A `retry` event precedes each new attempt; it also tells the UI to drop text streamed
+    /// by the failed attempt, which the conversation never keeps (each attempt starts afresh).
+    pub(super) async fn with_retries(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        live: bool,
+    ) -> Result<(Turn, Instant, Option<u64>), CallError> {
+        let cancel = self.cancel.clone();
         let policy = self.orch.settings.retry;
         let mut attempt = 1;
-        let (turn, started, ttft) = loop {
-            match self.stream_once(conv, with_tools).await {
-                Ok(done) => break done,
+        loop {
+            match self.stream_once(messages, tools, live).await {
+                Ok(done) => return Ok(done),
                 Err(CallError::Provider(error, partial)) => {
                     let Some(wait) = policy.wait(attempt, &error) else {
                         return Err(CallError::Provider(error, partial));
@@ -81,65 +144,21 @@ impl Run<'_> {
                 }
                 Err(cancelled) => return Err(cancelled),
             }
-        };
-        let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-        self.usage.add(turn.usage);
-        self.emit(EventData::LlmCall(Box::new(LlmCall {
-            turn: turn_no,
-            model: self.orch.provider.model().to_string(),
-            duration_ms: (self.clock.now() - started).as_millis() as u64,
-            ttft_ms: ttft,
-            finish_reason: turn.finish_reason.clone(),
-            content: turn.content.clone(),
-            reasoning_content: (!turn.reasoning.is_empty()).then(|| turn.reasoning.clone()),
-            tool_calls: turn.tool_calls.clone(),
-            usage: turn.usage,
-            timings: turn.timings,
-            message_count: conv.messages.len(),
-            new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
-            tools: tools.iter().map(|t| t.name.clone()).collect(),
-            parent: conv.parent.clone(),
-            omitted: window(
-                &conv.messages,
-                self.orch.settings.history_limit,
-                conv.run_start,
-            )
-            .saturating_sub(1),
-        })));
-        conv.reported = conv.messages.len();
-        Ok(turn)
+        }
     }
 
-    /// One streamed attempt: forwards deltas and assembles the turn.
+    /// One streamed attempt: forwards deltas (when `live`: the user's conversation streams
+    /// into the chat; a sub-agent or a summary shows in the stack and the timeline) and
+    /// assembles the turn.
     async fn stream_once(
         &mut self,
-        conv: &Conversation,
-        with_tools: bool,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        live: bool,
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let cancel = self.cancel.clone();
         let started = self.clock.now();
-        let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-        let start = window(
-            &conv.messages,
-            self.orch.settings.history_limit,
-            conv.run_start,
-        );
-        // Trimming copies the kept tail once per call; untrimmed, the slice goes as it is.
-        let trimmed: Vec<Message>;
-        let messages: &[Message] = if start <= 1 {
-            &conv.messages
-        } else {
-            trimmed = conv.messages[..1]
-                .iter()
-                .chain(&conv.messages[start..])
-                .cloned()
-                .collect();
-            &trimmed
-        };
         let request = ChatRequest { messages, tools };
-        // Only the user's conversation streams into the chat; a sub-agent shows in the stack
-        // and the timeline.
-        let live = !conv.is_nested();
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
         let limits = self.orch.settings.limits;

@@ -1,9 +1,11 @@
 //! One conversation with the model (the user's, or a sub-agent's): its messages, what was
 //! already reported and recorded, its tools and limits.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::EventSink;
+use super::context::{Compaction, Measured, sent};
 use super::turn::Turn;
 use crate::conversation::{Message, ToolSpec};
 
@@ -28,6 +30,10 @@ pub(super) struct Conversation {
     /// Index of the user message that started the current run: it and everything after it
     /// are always sent, whatever the history limit.
     pub(super) run_start: usize,
+    /// The summary standing for the older messages, once compacted.
+    pub(super) compaction: Option<Compaction>,
+    /// What the provider counted for the latest request (cleared by a compaction).
+    pub(super) measured: Option<Measured>,
 }
 
 impl Conversation {
@@ -48,7 +54,24 @@ impl Conversation {
             instructed: HashSet::new(),
             // A sub-agent's task is its first message after the system prompt.
             run_start: 1,
+            compaction: None,
+            measured: None,
         }
+    }
+
+    /// The messages the next request sends, and how many of the conversation's are left
+    /// out. Compacted: the system prompt, the summary and the tail. With no known window,
+    /// the history limit trims older turns instead (DESIGN §8).
+    pub(super) fn request(&self, history_limit: usize, window: Option<u64>) -> (Cow<'_, [Message]>, usize) {
+        let from = match (&self.compaction, window) {
+            (Some(c), _) => c.kept_from,
+            (None, None) => super::call::window(&self.messages, history_limit, self.run_start),
+            (None, Some(_)) => 1,
+        };
+        (
+            sent(&self.messages, self.compaction.as_ref(), from),
+            from.saturating_sub(1),
+        )
     }
 
     pub(super) fn is_nested(&self) -> bool {

@@ -81,6 +81,19 @@ pub(super) fn out_of_calls(max: u32) -> ProviderError {
     ))
 }
 
+/// The error for a request the provider still found too long after a compaction (or one
+/// that could not be compacted): what the provider said, and what the user can do.
+pub(super) fn does_not_fit(said: &str, window: Option<u64>) -> ProviderError {
+    let setting = match window {
+        Some(w) => format!("taco plans for a window of {w} tokens; if the model's is smaller, set context_window in its [providers.NAME.options]"),
+        None => "taco does not know this model's window: set context_window in its [providers.NAME.options] so it compacts in time".to_string(),
+    };
+    ProviderError::ContextExceeded(format!(
+        "{said}. The conversation does not fit the model's context even after compacting: \
+         start afresh with /clear, or use a model with a larger window ({setting})"
+    ))
+}
+
 fn bytes(n: usize) -> String {
     if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)

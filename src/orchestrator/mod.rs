@@ -11,7 +11,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
 use crate::clock::{Clock, SystemClock};
-use crate::conversation::{Message, Role, Usage};
+use crate::conversation::{Message, Role};
 use crate::event::{Event, EventData, FrameState};
 use crate::provider::{Provider, ProviderError};
 use crate::text::summarize;
@@ -21,6 +21,8 @@ pub mod approval;
 mod batch;
 mod call;
 mod collect;
+mod compact;
+pub mod context;
 mod conversation;
 mod delegate;
 pub mod limits;
@@ -86,8 +88,12 @@ pub struct Settings {
     pub retry: RetryPolicy,
     /// How deeply tool calls may nest before the user is asked (DESIGN §5; default 20).
     pub depth_limit: usize,
-    /// Most messages of history sent to the model besides the system prompt (default 50).
+    /// Most messages of history sent to the model besides the system prompt (default 50),
+    /// when the context window is not known; with a known window, compaction keeps the
+    /// request in bounds instead.
     pub history_limit: usize,
+    /// The context window and when to compact.
+    pub context: context::ContextSettings,
     /// Bounds on each request and model call.
     pub limits: Limits,
 }
@@ -118,6 +124,9 @@ pub struct Orchestrator {
     conversation: Conversation,
     stack: ToolStack,
     clock: Arc<dyn Clock>,
+    /// The context window the provider gave when asked (asked once; `Some(None)`: it does
+    /// not know).
+    asked_window: Option<Option<u64>>,
 }
 
 /// How a conversation's loop ended, before the top level turns it into events.
@@ -158,6 +167,7 @@ impl Orchestrator {
             conversation,
             stack,
             clock: Arc::new(SystemClock),
+            asked_window: None,
         }
     }
 
@@ -202,6 +212,8 @@ impl Orchestrator {
     /// Forgets the conversation (keeps the system prompt and session grants).
     pub fn clear(&mut self) {
         self.conversation.messages.truncate(1);
+        self.conversation.compaction = None;
+        self.conversation.measured = None;
         self.conversation.reported = 0;
         self.conversation.recorded = 0;
         self.conversation.instructed.clear();
@@ -242,21 +254,9 @@ impl Orchestrator {
             max_turns: conv.max_turns,
         };
         let clock = Arc::clone(&self.clock);
-        let mut run = Run {
-            orch: self,
-            sink,
-            approver,
-            cancel: cancel.clone(),
-            clock,
-            request_id: Arc::from(uuid::Uuid::new_v4().to_string()),
-            usage: Usage::default(),
-            gathered: Vec::new(),
-            invalid_args: Default::default(),
-            original: prompt.clone(),
-            next_id: 0,
-            model_calls: 0,
-            agents: vec![conv.max_turns],
-        };
+        let max_turns = conv.max_turns;
+        let mut run = Run::new(self, sink, approver, cancel.clone(), clock, prompt.clone());
+        run.agents = vec![max_turns];
         run.emit(started);
         conv.messages.push(Message::user(prompt));
         conv.run_start = conv.messages.len() - 1;

@@ -46,6 +46,35 @@ pub(super) struct Run<'s> {
     pub(super) agents: Vec<u32>,
 }
 
+impl<'s> Run<'s> {
+    /// A new run scope with a fresh request id; `original` is the user's request.
+    pub(super) fn new(
+        orch: &'s mut Orchestrator,
+        sink: &'s mut dyn EventSink,
+        approver: &'s mut dyn Approver,
+        cancel: CancellationToken,
+        clock: Arc<dyn Clock>,
+        original: String,
+    ) -> Self {
+        let max_turns = orch.settings.max_turns.max(1);
+        Self {
+            orch,
+            sink,
+            approver,
+            cancel,
+            clock,
+            request_id: Arc::from(uuid::Uuid::new_v4().to_string()),
+            usage: Usage::default(),
+            gathered: Vec::new(),
+            invalid_args: HashMap::new(),
+            original,
+            next_id: 0,
+            model_calls: 0,
+            agents: vec![max_turns],
+        }
+    }
+}
+
 impl Run<'_> {
     /// Sends one event, stamped by the run's clock.
     pub(super) fn emit(&mut self, data: EventData) {

@@ -40,6 +40,8 @@ pub enum Op {
     Cancel,
     /// Start a new conversation (after the running request, if any).
     Clear,
+    /// Summarise the older messages now (after the running request, if any).
+    Compact,
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -128,11 +130,12 @@ async fn serve(
     let mut queue = VecDeque::new();
     let mut shutting_down = false;
     while !shutting_down {
-        let prompt = match queue.pop_front() {
-            Some(prompt) => prompt,
+        let work = match queue.pop_front() {
+            Some(work) => work,
             None => match ops.recv().await {
                 None | Some(Op::Shutdown) => break,
-                Some(Op::Submit(prompt)) => prompt,
+                Some(Op::Submit(prompt)) => Work::Prompt(prompt),
+                Some(Op::Compact) => Work::Compact,
                 Some(Op::Clear) => {
                     clear(&mut events, &mut orchestrator);
                     continue;
@@ -144,13 +147,25 @@ async fn serve(
         let cancel = CancellationToken::new();
         let mut clear_after = false;
         {
-            let run = orchestrator.run(&prompt, &mut events, &mut approver, &cancel);
-            tokio::pin!(run);
+            let job = async {
+                match &work {
+                    Work::Prompt(prompt) => {
+                        orchestrator
+                            .run(prompt, &mut events, &mut approver, &cancel)
+                            .await;
+                    }
+                    Work::Compact => {
+                        orchestrator.compact(&mut events, &cancel).await;
+                    }
+                }
+            };
+            tokio::pin!(job);
             loop {
                 tokio::select! {
-                    _ = &mut run => break,
+                    _ = &mut job => break,
                     op = ops.recv() => match op {
-                        Some(Op::Submit(next)) => queue.push_back(next),
+                        Some(Op::Submit(next)) => queue.push_back(Work::Prompt(next)),
+                        Some(Op::Compact) => queue.push_back(Work::Compact),
                         Some(Op::Approve { id, answer }) => {
                             let _ = replies_tx.send(Reply::Approval(id, answer));
                         }
@@ -172,6 +187,12 @@ async fn serve(
         }
     }
     orchestrator
+}
+
+/// What the task does next: a request, or a compaction the user asked for.
+enum Work {
+    Prompt(String),
+    Compact,
 }
 
 /// An answer from the UI, routed to whoever waits for it.

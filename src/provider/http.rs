@@ -109,6 +109,7 @@ fn http_error(
     let missing_model = advice
         .missing_model
         .filter(|_| model_missing(&detail.message));
+    let exceeded = matches!(status, 400 | 413 | 422) && (too_long(&detail) || status == 413);
     let message = match status {
         401 => match (ctx.key.is_some(), ctx.key_env) {
             (true, Some(env)) => format!(
@@ -150,11 +151,17 @@ fn http_error(
              Check the plan and billing."
         ),
         429 => format!("provider `{provider}` is rate limiting requests: {said}"),
-        400 | 413 | 422 if too_long(&detail) || status == 413 => format!(
-            "provider `{provider}` rejected the request as too long for model `{}`: {said}. \
-             Shorten the conversation (e.g. /clear) or use a model with a larger context window.",
-            ctx.model
-        ),
+        _ if exceeded => {
+            // The orchestrator compacts and retries once on this; the advice is for when
+            // even that did not help.
+            return ProviderError::ContextExceeded(redact(
+                format!(
+                    "provider `{provider}` rejected the request as too long for model `{}`: {said}",
+                    ctx.model
+                ),
+                ctx.key,
+            ));
+        }
         400 | 422 => {
             let param = detail
                 .param
@@ -211,10 +218,14 @@ pub(crate) fn stream_error(error: &Value) -> ProviderError {
     });
     // Unknown kinds are retryable: a server that fails mid-stream usually recovers.
     let retryable = kind_retryable(&detail).unwrap_or(true);
+    let exceeded = too_long(&detail);
     let message = match detail.kind.as_deref().or(detail.code.as_deref()) {
         Some(kind) if !detail.message.contains(kind) => format!("{} ({kind})", detail.message),
         _ => detail.message,
     };
+    if exceeded {
+        return ProviderError::ContextExceeded(message);
+    }
     ProviderError::Api { message, retryable }
 }
 

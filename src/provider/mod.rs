@@ -77,6 +77,11 @@ pub trait Provider: Send + Sync {
         &'a self,
         request: ChatRequest<'a>,
     ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>>;
+    /// The model's context window in tokens, when the server can say (Ollama's
+    /// `/api/show`); asked once, when the config and the presets do not know it.
+    fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 /// A failed provider call. Messages are actionable and never contain a secret.
@@ -125,6 +130,10 @@ pub enum ProviderError {
     /// The provider is not usable as configured (e.g. its API key variable is not set).
     #[error("{0}")]
     Config(String),
+    /// The request does not fit the model's context window (HTTP 400/413 "context length
+    /// exceeded", "prompt is too long"): the orchestrator compacts and tries once more.
+    #[error("{0}")]
+    ContextExceeded(String),
     /// The reply broke one of taco's bounds (event size, reply size, call deadline); retrying
     /// would most likely break it again.
     #[error("{0}")]
@@ -143,6 +152,7 @@ impl ProviderError {
             Self::Timeout(_) => "timeout",
             Self::Config(_) => "config",
             Self::Limit(_) => "limit",
+            Self::ContextExceeded(_) => "context_exceeded",
         }
     }
 
@@ -156,7 +166,7 @@ impl ProviderError {
             | Self::Timeout(_)
             | Self::Malformed(_) => true,
             Self::Http { retryable, .. } | Self::Api { retryable, .. } => *retryable,
-            Self::Config(_) | Self::Limit(_) => false,
+            Self::Config(_) | Self::Limit(_) | Self::ContextExceeded(_) => false,
         }
     }
 }

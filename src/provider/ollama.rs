@@ -38,6 +38,9 @@ pub struct OllamaConfig {
     pub api_key_env: Option<String>,
     /// Sent as `think` when set (reasoning models).
     pub think: Option<bool>,
+    /// The context window the server runs the model with, when configured (the config also
+    /// sends it as `options.num_ctx`); otherwise `/api/show` is asked.
+    pub num_ctx: Option<u64>,
     /// Extra request fields (`options`, `keep_alive`…); they replace ours of the same name
     /// (except `messages` and `stream`), and a `null` value removes one of ours.
     pub extra_body: Map<String, Value>,
@@ -110,6 +113,48 @@ impl Provider for OllamaProvider {
     ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
         Box::pin(self.start(request))
     }
+
+    fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async move {
+            if let Some(n) = self.config.num_ctx {
+                return Some(n);
+            }
+            let body = serde_json::json!({ "model": self.config.model });
+            let show = self
+                .endpoint
+                .ask_json("/api/show", &body, SHOW_MAX_BYTES, SHOW_WITHIN)
+                .await?;
+            window_of(&show)
+        })
+    }
+}
+
+/// `/api/show` answers with the model's template, license and parameters: a few hundred KB at
+/// most; more is not an answer worth reading.
+const SHOW_MAX_BYTES: usize = 4 << 20;
+/// How long `/api/show` may take (it reads the model's metadata from disk).
+const SHOW_WITHIN: Duration = Duration::from_secs(5);
+
+/// The context window an `/api/show` answer gives: the Modelfile's `num_ctx` (what the server
+/// runs the model with) over the model's trained `<arch>.context_length`.
+pub fn window_of(show: &Value) -> Option<u64> {
+    let from_params = show
+        .get("parameters")
+        .and_then(Value::as_str)
+        .and_then(|params| {
+            params.lines().find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next() == Some("num_ctx"))
+                    .then(|| words.next()?.parse::<u64>().ok())
+                    .flatten()
+            })
+        });
+    let info = show.get("model_info");
+    let trained = || {
+        let arch = info?.get("general.architecture")?.as_str()?;
+        info?.get(format!("{arch}.context_length"))?.as_u64()
+    };
+    from_params.or_else(trained).filter(|n| *n > 0)
 }
 
 // ---- Wire types: encoding. Borrowing serializers, no intermediate `Value` tree.
@@ -145,6 +190,7 @@ impl Serialize for WireRequest<'_> {
         if let Some(think) = config.think.filter(|_| !extra.contains_key("think")) {
             map.serialize_entry("think", &think)?;
         }
+
         extra_fields(&mut map, extra)?;
         map.end()
     }

@@ -47,6 +47,7 @@ fn llm(turn: u32, parent: Option<&str>, calls: &[&str], input: u64) -> EventData
         new_messages: Vec::new(),
         tools: Vec::new(),
         omitted: 0,
+        context_window: None,
     }))
 }
 

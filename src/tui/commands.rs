@@ -9,8 +9,8 @@ use crate::event::{FrameState, Scope, StackFrame};
 use crate::instructions::{Cut, Instructions};
 
 /// The commands, for completion and suggestions.
-pub const COMMANDS: [&str; 8] = [
-    "/help", "/tools", "/tool", "/mcp", "/status", "/cancel", "/clear", "/quit",
+pub const COMMANDS: [&str; 9] = [
+    "/help", "/tools", "/tool", "/mcp", "/status", "/cancel", "/clear", "/compact", "/quit",
 ];
 
 /// A parsed slash command.
@@ -30,6 +30,8 @@ pub enum SlashCommand {
     Cancel,
     /// `/clear`.
     Clear,
+    /// `/compact`.
+    Compact,
     /// `/quit` (also `/exit`).
     Quit,
     /// Anything else, with a hint.
@@ -48,6 +50,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/mcp" => SlashCommand::Mcp,
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
+        "/compact" => SlashCommand::Compact,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         other => SlashCommand::Unknown(other.to_string()),
     }
@@ -352,7 +355,8 @@ mod tests {
         assert_eq!(complete("/st"), Ok("/status".into()));
         assert_eq!(complete("/too"), Ok("/tool".into()));
         assert_eq!(complete("/tool"), Err(vec!["/tools", "/tool"]));
-        assert_eq!(complete("/c"), Err(vec!["/cancel", "/clear"]));
+        assert_eq!(complete("/c"), Err(vec!["/cancel", "/clear", "/compact"]));
+        assert_eq!(complete("/co"), Ok("/compact".into()));
         assert_eq!(complete("/cl"), Ok("/clear".into()));
         assert_eq!(complete("/x"), Err(vec![]));
     }

@@ -210,6 +210,7 @@ pub fn settings(max_turns: u32) -> Settings {
         policies: HashMap::new(),
         depth_limit: 20,
         history_limit: 50,
+        context: Default::default(),
         limits: Limits::default(),
         // Scenarios that want retries say so; elsewhere a provider error is final at once.
         retry: RetryPolicy {

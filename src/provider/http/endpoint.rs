@@ -65,6 +65,8 @@ pub(crate) struct Endpoint {
     name: String,
     model: String,
     url: String,
+    /// The base URL, for [`Endpoint::ask_json`]'s sibling paths.
+    base: String,
     key: Option<Secret>,
     key_env: Option<String>,
     timeouts: Timeouts,
@@ -95,6 +97,7 @@ impl Endpoint {
             name: account.name.to_string(),
             model: account.model.to_string(),
             url,
+            base: account.base_url.trim_end_matches('/').to_string(),
             key: account.api_key.cloned(),
             key_env: account.api_key_env.map(String::from),
             timeouts: Timeouts {
@@ -173,5 +176,37 @@ impl Endpoint {
         })?;
         value.set_sensitive(true);
         Ok(value)
+    }
+
+    /// A small JSON question to a sibling path of the same server (Ollama's `/api/show`),
+    /// with the same client and key: `None` on any failure, a reply over `max` bytes, or no
+    /// answer within `within`. It is advice, never needed to go on.
+    pub(crate) async fn ask_json(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        max: usize,
+        within: Duration,
+    ) -> Option<serde_json::Value> {
+        let url = format!("{}{path}", self.base);
+        let mut builder = self.client.post(url).json(body).timeout(within);
+        if let Some(key) = &self.key {
+            builder = match self.wire.auth {
+                Auth::Bearer => builder.bearer_auth(key.expose().trim()),
+                Auth::Header(name) => builder.header(name, self.key_header(key).ok()?),
+            };
+        }
+        let mut response = builder.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.ok()? {
+            if bytes.len() + chunk.len() > max {
+                return None;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&bytes).ok()
     }
 }

@@ -88,6 +88,7 @@ impl App {
             max_turns: self.info.max_turns,
             tokens_in: self.run.usage().input_tokens,
             tokens_out: self.run.usage().output_tokens,
+            context: self.run.context(),
             activity: self.activity,
             elapsed_ms: now.duration_since(self.activity_since).as_millis(),
             queued: self.queued.len(),

@@ -121,6 +121,15 @@ impl App {
                 commands.push(Command::Op(Op::Clear));
                 return commands;
             }
+            SlashCommand::Compact => {
+                let text = if self.busy {
+                    "Compacting the conversation after the running request…"
+                } else {
+                    "Compacting the conversation…"
+                };
+                self.chat.push_notice(NoticeKind::Info, text);
+                return vec![Command::Op(Op::Compact)];
+            }
             SlashCommand::Quit => {
                 self.quit = true;
                 return vec![Command::Quit];

@@ -80,6 +80,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("/cancel", "cancel the running request"),
             ("/clear", "start a new conversation"),
+            ("/compact", "summarise older messages to free context"),
             ("/quit", "leave taco"),
         ],
     ),

@@ -6,7 +6,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthStr;
 
+use crate::run_model::ContextGauge;
 use crate::tui::theme::{Theme, spinner};
+
+/// From this share of the window on, the gauge is drawn as a warning (compaction is near).
+const CONTEXT_WARN_PERCENT: u64 = 75;
 
 /// What the agent is doing, as the status line says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +57,8 @@ pub struct Status<'a> {
     pub tokens_in: u64,
     /// Session output tokens.
     pub tokens_out: u64,
+    /// How full the conversation is: tokens used and the window, when known.
+    pub context: Option<ContextGauge>,
     /// What is happening.
     pub activity: Activity,
     /// Milliseconds since the activity started (drives the spinner).
@@ -95,6 +101,14 @@ impl Status<'_> {
             count(self.tokens_in),
             count(self.tokens_out)
         )));
+        if let Some(percent) = self.context.and_then(|c| c.percent()) {
+            let style = if percent >= CONTEXT_WARN_PERCENT {
+                theme.warn
+            } else {
+                theme.dim
+            };
+            left.push(Span::styled(format!(" · ctx {percent}%"), style));
+        }
         left.push(Span::styled(" │ ", theme.dim));
         let activity_style = match self.activity {
             Activity::Idle => theme.dim,

@@ -4,7 +4,9 @@
 use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
-use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus};
+use crate::event::{
+    CompactTrigger, Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus,
+};
 use crate::run_model::{CallState, RunModel};
 
 impl ChatState {
@@ -134,6 +136,29 @@ impl ChatState {
                     text: format!("retrying {attempt}/{max} in {delay:.1} s: {reason}"),
                 });
             }
+            // A sub-agent's compaction shows in the timeline only.
+            EventData::Compacted(c) if c.parent.is_none() => {
+                self.close_streams(Some(ts));
+                let why = match c.trigger {
+                    CompactTrigger::Auto => "the context was filling up",
+                    CompactTrigger::Overflow => "the provider said the request was too long",
+                    CompactTrigger::Manual => "/compact",
+                };
+                let (style, text) = match &c.error {
+                    None => (
+                        NoteStyle::Dim,
+                        format!(
+                            "context compacted ({why}): {} → {} tokens, {} older messages summarised",
+                            tokens(c.before_tokens),
+                            tokens(c.after_tokens),
+                            c.summarized
+                        ),
+                    ),
+                    Some(error) => (NoteStyle::Warn, format!("not compacted ({why}): {error}")),
+                };
+                self.push(CellKind::Notice { style, text });
+            }
+            EventData::Compacted(_) => {}
             EventData::MaxTurnsReached { turns } => {
                 self.close_streams(Some(ts));
                 self.push(CellKind::Notice {
@@ -453,5 +478,14 @@ impl ChatState {
         self.run.turn_text.clear();
         self.run.pending_blank.clear();
         self.run.turn_reasoning.clear();
+    }
+}
+
+/// `12.3k` tokens for big counts.
+fn tokens(n: u64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
     }
 }

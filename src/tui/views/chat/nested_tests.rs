@@ -82,6 +82,7 @@ fn llm(
             tools: Vec::new(),
             parent: parent.map(Into::into),
             omitted: 0,
+            context_window: None,
         })),
     )
 }

@@ -56,6 +56,7 @@ fn llm(ts: u64, content: &str, reasoning: Option<&str>) -> Event {
             tools: Vec::new(),
             parent: None,
             omitted: 0,
+            context_window: None,
         })),
     )
 }

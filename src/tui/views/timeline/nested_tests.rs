@@ -55,6 +55,7 @@ fn llm(parent: Option<&str>, said: &str, count: usize) -> EventData {
         tools: Vec::new(),
         parent: parent.map(Into::into),
         omitted: 0,
+        context_window: None,
     }))
 }
 

@@ -233,6 +233,20 @@ impl Row {
                     one_line(reason)
                 ),
             ),
+            EventData::Compacted(c) => match &c.error {
+                None => {
+                    start = at.saturating_sub(c.duration_ms);
+                    (
+                        "⇊",
+                        Tone::Llm,
+                        format!(
+                            "compacted {} → {} tokens · {} messages summarised",
+                            c.before_tokens, c.after_tokens, c.summarized
+                        ),
+                    )
+                }
+                Some(error) => ("⇊", Tone::Warn, format!("not compacted: {}", one_line(error))),
+            },
             EventData::MaxTurnsReached { turns } => {
                 ("⚠", Tone::Warn, format!("max turns reached ({turns})"))
             }
@@ -287,7 +301,9 @@ impl Row {
     /// How long the row lasted; `None` for instants and for calls still running.
     pub(super) fn duration_ms(&self) -> Option<u64> {
         match &self.event.data {
-            EventData::LlmCall(_) | EventData::ToolResult { .. } => Some(self.end - self.start),
+            EventData::LlmCall(_) | EventData::ToolResult { .. } | EventData::Compacted(_) => {
+                Some(self.end - self.start)
+            }
             EventData::ToolCall { .. } if !self.pending => Some(self.end - self.start),
             _ => None,
         }
@@ -298,7 +314,7 @@ impl Row {
         let data = &self.event.data;
         match filter {
             Filter::All => true,
-            Filter::Llm => matches!(data, EventData::LlmCall(_)),
+            Filter::Llm => matches!(data, EventData::LlmCall(_) | EventData::Compacted(_)),
             Filter::Tools => matches!(
                 data,
                 EventData::ToolCall { .. }

@@ -61,6 +61,7 @@ fn llm(turn: u32, duration_ms: u64, calls: Vec<ToolCall>) -> EventData {
         tools: vec!["read_file".into(), "list_dir".into(), "shell".into()],
         parent: None,
         omitted: 0,
+        context_window: None,
     }))
 }
 

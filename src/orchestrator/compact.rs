@@ -1,0 +1,187 @@
+//! Compaction (DESIGN §8): when the next request would pass the threshold of the model's
+//! context window, when the provider says a request is too long, or on `/compact`, the older
+//! messages are summarised by one model call into a note sent in their place. The
+//! conversation (and the session file) keeps every message; only what is sent changes.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::approval::FixedApprover;
+use super::call::CallError;
+use super::context::{
+    COMPACT_PROMPT, Compaction, MAX_SUMMARY_CHARS, cut, middle_cut, request_tokens, transcript,
+};
+use super::conversation::Conversation;
+use super::scope::Run;
+use super::{EventSink, Orchestrator};
+use crate::conversation::{Message, Role, Usage};
+use crate::event::{CompactTrigger, Compacted, EventData};
+
+impl Run<'_> {
+    /// The model's context window: configured or known for the model, else asked of the
+    /// provider once (Ollama's `/api/show`); `None` when nobody knows.
+    pub(super) async fn window(&mut self) -> Option<u64> {
+        if let Some(window) = self.orch.settings.context.window {
+            return Some(window);
+        }
+        if let Some(asked) = self.orch.asked_window {
+            return asked;
+        }
+        let cancel = self.cancel.clone();
+        let asked = tokio::select! {
+            biased;
+            // Not remembered: the next call asks again.
+            _ = cancel.cancelled() => return None,
+            asked = self.orch.provider.context_window() => asked,
+        };
+        self.orch.asked_window = Some(asked);
+        asked
+    }
+
+    /// Compacts first when the next request would fill more of the window than the
+    /// threshold allows. Only a cancel is an error: a failed summary leaves the history as
+    /// it was (the `compacted` event says why), and the call goes ahead.
+    pub(super) async fn compact_if_over(
+        &mut self,
+        conv: &mut Conversation,
+        with_tools: bool,
+        window: u64,
+    ) -> Result<(), CallError> {
+        let specs = if with_tools { &conv.specs[..] } else { &[] };
+        let tokens = request_tokens(
+            &conv.messages,
+            conv.compaction.as_ref(),
+            conv.measured,
+            specs,
+        );
+        if super::context::over(tokens, window, self.orch.settings.context.compact_at) {
+            self.compact(conv, CompactTrigger::Auto, Some(window))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Summarises the messages between the last summary and the cut; `true` when the
+    /// conversation is now compacted further. A `compacted` event reports it, or why not
+    /// (nothing old enough to summarise, the summary call failed).
+    pub(super) async fn compact(
+        &mut self,
+        conv: &mut Conversation,
+        trigger: CompactTrigger,
+        window: Option<u64>,
+    ) -> Result<bool, CallError> {
+        let start = conv.compaction.as_ref().map_or(1, |c| c.kept_from);
+        let specs = conv.specs.clone();
+        let before = request_tokens(
+            &conv.messages,
+            conv.compaction.as_ref(),
+            conv.measured,
+            &specs,
+        );
+        let mut report = Compacted {
+            trigger,
+            before_tokens: before,
+            after_tokens: before,
+            window,
+            summarized: start.saturating_sub(1),
+            kept_from: start,
+            summary: String::new(),
+            usage: Usage::default(),
+            duration_ms: 0,
+            parent: conv.parent.clone(),
+            error: None,
+        };
+        let Some(kept_from) = cut(&conv.messages, start, window) else {
+            // Automatic compaction that finds nothing to cut stays quiet: the call goes
+            // ahead, and the provider's answer decides.
+            if trigger != CompactTrigger::Auto {
+                report.error = Some("nothing to compact yet: the conversation is short".into());
+                self.emit(EventData::Compacted(Box::new(report)));
+            }
+            return Ok(false);
+        };
+        let previous = conv.compaction.as_ref().map(|c| c.summary.as_str());
+        let text = transcript(previous, &conv.messages[start..kept_from], window);
+        let request = [Message::system(COMPACT_PROMPT), Message::user(text)];
+        let started = self.clock.now();
+        let outcome = self.with_retries(&request, &[], false).await;
+        report.duration_ms = (self.clock.now() - started).as_millis() as u64;
+        let turn = match outcome {
+            Ok((turn, _, _)) => turn,
+            Err(CallError::Provider(error, _)) => {
+                let said = self.describe(&error);
+                report.error = Some(format!("the summary call failed: {said}"));
+                self.emit(EventData::Compacted(Box::new(report)));
+                return Ok(false);
+            }
+            Err(cancelled) => return Err(cancelled),
+        };
+        self.usage.add(turn.usage);
+        report.usage = turn.usage;
+        let summary = self
+            .orch
+            .settings
+            .tools
+            .secrets
+            .redact(turn.content.trim())
+            .into_owned();
+        if summary.is_empty() {
+            report.error = Some("the summary call returned no text".into());
+            self.emit(EventData::Compacted(Box::new(report)));
+            return Ok(false);
+        }
+        let summary = middle_cut(&summary, MAX_SUMMARY_CHARS).into_owned();
+        conv.compaction = Some(Compaction {
+            kept_from,
+            summary: summary.clone(),
+        });
+        conv.measured = None;
+        report.after_tokens = request_tokens(
+            &conv.messages,
+            conv.compaction.as_ref(),
+            None,
+            &specs,
+        );
+        report.summarized = kept_from - 1;
+        report.kept_from = kept_from;
+        report.summary = summary;
+        self.emit(EventData::Compacted(Box::new(report)));
+        Ok(true)
+    }
+}
+
+impl Orchestrator {
+    /// Compacts the conversation now (`/compact`), between requests. `false` when nothing
+    /// was compacted (the `compacted` event says why) or the user cancelled.
+    pub async fn compact(&mut self, sink: &mut dyn EventSink, cancel: &CancellationToken) -> bool {
+        let mut conv = std::mem::take(&mut self.conversation);
+        let mut approver = FixedApprover::none();
+        let clock = Arc::clone(&self.clock);
+        let mut run = Run::new(self, sink, &mut approver, cancel.clone(), clock, String::new());
+        let window = run.window().await;
+        let done = matches!(
+            run.compact(&mut conv, CompactTrigger::Manual, window).await,
+            Ok(true)
+        );
+        self.conversation = conv;
+        done
+    }
+
+    /// Restores the compaction a resumed session ended with: `kept_from` is moved past tool
+    /// results (a result stays with its call), and ignored when it is out of range.
+    pub fn restore_compaction(&mut self, kept_from: usize, summary: String) {
+        let messages = &self.conversation.messages;
+        let mut at = kept_from.max(1);
+        while messages.get(at).is_some_and(|m| m.role == Role::Tool) {
+            at += 1;
+        }
+        if at < messages.len() && !summary.is_empty() {
+            self.conversation.compaction = Some(Compaction {
+                kept_from: at,
+                summary,
+            });
+            self.conversation.measured = None;
+        }
+    }
+}
