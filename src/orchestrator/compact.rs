@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::approval::FixedApprover;
 use super::call::CallError;
 use super::context::{
-    COMPACT_PROMPT, Compaction, MAX_SUMMARY_CHARS, cut, middle_cut, request_tokens, transcript,
+    COMPACT_PROMPT, Compaction, MAX_SUMMARY_CHARS, cut, keep_budget, middle_cut, request_tokens,
+    transcript,
 };
 use super::conversation::Conversation;
 use super::scope::Run;
@@ -92,7 +93,9 @@ impl Run<'_> {
             parent: conv.parent.clone(),
             error: None,
         };
-        let Some(kept_from) = cut(&conv.messages, start, window) else {
+        let overflowed_at = (trigger == CompactTrigger::Overflow).then_some(before);
+        let budget = keep_budget(window, overflowed_at);
+        let Some(kept_from) = cut(&conv.messages, start, budget) else {
             // Automatic compaction that finds nothing to cut stays quiet: the call goes
             // ahead, and the provider's answer decides.
             if trigger != CompactTrigger::Auto {

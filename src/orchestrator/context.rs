@@ -160,12 +160,23 @@ pub fn over(tokens: u64, window: u64, compact_at: f64) -> bool {
     tokens as f64 > window as f64 * compact_at
 }
 
-/// Where to cut: the first message kept verbatim, so that the tail after it stays under the
-/// keep budget, the cut never falls on a tool result (a result stays with its call), and at
-/// least one message is summarised (the cut is after `start`, where the last summary ended).
-/// Prefers to start the tail at a user message when one fits. `None`: nothing can be cut.
-pub fn cut(messages: &[Message], start: usize, window: Option<u64>) -> Option<usize> {
+/// How many tokens of the latest messages a compaction keeps verbatim: a share of the
+/// window; with no known window, a fixed amount. When the provider said the request was too
+/// long, at most a third of what was sent, whatever the window (it was wrong, or unknown).
+pub fn keep_budget(window: Option<u64>, overflowed_at: Option<u64>) -> u64 {
     let budget = window.map_or(KEEP_UNKNOWN, |w| (w as f64 * KEEP_SHARE) as u64);
+    match overflowed_at {
+        Some(sent) => budget.min(sent / 3),
+        None => budget,
+    }
+}
+
+/// Where to cut: the first message kept verbatim, so that the tail after it stays under
+/// `budget` tokens, the cut never falls on a tool result (a result stays with its call), and
+/// at least one message is summarised (the cut is after `start`, where the last summary
+/// ended). Prefers to start the tail at a user message when one fits. `None`: nothing can
+/// be cut.
+pub fn cut(messages: &[Message], start: usize, budget: u64) -> Option<usize> {
     let start = start.max(1);
     let len = messages.len();
     // Candidates from the end backwards; the tail always keeps the last message.
@@ -192,21 +203,31 @@ pub fn cut(messages: &[Message], start: usize, window: Option<u64>) -> Option<us
 }
 
 /// The transcript handed to the summary call: the previous summary, then each message as a
-/// labelled block, long ones cut in the middle; the whole kept under the budget by dropping
-/// the oldest blocks (the latest work matters most).
+/// labelled block, long ones cut in the middle; kept under the budget by leaving out the
+/// oldest blocks, the user's own words and the previous summary last (what was asked
+/// matters most, and they are short).
 pub fn transcript(previous: Option<&str>, messages: &[Message], window: Option<u64>) -> String {
     let budget = window.map_or(TRANSCRIPT_UNKNOWN, |w| (w as f64 * TRANSCRIPT_SHARE) as u64);
     let budget_chars = usize::try_from(budget.saturating_mul(4)).unwrap_or(usize::MAX);
-    let mut blocks: Vec<String> = messages.iter().map(block).collect();
+    // (text, protected): protected blocks go only when nothing else is left to drop.
+    let mut blocks: Vec<(String, bool)> = messages
+        .iter()
+        .map(|m| (block(m), m.role == Role::User))
+        .collect();
     if let Some(summary) = previous {
-        blocks.insert(0, format!("## Summary of the part before\n\n{summary}"));
+        blocks.insert(0, (format!("## Summary of the part before\n\n{summary}"), true));
     }
-    let mut total: usize = blocks.iter().map(|b| b.len() + 2).sum();
+    let mut total: usize = blocks.iter().map(|(b, _)| b.len() + 2).sum();
     let mut dropped = 0;
-    while total > budget_chars && blocks.len() > 1 {
-        total -= blocks[0].len() + 2;
-        blocks.remove(0);
-        dropped += 1;
+    for protected in [false, true] {
+        while total > budget_chars && blocks.len() > 1 {
+            let Some(i) = blocks.iter().position(|(_, p)| *p == protected) else {
+                break;
+            };
+            total -= blocks[i].0.len() + 2;
+            blocks.remove(i);
+            dropped += 1;
+        }
     }
     let mut out = String::new();
     if dropped > 0 {
@@ -214,7 +235,8 @@ pub fn transcript(previous: Option<&str>, messages: &[Message], window: Option<u
             "[{dropped} older parts left out: they did not fit]\n\n"
         ));
     }
-    out.push_str(&blocks.join("\n\n"));
+    let texts: Vec<&str> = blocks.iter().map(|(b, _)| b.as_str()).collect();
+    out.push_str(&texts.join("\n\n"));
     out
 }
 
@@ -307,7 +329,7 @@ mod tests {
     fn the_cut_never_falls_on_a_tool_result_and_keeps_the_tail_under_budget() {
         let m = conversation(20, 400);
         // 35 % of 2000 = 700 tokens ≈ a turn and a half.
-        let at = cut(&m, 1, Some(2_000)).unwrap();
+        let at = cut(&m, 1, keep_budget(Some(2_000), None)).unwrap();
         assert_ne!(m[at].role, Role::Tool);
         assert!(at > 1);
         assert!(messages_tokens(&m[at..]) <= 700, "{}", messages_tokens(&m[at..]));
@@ -323,7 +345,7 @@ mod tests {
             m.push(call(&format!("c{i}")));
             m.push(Message::tool(format!("c{i}"), "shell", "y".repeat(800)));
         }
-        let at = cut(&m, 1, Some(4_000)).unwrap();
+        let at = cut(&m, 1, keep_budget(Some(4_000), None)).unwrap();
         assert_eq!(m[at].role, Role::Assistant);
         assert_eq!(m[at + 1].role, Role::Tool);
         assert!(at > 2);
@@ -333,7 +355,7 @@ mod tests {
     fn a_huge_last_message_still_leaves_something_to_summarise() {
         let mut m = conversation(3, 10);
         m.push(Message::user("z".repeat(100_000)));
-        let at = cut(&m, 1, Some(1_000)).unwrap();
+        let at = cut(&m, 1, 350).unwrap();
         assert_eq!(at, m.len() - 1);
     }
 
@@ -341,8 +363,16 @@ mod tests {
     fn nothing_to_cut_after_the_last_summary() {
         let m = conversation(1, 10);
         // Everything up to the last message was already summarised.
-        assert_eq!(cut(&m, m.len() - 1, Some(1_000)), None);
-        assert_eq!(cut(&[Message::system("s")], 1, Some(1_000)), None);
+        assert_eq!(cut(&m, m.len() - 1, 350), None);
+        assert_eq!(cut(&[Message::system("s")], 1, 350), None);
+    }
+
+    #[test]
+    fn an_overflow_keeps_at_most_a_third_of_what_was_sent() {
+        assert_eq!(keep_budget(Some(10_000), None), 3_500);
+        assert_eq!(keep_budget(Some(10_000), Some(6_000)), 2_000);
+        assert_eq!(keep_budget(None, None), KEEP_UNKNOWN);
+        assert_eq!(keep_budget(None, Some(3_000)), 1_000);
     }
 
     #[test]
@@ -383,7 +413,20 @@ mod tests {
         assert!(t.len() <= 4 * 4_000 + 100, "{}", t.len());
         assert!(t.starts_with('['), "says what was left out");
         assert!(t.contains("q49"), "the latest turn is kept");
-        assert!(!t.contains("q0 "), "the oldest is dropped");
+        // Short requests among long results: the requests stay, the old results go.
+        let mut m = vec![Message::system("s")];
+        for t in 0..50 {
+            m.push(Message::user(format!("q{t}")));
+            m.push(call(&format!("c{t}")));
+            m.push(Message::tool(format!("c{t}"), "shell", "x".repeat(2_000)));
+        }
+        let t = transcript(Some("before"), &m[1..], Some(8_000));
+        assert!(t.len() <= 4 * 4_000 + 100, "{}", t.len());
+        assert!(t.contains("## User\nq0\n"), "the user's words are kept longest");
+        assert!(t.contains("## Summary of the part before\n\nbefore"));
+        let results = t.matches("## Result of shell").count();
+        assert!((1..50).contains(&results), "old results go first: {results}");
+        assert_eq!(t.matches("## User\n").count(), 50);
         let small = transcript(Some("before"), &m[1..5], None);
         assert!(small.starts_with("## Summary of the part before\n\nbefore"));
         assert!(small.contains("[calls shell with {\"command\":\"ls\"}]"));
