@@ -109,6 +109,10 @@ pub fn summary_note(summary: &str) -> String {
     )
 }
 
+/// Said for the user when the kept messages start with the assistant's (a cut inside one long
+/// run): some APIs want the first turn to be the user's, and the model reads on from here.
+pub const BRIDGE: &str = "(The earlier part of this request is in the summary above; continue the work from where the messages below leave off.)";
+
 /// The messages one request sends: the system prompt, then either the summary note and the
 /// messages kept after it, or (no compaction) everything from `from` on. Borrowed when
 /// nothing is left out.
@@ -123,9 +127,12 @@ pub fn sent<'a>(
     match compaction {
         Some(c) => {
             let kept = &messages[c.kept_from.min(messages.len())..];
-            let mut out = Vec::with_capacity(kept.len() + 2);
+            let mut out = Vec::with_capacity(kept.len() + 3);
             out.push(system.clone());
             out.push(Message::system(summary_note(&c.summary)));
+            if kept.first().is_some_and(|m| m.role != Role::User) {
+                out.push(Message::user(BRIDGE));
+            }
             out.extend(kept.iter().cloned());
             Cow::Owned(out)
         }
@@ -140,19 +147,21 @@ pub fn sent<'a>(
     }
 }
 
-/// The estimated tokens of the next request: what the provider last measured plus the
-/// estimate of what was added since, or (nothing measured since the last compaction) the
-/// estimate of the whole request.
+/// The estimated tokens of the next request: the larger of what the provider last measured
+/// plus the estimate of what was added since, and the estimate of the whole request. The
+/// larger, so a count that leaves something out (cached tokens, a proxy's own figure) never
+/// delays a compaction; a tokenizer denser than the estimate raises the measured figure.
 pub fn request_tokens(
     messages: &[Message],
     compaction: Option<&Compaction>,
     measured: Option<Measured>,
     specs: &[ToolSpec],
 ) -> u64 {
-    if let Some(m) = measured.filter(|m| m.tokens > 0 && m.at <= messages.len()) {
-        return m.tokens + messages_tokens(&messages[m.at..]);
+    let estimate = messages_tokens(&sent(messages, compaction, 1)) + specs_tokens(specs);
+    match measured.filter(|m| m.tokens > 0 && m.at <= messages.len()) {
+        Some(m) => estimate.max(m.tokens + messages_tokens(&messages[m.at..])),
+        None => estimate,
     }
-    messages_tokens(&sent(messages, compaction, 1)) + specs_tokens(specs)
 }
 
 /// Whether a request of `tokens` is over the threshold of `window`.
@@ -387,7 +396,16 @@ mod tests {
         assert_eq!(sent[0], m[0]);
         assert_eq!(sent[1].role, Role::System);
         assert!(sent[1].content.as_deref().unwrap().ends_with("they talked"));
+        assert_eq!(m[9].role, Role::User);
         assert_eq!(sent[2..], m[9..]);
+        // A tail that starts with the assistant gets a user turn first.
+        let c = Compaction {
+            kept_from: 10,
+            summary: "they talked".into(),
+        };
+        let sent = super::sent(&m, Some(&c), 1);
+        assert_eq!(sent[2], Message::user(BRIDGE));
+        assert_eq!(sent[3..], m[10..]);
         // Uncompacted and untrimmed: the conversation itself, not a copy.
         assert!(matches!(super::sent(&m, None, 1), Cow::Borrowed(_)));
     }
@@ -400,6 +418,9 @@ mod tests {
             request_tokens(&m, None, Some(measured), &[]),
             1000 + messages_tokens(&m[5..])
         );
+        // A count below the estimate (cached tokens left out) does not lower it.
+        let low = Measured { tokens: 3, at: 5 };
+        assert_eq!(request_tokens(&m, None, Some(low), &[]), messages_tokens(&m));
         // Nothing measured: the estimate of everything.
         assert_eq!(request_tokens(&m, None, None, &[]), messages_tokens(&m));
         assert!(over(900, 1000, 0.85));
