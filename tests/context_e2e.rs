@@ -158,3 +158,33 @@ async fn a_window_below_a_system_prompt_is_refused_naming_the_line() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("between 10 and 99"), "{}", run.stderr);
 }
+
+#[tokio::test]
+async fn an_ollama_window_in_the_config_is_sent_as_num_ctx_and_not_asked() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![Reply::ndjson([format!(
+        "{}\n",
+        json!({"model": "qwen3", "message": {"role": "assistant", "content": "hi"}, "done": true, "done_reason": "stop", "prompt_eval_count": 40, "eval_count": 4})
+    )])])
+    .await;
+    let config = home.path().join("taco.toml");
+    std::fs::write(
+        &config,
+        "[providers.ollama.options]\ncontext_window = 4096\nmax_tokens = 100\n",
+    )
+    .unwrap();
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("OLLAMA_HOST", server.url())
+        .args(["exec", "-p", "ollama", "-m", "qwen3", "-c"])
+        .arg(&config)
+        .args(["--json", "hi"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "no /api/show when the window is configured");
+    let body = requests[0].json();
+    assert_eq!(body["options"], json!({"num_ctx": 4096, "num_predict": 100}));
+    let events = json_lines(&run.stdout);
+    let call = events.iter().find(|e| e["type"] == "llm_call").unwrap();
+    assert_eq!(call["data"]["context_window"], 4096);
+}

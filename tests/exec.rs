@@ -582,6 +582,9 @@ fn ndjson(lines: &[Value]) -> Reply {
 async fn ollama_end_to_end() {
     let (home, work) = setup();
     let server = TestServer::start(vec![
+        // The model's context window, asked once before the first call.
+        Reply::status(200).json(&json!({"parameters": "stop \"<|im_end|>\"\nnum_ctx 8192",
+            "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}})),
         ndjson(&[
             json!({"model": "qwen3", "created_at": "2026-01-01T00:00:00Z", "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "hello.txt"}}}]}, "done": false}),
             json!({"model": "qwen3", "created_at": "2026-01-01T00:00:01Z", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "total_duration": 5_000_000u64, "prompt_eval_count": 20, "eval_count": 6, "eval_duration": 3_000_000u64}),
@@ -606,8 +609,11 @@ async fn ollama_end_to_end() {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "It says hi there.\n");
     let requests = server.requests();
-    assert_eq!(requests[0].path, "/api/chat");
-    let second = requests[1].json();
+    assert_eq!(requests[0].path, "/api/show");
+    assert_eq!(requests[0].json(), json!({"model": "qwen3"}));
+    assert_eq!(requests[1].path, "/api/chat");
+    assert_eq!(requests.len(), 3, "the window is asked once");
+    let second = requests[2].json();
     assert_eq!(second["model"], "qwen3");
     let messages = second["messages"].as_array().unwrap();
     assert_eq!(

@@ -683,3 +683,49 @@ async fn no_tools_and_no_think_means_no_such_fields() {
                "stream": true})
     );
 }
+
+#[tokio::test]
+async fn the_context_window_comes_from_api_show_num_ctx_over_the_trained_length() {
+    let server = TestServer::start(vec![
+        Reply::status(200).json(&json!({"parameters": "temperature 0.7\nnum_ctx 8192",
+            "model_info": {"general.architecture": "llama", "llama.context_length": 131072}})),
+        Reply::status(200).json(&json!({"parameters": "temperature 0.7",
+            "model_info": {"general.architecture": "llama", "llama.context_length": 131072}})),
+        Reply::status(404).json(&json!({"error": "model 'test-model' not found"})),
+        Reply::status(200).body("not json at all"),
+    ])
+    .await;
+    let provider = OllamaProvider::new(config(&server.url())).unwrap();
+    assert_eq!(provider.context_window().await, Some(8192));
+    assert_eq!(provider.context_window().await, Some(131072));
+    // A server that does not know: no window, never an error.
+    assert_eq!(provider.context_window().await, None);
+    assert_eq!(provider.context_window().await, None);
+    let requests = server.requests();
+    assert!(requests.iter().all(|r| r.path == "/api/show"));
+    assert_eq!(requests[0].json(), json!({"model": "test-model"}));
+    // A configured window is not asked for.
+    let provider = OllamaProvider::new(OllamaConfig {
+        num_ctx: Some(4096),
+        ..config(&server.url())
+    })
+    .unwrap();
+    assert_eq!(provider.context_window().await, Some(4096));
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn a_huge_or_silent_api_show_gives_no_window_in_bounded_time() {
+    let huge = format!("{{\"parameters\": \"{}\"}}", "x".repeat(5 << 20));
+    let server = TestServer::start(vec![Reply::status(200)
+        .header("Content-Type", "application/json")
+        .body(huge)])
+    .await;
+    let provider = OllamaProvider::new(config(&server.url())).unwrap();
+    assert_eq!(provider.context_window().await, None, "over the 4 MiB cap");
+    let silent = TestServer::start(vec![Reply::status(200).json(&json!({})).hold(Duration::from_secs(30)).chunk_delay(Duration::from_secs(30))]).await;
+    let provider = OllamaProvider::new(config(&silent.url())).unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(provider.context_window().await, None);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
