@@ -51,6 +51,7 @@ fn llm_call(content: String) -> Event {
         tools: Vec::new(),
         parent: None,
         omitted: 0,
+        context_window: None,
     })))
 }
 

@@ -18,8 +18,9 @@ use file::check_url;
 use presets::{PRESETS, auto_select, choose};
 
 pub use file::{
-    ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions, ShellConfig,
-    ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config, read_config,
+    ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions,
+    ShellConfig, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config,
+    read_config,
 };
 pub use presets::{
     ProviderChoice, build_provider, ollama_root, preset_names, probe_ollama, retry_policy,
@@ -182,7 +183,11 @@ where
 /// The window: configured, else known for the model (Ollama's is asked of the server, so
 /// none here), and the compaction threshold.
 fn context_settings(file: &ConfigFile, provider: &ProviderChoice) -> ContextSettings {
-    let configured = provider.options.context_window.as_ref().map(|w| *w.get_ref());
+    let configured = provider
+        .options
+        .context_window
+        .as_ref()
+        .map(|w| *w.get_ref());
     let known = match provider.kind {
         ProviderKind::Ollama | ProviderKind::Demo => None,
         _ => known_window(&provider.model),

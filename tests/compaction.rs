@@ -150,7 +150,10 @@ async fn a_long_run_is_compacted_before_it_passes_the_window() {
         }
     );
     let compacted = compactions(&events);
-    assert!(!compacted.is_empty(), "12 rounds of ~400 tokens overflow 3000");
+    assert!(
+        !compacted.is_empty(),
+        "12 rounds of ~400 tokens overflow 3000"
+    );
     for c in &compacted {
         assert_eq!(c.trigger, CompactTrigger::Auto);
         assert!(c.error.is_none(), "{:?}", c.error);
@@ -190,7 +193,10 @@ async fn a_long_run_is_compacted_before_it_passes_the_window() {
     assert!(transcript.contains("## Result of echo"));
     if let Some(second) = summaries.get(1) {
         let transcript = second[1].content.as_deref().unwrap();
-        assert!(transcript.contains("SUMMARY 1"), "the earlier summary is carried on");
+        assert!(
+            transcript.contains("SUMMARY 1"),
+            "the earlier summary is carried on"
+        );
     }
     // The conversation (and so the session file) keeps every message.
     assert_eq!(orch.messages().len(), 1 + 1 + 12 * 2 + 1);
@@ -229,8 +235,15 @@ async fn no_window_no_compaction_until_the_provider_says_too_long() {
     let sent = provider.agent.sent();
     // Three rounds, the refused call, its retry.
     assert_eq!(sent.len(), 5);
-    assert_eq!(sent[3].messages.len(), orch.messages().len() - 1, "refused: everything");
-    assert!(is_summary_note(&sent[4].messages[1]), "the retry starts with the summary");
+    assert_eq!(
+        sent[3].messages.len(),
+        orch.messages().len() - 1,
+        "refused: everything"
+    );
+    assert!(
+        is_summary_note(&sent[4].messages[1]),
+        "the retry starts with the summary"
+    );
     assert!(pairs_intact(&sent[4].messages));
     assert!(messages_tokens(&sent[4].messages) < messages_tokens(&sent[3].messages) / 2);
 }
@@ -300,7 +313,11 @@ async fn compact_on_demand_then_the_next_request_starts_with_the_summary() {
     let compacted = compactions(&events);
     assert_eq!(compacted.len(), 1);
     assert_eq!(compacted[0].trigger, CompactTrigger::Manual);
-    assert_eq!(events.len(), 1, "a compaction between requests is one event");
+    assert_eq!(
+        events.len(),
+        1,
+        "a compaction between requests is one event"
+    );
     headless(&mut orch, "second", &mut events).await;
     let last = provider.agent.sent().last().unwrap().messages.clone();
     assert!(is_summary_note(&last[1]));
@@ -316,7 +333,13 @@ async fn compact_on_demand_with_nothing_to_compact_says_so() {
     assert!(!orch.compact(&mut events, &CancellationToken::new()).await);
     let compacted = compactions(&events);
     assert_eq!(compacted.len(), 1);
-    assert!(compacted[0].error.as_deref().unwrap().contains("nothing to compact"));
+    assert!(
+        compacted[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("nothing to compact")
+    );
     assert!(provider.summaries().is_empty(), "no model call for nothing");
 }
 

@@ -74,7 +74,11 @@ async fn too_long_compacts_once_retries_and_the_resumed_session_starts_compacted
     let loaded = taco::session::load(&path).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let messages = loaded.messages();
-    assert_eq!(messages.len(), 6, "system, user, call, result, shell usage note, answer");
+    assert_eq!(
+        messages.len(),
+        6,
+        "system, user, call, result, shell usage note, answer"
+    );
     assert!(loaded.entries.iter().any(|e| matches!(e,
         taco::session::Entry::Event(ev) if ev.kind() == "compacted")));
 
@@ -88,7 +92,12 @@ async fn too_long_compacts_once_retries_and_the_resumed_session_starts_compacted
     assert_eq!(requests.len(), 5);
     let resumed = requests[4].json();
     assert!(summary_note(&resumed).is_some(), "{resumed}");
-    let last = resumed["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = resumed["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["content"], "and now?");
 }
 
@@ -115,7 +124,9 @@ async fn a_configured_window_compacts_before_the_request_that_would_pass_it() {
     .unwrap();
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
-    cmd.arg("-c").arg(&config).args(["--json", "read big.txt three times"]);
+    cmd.arg("-c")
+        .arg(&config)
+        .args(["--json", "read big.txt three times"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let events = json_lines(&run.stdout);
@@ -154,7 +165,14 @@ async fn a_window_below_a_system_prompt_is_refused_naming_the_line() {
     assert!(run.stderr.contains("taco.toml:3"), "{}", run.stderr);
     assert!(run.stderr.contains("at least 1024"), "{}", run.stderr);
     std::fs::write(&config, "[context]\ncompact_at_percent = 100\n").unwrap();
-    let run = finish(taco(home.path(), work.path()).arg("exec").arg("-c").arg(&config).arg("hi")).await;
+    let run = finish(
+        taco(home.path(), work.path())
+            .arg("exec")
+            .arg("-c")
+            .arg(&config)
+            .arg("hi"),
+    )
+    .await;
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("between 10 and 99"), "{}", run.stderr);
 }
@@ -181,9 +199,16 @@ async fn an_ollama_window_in_the_config_is_sent_as_num_ctx_and_not_asked() {
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = server.requests();
-    assert_eq!(requests.len(), 1, "no /api/show when the window is configured");
+    assert_eq!(
+        requests.len(),
+        1,
+        "no /api/show when the window is configured"
+    );
     let body = requests[0].json();
-    assert_eq!(body["options"], json!({"num_ctx": 4096, "num_predict": 100}));
+    assert_eq!(
+        body["options"],
+        json!({"num_ctx": 4096, "num_predict": 100})
+    );
     let events = json_lines(&run.stdout);
     let call = events.iter().find(|e| e["type"] == "llm_call").unwrap();
     assert_eq!(call["data"]["context_window"], 4096);

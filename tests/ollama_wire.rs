@@ -717,15 +717,27 @@ async fn the_context_window_comes_from_api_show_num_ctx_over_the_trained_length(
 #[tokio::test]
 async fn a_huge_or_silent_api_show_gives_no_window_in_bounded_time() {
     let huge = format!("{{\"parameters\": \"{}\"}}", "x".repeat(5 << 20));
-    let server = TestServer::start(vec![Reply::status(200)
-        .header("Content-Type", "application/json")
-        .body(huge)])
+    let server = TestServer::start(vec![
+        Reply::status(200)
+            .header("Content-Type", "application/json")
+            .body(huge),
+    ])
     .await;
     let provider = OllamaProvider::new(config(&server.url())).unwrap();
     assert_eq!(provider.context_window().await, None, "over the 4 MiB cap");
-    let silent = TestServer::start(vec![Reply::status(200).json(&json!({})).hold(Duration::from_secs(30)).chunk_delay(Duration::from_secs(30))]).await;
+    let silent = TestServer::start(vec![
+        Reply::status(200)
+            .json(&json!({}))
+            .hold(Duration::from_secs(30))
+            .chunk_delay(Duration::from_secs(30)),
+    ])
+    .await;
     let provider = OllamaProvider::new(config(&silent.url())).unwrap();
     let started = std::time::Instant::now();
     assert_eq!(provider.context_window().await, None);
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -1272,3 +1272,77 @@ fn p_sends_the_prefix_and_tools_lists_what_was_allowed() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
+    let mut h = Harness::new();
+    h.type_text("hello");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    let mut call = llm_call(1, None, "hi", &[]);
+    if let EventData::LlmCall(c) = &mut call {
+        c.context_window = Some(1000);
+        c.usage = Usage {
+            input_tokens: 700,
+            output_tokens: 100,
+        };
+    }
+    h.event(call);
+    h.event(EventData::Final {
+        content: "hi".into(),
+        turns: 1,
+        usage: Usage::default(),
+    });
+    let text = screen_text(&h.screen(140, 30));
+    assert!(text.contains("ctx 80%"), "{text}");
+    // The gauge warns as the window fills.
+    let status_row = h.screen(140, 30).backend().buffer().clone();
+    let cell = (0..140)
+        .map(|x| &status_row[(x, 29)])
+        .collect::<Vec<_>>()
+        .windows(3)
+        .find(|w| w.iter().map(|c| c.symbol()).collect::<String>() == "ctx")
+        .map(|w| w[0].fg);
+    assert_eq!(
+        cell,
+        Some(taco::tui::theme::Theme::default().warn.fg.unwrap())
+    );
+
+    let sent = {
+        h.type_text("/compact");
+        h.key(KeyCode::Enter)
+    };
+    assert_eq!(sent, vec![Command::Op(Op::Compact)]);
+    h.request = Arc::from("compact-1");
+    h.event(EventData::Compacted(Box::new(taco::event::Compacted {
+        trigger: taco::event::CompactTrigger::Manual,
+        before_tokens: 800,
+        after_tokens: 150,
+        window: Some(1000),
+        summarized: 12,
+        kept_from: 13,
+        summary: "SUMMARY".into(),
+        usage: Usage {
+            input_tokens: 500,
+            output_tokens: 40,
+        },
+        duration_ms: 900,
+        parent: None,
+        error: None,
+    })));
+    let text = screen_text(&h.screen(140, 30));
+    assert!(text.contains("ctx 15%"), "{text}");
+    assert!(
+        text.contains("context compacted (/compact): 800 → 150 tokens, 12 older"),
+        "{text}"
+    );
+    assert!(
+        text.contains("⇊ compacted 800 → 150"),
+        "the timeline row: {text}"
+    );
+    assert_eq!(
+        h.app.activity(),
+        Activity::Idle,
+        "a compaction is not a run"
+    );
+}

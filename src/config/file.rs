@@ -346,28 +346,28 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
         if let Some(url) = &entry.base_url {
             check_url(url.get_ref()).map_err(|m| ConfigError::at(path, text, url.span(), m))?;
         }
-        if let Some(window) = entry.options.context_window.as_ref() {
-            if *window.get_ref() < MIN_CONTEXT_WINDOW {
-                return Err(ConfigError::at(
-                    path,
-                    text,
-                    window.span(),
-                    format!(
-                        "provider '{name}': context_window is in tokens and must be at least {MIN_CONTEXT_WINDOW}"
-                    ),
-                ));
-            }
-        }
-    }
-    if let Some(percent) = &file.context.compact_at_percent {
-        if !(10..=99).contains(percent.get_ref()) {
+        if let Some(window) = entry.options.context_window.as_ref()
+            && *window.get_ref() < MIN_CONTEXT_WINDOW
+        {
             return Err(ConfigError::at(
                 path,
                 text,
-                percent.span(),
-                "[context] compact_at_percent must be between 10 and 99",
+                window.span(),
+                format!(
+                    "provider '{name}': context_window is in tokens and must be at least {MIN_CONTEXT_WINDOW}"
+                ),
             ));
         }
+    }
+    if let Some(percent) = &file.context.compact_at_percent
+        && !(10..=99).contains(percent.get_ref())
+    {
+        return Err(ConfigError::at(
+            path,
+            text,
+            percent.span(),
+            "[context] compact_at_percent must be between 10 and 99",
+        ));
     }
     for entry in &file.tools.web_fetch.allow_private {
         AllowPrivate::parse(std::slice::from_ref(entry.get_ref())).map_err(|m| {

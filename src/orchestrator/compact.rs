@@ -140,12 +140,8 @@ impl Run<'_> {
             summary: summary.clone(),
         });
         conv.measured = None;
-        report.after_tokens = request_tokens(
-            &conv.messages,
-            conv.compaction.as_ref(),
-            None,
-            &specs,
-        );
+        report.after_tokens =
+            request_tokens(&conv.messages, conv.compaction.as_ref(), None, &specs);
         report.summarized = kept_from - 1;
         report.kept_from = kept_from;
         report.summary = summary;
@@ -161,7 +157,14 @@ impl Orchestrator {
         let mut conv = std::mem::take(&mut self.conversation);
         let mut approver = FixedApprover::none();
         let clock = Arc::clone(&self.clock);
-        let mut run = Run::new(self, sink, &mut approver, cancel.clone(), clock, String::new());
+        let mut run = Run::new(
+            self,
+            sink,
+            &mut approver,
+            cancel.clone(),
+            clock,
+            String::new(),
+        );
         let window = run.window().await;
         let done = matches!(
             run.compact(&mut conv, CompactTrigger::Manual, window).await,

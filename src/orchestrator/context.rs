@@ -224,7 +224,10 @@ pub fn transcript(previous: Option<&str>, messages: &[Message], window: Option<u
         .map(|m| (block(m), m.role == Role::User))
         .collect();
     if let Some(summary) = previous {
-        blocks.insert(0, (format!("## Summary of the part before\n\n{summary}"), true));
+        blocks.insert(
+            0,
+            (format!("## Summary of the part before\n\n{summary}"), true),
+        );
     }
     let mut total: usize = blocks.iter().map(|(b, _)| b.len() + 2).sum();
     let mut dropped = 0;
@@ -341,7 +344,11 @@ mod tests {
         let at = cut(&m, 1, keep_budget(Some(2_000), None)).unwrap();
         assert_ne!(m[at].role, Role::Tool);
         assert!(at > 1);
-        assert!(messages_tokens(&m[at..]) <= 700, "{}", messages_tokens(&m[at..]));
+        assert!(
+            messages_tokens(&m[at..]) <= 700,
+            "{}",
+            messages_tokens(&m[at..])
+        );
         // A user message fit, so the tail starts with one.
         assert_eq!(m[at].role, Role::User);
     }
@@ -413,14 +420,20 @@ mod tests {
     #[test]
     fn measured_tokens_plus_what_came_since() {
         let m = conversation(2, 40);
-        let measured = Measured { tokens: 1000, at: 5 };
+        let measured = Measured {
+            tokens: 1000,
+            at: 5,
+        };
         assert_eq!(
             request_tokens(&m, None, Some(measured), &[]),
             1000 + messages_tokens(&m[5..])
         );
         // A count below the estimate (cached tokens left out) does not lower it.
         let low = Measured { tokens: 3, at: 5 };
-        assert_eq!(request_tokens(&m, None, Some(low), &[]), messages_tokens(&m));
+        assert_eq!(
+            request_tokens(&m, None, Some(low), &[]),
+            messages_tokens(&m)
+        );
         // Nothing measured: the estimate of everything.
         assert_eq!(request_tokens(&m, None, None, &[]), messages_tokens(&m));
         assert!(over(900, 1000, 0.85));
@@ -443,10 +456,16 @@ mod tests {
         }
         let t = transcript(Some("before"), &m[1..], Some(8_000));
         assert!(t.len() <= 4 * 4_000 + 100, "{}", t.len());
-        assert!(t.contains("## User\nq0\n"), "the user's words are kept longest");
+        assert!(
+            t.contains("## User\nq0\n"),
+            "the user's words are kept longest"
+        );
         assert!(t.contains("## Summary of the part before\n\nbefore"));
         let results = t.matches("## Result of shell").count();
-        assert!((1..50).contains(&results), "old results go first: {results}");
+        assert!(
+            (1..50).contains(&results),
+            "old results go first: {results}"
+        );
         assert_eq!(t.matches("## User\n").count(), 50);
         let small = transcript(Some("before"), &m[1..5], None);
         assert!(small.starts_with("## Summary of the part before\n\nbefore"));

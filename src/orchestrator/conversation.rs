@@ -62,7 +62,11 @@ impl Conversation {
     /// The messages the next request sends, and how many of the conversation's are left
     /// out. Compacted: the system prompt, the summary and the tail. With no known window,
     /// the history limit trims older turns instead (DESIGN §8).
-    pub(super) fn request(&self, history_limit: usize, window: Option<u64>) -> (Cow<'_, [Message]>, usize) {
+    pub(super) fn request(
+        &self,
+        history_limit: usize,
+        window: Option<u64>,
+    ) -> (Cow<'_, [Message]>, usize) {
         let from = match (&self.compaction, window) {
             (Some(c), _) => c.kept_from,
             (None, None) => super::call::window(&self.messages, history_limit, self.run_start),

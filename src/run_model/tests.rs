@@ -229,3 +229,45 @@ fn shell_prefixes_allowed_from_the_dialog_are_kept_for_the_session() {
         "they belonged to the old process"
     );
 }
+
+#[test]
+fn the_context_gauge_follows_the_user_conversation_only() {
+    use crate::event::{CompactTrigger, Compacted};
+    let windowed = |parent: Option<&str>, input: u64| {
+        let mut data = llm(1, parent, &[], input);
+        if let EventData::LlmCall(call) = &mut data {
+            call.context_window = Some(10_000);
+        }
+        data
+    };
+    let mut model = RunModel::new();
+    model.apply(&ev("r", started(5)));
+    model.apply(&ev("r", windowed(None, 4_999)));
+    assert_eq!(model.context().and_then(|g| g.percent()), Some(50));
+    // A sub-agent's call is its own conversation.
+    model.apply(&ev("r", windowed(Some("d1"), 9_000)));
+    assert_eq!(model.context().and_then(|g| g.percent()), Some(50));
+    let compacted = |error: Option<&str>| Compacted {
+        trigger: CompactTrigger::Auto,
+        before_tokens: 5_000,
+        after_tokens: 1_200,
+        window: Some(10_000),
+        summarized: 8,
+        kept_from: 9,
+        summary: "s".into(),
+        usage: Usage::default(),
+        duration_ms: 1,
+        parent: None,
+        error: error.map(Into::into),
+    };
+    // A compaction that failed changes nothing.
+    model.apply(&ev(
+        "r",
+        EventData::Compacted(Box::new(compacted(Some("down")))),
+    ));
+    assert_eq!(model.context().and_then(|g| g.percent()), Some(50));
+    model.apply(&ev("r", EventData::Compacted(Box::new(compacted(None)))));
+    assert_eq!(model.context().and_then(|g| g.percent()), Some(12));
+    model.cleared();
+    assert_eq!(model.context(), None);
+}

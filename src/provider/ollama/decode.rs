@@ -115,7 +115,9 @@ impl<S> LineDecoder<S> {
         };
         match wire.error.take() {
             Some(Value::Null) | None => {}
-            Some(Value::String(message)) if message.to_ascii_lowercase().contains("context length") => {
+            Some(Value::String(message))
+                if message.to_ascii_lowercase().contains("context length") =>
+            {
                 return self.fail(ProviderError::ContextExceeded(message));
             }
             Some(Value::String(message)) => {

@@ -245,7 +245,11 @@ impl Row {
                         ),
                     )
                 }
-                Some(error) => ("⇊", Tone::Warn, format!("not compacted: {}", one_line(error))),
+                Some(error) => (
+                    "⇊",
+                    Tone::Warn,
+                    format!("not compacted: {}", one_line(error)),
+                ),
             },
             EventData::MaxTurnsReached { turns } => {
                 ("⚠", Tone::Warn, format!("max turns reached ({turns})"))
