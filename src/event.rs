@@ -165,6 +165,16 @@ pub struct LlmCall {
     pub context_window: Option<u64>,
 }
 
+/// A permission the user gave from the approval dialog, beyond one call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// A tool allowed for the turn or the session (`t`, `a`).
+    Tool(String),
+    /// Simple shell commands starting with these words, for the session (`p`).
+    ShellPrefix(String),
+}
+
 /// Why a conversation was compacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -393,6 +403,11 @@ pub enum EventData {
         /// Wait before the attempt.
         delay_ms: u64,
     },
+    /// The user took a grant back (`/tools revoke`): calls it allowed are asked about again.
+    GrantRevoked {
+        /// The grant.
+        grant: Grant,
+    },
     /// Older messages were summarised to keep the conversation in the context window.
     Compacted(Box<Compacted>),
     /// The turn limit was reached while tool calls were still coming.
@@ -447,6 +462,7 @@ impl EventData {
             Self::StackPop(_) => "stack_pop",
             Self::Retry { .. } => "retry",
             Self::Compacted(_) => "compacted",
+            Self::GrantRevoked { .. } => "grant_revoked",
             Self::MaxTurnsReached { .. } => "max_turns_reached",
             Self::MaxTurnsPromptInjected { .. } => "max_turns_prompt_injected",
             Self::Final { .. } => "final",

@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::conversation::Usage;
-use crate::event::{Decision, Event, EventData, FrameState, InputRequest, Scope, ToolStatus};
+use crate::event::{
+    Decision, Event, EventData, FrameState, Grant, InputRequest, Scope, ToolStatus,
+};
 
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +144,12 @@ impl RunModel {
                 self.run_usage.add(call.usage);
                 self.usage.add(call.usage);
             }
+            EventData::GrantRevoked { grant } => match grant {
+                Grant::Tool(name) => {
+                    self.grants.remove(name);
+                }
+                Grant::ShellPrefix(prefix) => self.shell_prefixes.retain(|p| p != prefix),
+            },
             EventData::Compacted(compacted) => {
                 self.run_usage.add(compacted.usage);
                 self.usage.add(compacted.usage);

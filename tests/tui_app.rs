@@ -1346,3 +1346,42 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
         "a compaction is not a run"
     );
 }
+
+#[test]
+fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
+    let mut h = asking_shell("cargo test --test mcp");
+    h.key(KeyCode::Char('p'));
+    h.event(EventData::ApprovalDecided {
+        id: "c1".into(),
+        name: "shell".into(),
+        decision: taco::event::Decision::Approved,
+        scope: Scope::Once,
+        reason: None,
+        prefix: Some("cargo test".into()),
+    });
+    h.type_text("/tools revoke nothing here");
+    let sent = h.key(KeyCode::Enter);
+    assert!(sent.is_empty(), "{sent:?}");
+    let screen = screen_text(&h.screen(300, 60));
+    assert!(
+        screen.contains("No grant named `nothing here`. Granted: `cargo test`."),
+        "{screen}"
+    );
+    h.type_text("/tools revoke cargo test");
+    let sent = h.key(KeyCode::Enter);
+    let grant = taco::event::Grant::ShellPrefix("cargo test".into());
+    assert_eq!(sent, vec![Command::Op(Op::Revoke(grant.clone()))]);
+    h.event(EventData::GrantRevoked { grant });
+    let screen = screen_text(&h.screen(300, 60));
+    assert!(
+        screen.contains("starting cargo test are asked about again"),
+        "{screen}"
+    );
+    h.type_text("/tools");
+    h.key(KeyCode::Enter);
+    let screen = format!("{}", h.screen(300, 60).backend());
+    assert!(
+        !screen.contains("allowed for this session: cargo test"),
+        "{screen}"
+    );
+}

@@ -7,7 +7,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::event::{Decision, InputRequest, Scope};
+use crate::event::{Decision, Grant, InputRequest, Scope};
 use crate::tools::outcome::DeniedBy;
 use crate::tools::{Policy, Tool, ToolSettings};
 
@@ -77,6 +77,12 @@ pub trait Approver: Send {
     /// `None` declines. Headless runs have no one to ask, so the default declines.
     fn ask<'a>(&'a mut self, _request: &'a InputRequest) -> BoxFuture<'a, Option<String>> {
         async { None }.boxed()
+    }
+
+    /// Grants the user took back since the last call (`/tools revoke`), applied before the
+    /// next batch is planned. Headless runs have no one to take them back.
+    fn revocations(&mut self) -> Vec<Grant> {
+        Vec::new()
     }
 }
 
@@ -198,6 +204,21 @@ impl Policies {
     /// The shell command prefixes allowed for the session from the dialog.
     pub fn shell_prefixes(&self) -> &[String] {
         &self.shell_prefixes
+    }
+
+    /// Takes a grant back; `false` when there was no such grant.
+    pub fn revoke(&mut self, grant: &Grant) -> bool {
+        match grant {
+            Grant::Tool(name) => {
+                let session = self.session_grants.remove(name);
+                self.turn_grants.remove(name) || session
+            }
+            Grant::ShellPrefix(prefix) => {
+                let before = self.shell_prefixes.len();
+                self.shell_prefixes.retain(|p| p != prefix);
+                self.shell_prefixes.len() != before
+            }
+        }
     }
 
     /// Forgets the grants of the finished turn (user request).

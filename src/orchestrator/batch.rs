@@ -130,6 +130,8 @@ impl Run<'_> {
     /// about the `ask` calls as one batch. A cancel leaves the undecided slots empty for
     /// [`Run::finish`].
     async fn decide(&mut self, calls: &[Pending], offered: Option<&[String]>) -> Decided {
+        // A grant taken back while the run went on no longer allows these calls.
+        self.take_revocations();
         let mut decided = Decided {
             outcomes: vec![None; calls.len()],
             arguments: calls.iter().map(|c| c.arguments.clone()).collect(),

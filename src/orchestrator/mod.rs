@@ -12,7 +12,7 @@ use futures_util::future::BoxFuture;
 
 use crate::clock::{Clock, SystemClock};
 use crate::conversation::{Message, Role};
-use crate::event::{Event, EventData, FrameState};
+use crate::event::{Event, EventData, FrameState, Grant};
 use crate::provider::{Provider, ProviderError};
 use crate::text::summarize;
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
@@ -207,6 +207,18 @@ impl Orchestrator {
     /// Policies and the grants given so far.
     pub fn policies(&self) -> &Policies {
         &self.policies
+    }
+
+    /// Takes a grant back between requests (`/tools revoke`); reported when there was one.
+    pub fn revoke(&mut self, grant: Grant, sink: &mut dyn EventSink) {
+        if self.policies.revoke(&grant) {
+            let request_id: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
+            sink.emit(Event {
+                timestamp: self.clock.unix_ms(),
+                request_id,
+                data: EventData::GrantRevoked { grant },
+            });
+        }
     }
 
     /// Forgets the conversation (keeps the system prompt and session grants).

@@ -76,6 +76,15 @@ impl<'s> Run<'s> {
 }
 
 impl Run<'_> {
+    /// Applies the grants the user took back since the last batch, each reported.
+    pub(super) fn take_revocations(&mut self) {
+        for grant in self.approver.revocations() {
+            if self.orch.policies.revoke(&grant) {
+                self.emit(EventData::GrantRevoked { grant });
+            }
+        }
+    }
+
     /// Sends one event, stamped by the run's clock.
     pub(super) fn emit(&mut self, data: EventData) {
         log(&self.request_id, &data);

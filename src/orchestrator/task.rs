@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 use super::recorded::{ProblemSink, Recorded};
-use crate::event::{Event, EventData, InputRequest};
+use crate::event::{Event, EventData, Grant, InputRequest};
 use crate::recorder::Recorder;
 
 /// What the UI asks of the orchestrator.
@@ -42,6 +42,8 @@ pub enum Op {
     Clear,
     /// Summarise the older messages now (after the running request, if any).
     Compact,
+    /// Take a grant back, at once (a running request asks again from its next batch on).
+    Revoke(Grant),
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -126,6 +128,7 @@ async fn serve(
         replies: replies_rx,
         approvals: HashMap::new(),
         inputs: HashMap::new(),
+        revoked: Vec::new(),
     };
     let mut queue = VecDeque::new();
     let mut shutting_down = false;
@@ -136,6 +139,10 @@ async fn serve(
                 None | Some(Op::Shutdown) => break,
                 Some(Op::Submit(prompt)) => Work::Prompt(prompt),
                 Some(Op::Compact) => Work::Compact,
+                Some(Op::Revoke(grant)) => {
+                    orchestrator.revoke(grant, &mut events);
+                    continue;
+                }
                 Some(Op::Clear) => {
                     clear(&mut events, &mut orchestrator);
                     continue;
@@ -166,6 +173,9 @@ async fn serve(
                     op = ops.recv() => match op {
                         Some(Op::Submit(next)) => queue.push_back(Work::Prompt(next)),
                         Some(Op::Compact) => queue.push_back(Work::Compact),
+                        Some(Op::Revoke(grant)) => {
+                            let _ = replies_tx.send(Reply::Revoke(grant));
+                        }
                         Some(Op::Approve { id, answer }) => {
                             let _ = replies_tx.send(Reply::Approval(id, answer));
                         }
@@ -199,6 +209,7 @@ enum Work {
 enum Reply {
     Approval(String, ApprovalAnswer),
     Input(String, Option<String>),
+    Revoke(Grant),
 }
 
 /// Waits for the UI's answers (approvals by call id, questions by question id); answers
@@ -207,21 +218,30 @@ struct ChannelApprover {
     replies: UnboundedReceiver<Reply>,
     approvals: HashMap<String, ApprovalAnswer>,
     inputs: HashMap<String, Option<String>>,
+    revoked: Vec<Grant>,
 }
 
 impl ChannelApprover {
     /// Files the next reply; `false` when the UI is gone.
     async fn receive(&mut self) -> bool {
         match self.replies.recv().await {
-            Some(Reply::Approval(id, answer)) => {
-                self.approvals.insert(id, answer);
-                true
-            }
-            Some(Reply::Input(id, value)) => {
-                self.inputs.insert(id, value);
+            Some(reply) => {
+                self.file(reply);
                 true
             }
             None => false,
+        }
+    }
+
+    fn file(&mut self, reply: Reply) {
+        match reply {
+            Reply::Approval(id, answer) => {
+                self.approvals.insert(id, answer);
+            }
+            Reply::Input(id, value) => {
+                self.inputs.insert(id, value);
+            }
+            Reply::Revoke(grant) => self.revoked.push(grant),
         }
     }
 }
@@ -263,5 +283,12 @@ impl Approver for ChannelApprover {
             self.inputs.remove(&request.id).flatten()
         }
         .boxed()
+    }
+
+    fn revocations(&mut self) -> Vec<Grant> {
+        while let Ok(reply) = self.replies.try_recv() {
+            self.file(reply);
+        }
+        std::mem::take(&mut self.revoked)
     }
 }

@@ -20,6 +20,8 @@ pub enum SlashCommand {
     Help,
     /// `/tools`.
     Tools,
+    /// `/tools revoke NAME|PREFIX`: take a grant back.
+    Revoke(String),
     /// `/tool NAME` (empty name: asks for one).
     Tool(String),
     /// `/status`.
@@ -44,7 +46,11 @@ pub fn parse(text: &str) -> SlashCommand {
     let (name, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
     match name {
         "/help" | "/?" => SlashCommand::Help,
-        "/tools" => SlashCommand::Tools,
+        "/tools" => match rest.trim().split_once(char::is_whitespace) {
+            Some(("revoke", what)) => SlashCommand::Revoke(what.trim().to_string()),
+            None if rest.trim() == "revoke" => SlashCommand::Revoke(String::new()),
+            _ => SlashCommand::Tools,
+        },
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
         "/mcp" => SlashCommand::Mcp,

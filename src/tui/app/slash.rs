@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use super::{App, Command};
+use crate::event::Grant;
 use crate::orchestrator::task::Op;
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
@@ -44,11 +45,40 @@ impl App {
                         listed.join(", ")
                     ));
                 }
+                if !prefixes.is_empty() || !self.run.grants().is_empty() {
+                    text.push_str(
+                        "\n\n`/tools revoke NAME` takes a tool's grant back; \
+                         `/tools revoke PREFIX` a shell command prefix.",
+                    );
+                }
                 if let Some(hub) = self.info.mcp.as_ref().filter(|hub| !hub.is_empty()) {
                     text.push_str("\n\n**MCP servers**\n\n");
                     text.push_str(&crate::mcp::describe_servers(&hub.view()));
                 }
                 self.chat.push_notice(NoticeKind::Info, text);
+            }
+            SlashCommand::Revoke(what) => {
+                let grant = if self.run.shell_prefixes().iter().any(|p| *p == what) {
+                    Some(Grant::ShellPrefix(what.clone()))
+                } else if self.run.grants().contains_key(&what) {
+                    Some(Grant::Tool(what.clone()))
+                } else {
+                    None
+                };
+                match grant {
+                    Some(grant) => return vec![Command::Op(Op::Revoke(grant))],
+                    None => {
+                        let mut granted: Vec<String> =
+                            self.run.grants().keys().map(|k| format!("`{k}`")).collect();
+                        granted.extend(self.run.shell_prefixes().iter().map(|p| format!("`{p}`")));
+                        let text = if granted.is_empty() {
+                            "Nothing to revoke: no grants were given this session.".to_string()
+                        } else {
+                            format!("No grant named `{what}`. Granted: {}.", granted.join(", "))
+                        };
+                        self.chat.push_notice(NoticeKind::Warn, text);
+                    }
+                }
             }
             SlashCommand::Mcp => {
                 let servers = self

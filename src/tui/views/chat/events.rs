@@ -5,7 +5,7 @@ use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
 use crate::event::{
-    CompactTrigger, Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus,
+    CompactTrigger, Decision, DeltaKind, Event, EventData, FrameState, Grant, LlmCall, ToolStatus,
 };
 use crate::run_model::{CallState, RunModel};
 
@@ -159,6 +159,18 @@ impl ChatState {
                 self.push(CellKind::Notice { style, text });
             }
             EventData::Compacted(_) => {}
+            EventData::GrantRevoked { grant } => {
+                let text = match grant {
+                    Grant::Tool(name) => format!("`{name}` is asked about again (grant revoked)."),
+                    Grant::ShellPrefix(prefix) => format!(
+                        "Shell commands starting `{prefix}` are asked about again (grant revoked)."
+                    ),
+                };
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Markdown,
+                    text,
+                });
+            }
             EventData::MaxTurnsReached { turns } => {
                 self.close_streams(Some(ts));
                 self.push(CellKind::Notice {

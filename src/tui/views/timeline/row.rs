@@ -233,6 +233,16 @@ impl Row {
                     one_line(reason)
                 ),
             ),
+            EventData::GrantRevoked { grant } => (
+                "⊘",
+                Tone::Warn,
+                match grant {
+                    crate::event::Grant::Tool(name) => format!("revoked {}", one_line(name)),
+                    crate::event::Grant::ShellPrefix(prefix) => {
+                        format!("revoked shell `{}`", one_line(prefix))
+                    }
+                },
+            ),
             EventData::Compacted(c) => match &c.error {
                 None => {
                     start = at.saturating_sub(c.duration_ms);
@@ -328,6 +338,7 @@ impl Row {
             Filter::Asks => matches!(
                 data,
                 EventData::ApprovalRequested { .. }
+                    | EventData::GrantRevoked { .. }
                     | EventData::ApprovalDecided { .. }
                     | EventData::InputRequested(_)
                     | EventData::InputAnswered { .. }
