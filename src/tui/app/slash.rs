@@ -58,7 +58,7 @@ impl App {
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Revoke(what) => {
-                let grant = if self.run.shell_prefixes().iter().any(|p| *p == what) {
+                let grant = if self.run.shell_prefixes().contains(&what) {
                     Some(Grant::ShellPrefix(what.clone()))
                 } else if self.run.grants().contains_key(&what) {
                     Some(Grant::Tool(what.clone()))
