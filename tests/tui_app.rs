@@ -1332,6 +1332,10 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
     })));
     let text = screen_text(&h.screen(140, 30));
     assert!(text.contains("ctx 15%"), "{text}");
+    h.type_text("/status");
+    h.key(KeyCode::Enter);
+    let text = screen_text(&h.screen(300, 60));
+    assert!(text.contains("Context: 150 of 1000 tokens (15%)"), "{text}");
     assert!(
         text.contains("context compacted (/compact): 800 → 150 tokens, 12 older"),
         "{text}"

@@ -123,6 +123,7 @@ impl App {
                     question: self.question().map(|q| q.prompt.as_str()),
                     instructions: &self.info.instructions,
                 });
+                let text = format!("{text}\n\n{}", context_line(self.run.context()));
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Cancel => {
@@ -193,5 +194,24 @@ impl App {
             }
         }
         tools
+    }
+}
+
+/// `/status`'s line about the context window.
+fn context_line(gauge: Option<crate::run_model::ContextGauge>) -> String {
+    match gauge {
+        None => "Context: nothing measured yet.".to_string(),
+        Some(g) => match (g.window, g.percent()) {
+            (Some(window), Some(percent)) => format!(
+                "Context: {} of {window} tokens ({percent}%); older messages are compacted \
+                 near the limit (`/compact` does it now).",
+                g.used
+            ),
+            _ => format!(
+                "Context: {} tokens; the model's window is unknown (set `context_window` in \
+                 its provider options to compact in time).",
+                g.used
+            ),
+        },
     }
 }
