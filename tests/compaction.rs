@@ -372,3 +372,47 @@ async fn a_restored_compaction_is_what_the_next_request_sends() {
     headless(&mut orch, "two", &mut Vec::new()).await;
     assert!(!is_summary_note(&provider.agent.sent()[0].messages[1]));
 }
+
+/// A provider whose summary call never answers (the agent's script is empty).
+struct Stalling;
+
+impl Provider for Stalling {
+    fn name(&self) -> &str {
+        "stalling"
+    }
+
+    fn model(&self) -> &str {
+        "m1"
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _request: ChatRequest<'a>,
+    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
+        Box::pin(futures_util::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_compact_says_so_and_changes_nothing() {
+    let (tools, _) = registry();
+    let mut orch = Orchestrator::new(Arc::new(Stalling), Arc::new(tools), windowed(Some(100_000)));
+    orch.restore(vec![
+        Message::user("one"),
+        Message::assistant(Some("a1".into()), None, vec![]),
+        Message::user("two"),
+        Message::assistant(Some("a2".into()), None, vec![]),
+    ]);
+    let cancel = CancellationToken::new();
+    let canceller = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        canceller.cancel();
+    });
+    let mut events = Vec::new();
+    assert!(!orch.compact(&mut events, &cancel).await);
+    let compacted = compactions(&events);
+    assert_eq!(compacted.len(), 1);
+    assert_eq!(compacted[0].error.as_deref(), Some("cancelled by the user"));
+    assert_eq!(orch.messages().len(), 5);
+}

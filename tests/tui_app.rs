@@ -1313,6 +1313,11 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
         h.key(KeyCode::Enter)
     };
     assert_eq!(sent, vec![Command::Op(Op::Compact)]);
+    assert_eq!(h.app.activity(), Activity::Compacting);
+    assert!(
+        h.app.is_busy(),
+        "Esc cancels it; prompts typed meanwhile wait"
+    );
     h.request = Arc::from("compact-1");
     h.event(EventData::Compacted(Box::new(taco::event::Compacted {
         trigger: taco::event::CompactTrigger::Manual,
@@ -1387,5 +1392,46 @@ fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
     assert!(
         !screen.contains("allowed for this session: cargo test"),
         "{screen}"
+    );
+}
+
+#[test]
+fn compact_during_a_request_runs_when_it_ends_before_queued_prompts() {
+    let mut h = Harness::new();
+    h.type_text("first");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    h.type_text("/compact");
+    assert!(
+        h.key(KeyCode::Enter).is_empty(),
+        "not while the request runs"
+    );
+    h.type_text("second");
+    assert!(h.key(KeyCode::Enter).is_empty(), "queued");
+    let sent = h.event(EventData::Final {
+        content: "done".into(),
+        turns: 1,
+        usage: Usage::default(),
+    });
+    assert_eq!(sent, vec![Command::Op(Op::Compact)]);
+    h.request = Arc::from("compact-1");
+    let sent = h.event(EventData::Compacted(Box::new(taco::event::Compacted {
+        trigger: taco::event::CompactTrigger::Manual,
+        before_tokens: 10,
+        after_tokens: 10,
+        window: None,
+        summarized: 0,
+        kept_from: 1,
+        summary: String::new(),
+        usage: Usage::default(),
+        duration_ms: 0,
+        parent: None,
+        error: Some("cancelled by the user".into()),
+    })));
+    assert_eq!(sent, vec![Command::Op(Op::Submit("second".into()))]);
+    let text = screen_text(&h.screen(300, 40));
+    assert!(
+        text.contains("not compacted (/compact): cancelled by the user"),
+        "{text}"
     );
 }

@@ -118,7 +118,14 @@ impl Run<'_> {
                 self.emit(EventData::Compacted(Box::new(report)));
                 return Ok(false);
             }
-            Err(cancelled) => return Err(cancelled),
+            Err(cancelled) => {
+                // A run reports its own cancel; a compaction on its own says it ended.
+                if trigger == CompactTrigger::Manual {
+                    report.error = Some("cancelled by the user".into());
+                    self.emit(EventData::Compacted(Box::new(report)));
+                }
+                return Err(cancelled);
+            }
         };
         self.usage.add(turn.usage);
         report.usage = turn.usage;

@@ -78,6 +78,10 @@ pub struct App {
     run: RunModel,
     /// A request was sent and its run has not ended (set before `run_started` arrives).
     busy: bool,
+    /// A `/compact` the user asked for is running (it ends with its `compacted` event).
+    compacting: bool,
+    /// A `/compact` asked for while a request ran: done when it ends, before queued prompts.
+    compact_after: bool,
     queued: VecDeque<String>,
     last_ctrl_c: Option<Instant>,
     flash: Option<(String, Instant)>,
@@ -129,6 +133,8 @@ impl App {
             activity_since: now,
             run: RunModel::new(),
             busy: false,
+            compacting: false,
+            compact_after: false,
             queued: VecDeque::new(),
             last_ctrl_c: None,
             flash: None,
@@ -371,6 +377,12 @@ impl App {
             EventData::StackPop(_) if self.stack.live().is_empty() => {
                 self.set_activity(Activity::Streaming, now);
             }
+            EventData::Compacted(c)
+                if self.compacting && c.trigger == crate::event::CompactTrigger::Manual =>
+            {
+                self.compacting = false;
+                return self.end_run(now);
+            }
             _ => {}
         }
         // Only the end of the request we are waiting for ends it (a max-turns run reports an
@@ -393,10 +405,24 @@ impl App {
         self.busy = false;
         self.overlays.end_run();
         self.set_activity(Activity::Idle, now);
+        if std::mem::take(&mut self.compact_after) {
+            return self.start_compaction(now);
+        }
         match self.queued.pop_front() {
             Some(next) => self.submit(next, now),
             None => Vec::new(),
         }
+    }
+
+    /// Compacts the conversation now (`/compact` when idle): busy until its `compacted`
+    /// event, so Esc cancels it and prompts typed meanwhile wait for it.
+    fn start_compaction(&mut self, now: Instant) -> Vec<Command> {
+        self.chat
+            .push_notice(NoticeKind::Info, "Compacting the conversation…");
+        self.busy = true;
+        self.compacting = true;
+        self.set_activity(Activity::Compacting, now);
+        vec![Command::Op(Op::Compact)]
     }
 
     fn submit(&mut self, text: String, now: Instant) -> Vec<Command> {

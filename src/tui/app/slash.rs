@@ -152,15 +152,17 @@ impl App {
                 commands.push(Command::Op(Op::Clear));
                 return commands;
             }
-            SlashCommand::Compact => {
-                let text = if self.busy {
-                    "Compacting the conversation after the running request…"
-                } else {
-                    "Compacting the conversation…"
-                };
-                self.chat.push_notice(NoticeKind::Info, text);
-                return vec![Command::Op(Op::Compact)];
+            SlashCommand::Compact if self.read_only => {
+                self.flash("read-only: this is a saved trace, nothing is sent", now);
             }
+            SlashCommand::Compact if self.busy => {
+                self.compact_after = true;
+                self.chat.push_notice(
+                    NoticeKind::Info,
+                    "The conversation is compacted when the running request ends.",
+                );
+            }
+            SlashCommand::Compact => return self.start_compaction(now),
             SlashCommand::Quit => {
                 self.quit = true;
                 return vec![Command::Quit];

@@ -25,6 +25,8 @@ pub enum Activity {
     AwaitingApproval,
     /// A question (a missing parameter, the depth limit) waits for the user's answer.
     AwaitingInput,
+    /// Older messages are being summarised (`/compact`).
+    Compacting,
 }
 
 impl Activity {
@@ -36,6 +38,7 @@ impl Activity {
             Self::RunningTool => "running tool",
             Self::AwaitingApproval => "awaiting approval",
             Self::AwaitingInput => "awaiting input",
+            Self::Compacting => "compacting",
         }
     }
 }
