@@ -443,6 +443,33 @@ async fn demo_provider_round_trip_offline() {
     );
     assert!(work.path().join("taco-demo-note.md").exists());
 
+    // A second visit finds its note and edits it: a change shown as a diff.
+    let mut cmd = taco(home.path(), work.path());
+    cmd.args(["exec", "-p", "demo", "--approve", "all", "--json", "again"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let note = std::fs::read_to_string(work.path().join("taco-demo-note.md")).unwrap();
+    assert!(
+        note.starts_with("# Note from the taco demo\n\nVisited again: again\n\nYou asked: hi"),
+        "{note}"
+    );
+    let events = json_lines(&run.stdout);
+    let diff = events
+        .iter()
+        .find(|e| e["type"] == "approval_requested")
+        .and_then(|e| e["data"]["diff"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(diff.contains("+Visited again: again"), "{diff}");
+    let answer = events.iter().find(|e| e["type"] == "final").unwrap();
+    assert!(
+        answer["data"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("I added this visit to my note"),
+        "{answer}"
+    );
+
     let (home, work) = setup();
     let mut cmd = taco(home.path(), work.path());
     cmd.args(["exec", "hi"]);

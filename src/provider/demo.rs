@@ -14,6 +14,8 @@ use crate::conversation::{Message, Role, Usage};
 
 /// The file the demo asks to write.
 pub const NOTE_PATH: &str = "taco-demo-note.md";
+/// The note's first line, which a later visit edits under.
+const NOTE_HEADING: &str = "# Note from the taco demo\n";
 
 /// The demo provider.
 #[derive(Debug, Clone)]
@@ -87,14 +89,36 @@ fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
         );
         pieces(&mut out, false, "Let me look around the workspace first.");
         call(&mut out, messages.len(), "list_dir", json!({"path": "."}));
-    } else if offered("write_file") && result_of("write_file").is_none() {
+    } else if noted(result_of("list_dir"))
+        && offered("edit_file")
+        && result_of("edit_file").is_none()
+    {
+        // Its note from an earlier visit is there: a change, shown as a diff.
+        pieces(
+            &mut out,
+            false,
+            "My note from an earlier visit is here; I'll add this visit to it, so you can see a change reviewed as a diff.",
+        );
+        call(
+            &mut out,
+            messages.len(),
+            "edit_file",
+            json!({"path": NOTE_PATH, "edits": [{
+                "old_string": NOTE_HEADING,
+                "new_string": format!("{NOTE_HEADING}\nVisited again: {}\n", short(prompt)),
+            }]}),
+        );
+    } else if !noted(result_of("list_dir"))
+        && offered("write_file")
+        && result_of("write_file").is_none()
+    {
         pieces(
             &mut out,
             false,
             "Now I'll leave a short note, so you can see how approvals work.",
         );
         let note = format!(
-            "# Note from the taco demo\n\nYou asked: {}\n\nThis file was written by the offline demo provider after you approved it.\n",
+            "{NOTE_HEADING}\nYou asked: {}\n\nThis file was written by the offline demo provider after you approved it.\n",
             short(prompt)
         );
         call(
@@ -110,7 +134,7 @@ fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
             &answer(
                 prompt,
                 result_of("list_dir"),
-                result_of("write_file"),
+                result_of("write_file").or(result_of("edit_file")),
                 request.tools.is_empty(),
             ),
         );
@@ -197,16 +221,38 @@ fn describe_listing(listed: Option<&Message>) -> String {
     }
 }
 
+/// Whether a `list_dir` result shows the demo's note (written on an earlier visit).
+fn noted(listed: Option<&Message>) -> bool {
+    result_json(listed)
+        .and_then(|v| v.get("entries").cloned())
+        .and_then(|e| e.as_array().cloned())
+        .is_some_and(|entries| {
+            entries
+                .iter()
+                .any(|e| e.get("name").and_then(Value::as_str) == Some(NOTE_PATH))
+        })
+}
+
 fn describe_write(written: Option<&Message>) -> String {
+    let Some(message) = written else {
+        return "I did not get to write the note.".to_string();
+    };
+    let edited = message.name.as_deref() == Some("edit_file");
+    let (verb, did) = if edited {
+        ("Editing", "I added this visit to my note")
+    } else {
+        ("Writing", "I wrote a short note to")
+    };
     let Some(value) = result_json(written) else {
         return "I did not get to write the note.".to_string();
     };
     match value.get("error").and_then(Value::as_str) {
         Some(error) if error.contains("denied") => {
-            format!("Writing `{NOTE_PATH}` was **denied**, so I left the workspace untouched.")
+            format!("{verb} `{NOTE_PATH}` was **denied**, so I left the workspace untouched.")
         }
-        Some(error) => format!("Writing `{NOTE_PATH}` failed: {error}"),
-        None => format!("I wrote a short note to `{NOTE_PATH}` after you approved it."),
+        Some(error) => format!("{verb} `{NOTE_PATH}` failed: {error}"),
+        None if edited => format!("{did} `{NOTE_PATH}` after you approved the diff."),
+        None => format!("{did} `{NOTE_PATH}` after you approved it."),
     }
 }
 
