@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Decision, Event, EventData};
+use crate::event::{Decision, DeltaKind, Event, EventData};
 use crate::orchestrator::approval::FixedApprover;
 use crate::orchestrator::recorded::{ProblemSink, Recorded};
 use crate::orchestrator::{EventSink, Orchestrator, Outcome};
@@ -44,6 +44,9 @@ pub struct ExecOptions {
 /// Deltas are flushed at most this often, so a live reader sees text without a write per token.
 const DELTA_FLUSH_EVERY: Duration = Duration::from_millis(50);
 
+/// Plain mode holds at most this much of a line before writing it anyway.
+const MAX_HELD_LINE: usize = 64 * 1024;
+
 /// Writes events where `exec` was asked to.
 struct ExecSink<W: Write, E: Write> {
     json: bool,
@@ -56,6 +59,12 @@ struct ExecSink<W: Write, E: Write> {
     secrets: Arc<Secrets>,
     /// Scratch buffer for one serialized event.
     line: Vec<u8>,
+    /// Plain mode streams the answer: the model's text since the last whole line.
+    pending: String,
+    /// Whether the current attempt has written lines (a retry then says it starts over).
+    attempt_printed: bool,
+    /// Stdout is a terminal: flush every line (else the buffer fills in blocks).
+    tty: bool,
 }
 
 impl<W: Write + Send, E: Write + Send> ProblemSink for ExecSink<W, E> {
@@ -111,6 +120,16 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                     self.err,
                     "taco: retrying {attempt}/{max} in {secs:.1} s: {reason}"
                 );
+                if !self.json {
+                    self.retried();
+                }
+            }
+            EventData::Delta {
+                kind: DeltaKind::Text,
+                text,
+            } if !self.json => self.stream(text),
+            EventData::LlmCall(call) if !self.json && call.parent.is_none() => {
+                self.turn_done(!call.tool_calls.is_empty());
             }
             EventData::Compacted(c) if c.parent.is_none() => {
                 let _ = match &c.error {
@@ -135,6 +154,74 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             // still saved) and the exit code says stdout failed.
             self.out_error = result.err();
         }
+    }
+}
+
+impl<W: Write, E: Write> ExecSink<W, E> {
+    /// Plain mode: the answer's text as it arrives, a whole line at a time (a retry can still
+    /// take back a partial line; a key is never cut in two by a write).
+    fn stream(&mut self, text: &str) {
+        let before = self.pending.len();
+        self.pending.push_str(text);
+        // Only the new text is searched: a reply without newlines stays linear.
+        let end = match text.rfind('\n') {
+            Some(at) => before + at + 1,
+            // A line that never ends still goes out, in pieces.
+            None if self.pending.len() >= MAX_HELD_LINE => self.pending.len(),
+            None => return,
+        };
+        let lines: String = self.pending.drain(..end).collect();
+        self.write_text(&lines);
+        self.attempt_printed = true;
+    }
+
+    /// A model call ended: the rest of its text goes out, and a blank line parts the text
+    /// said before tool calls from what comes next.
+    fn turn_done(&mut self, more: bool) {
+        let rest = std::mem::take(&mut self.pending);
+        let said = self.attempt_printed || !rest.is_empty();
+        self.write_text(&rest);
+        if said && !rest.is_empty() && !rest.ends_with('\n') {
+            self.write_text("\n");
+        }
+        if said && more {
+            self.write_text("\n");
+        }
+        self.attempt_printed = false;
+    }
+
+    /// The attempt failed and is tried again: its partial line is dropped; lines already
+    /// out cannot be, so stderr says the text starts over.
+    fn retried(&mut self) {
+        self.pending.clear();
+        if std::mem::take(&mut self.attempt_printed) {
+            self.write_text("\n");
+            let _ = writeln!(
+                self.err,
+                "taco: the reply above was cut off; it starts again below"
+            );
+        }
+    }
+
+    /// The end: what is left of an interrupted reply stays, ended by a newline.
+    fn finish_text(&mut self) {
+        let rest = std::mem::take(&mut self.pending);
+        self.write_text(&rest);
+        if !rest.is_empty() && !rest.ends_with('\n') {
+            self.write_text("\n");
+        }
+    }
+
+    fn write_text(&mut self, text: &str) {
+        if text.is_empty() || self.out_error.is_some() {
+            return;
+        }
+        let clean = self.secrets.redact(text);
+        let mut result = self.out.write_all(clean.as_bytes());
+        if result.is_ok() && self.tty {
+            result = self.out.flush();
+        }
+        self.out_error = result.err();
     }
 }
 
@@ -193,6 +280,9 @@ pub async fn run(
         out_error: None,
         secrets: Arc::clone(&options.secrets),
         line: Vec::new(),
+        pending: String::new(),
+        attempt_printed: false,
+        tty: io::stdout().is_terminal(),
     };
     let mut recorded = Recorded::new(sink, recorder);
     let mut approver = if options.approve_all {
@@ -227,15 +317,12 @@ pub async fn run(
         }
         None => None,
     };
+    if !options.json {
+        // The answer was streamed as it came; only an unfinished line is left.
+        sink.finish_text();
+    }
     let code = match &outcome {
-        Outcome::Final { content, error } => {
-            if !options.json && sink.out_error.is_none() {
-                let mut result = sink.out.write_all(content.as_bytes());
-                if result.is_ok() && !content.ends_with('\n') {
-                    result = sink.out.write_all(b"\n");
-                }
-                sink.out_error = result.err();
-            }
+        Outcome::Final { error, .. } => {
             if error.is_some() {
                 EXIT_RUN_ERROR
             } else {
@@ -275,4 +362,88 @@ pub async fn run(
         }
     }
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink() -> ExecSink<Vec<u8>, Vec<u8>> {
+        ExecSink {
+            json: false,
+            out: BufWriter::new(Vec::new()),
+            err: Vec::new(),
+            trace: None,
+            last_flush: Instant::now(),
+            out_error: None,
+            secrets: Arc::new(Secrets::default()),
+            line: Vec::new(),
+            pending: String::new(),
+            attempt_printed: false,
+            tty: false,
+        }
+    }
+
+    fn out(sink: &mut ExecSink<Vec<u8>, Vec<u8>>) -> String {
+        sink.out.flush().unwrap();
+        String::from_utf8(sink.out.get_ref().clone()).unwrap()
+    }
+
+    #[test]
+    fn whole_lines_go_out_as_they_come_and_turns_are_parted() {
+        let mut s = sink();
+        s.stream("Let me ");
+        assert_eq!(out(&mut s), "", "a partial line waits");
+        s.stream("look.\nAt the ");
+        assert_eq!(out(&mut s), "Let me look.\n");
+        s.turn_done(true);
+        assert_eq!(out(&mut s), "Let me look.\nAt the \n\n");
+        s.stream("Answer: 42.");
+        s.turn_done(false);
+        s.finish_text();
+        assert_eq!(out(&mut s), "Let me look.\nAt the \n\nAnswer: 42.\n");
+    }
+
+    #[test]
+    fn a_retry_drops_the_partial_line_and_says_when_lines_were_out() {
+        let mut s = sink();
+        s.stream("Partial ans");
+        s.retried();
+        s.stream("Full answer.");
+        s.turn_done(false);
+        assert_eq!(out(&mut s), "Full answer.\n");
+        assert!(s.err.is_empty());
+        let mut s = sink();
+        s.stream("line one\nline t");
+        s.retried();
+        s.stream("line one\nline two");
+        s.turn_done(false);
+        assert_eq!(out(&mut s), "line one\n\nline one\nline two\n");
+        assert!(String::from_utf8_lossy(&s.err).contains("starts again below"));
+    }
+
+    #[test]
+    fn an_endless_line_goes_out_in_bounded_pieces() {
+        let mut s = sink();
+        for _ in 0..100 {
+            s.stream(&"x".repeat(1000));
+        }
+        assert!(s.pending.len() < MAX_HELD_LINE);
+        assert_eq!(out(&mut s).len() + s.pending.len(), 100_000);
+        s.finish_text();
+        assert_eq!(out(&mut s).len(), 100_001);
+    }
+
+    #[test]
+    fn a_key_in_the_answer_is_masked_in_the_stream() {
+        let mut s = sink();
+        s.secrets = Arc::new(Secrets::new(["sk-abcdefghijklmnop1234".to_string()]));
+        s.stream("the key is sk-abcdefg");
+        s.stream("hijklmnop1234 ok\n");
+        assert!(
+            !out(&mut s).contains("sk-abcdefghijklmnop1234"),
+            "{}",
+            out(&mut s)
+        );
+    }
 }

@@ -76,6 +76,7 @@ struct Ended {
     code: i32,
     stderr: String,
     peak_rss_kb: u64,
+    stdout_bytes: usize,
 }
 
 /// Runs `taco exec` against `url` and samples its peak RSS (VmHWM) while it runs.
@@ -89,6 +90,19 @@ async fn run_against(url: &str, config: &str) -> Ended {
         .arg("hi");
     let mut child = cmd.spawn().unwrap();
     let pid = child.id().unwrap();
+    // The answer streams to stdout as it comes: read it, as any consumer would, and count it.
+    let mut out = child.stdout.take().unwrap();
+    let printed = tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0usize;
+        while let Ok(n) = out.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+        total
+    });
     let mut peak = 0;
     let status = loop {
         if let Ok(status) = tokio::time::timeout(Duration::from_millis(20), child.wait()).await {
@@ -116,6 +130,7 @@ async fn run_against(url: &str, config: &str) -> Ended {
         code: status.code().unwrap_or(-1),
         stderr,
         peak_rss_kb: peak,
+        stdout_bytes: printed.await.unwrap(),
     }
 }
 
@@ -138,6 +153,9 @@ async fn an_endless_reply_ends_at_the_reply_cap_with_bounded_memory() {
         "peak RSS {} kB",
         ended.peak_rss_kb
     );
+    // What streamed out is bounded by the same cap.
+    assert!(ended.stdout_bytes > 0);
+    assert!(ended.stdout_bytes <= 16 << 20, "{}", ended.stdout_bytes);
 }
 
 #[tokio::test]

@@ -580,12 +580,19 @@ async fn stdio_hang_init_never_answers() {
         .unwrap();
     let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
     let (handler, _events) = recorder(Answer::Decline);
-    let started = tokio::time::timeout(Duration::from_secs(1), handler.serve(transport)).await;
-    assert!(started.is_err(), "initialize completed against --hang-init");
+    // The client keeps its end open while we look: dropping it would close the fixture's
+    // stdin, and a server ends on EOF (so looking after the drop raced that exit).
+    let serving = tokio::spawn(async move { handler.serve(transport).await.is_ok() });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !serving.is_finished(),
+        "initialize completed against --hang-init"
+    );
     assert!(
         child.try_wait().unwrap().is_none(),
         "--hang-init must keep running"
     );
+    serving.abort();
 }
 
 #[tokio::test]

@@ -22,6 +22,9 @@ use crate::{logging, reaper};
 /// The TUI, on two worker threads so a busy tool never stalls the screen; tools' processes
 /// that escape their group come back to taco and end with it.
 pub fn tui(start: &Start, launched: Instant) -> i32 {
+    if let Err(code) = need_terminal() {
+        return code;
+    }
     let _reaper = reaper::Reaper::start();
     run_tui(start, launched)
 }
@@ -88,6 +91,7 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
 
 /// `taco trace FILE`: a saved session or trace, read-only in the TUI.
 pub fn trace(file: &Path, launched: Instant) -> i32 {
+    // What is wrong with the file is said first: it is worth knowing in any terminal.
     let loaded = match session::load(file) {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -95,6 +99,9 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
             return EXIT_USAGE;
         }
     };
+    if let Err(code) = need_terminal() {
+        return code;
+    }
     let runtime = match runtime(false) {
         Ok(runtime) => runtime,
         Err(code) => return code,
@@ -201,4 +208,17 @@ fn policy_word(policy: Policy) -> &'static str {
         Policy::Ask => "ask",
         Policy::Deny => "deny",
     }
+}
+
+/// The TUI draws on a terminal and reads keys from one: in a pipe or a script it would only
+/// garble the output, so it says what to use instead.
+fn need_terminal() -> Result<(), i32> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    crate::say!(
+        "taco: the full-screen UI needs a terminal (stdin and stdout); in scripts and pipes use taco exec \"your request\" (taco exec --help)"
+    );
+    Err(EXIT_USAGE)
 }
