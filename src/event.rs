@@ -403,6 +403,19 @@ pub enum EventData {
         /// Wait before the attempt.
         delay_ms: u64,
     },
+    /// The model made the same call with the same arguments for the third time in a request:
+    /// it is probably stuck (the model is told in that call's result).
+    LoopWarning {
+        /// The call (frame) id of the repeat.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// How many times it was made.
+        times: u32,
+        /// The frame of the conversation, if a sub-agent's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<String>,
+    },
     /// The user took a grant back (`/tools revoke`): calls it allowed are asked about again.
     GrantRevoked {
         /// The grant.
@@ -463,6 +476,7 @@ impl EventData {
             Self::Retry { .. } => "retry",
             Self::Compacted(_) => "compacted",
             Self::GrantRevoked { .. } => "grant_revoked",
+            Self::LoopWarning { .. } => "loop_warning",
             Self::MaxTurnsReached { .. } => "max_turns_reached",
             Self::MaxTurnsPromptInjected { .. } => "max_turns_prompt_injected",
             Self::Final { .. } => "final",

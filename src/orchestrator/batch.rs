@@ -8,6 +8,7 @@ use super::collect::Collected;
 use super::conversation::Conversation;
 use super::delegate;
 use super::plan::{Planned, Planner};
+use super::repeats;
 use super::results::final_state;
 use super::scope::{Pending, Run};
 use crate::conversation::{Message, ToolCall};
@@ -50,10 +51,31 @@ impl Run<'_> {
             })
             .collect();
         let offered: Vec<String> = conv.specs.iter().map(|s| s.name.clone()).collect();
+        let repeated: Vec<Option<u32>> = pending
+            .iter()
+            .map(|c| {
+                self.repeats
+                    .count(c.parent.as_deref(), &c.name, &c.arguments)
+            })
+            .collect();
         let outcomes = self.process(turn, &pending, Some(&offered)).await;
+        // After the calls' own events, so the UI flags a call it already shows.
+        for (call, times) in pending.iter().zip(&repeated) {
+            if let Some(times) = times {
+                self.emit(EventData::LoopWarning {
+                    id: call.frame.clone(),
+                    name: call.name.clone(),
+                    times: *times,
+                    parent: call.parent.clone(),
+                });
+            }
+        }
         let mut instructions = Vec::new();
-        for (call, outcome) in pending.iter().zip(outcomes) {
-            let content = outcome.message_content();
+        for ((call, outcome), times) in pending.iter().zip(outcomes).zip(repeated) {
+            let mut content = outcome.message_content();
+            if let Some(times) = times {
+                content = repeats::with_note(content, &repeats::note(&call.name, times));
+            }
             conv.messages.push(Message::tool(
                 call.call_id.clone(),
                 call.name.clone(),

@@ -28,6 +28,7 @@ mod delegate;
 pub mod limits;
 mod plan;
 pub mod recorded;
+mod repeats;
 mod results;
 pub mod retry;
 mod scope;

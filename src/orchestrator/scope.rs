@@ -44,6 +44,8 @@ pub(super) struct Run<'s> {
     /// Turn limits of the conversations running now: the user's first, then each nested
     /// sub-agent's (its length is the sub-agent depth + 1).
     pub(super) agents: Vec<u32>,
+    /// The model's calls so far, to flag one repeated with the same arguments.
+    pub(super) repeats: super::repeats::Repeats,
 }
 
 impl<'s> Run<'s> {
@@ -71,6 +73,7 @@ impl<'s> Run<'s> {
             next_id: 0,
             model_calls: 0,
             agents: vec![max_turns],
+            repeats: Default::default(),
         }
     }
 }

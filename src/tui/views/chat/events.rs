@@ -159,6 +159,21 @@ impl ChatState {
                 self.push(CellKind::Notice { style, text });
             }
             EventData::Compacted(_) => {}
+            // A sub-agent's loop shows under its delegate cell through the timeline.
+            EventData::LoopWarning {
+                name,
+                times,
+                parent: None,
+                ..
+            } => {
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Warn,
+                    text: format!(
+                        "repeated call: {name} was called {times} times with the same arguments; the model was told"
+                    ),
+                });
+            }
+            EventData::LoopWarning { .. } => {}
             EventData::GrantRevoked { grant } => {
                 let text = match grant {
                     Grant::Tool(name) => format!("`{name}` is asked about again (grant revoked)."),

@@ -233,6 +233,11 @@ impl Row {
                     one_line(reason)
                 ),
             ),
+            EventData::LoopWarning { name, times, .. } => (
+                "⚠",
+                Tone::Warn,
+                format!("repeated call: {} ×{times}, same arguments", one_line(name)),
+            ),
             EventData::GrantRevoked { grant } => (
                 "⊘",
                 Tone::Warn,
@@ -349,6 +354,7 @@ impl Row {
                     | EventData::Retry { .. }
                     | EventData::MaxTurnsReached { .. }
                     | EventData::MaxTurnsPromptInjected { .. }
+                    | EventData::LoopWarning { .. }
                     | EventData::Cancelled { .. }
                     | EventData::ToolResult { ok: false, .. }
             ),

@@ -1,0 +1,90 @@
+//! Loop detection (issue 14.8): a model that makes the same tool call with the same arguments
+//! again and again in one request is stuck. The third time, the call is flagged (a
+//! `loop_warning` event) and the model is told, once, in that call's result.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+/// The call count at which a repeated call is flagged.
+pub const REPEATS_FLAGGED: u32 = 3;
+
+/// How often each call was made in this request, by conversation, tool and arguments.
+#[derive(Debug, Default)]
+pub(super) struct Repeats {
+    seen: HashMap<(Option<String>, String, String), u32>,
+}
+
+impl Repeats {
+    /// Counts one call; the count when it reaches [`REPEATS_FLAGGED`], once per call.
+    pub(super) fn count(
+        &mut self,
+        parent: Option<&str>,
+        name: &str,
+        arguments: &Value,
+    ) -> Option<u32> {
+        // `serde_json` maps are ordered by key, so equal arguments print equal.
+        let key = (
+            parent.map(String::from),
+            name.to_string(),
+            arguments.to_string(),
+        );
+        let n = self.seen.entry(key).or_insert(0);
+        *n = n.saturating_add(1);
+        (*n == REPEATS_FLAGGED).then_some(*n)
+    }
+}
+
+/// What the model is told in the result of the flagged call.
+pub(super) fn note(name: &str, times: u32) -> String {
+    format!(
+        "You have now called {name} {times} times in this request with exactly the same \
+         arguments; the result will not change. Use what you have, try something different, \
+         or answer."
+    )
+}
+
+/// The result content with the note added: a field of a JSON object, else a line after it.
+pub(super) fn with_note(content: String, note: &str) -> String {
+    match serde_json::from_str::<Value>(&content) {
+        Ok(Value::Object(mut map)) => {
+            map.insert("repeated_call".to_string(), Value::String(note.to_string()));
+            Value::Object(map).to_string()
+        }
+        _ => format!("{content}\n\n[{note}]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_third_identical_call_is_flagged_once() {
+        let mut r = Repeats::default();
+        let args = json!({"path": "a", "limit": 3});
+        assert_eq!(r.count(None, "read_file", &args), None);
+        assert_eq!(
+            r.count(None, "read_file", &json!({"limit": 3, "path": "a"})),
+            None
+        );
+        assert_eq!(r.count(None, "read_file", &args), Some(3));
+        assert_eq!(r.count(None, "read_file", &args), None, "told once");
+        // Other arguments, another tool, another conversation: counted apart.
+        assert_eq!(r.count(None, "read_file", &json!({"path": "b"})), None);
+        assert_eq!(r.count(Some("d1"), "read_file", &args), None);
+        assert_eq!(r.count(None, "list_dir", &args), None);
+    }
+
+    #[test]
+    fn the_note_goes_into_an_object_or_after_other_text() {
+        let with = with_note(r#"{"content":"x"}"#.into(), "stop");
+        assert_eq!(
+            serde_json::from_str::<Value>(&with).unwrap(),
+            json!({"content": "x", "repeated_call": "stop"})
+        );
+        assert_eq!(with_note("plain".into(), "stop"), "plain\n\n[stop]");
+        assert!(note("shell", 3).contains("shell 3 times"));
+    }
+}
