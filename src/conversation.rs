@@ -126,6 +126,14 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Completion tokens (reasoning included where the provider counts it so).
     pub output_tokens: u64,
+    /// Of the prompt tokens, those read from the provider's prompt cache (cheaper), when
+    /// the provider says.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -134,6 +142,7 @@ impl Usage {
         // Saturating: a provider or a doctored file may report absurd counts.
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_tokens = self.cached_tokens.saturating_add(other.cached_tokens);
     }
 }
 

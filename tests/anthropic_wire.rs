@@ -919,3 +919,16 @@ async fn a_base_url_ending_in_v1_is_accepted() {
     assert!(outcome.is_ok());
     assert_eq!(request.path, "/v1/messages");
 }
+
+#[test]
+fn cache_reads_are_prompt_tokens_and_counted_apart() {
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":2000,\"output_tokens\":1}}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":7}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+    );
+    let outcome = decode_bytes(body.as_bytes());
+    assert_eq!(outcome.turn.usage.input_tokens, 2110);
+    assert_eq!(outcome.turn.usage.cached_tokens, 2000);
+    assert_eq!(outcome.turn.usage.output_tokens, 7);
+}

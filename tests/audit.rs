@@ -183,6 +183,7 @@ fn llm_call(
         usage: Usage {
             input_tokens: usage.0,
             output_tokens: usage.1,
+            cached_tokens: 0,
         },
         timings: None,
         message_count: 2,
@@ -348,6 +349,7 @@ fn realistic_run() -> Vec<Event> {
             usage: Usage {
                 input_tokens: 710,
                 output_tokens: 101,
+                cached_tokens: 0,
             },
         },
     );

@@ -72,6 +72,7 @@ impl Provider for Summarising {
                 Chunk::Usage(Usage {
                     input_tokens: 300,
                     output_tokens: 20,
+                    cached_tokens: 0,
                 }),
             ];
             Ok(Box::pin(futures_util::stream::iter(chunks.into_iter().map(Ok))) as ChunkStream)

@@ -116,6 +116,7 @@ fn session_bytes() -> &'static [u8] {
                 usage: Usage {
                     input_tokens: 100,
                     output_tokens: 20,
+                    cached_tokens: 0,
                 },
                 timings: None,
                 message_count: 2,
@@ -148,6 +149,7 @@ fn session_bytes() -> &'static [u8] {
                 usage: Usage {
                     input_tokens: 100,
                     output_tokens: 20,
+                    cached_tokens: 0,
                 },
             },
         ];

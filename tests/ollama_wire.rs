@@ -194,6 +194,7 @@ fn check_outcome(name: &str, outcome: &Outcome) {
     let usage = Usage {
         input_tokens,
         output_tokens,
+        cached_tokens: 0,
     };
     assert_eq!(turn.usage, usage, "{name}: usage");
     assert_eq!(turn.timings, want.timings, "{name}: timings");

@@ -681,3 +681,16 @@ async fn reasoning_of_earlier_requests_is_not_sent_back() {
     );
     assert_eq!(body["messages"][3]["reasoning_content"], "new thoughts");
 }
+
+#[test]
+fn cached_prompt_tokens_are_counted_apart() {
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"completion_tokens\":5,",
+        "\"prompt_tokens_details\":{\"cached_tokens\":1024}}}\n\n",
+        "data: [DONE]\n\n"
+    );
+    let outcome = decode_chunks(vec![Bytes::from_static(body.as_bytes())]);
+    assert_eq!(outcome.turn.usage.input_tokens, 1200);
+    assert_eq!(outcome.turn.usage.cached_tokens, 1024);
+}

@@ -35,6 +35,7 @@ fn llm_call(turn: u32, usage: (u64, u64), parent: Option<&str>) -> Event {
         usage: Usage {
             input_tokens: usage.0,
             output_tokens: usage.1,
+            cached_tokens: 0,
         },
         timings: None,
         message_count: 2,
@@ -106,6 +107,7 @@ fn conversation() -> Vec<Entry> {
             usage: Usage {
                 input_tokens: 250,
                 output_tokens: 50,
+                cached_tokens: 0,
             },
         })),
     ]
@@ -486,6 +488,7 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
                 tokens: Usage {
                     input_tokens: 307,
                     output_tokens: 37,
+                    cached_tokens: 0,
                 },
             },
         ]
@@ -602,6 +605,7 @@ fn format_list_shows_one_row_per_session() {
             tokens: Usage {
                 input_tokens: 12_345,
                 output_tokens: 678,
+                cached_tokens: 0,
             },
         },
         Summary {

@@ -528,6 +528,7 @@ fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
         usage: Usage {
             input_tokens: 12,
             output_tokens: 5,
+            cached_tokens: 0,
         },
         timings: None,
         message_count: 2,
@@ -593,6 +594,7 @@ fn llm_call(turn: u32, parent: Option<&str>, content: &str, calls: &[(&str, &str
         usage: Usage {
             input_tokens: 100,
             output_tokens: 10,
+            cached_tokens: 0,
         },
         timings: None,
         message_count: 2,
@@ -1285,6 +1287,7 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
         c.usage = Usage {
             input_tokens: 700,
             output_tokens: 100,
+            cached_tokens: 0,
         };
     }
     h.event(call);
@@ -1330,6 +1333,7 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
         usage: Usage {
             input_tokens: 500,
             output_tokens: 40,
+            cached_tokens: 0,
         },
         duration_ms: 900,
         parent: None,

@@ -56,6 +56,7 @@ fn llm(turn: u32, content: &str, calls: Vec<ToolCall>, duration_ms: u64) -> Even
         usage: Usage {
             input_tokens: 120,
             output_tokens: 12,
+            cached_tokens: 0,
         },
         timings: None,
         message_count: 2,
@@ -157,6 +158,7 @@ fn session(with_messages: bool) -> Vec<Entry> {
             usage: Usage {
                 input_tokens: 240,
                 output_tokens: 24,
+                cached_tokens: 0,
             },
         },
     ));

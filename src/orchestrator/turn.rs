@@ -67,6 +67,9 @@ impl TurnAssembler {
                 if usage.output_tokens > 0 {
                     self.usage.output_tokens = usage.output_tokens;
                 }
+                if usage.cached_tokens > 0 {
+                    self.usage.cached_tokens = usage.cached_tokens;
+                }
             }
             Chunk::Finish(reason) => self.finish_reason = Some(reason),
             Chunk::ReasoningSignature(signature) => self.signature = Some(signature),
@@ -172,10 +175,12 @@ mod tests {
         a.push(Chunk::Usage(Usage {
             input_tokens: 5,
             output_tokens: 0,
+            cached_tokens: 0,
         }));
         a.push(Chunk::Usage(Usage {
             input_tokens: 0,
             output_tokens: 7,
+            cached_tokens: 0,
         }));
         let turn = a.finish();
         assert_eq!(turn.content, "Hi");
@@ -189,7 +194,8 @@ mod tests {
             turn.usage,
             Usage {
                 input_tokens: 5,
-                output_tokens: 7
+                output_tokens: 7,
+                cached_tokens: 0,
             }
         );
     }

@@ -155,6 +155,7 @@ fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
     out.push(Chunk::Usage(Usage {
         input_tokens,
         output_tokens,
+        cached_tokens: 0,
     }));
     out
 }

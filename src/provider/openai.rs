@@ -198,6 +198,10 @@ fn decode_data(data: &str, out: &mut VecDeque<Result<Chunk, ProviderError>>) -> 
         out.push_back(Ok(Chunk::Usage(Usage {
             input_tokens: usage.prompt_tokens.unwrap_or(0),
             output_tokens: usage.completion_tokens.unwrap_or(0),
+            cached_tokens: usage
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or(0),
         })));
     }
     false
@@ -227,6 +231,13 @@ struct XGroq {
 struct WireUsage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    /// `cached_tokens`: the part of the prompt read from the cache.
+    prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct WirePromptDetails {
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]

@@ -35,6 +35,7 @@ fn llm(turn: u32, parent: Option<&str>, calls: &[&str], input: u64) -> EventData
         usage: Usage {
             input_tokens: input,
             output_tokens: 1,
+            cached_tokens: 0,
         },
         model: "m".into(),
         duration_ms: 1,

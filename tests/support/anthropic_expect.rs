@@ -3,7 +3,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use serde_json::Value;
-use taco::conversation::Usage;
 use taco::provider::ProviderError;
 
 use crate::support::wire::Outcome;
@@ -279,11 +278,8 @@ pub fn check_outcome(name: &str, outcome: &Outcome) {
     );
     let (input_tokens, output_tokens) = expected.usage;
     assert_eq!(
-        turn.usage,
-        Usage {
-            input_tokens,
-            output_tokens
-        },
+        (turn.usage.input_tokens, turn.usage.output_tokens),
+        (input_tokens, output_tokens),
         "{name}: usage"
     );
     match (&outcome.error, expected.end) {

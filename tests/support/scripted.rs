@@ -94,6 +94,7 @@ pub fn text(t: &str) -> Vec<Chunk> {
         Chunk::Usage(Usage {
             input_tokens: 10,
             output_tokens: 2,
+            cached_tokens: 0,
         }),
     ]
 }

@@ -368,6 +368,7 @@ impl WireUsage {
         Usage {
             input_tokens: input.unwrap_or(0),
             output_tokens: self.output_tokens.unwrap_or(0),
+            cached_tokens: self.cache_read_input_tokens.unwrap_or(0),
         }
     }
 }

@@ -194,6 +194,7 @@ impl<S> LineDecoder<S> {
             self.out.push_back(Ok(Chunk::Usage(Usage {
                 input_tokens: m.prompt_eval_count.unwrap_or(0),
                 output_tokens: m.eval_count.unwrap_or(0),
+                cached_tokens: 0,
             })));
         }
         let timings = Timings {

@@ -49,6 +49,7 @@ fn llm(turn: u32, duration_ms: u64, calls: Vec<ToolCall>) -> EventData {
         usage: Usage {
             input_tokens: 1200,
             output_tokens: 80,
+            cached_tokens: 0,
         },
         timings: None,
         message_count: 4,
