@@ -12,6 +12,7 @@ use crate::tools::{Policy, ToolSettings};
 
 mod file;
 mod presets;
+pub mod pricing;
 mod windows;
 
 use file::check_url;
@@ -96,6 +97,8 @@ pub struct Resolved {
     pub mcp: Vec<crate::mcp::ServerSpec>,
     /// The context window and when to compact.
     pub context: ContextSettings,
+    /// What model calls cost.
+    pub pricing: pricing::Pricing,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -177,6 +180,12 @@ where
         dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(400)),
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
         context,
+        pricing: pricing::Pricing::new(
+            file.pricing
+                .iter()
+                .map(|(model, price)| (model.clone(), *price.get_ref()))
+                .collect(),
+        ),
     })
 }
 

@@ -83,6 +83,13 @@ pub struct RunModel {
     /// How full the user's conversation is: tokens of the latest request (and its reply)
     /// and the window, when known.
     context: Option<ContextGauge>,
+    /// The session's tokens by model (for its cost; a `/clear` keeps them: they were spent).
+    by_model: BTreeMap<String, Usage>,
+    /// The model of the latest call (a compaction's summary call is made with it).
+    last_model: Option<String>,
+    /// Tokens of the model calls nested under each frame (a sub-agent's whole subtree), by
+    /// model.
+    subtree: HashMap<String, BTreeMap<String, Usage>>,
 }
 
 /// How much of the model's context window the user's conversation uses.
@@ -116,6 +123,7 @@ impl RunModel {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.
                 self.calls.clear();
+                self.subtree.clear();
                 self.order.clear();
                 self.asked.clear();
                 self.approvals.clear();
@@ -143,6 +151,28 @@ impl RunModel {
                 }
                 self.run_usage.add(call.usage);
                 self.usage.add(call.usage);
+                self.by_model
+                    .entry(call.model.clone())
+                    .or_default()
+                    .add(call.usage);
+                self.last_model = Some(call.model.clone());
+                // Every frame above a sub-agent's call counts it in its subtree.
+                let mut frame = call.parent.clone();
+                let mut hops = 0;
+                while let Some(id) = frame {
+                    self.subtree
+                        .entry(id.clone())
+                        .or_default()
+                        .entry(call.model.clone())
+                        .or_default()
+                        .add(call.usage);
+                    frame = self.calls.get(&id).and_then(|c| c.parent.clone());
+                    hops += 1;
+                    // A doctored trace could make a cycle of parents.
+                    if hops > self.calls.len() {
+                        break;
+                    }
+                }
             }
             EventData::GrantRevoked { grant } => match grant {
                 Grant::Tool(name) => {
@@ -153,6 +183,12 @@ impl RunModel {
             EventData::Compacted(compacted) => {
                 self.run_usage.add(compacted.usage);
                 self.usage.add(compacted.usage);
+                if let Some(model) = &self.last_model {
+                    self.by_model
+                        .entry(model.clone())
+                        .or_default()
+                        .add(compacted.usage);
+                }
                 if compacted.parent.is_none() && compacted.error.is_none() {
                     self.context = Some(ContextGauge {
                         used: compacted.after_tokens,
@@ -284,6 +320,46 @@ impl RunModel {
         self.usage = Usage::default();
         self.turn = 0;
         self.context = None;
+    }
+
+    /// The session's tokens by model.
+    pub fn usage_by_model(&self) -> &BTreeMap<String, Usage> {
+        &self.by_model
+    }
+
+    /// The tokens of every model call nested under a frame (a sub-agent's subtree).
+    pub fn subtree_usage(&self, frame: &str) -> Option<Usage> {
+        self.subtree.get(frame).map(|by_model| {
+            by_model.values().fold(Usage::default(), |mut sum, u| {
+                sum.add(*u);
+                sum
+            })
+        })
+    }
+
+    /// What the model calls under a frame cost, when their prices are known.
+    pub fn subtree_cost(
+        &self,
+        frame: &str,
+        pricing: &crate::config::pricing::Pricing,
+    ) -> Option<f64> {
+        let by_model = self.subtree.get(frame)?;
+        let costs: Vec<f64> = by_model
+            .iter()
+            .filter_map(|(model, usage)| pricing.cost(model, usage))
+            .collect();
+        (!costs.is_empty()).then(|| costs.iter().sum())
+    }
+
+    /// What the session cost so far, summed over the models whose price is known; `None`
+    /// when none is.
+    pub fn session_cost(&self, pricing: &crate::config::pricing::Pricing) -> Option<f64> {
+        let costs: Vec<f64> = self
+            .by_model
+            .iter()
+            .filter_map(|(model, usage)| pricing.cost(model, usage))
+            .collect();
+        (!costs.is_empty()).then(|| costs.iter().sum())
     }
 
     /// How full the user's conversation is, once a model call has said.

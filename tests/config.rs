@@ -75,6 +75,16 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
             "[instructions] files: \"docs/AGENTS.md\" is not a file name",
         ),
         (
+            "[pricing.\"my-model\"]\ninput = -1.0\noutput = 2.0\n",
+            1,
+            "not negative",
+        ),
+        (
+            "[pricing.m]\ninput = 1.0\noutput = 2.0\ncache = 0.1\n",
+            4,
+            "unknown field `cache`",
+        ),
+        (
             "[instructions]\nenable = false\n",
             2,
             "unknown field `enable`, expected `enabled` or `files`",
@@ -469,4 +479,25 @@ async fn project_instructions_reach_the_system_prompt_and_can_be_renamed_or_turn
         off.system_prompt,
         config::DEFAULT_SYSTEM_PROMPT.replace("{workdir}", &work.display().to_string())
     );
+}
+
+#[tokio::test]
+async fn configured_prices_win_over_the_built_in_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "provider = \"demo\"\n[pricing.\"gpt-4.1\"]\ninput = 1.5\noutput = 6.0\ncached = 0.1\n",
+    );
+    let r = resolve(
+        dir.path(),
+        Overrides {
+            config: Some(path),
+            ..Overrides::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.pricing.price("gpt-4.1").unwrap().input, 1.5);
+    assert_eq!(r.pricing.price("gpt-4.1-mini").unwrap().input, 0.40);
 }

@@ -46,6 +46,7 @@ fn info() -> AppInfo {
         dialog_guard: GUARD,
         mcp: None,
         instructions: Default::default(),
+        pricing: Default::default(),
     }
 }
 
@@ -1298,6 +1299,7 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
     });
     let text = screen_text(&h.screen(140, 30));
     assert!(text.contains("ctx 80%"), "{text}");
+    assert!(!text.contains('$'), "no price known for model demo: {text}");
     // The gauge warns as the window fills.
     let status_row = h.screen(140, 30).backend().buffer().clone();
     let cell = (0..140)
@@ -1437,5 +1439,30 @@ fn compact_during_a_request_runs_when_it_ends_before_queued_prompts() {
     assert!(
         text.contains("not compacted (/compact): cancelled by the user"),
         "{text}"
+    );
+}
+
+#[test]
+fn the_session_cost_shows_when_the_model_has_a_price() {
+    let mut h = Harness::new();
+    h.type_text("hello");
+    h.key(KeyCode::Enter);
+    h.start_run();
+    let mut call = llm_call(1, None, "hi", &[]);
+    if let EventData::LlmCall(c) = &mut call {
+        c.model = "gpt-4.1".into();
+        c.usage = Usage {
+            input_tokens: 100_000,
+            output_tokens: 10_000,
+            cached_tokens: 0,
+        };
+    }
+    h.event(call);
+    let text = screen_text(&h.screen(200, 30));
+    // 0.1 M in at $2 + 0.01 M out at $8.
+    assert!(text.contains("$0.280"), "{text}");
+    assert!(
+        text.contains("110.0k tok $0.280"),
+        "the timeline row: {text}"
     );
 }

@@ -36,6 +36,7 @@ impl Harness {
             dialog_guard: Duration::from_millis(ms),
             mcp: None,
             instructions: Default::default(),
+            pricing: Default::default(),
         };
         Self {
             app: App::new(info, t0),

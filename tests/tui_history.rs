@@ -25,6 +25,7 @@ fn info() -> AppInfo {
         dialog_guard: std::time::Duration::from_millis(400),
         mcp: None,
         instructions: Default::default(),
+        pricing: Default::default(),
     }
 }
 

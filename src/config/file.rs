@@ -214,6 +214,9 @@ pub struct ConfigFile {
     /// The context window and compaction.
     #[serde(default)]
     pub context: ContextConfig,
+    /// Prices per million tokens by model id (`[pricing."gpt-4.1"] input = 2.0 …`).
+    #[serde(default)]
+    pub pricing: BTreeMap<String, Spanned<super::pricing::Price>>,
 }
 
 /// `<config dir>/taco/config.toml`.
@@ -368,6 +371,18 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
             percent.span(),
             "[context] compact_at_percent must be between 10 and 99",
         ));
+    }
+    for (model, price) in &file.pricing {
+        if !price.get_ref().is_valid() {
+            return Err(ConfigError::at(
+                path,
+                text,
+                price.span(),
+                format!(
+                    "[pricing.\"{model}\"]: prices are US dollars per million tokens, not negative"
+                ),
+            ));
+        }
     }
     for entry in &file.tools.web_fetch.allow_private {
         AllowPrivate::parse(std::slice::from_ref(entry.get_ref())).map_err(|m| {

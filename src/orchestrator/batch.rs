@@ -51,9 +51,16 @@ impl Run<'_> {
             })
             .collect();
         let offered: Vec<String> = conv.specs.iter().map(|s| s.name.clone()).collect();
+        // A call counts once per turn: a stuck model repeats itself turn after turn (the
+        // same call twice in one batch is a different oddity).
+        let mut this_turn = std::collections::HashSet::new();
         let repeated: Vec<Option<u32>> = pending
             .iter()
             .map(|c| {
+                let key = (c.name.as_str(), c.arguments.to_string());
+                if !this_turn.insert(key) {
+                    return None;
+                }
                 self.repeats
                     .count(c.parent.as_deref(), &c.name, &c.arguments)
             })

@@ -272,3 +272,35 @@ fn the_context_gauge_follows_the_user_conversation_only() {
     model.cleared();
     assert_eq!(model.context(), None);
 }
+
+#[test]
+fn a_sub_agent_subtree_sums_every_nested_model_call_and_costs_by_model() {
+    use crate::config::pricing::Pricing;
+    let mut model = RunModel::new();
+    model.apply(&ev("r", started(5)));
+    model.apply(&ev("r", llm(1, None, &["d1"], 100)));
+    model.apply(&ev("r", call("d1", None)));
+    // The sub-agent, and a sub-sub-agent under it.
+    model.apply(&ev("r", llm(1, Some("d1"), &["d2"], 1000)));
+    model.apply(&ev("r", call("d2", Some("d1"))));
+    model.apply(&ev("r", llm(1, Some("d2"), &[], 10_000)));
+    assert_eq!(model.subtree_usage("d1").unwrap().input_tokens, 11_000);
+    assert_eq!(model.subtree_usage("d2").unwrap().input_tokens, 10_000);
+    assert_eq!(model.subtree_usage("none"), None);
+    // Model "m" has no known price; a configured one prices it.
+    assert_eq!(model.subtree_cost("d1", &Pricing::default()), None);
+    let mut prices = std::collections::BTreeMap::new();
+    prices.insert(
+        "m".to_string(),
+        crate::config::pricing::Price {
+            input: 1.0,
+            output: 0.0,
+            cached: None,
+        },
+    );
+    let pricing = Pricing::new(prices);
+    let cost = model.subtree_cost("d1", &pricing).unwrap();
+    assert!((cost - 0.011).abs() < 1e-9, "{cost}");
+    let session = model.session_cost(&pricing).unwrap();
+    assert!((session - 0.0111).abs() < 1e-9, "{session}");
+}

@@ -47,6 +47,8 @@ pub struct AppInfo {
     pub mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
     /// The project instructions in the system prompt (the welcome line, `/status`).
     pub instructions: crate::instructions::Instructions,
+    /// What model calls cost (the status line, timeline rows).
+    pub pricing: crate::config::pricing::Pricing,
 }
 
 /// A side effect the event loop carries out.
@@ -119,6 +121,8 @@ impl App {
                 info.provider, info.model, info.workdir
             ),
         );
+        let mut timeline = TimelineState::new();
+        timeline.pricing = info.pricing.clone();
         Self {
             guard: guard::DialogGuard::new(info.dialog_guard),
             info,
@@ -127,7 +131,7 @@ impl App {
             chat,
             composer: Composer::new(),
             stack: StackState::new(),
-            timeline: TimelineState::new(),
+            timeline,
             overlays: OverlayStack::new(),
             activity: Activity::Idle,
             activity_since: now,

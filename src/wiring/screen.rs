@@ -168,6 +168,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         dialog_guard: Duration::ZERO,
         mcp: None,
         instructions: Default::default(),
+        pricing: Default::default(),
     }
 }
 
@@ -199,6 +200,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         dialog_guard: resolved.dialog_guard,
         mcp: None,
         instructions: resolved.instructions.clone(),
+        pricing: resolved.pricing.clone(),
     }
 }
 

@@ -89,6 +89,7 @@ impl App {
             tokens_in: self.run.usage().input_tokens,
             tokens_out: self.run.usage().output_tokens,
             context: self.run.context(),
+            cost: self.run.session_cost(&self.info.pricing),
             activity: self.activity,
             elapsed_ms: now.duration_since(self.activity_since).as_millis(),
             queued: self.queued.len(),

@@ -62,6 +62,8 @@ pub struct Status<'a> {
     pub tokens_out: u64,
     /// How full the conversation is: tokens used and the window, when known.
     pub context: Option<ContextGauge>,
+    /// What the session cost, when the models' prices are known.
+    pub cost: Option<f64>,
     /// What is happening.
     pub activity: Activity,
     /// Milliseconds since the activity started (drives the spinner).
@@ -104,6 +106,12 @@ impl Status<'_> {
             count(self.tokens_in),
             count(self.tokens_out)
         )));
+        if let Some(cost) = self.cost {
+            left.push(Span::raw(format!(
+                " {}",
+                crate::config::pricing::dollars(cost)
+            )));
+        }
         if let Some(percent) = self.context.and_then(|c| c.percent()) {
             let style = if percent >= CONTEXT_WARN_PERCENT {
                 theme.warn

@@ -10,6 +10,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 use unicode_width::UnicodeWidthChar;
 
+use crate::config::pricing::Pricing;
 use crate::conversation::Message;
 use crate::event::{Event, EventData, InputRequest};
 use crate::run_model::RunModel;
@@ -51,6 +52,8 @@ pub struct TimelineState {
     conversation: Vec<Message>,
     /// Each sub-agent's own conversation, by its `delegate` frame id.
     sub_conversations: HashMap<String, Vec<Message>>,
+    /// Prices, for the cost of each model call and sub-agent.
+    pub(crate) pricing: Pricing,
 }
 
 impl Default for TimelineState {
@@ -81,15 +84,23 @@ impl TimelineState {
             horizon: 0,
             conversation: Vec::new(),
             sub_conversations: HashMap::new(),
+            pricing: Pricing::default(),
         }
     }
 
     /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
     /// shows frames); a tool result also ends its call's span.
     pub fn on_event(&mut self, event: &Event, run: &RunModel) {
-        let Some(mut row) = Row::from_event(event) else {
+        let Some(mut row) = Row::from_event(event, &self.pricing) else {
             return;
         };
+        // A sub-agent's result says what its whole subtree of model calls spent.
+        if let EventData::ToolResult { id, .. } = &event.data
+            && let Some(spent) = run.subtree_usage(id)
+            && let Some(spent) = row::spend(&spent, run.subtree_cost(id, &self.pricing))
+        {
+            row.name.push_str(&format!(" · subtree {spent}"));
+        }
         row.depth = row_depth(&event.data, run);
         // A call's progress takes one row, updated in place: a server reporting every
         // millisecond must not flood the timeline.
@@ -202,8 +213,10 @@ impl TimelineState {
     /// Forgets every row (the filter stays) and follows again.
     pub fn clear(&mut self) {
         let filter = self.filter;
+        let pricing = std::mem::take(&mut self.pricing);
         *self = Self::new();
         self.filter = filter;
+        self.pricing = pricing;
     }
 
     /// Draws the list into `area`.

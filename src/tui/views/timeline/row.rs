@@ -3,6 +3,7 @@
 use ratatui::style::Style;
 use serde_json::Value;
 
+use crate::config::pricing::Pricing;
 use crate::event::{Decision, Event, EventData, InputKind, Scope};
 use crate::tui::theme::Theme;
 
@@ -96,7 +97,7 @@ pub(super) struct Row {
 impl Row {
     /// The row for a trace event; `None` for deltas and stack events, which the timeline
     /// leaves out (the stack pane shows frames; deltas end up in `llm_call`).
-    pub(super) fn from_event(event: &Event) -> Option<Self> {
+    pub(super) fn from_event(event: &Event, pricing: &Pricing) -> Option<Self> {
         let at = event.timestamp;
         let mut start = at;
         let mut pending = false;
@@ -139,7 +140,17 @@ impl Row {
                 } else {
                     "llm"
                 };
-                let mut name = format!("{who} turn {} · {}", call.turn, one_line(&call.model));
+                // Tokens (and cost) first: the model is in the status line, and a narrow
+                // pane cuts the end of the label.
+                let cost = pricing.cost(&call.model, &call.usage);
+                let spent = spend(&call.usage, cost)
+                    .map(|s| format!("{s} · "))
+                    .unwrap_or_default();
+                let mut name = format!(
+                    "{who} turn {} · {spent}{}",
+                    call.turn,
+                    one_line(&call.model)
+                );
                 match call.tool_calls.len() {
                     0 => {}
                     1 => name.push_str(" · 1 tool call"),
@@ -440,4 +451,22 @@ pub(super) fn one_line(text: &str) -> String {
         }
     }
     out
+}
+
+/// `1.2k tok $0.004`: the tokens of a call (in and out), and its cost when priced; `None`
+/// when the provider reported no tokens.
+pub(super) fn spend(usage: &crate::conversation::Usage, cost: Option<f64>) -> Option<String> {
+    let tokens = usage.input_tokens.saturating_add(usage.output_tokens);
+    if tokens == 0 {
+        return None;
+    }
+    let tokens = if tokens >= 1000 {
+        format!("{:.1}k tok", tokens as f64 / 1000.0)
+    } else {
+        format!("{tokens} tok")
+    };
+    Some(match cost {
+        Some(cost) => format!("{tokens} {}", crate::config::pricing::dollars(cost)),
+        None => tokens,
+    })
 }

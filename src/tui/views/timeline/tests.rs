@@ -186,7 +186,11 @@ fn one_row_per_trace_event_without_deltas_or_stack_events() {
     assert_eq!(summary[1].0, "↻");
     assert_eq!(
         summary[2],
-        ("◆", Tone::Llm, "llm turn 1 · gpt-4o · 1 tool call")
+        (
+            "◆",
+            Tone::Llm,
+            "llm turn 1 · 1.3k tok $0.0038 · gpt-4o · 1 tool call"
+        )
     );
     assert_eq!(summary[3], ("→", Tone::Tool, "read_file path=README.md"));
     assert_eq!(
