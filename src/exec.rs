@@ -69,7 +69,7 @@ struct ExecSink<W: Write, E: Write> {
 
 impl<W: Write + Send, E: Write + Send> ProblemSink for ExecSink<W, E> {
     fn problem(&mut self, problem: String) {
-        let _ = writeln!(self.err, "taco: {problem}");
+        let _ = writeln!(self.err, "taco: {}", crate::text::plain(&problem));
     }
 }
 
@@ -89,7 +89,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
         }
         match &event.data {
             EventData::Error { message, .. } => {
-                let _ = writeln!(self.err, "taco: error: {message}");
+                let _ = writeln!(self.err, "taco: error: {}", crate::text::plain(message));
             }
             EventData::ApprovalDecided {
                 name,
@@ -118,7 +118,8 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                 let secs = *delay_ms as f64 / 1000.0;
                 let _ = writeln!(
                     self.err,
-                    "taco: retrying {attempt}/{max} in {secs:.1} s: {reason}"
+                    "taco: retrying {attempt}/{max} in {secs:.1} s: {}",
+                    crate::text::plain(reason)
                 );
                 if !self.json {
                     self.retried();
@@ -138,7 +139,11 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                         "taco: context compacted: {} → {} tokens ({} messages summarised)",
                         c.before_tokens, c.after_tokens, c.summarized
                     ),
-                    Some(error) => writeln!(self.err, "taco: not compacted: {error}"),
+                    Some(error) => writeln!(
+                        self.err,
+                        "taco: not compacted: {}",
+                        crate::text::plain(error)
+                    ),
                 };
             }
             _ => {}

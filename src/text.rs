@@ -9,3 +9,26 @@ pub fn summarize(text: &str, max: usize) -> String {
         None => one_line,
     }
 }
+
+/// Text for a plain terminal line (stderr): messages are written once, with Markdown code
+/// spans for the chat, and a raw backtick means nothing on stderr, so `x` becomes 'x'.
+pub fn plain(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('`') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace('`', "'"))
+}
+
+#[cfg(test)]
+mod plain_tests {
+    use super::plain;
+
+    #[test]
+    fn code_spans_become_quotes() {
+        assert_eq!(
+            plain("provider `openai` failed"),
+            "provider 'openai' failed"
+        );
+        assert!(matches!(plain("nothing"), std::borrow::Cow::Borrowed(_)));
+    }
+}

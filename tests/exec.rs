@@ -99,7 +99,7 @@ async fn project_instructions_reach_the_system_message_of_the_agent_and_its_sub_
     // The file that could not be used is said on stderr; the launch goes on.
     assert!(
         run.stderr
-            .contains("taco: `AGENTS.md` was not read: it is not UTF-8 text"),
+            .contains("taco: 'AGENTS.md' was not read: it is not UTF-8 text"),
         "{}",
         run.stderr
     );
@@ -336,7 +336,7 @@ async fn bad_config_exits_2_naming_file_and_line() {
         run.stderr
     );
     assert!(
-        run.stderr.contains("unknown field `base`"),
+        run.stderr.contains("unknown field 'base'"),
         "{}",
         run.stderr
     );
@@ -726,6 +726,9 @@ async fn a_400_is_not_retried() {
     assert_eq!(run.code, 1);
     assert_eq!(server.requests().len(), 1);
     assert!(run.stderr.contains("max_tokens"), "{}", run.stderr);
+    // stderr is plain text: the message's code spans are quoted, not raw Markdown.
+    assert!(run.stderr.contains("provider 'openai'"), "{}", run.stderr);
+    assert!(!run.stderr.contains('`'), "{}", run.stderr);
 }
 
 #[tokio::test]

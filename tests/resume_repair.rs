@@ -135,9 +135,9 @@ async fn resume_by_id_from_elsewhere_uses_the_sessions_provider_model_and_workdi
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let workdir = work.path().canonicalize().unwrap();
-    assert!(run.stderr.contains("provider `openai`"), "{}", run.stderr);
+    assert!(run.stderr.contains("provider 'openai'"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("model `model-of-the-session`"),
+        run.stderr.contains("model 'model-of-the-session'"),
         "{}",
         run.stderr
     );
