@@ -77,6 +77,26 @@ impl Role {
     ];
 }
 
+/// A run's colour where a view keeps roles and resolves them only when drawn (the timeline's
+/// detail view outlives theme changes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paint {
+    /// Code, by role.
+    Code(Role),
+    /// A piece of a diff.
+    Diff(diff::DiffPaint),
+}
+
+impl Paint {
+    /// The style of this paint in `theme`.
+    pub fn style(self, theme: &Theme) -> Style {
+        match self {
+            Self::Code(role) => style(theme, role),
+            Self::Diff(paint) => paint.style(theme),
+        }
+    }
+}
+
 /// One line's colouring: `(end byte, role)` runs in order, the last ending at the line's end.
 pub type Runs = Vec<(usize, Role)>;
 
@@ -116,6 +136,39 @@ pub fn code(lang: &str, code: &str) -> Option<Highlighted> {
 /// Highlights pretty-printed JSON (see [`code`]).
 pub fn json(text: &str) -> Option<Highlighted> {
     code("json", text)
+}
+
+/// `lines` highlighted together as `lang`, as paints per line (empty where a line is plain).
+pub fn painted(lang: &str, lines: &[String]) -> Vec<Vec<(usize, Paint)>> {
+    let Some(painted) = code(lang, &lines.join("\n")) else {
+        return Vec::new();
+    };
+    (0..lines.len())
+        .map(|n| {
+            let runs = painted.line(n).unwrap_or_default();
+            runs.iter().map(|&(end, r)| (end, Paint::Code(r))).collect()
+        })
+        .collect()
+}
+
+/// `[from, to)` cut where `runs` change: `(start, end, paint)`, with `None` past the last run.
+pub fn pieces(
+    runs: &[(usize, Paint)],
+    from: usize,
+    to: usize,
+) -> Vec<(usize, usize, Option<Paint>)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for &(end, paint) in runs {
+        if start.max(from) < end.min(to) {
+            out.push((start.max(from), end.min(to), Some(paint)));
+        }
+        start = end;
+    }
+    if start.max(from) < to {
+        out.push((start.max(from), to, None));
+    }
+    out
 }
 
 /// The style of `role`: the code tone for plain code, the theme's syntax colours for the rest.
