@@ -4,10 +4,10 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::engine::{Grammar, Lines};
-use super::{Highlighted, MAX_BYTES, Runs};
+use super::{Highlighted, Runs};
 
-/// Blocks kept; the least recently used goes first. Each holds at most [`MAX_BYTES`] of
-/// text and its runs, so the cache stays under a few MB.
+/// Blocks kept; the least recently used goes first. Each holds at most its grammar's cap
+/// of text (`MAX_BYTES`, `MAX_JSON_BYTES`) and its runs, so the cache stays under a few MB.
 const ENTRIES: usize = 64;
 
 /// One block's highlighted prefix.
@@ -16,7 +16,7 @@ struct Entry {
     /// The complete lines highlighted so far, newlines included.
     source: String,
     lines: Arc<Vec<Runs>>,
-    /// The state after `source`; `None` once the block reached [`MAX_BYTES`].
+    /// The state after `source`; `None` once the block reached its cap.
     state: Option<Lines>,
     /// The last unfinished line seen after `source`, and its runs.
     tail: Option<(String, Arc<Runs>)>,
@@ -83,7 +83,7 @@ impl Entry {
         };
         let lines = Arc::make_mut(&mut self.lines);
         for line in rest[..=last].split_inclusive('\n') {
-            if self.source.len() + line.len() > MAX_BYTES {
+            if self.source.len() + line.len() > self.grammar.cap() {
                 self.state = None;
                 break;
             }
@@ -97,7 +97,7 @@ impl Entry {
     /// one unfinished line within the cap.
     fn result(&mut self, tail: &str) -> Highlighted {
         let lines = Arc::clone(&self.lines);
-        let fits = self.source.len() + tail.len() <= MAX_BYTES;
+        let fits = self.source.len() + tail.len() <= self.grammar.cap();
         let tail = match &self.state {
             Some(state) if fits && !tail.is_empty() && !tail.contains('\n') => {
                 match &self.tail {

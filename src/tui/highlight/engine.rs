@@ -14,7 +14,7 @@ use syntect::highlighting::{
 };
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
-use super::{MAX_LINE, Role, Runs};
+use super::{MAX_BYTES, MAX_JSON_BYTES, MAX_LINE, Role, Runs};
 
 /// syntect's bundled grammars (Rust, Python, JavaScript, JSON, YAML, shell, diff, C/C++, Go,
 /// Markdown, …), with newlines kept in lines as the grammars expect.
@@ -120,6 +120,15 @@ impl Grammar {
     /// Whether two grammars are the same (the cache keys on this).
     pub(super) fn same(&self, other: &Grammar) -> bool {
         std::ptr::eq(self.set, other.set) && std::ptr::eq(self.syntax, other.syntax)
+    }
+
+    /// Most bytes of a block highlighted with this grammar.
+    pub(super) fn cap(&self) -> usize {
+        if self.syntax.name == "JSON" {
+            MAX_JSON_BYTES
+        } else {
+            MAX_BYTES
+        }
     }
 }
 

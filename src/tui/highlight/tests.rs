@@ -176,6 +176,12 @@ fn a_huge_block_is_highlighted_only_up_to_the_cap() {
     // Growing a capped block highlights nothing more.
     let more = format!("{big}let t = 1;\n");
     assert!(super::code("rust", &more).unwrap().line(kept).is_none());
+    // JSON goes further: its grammar is cheap.
+    let item = "  \"key\": \"a value of some length\",\n";
+    let json = format!("{{\n{}}}", item.repeat(1024 * 1024 / item.len()));
+    let painted = super::json(&json).unwrap();
+    let kept = (MAX_JSON_BYTES - 2) / item.len();
+    assert!(painted.line(kept).is_some() && painted.line(kept + 1).is_none());
 }
 
 #[test]

@@ -9,13 +9,13 @@ use super::row::{Row, Tone, one_line, scope_label};
 use super::{clip, offset_label};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::event::{EventData, InputKind, InputRequest, LlmCall};
-use crate::tui::highlight::{self, MAX_BYTES, Paint};
+use crate::tui::highlight::{self, MAX_JSON_BYTES, Paint};
 use crate::tui::safe::escape;
 use crate::tui::theme::{Theme, duration};
 
 /// Bytes of JSON highlighted in one detail view; past that, payloads are drawn plain, so
 /// opening a call with many large messages stays quick.
-const JSON_BUDGET: usize = 4 * MAX_BYTES;
+const JSON_BUDGET: usize = MAX_JSON_BYTES;
 
 /// One logical line; the first `label` bytes are drawn dim (field names). Wrapped parts
 /// all start `indent` cells in, so nested payloads stay readable when they wrap. Highlighted
@@ -240,7 +240,7 @@ impl Doc {
                 let lines: Vec<String> = pretty.split('\n').map(clean).collect();
                 let mut runs = Vec::new();
                 if self.budget > 0 {
-                    self.budget = self.budget.saturating_sub(pretty.len().min(MAX_BYTES));
+                    self.budget = self.budget.saturating_sub(pretty.len());
                     runs = highlight::painted("json", &lines);
                 }
                 let mut runs = runs.into_iter();
