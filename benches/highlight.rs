@@ -37,34 +37,53 @@ fn block(seed: usize) -> String {
     out
 }
 
-/// In a child: one cold highlight, its time in microseconds on stdout.
+/// The process's resident set in KiB (Linux; 0 elsewhere).
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// In a child: one cold highlight; its time in microseconds and the RSS it added in KiB.
 fn cold_child() {
     let code = block(0);
+    let before = rss_kib();
     let start = Instant::now();
     let painted = highlight::code("rust", &code);
     let took = start.elapsed();
     assert!(painted.is_some_and(|p| p.line(199).is_some()));
-    println!("{}", took.as_micros());
+    println!("{} {}", took.as_micros(), rss_kib().saturating_sub(before));
 }
 
-/// Median of five cold first highlights, each in a new process.
+/// Medians of five cold first highlights, each in a new process.
 fn report_cold() {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let mut times: Vec<u64> = (0..5)
+    let runs: Vec<(u64, u64)> = (0..5)
         .filter_map(|_| Command::new(&exe).env(COLD, "1").output().ok())
-        .filter_map(|out| String::from_utf8(out.stdout).ok()?.trim().parse().ok())
+        .filter_map(|out| {
+            let text = String::from_utf8(out.stdout).ok()?;
+            let mut parts = text.split_whitespace().map(|p| p.parse().ok());
+            Some((parts.next()??, parts.next()??))
+        })
         .collect();
-    times.sort_unstable();
-    if let Some(median) = times.get(times.len() / 2) {
-        println!(
-            "first highlight of 200 lines of Rust (grammar load + regex compile + highlight), \
-             median of {} processes: {:.1} ms",
-            times.len(),
-            *median as f64 / 1000.0
-        );
-    }
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    let time = median(runs.iter().map(|r| r.0).collect());
+    let rss = median(runs.iter().map(|r| r.1).collect());
+    println!(
+        "first highlight of 200 lines of Rust (grammar load + regex compile + highlight), \
+         median of {} processes: {:.1} ms, +{:.1} MiB RSS",
+        runs.len(),
+        time as f64 / 1000.0,
+        rss as f64 / 1024.0
+    );
 }
 
 fn bench(c: &mut Criterion) {
@@ -90,10 +109,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(highlight::code("rust", &cached)))
     });
     // A streamed answer: the block grows a line at a time, each step highlighted again.
-    let lines: Vec<String> = block(usize::MAX)
-        .lines()
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let lines: Vec<String> = block(7).lines().map(|l| format!("{l}\n")).collect();
     let mut text = String::new();
     let mut next = 0;
     group.bench_function("streamed_line", |b| {

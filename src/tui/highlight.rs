@@ -3,7 +3,7 @@
 //!
 //! The grammars are Sublime Text's, run by `syntect` with pure-Rust regexes. Nothing loads
 //! before the first block in a known language is drawn, and nothing outside the TUI calls
-//! this (`taco exec` never does). Regex-driven highlighting costs about 0.1 ms a line, far
+//! this (`taco exec` never does). Regex-driven highlighting costs about 0.15 ms a line, far
 //! more than a frame can spare (a 200-line Rust block takes ~30 ms), so:
 //! - results are cached by text (the chat re-lays cells on resize, dialogs redraw each frame),
 //!   and a block that grows (a streamed answer) continues from the state after its last
@@ -11,7 +11,7 @@
 //! - only the first [`MAX_BYTES`] of a block are coloured ([`MAX_JSON_BYTES`] of JSON, whose
 //!   grammar is ten times cheaper), and a line longer than [`MAX_LINE`] bytes is left plain
 //!   (and not parsed): the rest is drawn in the code tone. A block's first highlight thus
-//!   stays near 30 ms at worst, plus ~40 ms the first time a language is used.
+//!   stays near 30 ms at worst, plus ~35 ms the first time a language is used.
 //!
 //! Colours are roles ([`Role`]), resolved against the [`Theme`] when drawn.
 

@@ -7,8 +7,11 @@ use super::engine::{Grammar, Lines};
 use super::{Highlighted, Runs};
 
 /// Blocks kept; the least recently used goes first. Each holds at most its grammar's cap
-/// of text (`MAX_BYTES`, `MAX_JSON_BYTES`) and its runs, so the cache stays under a few MB.
+/// of text (`MAX_BYTES`, `MAX_JSON_BYTES`) and its runs.
 const ENTRIES: usize = 64;
+/// Text kept over all blocks (their runs take a few times more), so many large JSON
+/// payloads viewed one after another cannot pile up.
+const BYTES: usize = 1024 * 1024;
 
 /// One block's highlighted prefix.
 struct Entry {
@@ -48,10 +51,11 @@ pub(super) fn highlight(grammar: Grammar, code: &str) -> Highlighted {
     let index = match found {
         Some(i) => i,
         None => {
-            if cache.entries.len() >= ENTRIES
-                && let Some(oldest) =
-                    (0..cache.entries.len()).min_by_key(|&i| cache.entries[i].used)
+            while cache.entries.len() >= ENTRIES
+                || cache.entries.iter().map(|e| e.source.len()).sum::<usize>() > BYTES
             {
+                let oldest = (0..cache.entries.len()).min_by_key(|&i| cache.entries[i].used);
+                let Some(oldest) = oldest else { break };
                 cache.entries.swap_remove(oldest);
             }
             cache.entries.push(Entry {
@@ -114,4 +118,12 @@ impl Entry {
         };
         Highlighted { lines, tail }
     }
+}
+
+/// Blocks and bytes of text the cache holds now.
+#[cfg(test)]
+pub(super) fn held() -> (usize, usize) {
+    let cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    let bytes = cache.entries.iter().map(|e| e.source.len()).sum();
+    (cache.entries.len(), bytes)
 }

@@ -345,3 +345,18 @@ fn a_diff_of_an_unknown_file_type_keeps_the_line_colours() {
     assert_eq!(styled.len(), 5);
     assert_eq!(styled[4].spans[1].content, "let x");
 }
+
+#[test]
+fn the_cache_stays_bounded_in_blocks_and_bytes() {
+    // Lines too long to parse keep this cheap; they are kept all the same.
+    let item = format!("  \"{}\": 1,\n", "k".repeat(MAX_LINE));
+    let body = item.repeat(MAX_JSON_BYTES / item.len() - 1);
+    for n in 0..40 {
+        let json = format!("{{\"n\": {n},\n{body}}}");
+        assert!(super::json(&json).is_some());
+    }
+    let (blocks, bytes) = cache::held();
+    assert!(blocks <= 64, "{blocks} blocks");
+    // Other tests add blocks meanwhile: room for a few of them past the bound.
+    assert!(bytes <= 1024 * 1024 + 4 * MAX_JSON_BYTES, "{bytes} bytes");
+}
