@@ -124,6 +124,8 @@ fn new_side(texts: &[String]) -> String {
 }
 
 /// The language of the file the diff changes, by its extension (from `+++ b/path`).
+/// Markdown is left plain: its grammar takes ~0.2 s to get ready (it embeds a score of
+/// others), too long a stall for a dialog that has just opened, for little gain in prose.
 fn language(texts: &[String]) -> Option<&str> {
     let path = texts
         .iter()
@@ -131,7 +133,8 @@ fn language(texts: &[String]) -> Option<&str> {
         .map(|p| p.strip_prefix("b/").unwrap_or(p))?;
     let name = path.rsplit('/').next()?;
     let (_, ext) = name.rsplit_once('.')?;
-    Some(ext)
+    let prose = ["md", "markdown", "mdown", "markdn"];
+    (!prose.contains(&ext.to_ascii_lowercase().as_str())).then_some(ext)
 }
 
 /// The runs of an added or context line: its marker, then its code by role.

@@ -344,6 +344,15 @@ fn a_diff_of_an_unknown_file_type_keeps_the_line_colours() {
     let styled = diff::styled(diff, &Theme::default());
     assert_eq!(styled.len(), 5);
     assert_eq!(styled[4].spans[1].content, "let x");
+    // Markdown is known but left plain in diffs (its grammar is slow to get ready).
+    let notes = "+1 −0 in a.md\n--- a/a.md\n+++ b/a.md\n@@ -0,0 +1 @@\n+# Title";
+    assert_eq!(
+        diff_lines(notes)[4].runs,
+        [
+            (1, DiffPaint::AddedMark),
+            (8, DiffPaint::Added(Role::Plain))
+        ]
+    );
 }
 
 #[test]
