@@ -506,6 +506,29 @@ mod tests {
     }
 
     #[test]
+    fn tool_text_schema_is_highlighted_json_when_rendered() {
+        let tool = ToolInfo {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            schema: serde_json::json!({"type": "object", "required": ["path"]}),
+            policy: "allow".into(),
+            usage: None,
+        };
+        let theme = crate::tui::theme::Theme::default();
+        let lines = crate::tui::markdown::render(&tool_text(&tool, &[]), 60, &theme);
+        let fg = |needle: &str| {
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content.contains(needle))
+                .and_then(|s| s.style.fg)
+        };
+        assert_eq!(fg("\"type\""), theme.syntax.key.fg);
+        assert_eq!(fg("\"object\""), theme.syntax.string.fg);
+        assert_eq!(fg("["), theme.code.fg);
+    }
+
+    #[test]
     fn unknown_commands_get_a_hint() {
         assert!(unknown_hint("/stat").contains("/status"));
         assert!(unknown_hint("/zzz").contains("/help"));

@@ -523,6 +523,30 @@ mod tests {
     }
 
     #[test]
+    fn fenced_code_is_coloured_by_its_language_and_wraps_the_same() {
+        let theme = Theme::default();
+        let source = "```rust\nfn main() { let s = \"hi\"; }\n```\n\n```\nfn plain() {}\n```";
+        let lines = render(source, 20, &theme);
+        let fg = |needle: &str| {
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content.contains(needle))
+                .and_then(|s| s.style.fg)
+        };
+        assert_eq!(fg("fn"), theme.syntax.keyword.fg);
+        assert_eq!(fg("\"hi\""), theme.syntax.string.fg);
+        assert_eq!(fg("main"), theme.syntax.function.fg);
+        assert_eq!(fg(" {"), theme.code.fg, "plain code keeps the code tone");
+        assert_eq!(fg("fn plain"), theme.code.fg, "no tag: no colours");
+        assert_eq!(
+            md(source, 20),
+            "│ rust\n│ fn main() { let s \n│ = \"hi\"; }\n\n│ fn plain() {}",
+            "hard-wrapped at the width as before"
+        );
+    }
+
+    #[test]
     fn links_show_their_url_once() {
         assert_eq!(md("[docs](https://docs.rs)", 80), "docs (https://docs.rs)");
         assert_eq!(md("<https://a.b>", 80), "https://a.b");

@@ -16,6 +16,7 @@ use crate::signals::{Signals, Stop};
 
 pub mod app;
 pub mod commands;
+pub mod highlight;
 pub mod layout;
 pub mod markdown;
 pub mod overlay;

@@ -35,6 +35,27 @@ pub struct Theme {
     pub selected: Style,
     /// Key names in hints.
     pub key: Style,
+    /// Highlighted code (plain code keeps `code`).
+    pub syntax: Syntax,
+}
+
+/// The colours of highlighted code, by what the code is (see `tui::highlight::Role`).
+#[derive(Debug, Clone, Copy)]
+pub struct Syntax {
+    /// Keywords and storage (`fn`, `let`, `if`, `pub`).
+    pub keyword: Style,
+    /// String literals.
+    pub string: Style,
+    /// Comments.
+    pub comment: Style,
+    /// Numbers, `true`/`false`/`null`, escapes.
+    pub constant: Style,
+    /// Type names.
+    pub kind: Style,
+    /// Function and macro names.
+    pub function: Style,
+    /// Keys of JSON objects, YAML mappings and TOML tables.
+    pub key: Style,
 }
 
 impl Default for Theme {
@@ -61,6 +82,15 @@ impl Default for Theme {
             key: Style::default()
                 .fg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
+            syntax: Syntax {
+                keyword: Style::default().fg(Color::Magenta),
+                string: Style::default().fg(Color::Green),
+                comment: Style::default().fg(Color::DarkGray),
+                constant: Style::default().fg(Color::Cyan),
+                kind: Style::default().fg(Color::LightBlue),
+                function: Style::default().fg(Color::Blue),
+                key: Style::default().fg(Color::Blue),
+            },
         }
     }
 }

@@ -6,8 +6,20 @@ use ratatui::text::{Line, Span};
 
 use super::wrap::char_width;
 use super::{Renderer, Table};
+use crate::tui::highlight::{self, Role};
+
+/// Appends `c`, or `text` in its place when there is one (a tab's spaces).
+fn push_char(out: &mut String, text: &str, c: char) {
+    if text.is_empty() {
+        out.push(c);
+    } else {
+        out.push_str(text);
+    }
+}
 
 impl Renderer<'_> {
+    /// A fenced or indented code block: a dim gutter, the language tag, and the code hard
+    /// wrapped, coloured by its language when it has a known one (see `tui::highlight`).
     pub(super) fn code_block(&mut self, lang: &str, code: &str) {
         let gutter = Span::styled("│ ", self.theme.dim);
         let avail = self.avail().saturating_sub(2).max(1);
@@ -18,35 +30,48 @@ impl Renderer<'_> {
             self.lines.push(Line::from(spans));
         }
         let code = code.strip_suffix('\n').unwrap_or(code);
-        for source in code.split('\n') {
-            let mut row = String::new();
+        let painted = highlight::code(lang, code);
+        for (n, source) in code.split('\n').enumerate() {
+            let runs = painted.as_ref().and_then(|p| p.line(n)).unwrap_or_default();
+            let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
             let mut row_w = 0;
-            let mut rows = Vec::new();
-            for c in source.chars() {
+            let mut run = 0;
+            for (at, c) in source.char_indices() {
                 let (text, w) = match c {
                     '\t' => ("    ", 4),
                     c if c.is_control() => continue,
                     _ => ("", char_width(c)),
                 };
                 if row_w > 0 && row_w + w > avail {
-                    rows.push(std::mem::take(&mut row));
+                    rows.push(Vec::new());
                     row_w = 0;
                 }
-                if text.is_empty() {
-                    row.push(c);
-                } else {
-                    row.push_str(text);
+                while runs.get(run).is_some_and(|&(end, _)| end <= at) {
+                    run += 1;
+                }
+                let role = runs.get(run).map_or(Role::Plain, |&(_, role)| role);
+                let style = highlight::style(self.theme, role);
+                if let Some(row) = rows.last_mut() {
+                    match row.last_mut() {
+                        Some(last) if last.style == style => {
+                            push_char(last.content.to_mut(), text, c)
+                        }
+                        _ => {
+                            let mut piece = String::new();
+                            push_char(&mut piece, text, c);
+                            row.push(Span::styled(piece, style));
+                        }
+                    }
                 }
                 row_w += w;
             }
-            rows.push(row);
             for row in rows {
                 let mut spans = self.prefix();
                 if row.is_empty() {
                     spans.push(Span::styled("│", self.theme.dim));
                 } else {
                     spans.push(gutter.clone());
-                    spans.push(Span::styled(row, self.theme.code));
+                    spans.extend(row);
                 }
                 self.lines.push(Line::from(spans));
             }

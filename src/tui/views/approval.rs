@@ -407,27 +407,11 @@ fn json_text(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
-/// A diff as coloured lines: the summary bold, hunk headers dim, `+` added, `-` removed.
+/// A diff as coloured lines: the summary bold, headers dim, `+` added, `-` removed, and the
+/// code on added and context lines coloured by the file's language (`highlight::diff`).
 /// Control characters from the file are shown escaped, never sent to the terminal.
 pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
-    diff.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            let text = escape(line).into_owned();
-            let style = if i == 0 {
-                theme.text.add_modifier(ratatui::style::Modifier::BOLD)
-            } else if line.starts_with("@@") || line.starts_with("---") || line.starts_with("+++") {
-                theme.dim
-            } else if line.starts_with('+') {
-                theme.ok
-            } else if line.starts_with('-') {
-                theme.error
-            } else {
-                theme.code
-            };
-            Line::styled(text, style)
-        })
-        .collect()
+    crate::tui::highlight::diff::styled(diff, theme)
 }
 
 #[cfg(test)]

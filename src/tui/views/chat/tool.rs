@@ -174,14 +174,10 @@ impl Tool {
                 lines.push(Line::from(Span::styled("  change", t.dim)));
                 let shown = crate::tui::views::approval::diff_lines(diff, t);
                 let total = shown.len();
+                let room = usize::from(width).saturating_sub(4);
                 for line in shown.into_iter().take(DIFF_LINES) {
                     let mut spans = vec![Span::raw("    ")];
-                    spans.extend(line.spans.into_iter().map(|s| {
-                        Span::styled(
-                            truncate(&s.content, usize::from(width).saturating_sub(4)),
-                            s.style,
-                        )
-                    }));
+                    spans.extend(truncate_spans(line.spans, room));
                     lines.push(Line::from(spans));
                 }
                 if total > DIFF_LINES {
@@ -355,11 +351,38 @@ fn one_line(text: &str, max: usize) -> String {
         .collect()
 }
 
+/// Styled `spans` cut to `max` display columns as one line, with `…` when cut.
+fn truncate_spans(spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
+    let total: usize = spans.iter().map(Span::width).sum();
+    if total <= max {
+        return spans;
+    }
+    let mut out = Vec::new();
+    let mut left = max;
+    for span in spans {
+        let w = span.width();
+        if w < left {
+            left -= w;
+            out.push(span);
+            continue;
+        }
+        // The span that does not fit ends the line, cut with the ellipsis in its style.
+        out.push(Span::styled(cut(&span.content, left), span.style));
+        break;
+    }
+    out
+}
+
 /// `text` cut to `max` display columns, with `…` when cut.
 pub(super) fn truncate(text: &str, max: usize) -> String {
     if str_width(text) <= max {
         return text.to_string();
     }
+    cut(text, max)
+}
+
+/// `text` cut to fit `max - 1` columns, then `…` (nothing at all when `max` is 0).
+fn cut(text: &str, max: usize) -> String {
     let mut out = String::new();
     let mut w = 0;
     for c in text.chars() {
@@ -374,4 +397,62 @@ pub(super) fn truncate(text: &str, max: usize) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn styled_spans_are_cut_as_one_line() {
+        let spans = vec![Span::styled("abc", Style::new().red()), Span::raw("defg")];
+        let cut = truncate_spans(spans.clone(), 5);
+        let parts: Vec<&str> = cut.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(parts, ["abc", "d…"]);
+        assert_eq!(
+            cut[0].style,
+            Style::new().red(),
+            "each piece keeps its style"
+        );
+        assert_eq!(truncate_spans(spans.clone(), 7), spans, "fits: unchanged");
+        let parts: Vec<String> = truncate_spans(spans, 3)
+            .into_iter()
+            .map(|s| s.content.into_owned())
+            .collect();
+        assert_eq!(parts, ["ab…"]);
+    }
+
+    #[test]
+    fn an_expanded_file_change_shows_its_diff_in_colour() {
+        let theme = Theme::default();
+        let mut tool = Tool::new("write_file", &json!({"path": "a.rs"}));
+        tool.state = ToolState::Ok;
+        tool.diff = Some(crate::tools::diff::render(
+            "a.rs",
+            Some("fn a() {}\n"),
+            "fn a() {}\nlet s = \"new\";\n",
+        ));
+        let mut lines = Vec::new();
+        tool.layout(&mut lines, 40, true, &theme);
+        let span = |needle: &str| {
+            lines
+                .iter()
+                .flat_map(|l| l.spans.iter())
+                .find(|s| s.content.contains(needle))
+                .map(|s| s.style.fg)
+                .unwrap_or_else(|| panic!("{needle:?} in {lines:?}"))
+        };
+        let mark = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .find(|s| s.content == "+");
+        assert_eq!(mark.and_then(|s| s.style.fg), theme.ok.fg, "{lines:?}");
+        assert_eq!(span("let"), theme.syntax.keyword.fg);
+        assert_eq!(span("\"new\""), theme.syntax.string.fg);
+        for line in &lines {
+            assert!(line.width() <= 40, "{line:?}");
+        }
+    }
 }

@@ -9,17 +9,24 @@ use super::row::{Row, Tone, one_line, scope_label};
 use super::{clip, offset_label};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::event::{EventData, InputKind, InputRequest, LlmCall};
+use crate::tui::highlight::{self, MAX_JSON_BYTES, Paint};
 use crate::tui::safe::escape;
 use crate::tui::theme::{Theme, duration};
 
+/// Bytes of JSON highlighted in one detail view; past that, payloads are drawn plain, so
+/// opening a call with many large messages stays quick.
+const JSON_BUDGET: usize = MAX_JSON_BYTES;
+
 /// One logical line; the first `label` bytes are drawn dim (field names). Wrapped parts
-/// all start `indent` cells in, so nested payloads stay readable when they wrap.
+/// all start `indent` cells in, so nested payloads stay readable when they wrap. Highlighted
+/// code and diffs carry `(end byte, paint)` runs; other lines are all in their tone.
 #[derive(Debug, Clone)]
 pub(super) struct Line {
     pub text: String,
     pub tone: Tone,
     pub label: usize,
     pub indent: u16,
+    pub runs: Vec<(usize, Paint)>,
 }
 
 impl Line {
@@ -52,7 +59,11 @@ pub struct Detail {
 impl Detail {
     /// The detail of `rows[row]`, with times relative to `origin`.
     pub(super) fn new(rows: &[Row], row: usize, origin: u64, conversation: &[Message]) -> Self {
-        let mut doc = Doc::default();
+        let mut doc = Doc {
+            lines: Vec::new(),
+            indent: 0,
+            budget: JSON_BUDGET,
+        };
         if let Some(r) = rows.get(row) {
             describe(&mut doc, rows, r, origin, conversation);
         }
@@ -102,20 +113,16 @@ impl Detail {
             let Some(line) = self.lines.get(index) else {
                 continue;
             };
-            let style = line.tone.style(theme);
             let split = line.label.clamp(start, end);
             let indent = line.indent_at(area.width);
             let room = usize::from(area.width - indent);
             let x = area.x + indent;
-            let (after, _) = buf.set_stringn(x, y, &line.text[start..split], room, theme.dim);
-            let used = usize::from(after - x);
-            buf.set_stringn(
-                after,
-                y,
-                &line.text[split..end],
-                room.saturating_sub(used),
-                style,
-            );
+            let (mut after, _) = buf.set_stringn(x, y, &line.text[start..split], room, theme.dim);
+            for (from, to, paint) in highlight::pieces(&line.runs, split, end) {
+                let style = paint.map_or(line.tone.style(theme), |p| p.style(theme));
+                let left = room.saturating_sub(usize::from(after - x));
+                (after, _) = buf.set_stringn(after, y, &line.text[from..to], left, style);
+            }
         }
         if hint {
             let y = area.bottom() - 1;
@@ -175,11 +182,12 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<(usize, usize)> {
 }
 
 /// Builds the lines of a detail view.
-#[derive(Default)]
 struct Doc {
     lines: Vec<Line>,
     /// Indent of the lines added now.
     indent: u16,
+    /// JSON bytes that may still be highlighted.
+    budget: usize,
 }
 
 impl Doc {
@@ -189,7 +197,16 @@ impl Doc {
             tone,
             label,
             indent: self.indent,
+            runs: Vec::new(),
         });
+    }
+
+    /// A line coloured by `runs` (`tone` past them).
+    fn painted(&mut self, text: String, tone: Tone, runs: Vec<(usize, Paint)>) {
+        self.push(text, tone, 0);
+        if let Some(line) = self.lines.last_mut() {
+            line.runs = runs;
+        }
     }
 
     /// Adds `text`, one line per line of it (tabs expanded, control characters shown).
@@ -220,8 +237,25 @@ impl Doc {
             Value::String(s) => self.text(Tone::Text, s),
             other => {
                 let pretty = serde_json::to_string_pretty(other).unwrap_or_default();
-                self.text(Tone::Code, &pretty);
+                let lines: Vec<String> = pretty.split('\n').map(clean).collect();
+                let mut runs = Vec::new();
+                if self.budget > 0 {
+                    self.budget = self.budget.saturating_sub(pretty.len());
+                    runs = highlight::painted("json", &lines);
+                }
+                let mut runs = runs.into_iter();
+                for text in lines {
+                    self.painted(text, Tone::Code, runs.next().unwrap_or_default());
+                }
             }
+        }
+    }
+
+    /// A diff, coloured as the approval dialog colours it.
+    fn diff(&mut self, diff: &str) {
+        for line in highlight::diff::lines(diff) {
+            let runs = line.runs.iter().map(|&(end, p)| (end, Paint::Diff(p)));
+            self.painted(line.text, Tone::Code, runs.collect());
         }
     }
 
@@ -288,6 +322,27 @@ fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &
                     "declined: the workflow was abandoned or stopped",
                 ),
             }
+        }
+        EventData::ApprovalRequested {
+            id,
+            arguments,
+            position,
+            of,
+            note,
+            diff,
+            ..
+        } => {
+            doc.field("id", id);
+            doc.field("batch", &format!("call {position} of {of}"));
+            if let Some(note) = note {
+                doc.field("note", note);
+            }
+            if let Some(diff) = diff {
+                doc.heading("change");
+                doc.diff(diff);
+            }
+            doc.heading("arguments");
+            doc.json(arguments);
         }
         EventData::ApprovalDecided {
             scope,
@@ -437,3 +492,6 @@ fn message(doc: &mut Doc, n: usize, message: &Message) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests;
