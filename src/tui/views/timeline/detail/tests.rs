@@ -138,3 +138,32 @@ fn a_wrapped_highlighted_line_keeps_its_colours_on_every_part() {
         }
     }
 }
+
+#[test]
+fn a_compaction_shows_its_counts_and_its_summary_as_prose() {
+    let data = json!({
+        "trigger": "auto", "before_tokens": 91000, "after_tokens": 12000, "window": 128000,
+        "summarized": 40, "kept_from": 41, "summary": "The user asked for X.\nWe found Y.",
+        "usage": {"input_tokens": 1, "output_tokens": 1}, "duration_ms": 900,
+    });
+    let mut state = Fed::new(TimelineState::new());
+    let line = json!({"type": "compacted", "timestamp": 0, "request_id": "r", "data": data});
+    let event: Event = serde_json::from_value(line).unwrap();
+    state.on_event(&event);
+    let mut detail = open(&mut state);
+    let terminal = draw(&mut detail, 60, 20);
+    let text: String = terminal
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(text.contains("91000 → 12000"), "{text}");
+    assert!(text.contains("auto"), "{text}");
+    assert!(
+        text.contains("We found Y."),
+        "the summary's lines, not an escaped string: {text}"
+    );
+    assert!(!text.contains("\\n"), "{text}");
+}
