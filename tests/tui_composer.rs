@@ -240,14 +240,22 @@ fn ctrl_r_searches_and_esc_leaves_it_without_cancelling() {
         "{screen}"
     );
     assert!(screen.contains("search earlier prompts"), "{screen}");
-    assert_eq!(h.key(KeyCode::Esc), [], "Esc leaves the search, not the run");
+    assert_eq!(
+        h.key(KeyCode::Esc),
+        [],
+        "Esc leaves the search, not the run"
+    );
     assert_eq!(h.app.composer_text(), "mine");
     assert!(h.app.is_busy());
     h.ctrl('c');
     h.finish_run();
     h.ctrl('r');
     h.type_text("list");
-    assert_eq!(h.key(KeyCode::Enter), [], "Enter takes the match, sends nothing");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [],
+        "Enter takes the match, sends nothing"
+    );
     assert_eq!(h.app.composer_text(), "list the files");
     assert_eq!(h.key(KeyCode::Enter), [submit("list the files")]);
     // Ctrl-C in a search leaves it.
@@ -269,7 +277,8 @@ fn a_big_paste_is_collapsed_in_the_transcript_and_sent_whole() {
     h.type_text("why does this fail? ");
     h.paste(&log);
     assert!(
-        h.text(120, 30).contains("why does this fail? [pasted 40 lines]"),
+        h.text(120, 30)
+            .contains("why does this fail? [pasted 40 lines]"),
         "a chip in the composer"
     );
     let full = format!("why does this fail? {log}");
@@ -283,7 +292,10 @@ fn a_big_paste_is_collapsed_in_the_transcript_and_sent_whole() {
     insta::assert_snapshot!(h.screen(120, 20).backend());
     h.ctrl('o');
     let screen = h.text(120, 60);
-    assert!(screen.contains("error line 20"), "Ctrl-O expands it:\n{screen}");
+    assert!(
+        screen.contains("error line 20"),
+        "Ctrl-O expands it:\n{screen}"
+    );
 }
 
 #[test]

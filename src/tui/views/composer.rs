@@ -5,14 +5,14 @@
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
-use ratatui::text::Span;
 use ratatui::widgets::{Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
-use crate::tui::markdown::wrap_plain;
 use crate::tui::theme::Theme;
 
+mod layout;
 mod paste;
+mod readline;
 mod search;
 #[cfg(test)]
 mod tests;
@@ -27,6 +27,8 @@ pub const MAX_ROWS: u16 = 8;
 const MAX_HISTORY: usize = 1000;
 /// Bytes of history held in memory: past this the oldest prompts go (big pastes add up).
 const MAX_HISTORY_BYTES: usize = 64 << 20;
+/// Most chars a paste adds to a Ctrl-R query.
+const MAX_QUERY_PASTE: usize = 256;
 /// Recent prompts searched for the chips of a prompt being sent (see [`Composer::shown`]).
 const SHOWN_LOOKBACK: usize = 64;
 
@@ -178,8 +180,19 @@ impl Composer {
         self.area.insert_newline();
     }
 
-    /// Inserts pasted text (nothing is sent): as it is, or as a chip when it is big.
+    /// Inserts pasted text (nothing is sent): as it is, or as a chip when it is big; during a
+    /// Ctrl-R search it goes into the query.
     pub fn paste(&mut self, text: &str) {
+        if let Some(search) = self.search.as_mut() {
+            // Into the query, on one line; a query longer than this finds nothing anyway.
+            let chars = text.chars().take(MAX_QUERY_PASTE);
+            for c in chars.map(|c| if c.is_whitespace() { ' ' } else { c }) {
+                if !c.is_control() {
+                    search.push(c, &self.history);
+                }
+            }
+            return;
+        }
         // Terminals send CR for line breaks inside a paste.
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         if paste::collapses(&text) {
@@ -269,24 +282,6 @@ impl Composer {
         self.recall_entry(found);
     }
 
-    /// Rows the composer wants at `width` (1 to `MAX_ROWS`): its wrapped rows, as the editor
-    /// lays them out.
-    pub fn rows(&mut self, width: u16) -> u16 {
-        if let Some(search) = &self.search {
-            let lines = self.search_lines(search, width, &Theme::default());
-            return (lines.len().max(1).min(usize::from(MAX_ROWS))) as u16;
-        }
-        if self.laid_out != Some(width) {
-            // The editor wraps when it draws: draw it once, aside, at this width.
-            let rect = Rect::new(0, 0, width, MAX_ROWS);
-            let mut scratch = Buffer::empty(rect);
-            (&self.area).render(rect, &mut scratch);
-            self.laid_out = Some(width);
-        }
-        let rows = screen_rows(&self.area).min(usize::from(MAX_ROWS));
-        (rows.max(1)) as u16
-    }
-
     /// Draws the editor; `placeholder` shows when it is empty.
     pub fn render(
         &mut self,
@@ -310,70 +305,6 @@ impl Composer {
         }
         (&self.area).render(area, buf);
         self.laid_out = Some(area.width);
-    }
-
-    /// Scrolls the editor so the cursor shows and no rows are left blank below the text
-    /// while text above is hidden (after a deletion, or at a new width), where the editor
-    /// itself only keeps the cursor in view.
-    fn fit_viewport(&mut self, height: u16) {
-        let height = usize::from(height);
-        if height == 0 {
-            return;
-        }
-        let total = screen_rows(&self.area);
-        let cursor = self.area.screen_cursor().row;
-        let prev = usize::from(self.area.scroll_offset().0);
-        let top = if cursor < prev {
-            cursor
-        } else if prev + height <= cursor {
-            cursor + 1 - height
-        } else {
-            prev
-        };
-        let top = top.min(total.saturating_sub(height));
-        if top == prev {
-            return;
-        }
-        let Ok(delta) = i16::try_from(top as i64 - prev as i64) else {
-            return;
-        };
-        // Scrolling may pull the cursor into the old viewport; it goes back where it was.
-        let saved = self.area.cursor();
-        self.area.scroll((delta, 0));
-        if self.area.cursor() != saved {
-            self.jump(saved.0, saved.1);
-        }
-    }
-
-    /// `(reverse-i-search)'query': match`, wrapped to `width`.
-    fn search_lines(
-        &self,
-        search: &Search,
-        width: u16,
-        theme: &Theme,
-    ) -> Vec<ratatui::text::Line<'static>> {
-        let prompt = [Span::styled(
-            search.prompt(),
-            if search.is_failing() {
-                theme.warn
-            } else {
-                theme.key
-            },
-        )];
-        let found = search.found().and_then(|i| self.history.get(i));
-        let text = found.map_or("", |d| d.typed.as_str());
-        // Only what fits is laid out: an entry can be long.
-        let head: String = text
-            .chars()
-            .take(usize::from(width) * usize::from(MAX_ROWS))
-            .collect();
-        let mut lines = wrap_plain(&head, theme.text, width.max(1), &prompt, &[]);
-        if lines.is_empty() {
-            // Nothing found yet: the prompt alone.
-            lines.push(ratatui::text::Line::from(prompt.to_vec()));
-        }
-        lines.truncate(usize::from(MAX_ROWS));
-        lines
     }
 
     /// Moves the cursor to the end of the text.
@@ -477,91 +408,6 @@ impl Composer {
             self.cursor_to_end();
         }
     }
-
-    /// Moves the cursor to `(row, col)`; `false` when that is past what the editor can jump to.
-    fn jump(&mut self, row: usize, col: usize) -> bool {
-        let (Ok(row), Ok(col)) = (u16::try_from(row), u16::try_from(col)) else {
-            return false;
-        };
-        self.area.move_cursor(CursorMove::Jump(row, col));
-        true
-    }
-
-    /// Alt-B: back to the start of a word, readline's words (letters and digits).
-    fn word_back(&mut self) -> bool {
-        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
-        if col == 0 {
-            // At a line start: to the end of the line before, as readline crosses lines.
-            self.area.move_cursor(CursorMove::Back);
-            return false;
-        }
-        let line = self.area.lines().get(row).map_or("", String::as_str);
-        let before: Vec<char> = line.chars().take(col).collect();
-        let gap = before
-            .iter()
-            .rev()
-            .take_while(|c| !c.is_alphanumeric())
-            .count();
-        let word = (before.iter().rev().skip(gap))
-            .take_while(|c| c.is_alphanumeric())
-            .count();
-        if !self.jump(row, col - gap - word) {
-            self.area.move_cursor(CursorMove::WordBack);
-        }
-        false
-    }
-
-    /// Alt-F: forward to the end of a word, readline's words (letters and digits).
-    fn word_forward(&mut self) -> bool {
-        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
-        let line = self.area.lines().get(row).map_or("", String::as_str);
-        let after: Vec<char> = line.chars().skip(col).collect();
-        if after.is_empty() {
-            self.area.move_cursor(CursorMove::Forward);
-            return false;
-        }
-        let gap = after.iter().take_while(|c| !c.is_alphanumeric()).count();
-        let word = (after.iter().skip(gap))
-            .take_while(|c| c.is_alphanumeric())
-            .count();
-        if !self.jump(row, col + gap + word) {
-            self.area.move_cursor(CursorMove::WordForward);
-        }
-        false
-    }
-
-    /// Ctrl-U: deletes from the cursor to the start of its line (into the yank buffer).
-    fn kill_to_line_start(&mut self) -> bool {
-        if self.area.cursor().1 == 0 {
-            return false;
-        }
-        self.area.delete_line_by_head()
-    }
-
-    /// Ctrl-W: deletes the word before the cursor, back to whitespace as readline does
-    /// (punctuation is part of the word; Alt-Backspace stops at it).
-    fn rub_out_word(&mut self) -> bool {
-        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
-        let Some(line) = self.area.lines().get(row) else {
-            return false;
-        };
-        let before: Vec<char> = line.chars().take(col).collect();
-        let spaces = before
-            .iter()
-            .rev()
-            .take_while(|c| c.is_whitespace())
-            .count();
-        let word = (before.iter().rev().skip(spaces))
-            .take_while(|c| !c.is_whitespace())
-            .count();
-        let n = spaces + word;
-        // At the start of a line it joins the line to the one before, like Backspace; past
-        // what a jump can address it is the editor's own word rub-out.
-        if n == 0 || !self.jump(row, col - n) {
-            return self.area.delete_word();
-        }
-        self.area.delete_str(n)
-    }
 }
 
 fn fresh() -> TextArea<'static> {
@@ -569,22 +415,4 @@ fn fresh() -> TextArea<'static> {
     area.set_wrap_mode(WrapMode::WordOrGlyph);
     area.set_cursor_line_style(ratatui::style::Style::default());
     area
-}
-
-/// How many rows the editor's text takes as last laid out: the screen row where the last
-/// row starts, found by bisection over the editor's screen-to-text map (the map is not
-/// public, its lookups are).
-fn screen_rows(area: &TextArea<'_>) -> usize {
-    let last = area.screen_to_data(usize::MAX, 0);
-    // No more rows than chars and lines.
-    let (mut lo, mut hi) = (0, area.lines().iter().map(|l| l.len() + 1).sum::<usize>());
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if area.screen_to_data(mid, 0) >= last {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    lo + 1
 }

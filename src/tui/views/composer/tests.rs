@@ -425,6 +425,12 @@ fn esc_leaves_the_search_and_other_keys_take_the_match() {
     c.search_key(key(KeyCode::Char('l')));
     assert_eq!(c.search_key(ctrl('e')), SearchStep::Accepted);
     assert_eq!(c.text(), "git log");
+    // A paste goes into the query.
+    c.input(ctrl('r'));
+    c.paste("git\nst");
+    assert!(screen(&mut c, 50).contains("'git st': git status"));
+    c.search_key(key(KeyCode::Esc));
+    assert_eq!(c.text(), "git log");
     // Nothing found: the draft stays.
     let mut c = Composer::new();
     c.set_history(vec!["git log".into()]);
