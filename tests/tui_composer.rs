@@ -326,6 +326,8 @@ fn prompts_are_kept_across_launches_redacted() {
     first.run();
     first.type_text("a draft never sent");
     first.ctrl('c');
+    first.type_text("/quit");
+    assert_eq!(first.key(KeyCode::Enter), [Command::Quit]);
     let file = std::fs::read_to_string(dir.path().join("prompt-history.jsonl")).unwrap();
     assert!(!file.contains(key), "{file}");
     assert_eq!(file.lines().count(), 3, "{file}");

@@ -11,7 +11,7 @@ use ratatui::layout::Position;
 
 use super::{App, Command, QUIT_WINDOW};
 use crate::orchestrator::task::Op;
-use crate::tui::commands;
+use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
 use crate::tui::overlay::{Effect, Handled, KeyCtx, Place};
 use crate::tui::views::composer::SearchStep;
@@ -226,8 +226,10 @@ impl App {
         let prompts = self.composer.take_unsaved();
         if let Some(log) = &self.prompt_log {
             // One short append per prompt sent: the file is the user's recall, not a record
-            // the run waits on.
-            prompts.iter().for_each(|prompt| log.append(prompt));
+            // the run waits on. `/quit` would only ever be the first thing Up brings back.
+            (prompts.iter())
+                .filter(|prompt| commands::parse(prompt) != SlashCommand::Quit)
+                .for_each(|prompt| log.append(prompt));
         }
     }
 

@@ -151,10 +151,10 @@ impl Composer {
         text
     }
 
-    /// Puts a draft aside into the history (Ctrl-C) and empties the editor; `false` when
-    /// there was nothing to put aside.
+    /// Puts a draft aside into the history (Ctrl-C; blanks are only cleared) and empties the
+    /// editor; `false` when it was empty.
     pub fn clear_to_history(&mut self) -> bool {
-        if self.typed().trim().is_empty() {
+        if self.is_empty() {
             return false;
         }
         self.take();

@@ -341,6 +341,12 @@ fn ctrl_c_puts_a_draft_into_the_history() {
     assert_eq!(c.take_unsaved(), ["half a thought"]);
     c.input(key(KeyCode::Up));
     assert_eq!(c.text(), "half a thought");
+    // Blanks are cleared, not remembered.
+    let mut c = Composer::new();
+    typed(&mut c, "  ");
+    c.newline();
+    assert!(c.clear_to_history());
+    assert!(c.is_empty() && c.take_unsaved().is_empty());
 }
 
 #[test]
