@@ -339,16 +339,8 @@ impl Composer {
         self.trim_history();
     }
 
-    /// Keeps the newest prompts within `MAX_HISTORY` and `MAX_HISTORY_BYTES` (the newest
-    /// stays, however big).
     fn trim_history(&mut self) {
-        let mut drop = self.history.len().saturating_sub(MAX_HISTORY);
-        let mut bytes: usize = self.history[drop..].iter().map(Draft::bytes).sum();
-        while bytes > MAX_HISTORY_BYTES && drop + 1 < self.history.len() {
-            bytes -= self.history[drop].bytes();
-            drop += 1;
-        }
-        self.history.drain(..drop);
+        trim(&mut self.history, MAX_HISTORY, MAX_HISTORY_BYTES);
     }
 
     /// Up: the row above, or on the first row the previous prompt.
@@ -408,6 +400,18 @@ impl Composer {
             self.cursor_to_end();
         }
     }
+}
+
+/// Keeps the newest prompts, at most `entries` of them and `bytes` in all (the newest stays,
+/// however big).
+fn trim(history: &mut Vec<Draft>, entries: usize, bytes: usize) {
+    let mut drop = history.len().saturating_sub(entries);
+    let mut held: usize = history[drop..].iter().map(Draft::bytes).sum();
+    while held > bytes && drop + 1 < history.len() {
+        held -= history[drop].bytes();
+        drop += 1;
+    }
+    history.drain(..drop);
 }
 
 fn fresh() -> TextArea<'static> {

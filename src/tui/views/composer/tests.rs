@@ -378,13 +378,20 @@ fn the_history_is_capped() {
     assert_eq!(c.history.len(), MAX_HISTORY);
     assert_eq!(c.history[0].typed, "p10");
     // Big pastes count by their bytes: the oldest go first, the newest stays.
-    let mut c = Composer::new();
-    for _ in 0..3 {
-        c.paste(&"q".repeat(MAX_HISTORY_BYTES / 2));
-        typed(&mut c, "!");
-        c.take();
-    }
-    assert_eq!(c.history.len(), 1);
+    let draft = |typed: &str, pasted: usize| Draft {
+        typed: typed.into(),
+        pastes: vec![Paste {
+            label: "[p]".into(),
+            text: "q".repeat(pasted),
+        }],
+    };
+    let mut history = vec![draft("a", 50), draft("b", 30), draft("c", 40)];
+    trim(&mut history, 10, 80);
+    let kept: Vec<&str> = history.iter().map(|d| d.typed.as_str()).collect();
+    assert_eq!(kept, ["b", "c"]);
+    trim(&mut history, 10, 1);
+    assert_eq!(history.len(), 1, "the newest stays");
+    assert_eq!(history[0].typed, "c");
 }
 
 #[test]
