@@ -169,6 +169,8 @@ fn typing_into_an_opening_approval_never_answers_it() {
         screen.contains(&typed),
         "the typed message is still in the composer:\n{screen}"
     );
+    // The first Ctrl-C clears that draft (into the history); then cancel, then quit.
+    tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED");
