@@ -28,6 +28,7 @@ fn info() -> AppInfo {
         dialog_guard: Duration::ZERO,
         mcp: None,
         instructions: Default::default(),
+        pricing: Default::default(),
     }
 }
 
