@@ -169,6 +169,8 @@ fn typing_into_an_opening_approval_never_answers_it() {
         screen.contains(&typed),
         "the typed message is still in the composer:\n{screen}"
     );
+    // The first Ctrl-C clears that draft (into the history); then cancel, then quit.
+    tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED");
@@ -330,4 +332,74 @@ fn mcp_servers_start_behind_the_first_frame_and_a_broken_one_is_said_once() {
         .output()
         .unwrap();
     assert!(left.stdout.is_empty(), "a server outlived taco: {:?}", left);
+}
+
+/// Like `launch`, on a screen of `width` × `height`.
+fn launch_at(home: &Path, work: &Path, width: u16, height: u16) -> Tmux {
+    let taco = env!("CARGO_BIN_EXE_taco");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let command = format!(
+        "cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}'; echo EXITED; sleep 60",
+        work = work.display(),
+        home = home.display(),
+    );
+    Tmux::start(&command, width, height)
+}
+
+#[test]
+fn a_sixty_word_prompt_shows_whole_at_120_columns() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch_at(home.path(), work.path(), 120, 40);
+    tmux.wait_for("Welcome to taco");
+    let words: Vec<String> = (1..=60).map(|i| format!("word{i}")).collect();
+    tmux.text(&words.join(" "));
+    let screen = tmux.wait_for("word60");
+    for word in &words {
+        // Followed by a blank: `word1` is not taken for the start of `word10`.
+        assert!(
+            screen.contains(&format!("{word} ")),
+            "{word} shows:\n{screen}"
+        );
+    }
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("draft cleared");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
+}
+
+#[test]
+fn the_prompt_history_is_recalled_after_a_restart() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch(home.path(), work.path());
+    tmux.wait_for("Welcome to taco");
+    tmux.text("remember this prompt please");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for_ready("Approve write_file");
+    // With the dialog open Ctrl-C cancels at once; the second quits.
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
+    drop(tmux);
+    let file = home.path().join("state/taco/prompt-history.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text, "\"remember this prompt please\"\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let tmux = launch(home.path(), work.path());
+    let screen = tmux.wait_for("Welcome to taco");
+    assert!(!screen.contains("remember this prompt"), "{screen}");
+    tmux.keys(&["Up"]);
+    tmux.wait_for("remember this prompt please");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
 }

@@ -17,6 +17,7 @@ use super::views::status::Activity;
 use super::views::timeline::TimelineState;
 use crate::conversation::Role;
 use crate::event::{Event, EventData, InputRequest};
+use crate::history::PromptLog;
 use crate::orchestrator::task::Op;
 use crate::run_model::RunModel;
 use crate::session::Entry;
@@ -95,6 +96,8 @@ pub struct App {
     read_only: bool,
     /// Keeps type-ahead from answering a dialog that just opened.
     guard: guard::DialogGuard,
+    /// Where sent prompts are kept for later launches; `None` keeps them in memory only.
+    prompt_log: Option<PromptLog>,
 }
 
 impl App {
@@ -147,7 +150,15 @@ impl App {
             calls: Vec::new(),
             panes: None,
             read_only: false,
+            prompt_log: None,
         }
+    }
+
+    /// Starts the composer's history with `entries` (oldest first, from earlier launches);
+    /// prompts sent from now on are appended to `log`.
+    pub fn set_prompt_history(&mut self, entries: Vec<String>, log: Option<PromptLog>) {
+        self.composer.set_history(entries);
+        self.prompt_log = log;
     }
 
     /// Shows a saved trace read-only (`taco trace FILE`): nothing is sent to a model.
@@ -430,7 +441,9 @@ impl App {
     }
 
     fn submit(&mut self, text: String, now: Instant) -> Vec<Command> {
-        self.chat.push_user(&text);
+        // Big pastes show as the chips they were in the composer.
+        let shown = self.composer.shown(&text);
+        self.chat.push_user_shown(&text, shown);
         self.chat.scroll_to_bottom();
         self.original_request = Some(text.clone());
         self.busy = true;

@@ -49,6 +49,8 @@ pub struct Launch {
     pub notice: Option<String>,
     /// When the process started, for the first-frame time in the log.
     pub launched: Instant,
+    /// The prompt history file: read for Up and Ctrl-R, appended to as prompts are sent.
+    pub prompts: Option<crate::history::PromptLog>,
 }
 
 /// Runs the TUI until the user quits or a signal stops it. The terminal is restored however
@@ -61,8 +63,12 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         viewing,
         notice,
         launched,
+        prompts,
     } = launch;
     let mut app = App::new(info, Instant::now());
+    if let Some(log) = prompts {
+        app.set_prompt_history(log.load(), Some(log));
+    }
     if let Some(what) = &viewing {
         app.set_read_only(what);
     }

@@ -10,6 +10,7 @@ use super::{Ready, Start, runtime, setup};
 use crate::config;
 use crate::event::{Event, EventData};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
+use crate::history::PromptLog;
 use crate::mcp::Status;
 use crate::orchestrator::{Orchestrator, task};
 use crate::session::{self, Entry};
@@ -73,6 +74,8 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
             viewing: None,
             notice: (!opened.notes.is_empty()).then(|| opened.notes.join("\n\n")),
             launched,
+            // Prompts are kept redacted, as the session file keeps them.
+            prompts: PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets)),
         };
         let ended = tui::run(launch).await;
         mcp.shutdown();
@@ -116,6 +119,8 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
         viewing: Some(format!("`{}`", file.display())),
         notice: (!notes.is_empty()).then_some(notes),
         launched,
+        // A saved trace sends nothing: no history to recall or keep.
+        prompts: None,
     };
     runtime.block_on(async {
         match tui::run(launch).await {

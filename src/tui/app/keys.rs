@@ -11,9 +11,10 @@ use ratatui::layout::Position;
 
 use super::{App, Command, QUIT_WINDOW};
 use crate::orchestrator::task::Op;
-use crate::tui::commands;
+use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
 use crate::tui::overlay::{Effect, Handled, KeyCtx, Place};
+use crate::tui::views::composer::SearchStep;
 
 impl App {
     /// Takes a key press.
@@ -22,6 +23,7 @@ impl App {
             return Vec::new();
         }
         let commands = self.take_key(key, now);
+        self.save_prompts();
         self.overlays.prune();
         // An answer may bring up the next dialog, which starts guarded.
         self.sync_guard(now);
@@ -41,6 +43,13 @@ impl App {
         let handled = self.overlays.capture(key, &ctx);
         if let Some(commands) = self.apply(handled, now) {
             return commands;
+        }
+        // A Ctrl-R search takes the keys it knows; any other ends it and goes on as usual.
+        if self.focus == Focus::Chat
+            && self.composer.is_searching()
+            && self.composer.search_key(key) == SearchStep::Used
+        {
+            return Vec::new();
         }
         if self.focus_key(key, ctrl, now) {
             return Vec::new();
@@ -180,7 +189,21 @@ impl App {
         }
     }
 
+    /// Ctrl-C ends a search, then clears a draft (into the history: Up brings it back), and
+    /// only then cancels the run or, twice, quits. While a dialog waits for an answer it
+    /// cancels at once (the draft stays): the run waits on the user, not on the draft.
     fn ctrl_c(&mut self, now: Instant) -> Vec<Command> {
+        if self.composer.is_searching() {
+            self.composer.cancel_search();
+            return Vec::new();
+        }
+        let dialog = self.approval_open() || self.question_open();
+        if !dialog && self.composer.clear_to_history() {
+            // Clearing is not the first of the two Ctrl-C that quit.
+            self.last_ctrl_c = None;
+            self.flash("draft cleared · ↑ brings it back", now);
+            return Vec::new();
+        }
         if self
             .last_ctrl_c
             .is_some_and(|at| now.duration_since(at) <= QUIT_WINDOW)
@@ -195,6 +218,18 @@ impl App {
         } else {
             self.flash("Ctrl-C again to quit", now);
             Vec::new()
+        }
+    }
+
+    /// Appends the prompts the composer remembered to the history file.
+    fn save_prompts(&mut self) {
+        let prompts = self.composer.take_unsaved();
+        if let Some(log) = &self.prompt_log {
+            // One short append per prompt sent: the file is the user's recall, not a record
+            // the run waits on. `/quit` would only ever be the first thing Up brings back.
+            (prompts.iter())
+                .filter(|prompt| commands::parse(prompt) != SlashCommand::Quit)
+                .for_each(|prompt| log.append(prompt));
         }
     }
 

@@ -22,6 +22,9 @@ impl App {
             return hints;
         }
         match self.focus {
+            Focus::Chat if self.composer.is_searching() => {
+                &[("Enter", "take it"), ("Ctrl-R", "older"), ("Esc", "leave")]
+            }
             Focus::Chat if self.busy => &[
                 ("Esc", "cancel"),
                 ("PgUp/PgDn", "scroll"),
@@ -111,7 +114,8 @@ impl App {
             " chat · scrolled ".to_string()
         };
         let inner = pane(rect, buf, &theme, &title, focused);
-        let composer_rows = self.composer.rows() + 1;
+        // The editor's wrapped rows, so a long line shows whole (up to the cap, then it scrolls).
+        let composer_rows = self.composer.rows(inner.width) + 1;
         // One dialog at a time (the overlay stack puts approvals first).
         let wait = self.guard.wait(now);
         let wanted = self.dock_rows(inner.width, now);
@@ -137,7 +141,9 @@ impl App {
                 height: 1,
                 ..composer
             };
-            let label = if self.busy {
+            let label = if self.composer.is_searching() {
+                " search earlier prompts "
+            } else if self.busy {
                 " queue a message "
             } else {
                 " message "

@@ -28,7 +28,7 @@ mod scroll;
 mod tests;
 mod tool;
 
-use cell::{Cell, CellKind, NoteStyle};
+use cell::{Cell, CellKind, NoteStyle, User};
 
 /// How a notice added with [`ChatState::push_notice`] looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,8 +115,17 @@ impl ChatState {
 
     /// Adds a message the user sent.
     pub fn push_user(&mut self, text: &str) {
+        self.push_user_shown(text, None);
+    }
+
+    /// Adds a message the user sent that showed as `shown` in the composer (big pastes as
+    /// chips): it shows so until Ctrl-O expands details, then in full.
+    pub fn push_user_shown(&mut self, text: &str, shown: Option<String>) {
         self.close_streams(None);
-        self.push(CellKind::User(text.to_string()));
+        self.push(CellKind::User(User {
+            text: text.to_string(),
+            collapsed: shown.filter(|shown| shown != text),
+        }));
     }
 
     /// Adds a notice: slash-command output (`Info`, Markdown), a warning or an error.
@@ -198,7 +207,7 @@ impl ChatState {
         self.following
     }
 
-    /// Expands or collapses every tool cell and reasoning block.
+    /// Expands or collapses every tool cell, reasoning block and pasted text.
     pub fn toggle_details(&mut self) {
         self.details = !self.details;
     }

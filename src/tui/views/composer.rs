@@ -1,23 +1,85 @@
-//! The composer: a multi-line editor (ratatui-textarea) with prompt history.
+//! The composer: a multi-line editor (ratatui-textarea) that grows with its wrapped rows,
+//! with readline keys, a prompt history (Up/Down, Ctrl-R search) and big pastes shown as
+//! chips (`[pasted 40 lines]`) that are sent whole.
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
+use ratatui::widgets::{Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::tui::theme::Theme;
 
-/// Most lines the composer grows to before it scrolls.
-const MAX_ROWS: u16 = 8;
+mod layout;
+mod paste;
+mod readline;
+mod search;
+#[cfg(test)]
+mod tests;
+
+use paste::Paste;
+pub use paste::{COLLAPSE_CHARS, COLLAPSE_LINES};
+use search::Search;
+
+/// Most rows the composer grows to before it scrolls.
+pub const MAX_ROWS: u16 = 8;
+/// Prompts remembered (as many as the history file keeps).
+const MAX_HISTORY: usize = 1000;
+/// Bytes of history held in memory: past this the oldest prompts go (big pastes add up).
+const MAX_HISTORY_BYTES: usize = 64 << 20;
+/// Most chars a paste adds to a Ctrl-R query.
+const MAX_QUERY_PASTE: usize = 256;
+/// Recent prompts searched for the chips of a prompt being sent (see [`Composer::shown`]).
+const SHOWN_LOOKBACK: usize = 64;
+
+/// A prompt as typed: its text with chip labels, and the pastes behind them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Draft {
+    typed: String,
+    pastes: Vec<Paste>,
+}
+
+impl Draft {
+    /// The text to send: chips replaced by what was pasted.
+    fn full(&self) -> String {
+        paste::expand(&self.typed, &self.pastes)
+    }
+
+    fn bytes(&self) -> usize {
+        self.typed.len() + self.pastes.iter().map(|p| p.text.len()).sum::<usize>()
+    }
+}
+
+impl AsRef<str> for Draft {
+    fn as_ref(&self) -> &str {
+        &self.typed
+    }
+}
+
+/// What a key did to a Ctrl-R search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchStep {
+    /// The search took it.
+    Used,
+    /// The search ended with the match in the editor; the key still does what it does.
+    Accepted,
+}
 
 /// The prompt editor.
 pub struct Composer {
     area: TextArea<'static>,
-    history: Vec<String>,
+    /// The chips in the text and what they stand for.
+    pastes: Vec<Paste>,
+    history: Vec<Draft>,
     /// Position while recalling history (`None`: editing a fresh draft).
     recall: Option<usize>,
-    draft: Vec<String>,
+    /// The draft put aside while recalling or searching.
+    draft: Draft,
+    search: Option<Search>,
+    /// Prompts remembered since [`Composer::take_unsaved`] was last called.
+    unsaved: Vec<String>,
+    /// The width the editor last laid its wrapped rows out for.
+    laid_out: Option<u16>,
 }
 
 impl Default for Composer {
@@ -31,14 +93,36 @@ impl Composer {
     pub fn new() -> Self {
         Self {
             area: fresh(),
+            pastes: Vec::new(),
             history: Vec::new(),
             recall: None,
-            draft: Vec::new(),
+            draft: Draft::default(),
+            search: None,
+            unsaved: Vec::new(),
+            laid_out: None,
         }
     }
 
-    /// The text as typed (lines joined with `\n`).
+    /// Starts the history with prompts of earlier launches, oldest first.
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.history = entries
+            .into_iter()
+            .map(|typed| Draft {
+                typed,
+                pastes: Vec::new(),
+            })
+            .collect();
+        self.recall = None;
+        self.trim_history();
+    }
+
+    /// The text to send: as typed, with every chip's paste in place.
     pub fn text(&self) -> String {
+        paste::expand(&self.typed(), &self.pastes)
+    }
+
+    /// The text as it shows (chips as their labels).
+    pub fn typed(&self) -> String {
         self.area.lines().join("\n")
     }
 
@@ -49,20 +133,46 @@ impl Composer {
 
     /// Replaces the text and puts the cursor at the end.
     pub fn set_text(&mut self, text: &str) {
-        self.area = fresh();
-        self.area.insert_str(text);
+        self.load(Draft {
+            typed: text.to_string(),
+            pastes: Vec::new(),
+        });
+        self.cursor_to_end();
     }
 
     /// Takes the text for sending: remembers it in the history and empties the editor.
     pub fn take(&mut self) -> String {
-        let text = self.text();
-        if !text.trim().is_empty() && self.history.last() != Some(&text) {
-            self.history.push(text.clone());
-        }
-        self.area = fresh();
+        let draft = self.current();
+        let text = draft.full();
+        self.remember(draft);
+        self.load(Draft::default());
         self.recall = None;
-        self.draft.clear();
+        self.draft = Draft::default();
         text
+    }
+
+    /// Puts a draft aside into the history (Ctrl-C; blanks are only cleared) and empties the
+    /// editor; `false` when it was empty.
+    pub fn clear_to_history(&mut self) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        self.take();
+        true
+    }
+
+    /// The prompts remembered since the last call, as sent (for the history file).
+    pub fn take_unsaved(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.unsaved)
+    }
+
+    /// How a prompt sent recently showed in the editor, when pastes in it were chips (the
+    /// transcript shows it so); `None` when it had none.
+    pub fn shown(&self, full: &str) -> Option<String> {
+        (self.history.iter().rev().take(SHOWN_LOOKBACK))
+            .filter(|d| !d.pastes.is_empty())
+            .find(|d| d.full() == full)
+            .map(|d| d.typed.clone())
     }
 
     /// Inserts a line break at the cursor.
@@ -70,63 +180,106 @@ impl Composer {
         self.area.insert_newline();
     }
 
-    /// Inserts pasted text as it is (newlines stay newlines, nothing is sent).
+    /// Inserts pasted text (nothing is sent): as it is, or as a chip when it is big; during a
+    /// Ctrl-R search it goes into the query.
     pub fn paste(&mut self, text: &str) {
+        if let Some(search) = self.search.as_mut() {
+            // Into the query, on one line; a query longer than this finds nothing anyway.
+            let chars = text.chars().take(MAX_QUERY_PASTE);
+            for c in chars.map(|c| if c.is_whitespace() { ' ' } else { c }) {
+                if !c.is_control() {
+                    search.push(c, &self.history);
+                }
+            }
+            return;
+        }
         // Terminals send CR for line breaks inside a paste.
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        self.area.insert_str(text);
+        if paste::collapses(&text) {
+            // Chips whose label was edited away are gone; their labels may be used again.
+            paste::still_in(&self.typed(), &mut self.pastes);
+            let chip = paste::chip(text, &self.pastes);
+            self.area.insert_str(&chip.label);
+            self.pastes.push(chip);
+        } else {
+            self.area.insert_str(text);
+        }
     }
 
-    /// Edits with a key. Up on the first line and Down on the last walk the history.
+    /// Edits with a key: readline keys (Ctrl-A/E, Ctrl-U/K/W/Y, Alt-B/F/D), Ctrl-Z undo,
+    /// Ctrl-R search; Up on the first row and Down on the last walk the history.
     pub fn input(&mut self, key: KeyEvent) -> bool {
-        let row = self.area.cursor().0;
-        let last_row = self.area.lines().len().saturating_sub(1);
-        let plain = !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        let plain = !ctrl && !alt;
         match key.code {
-            KeyCode::Up if plain && row == 0 && !self.history.is_empty() => self.recall_older(),
-            KeyCode::Down if plain && row == last_row && self.recall.is_some() => {
-                self.recall_newer()
+            KeyCode::Up if plain && !shift => self.up(),
+            KeyCode::Down if plain && !shift => self.down(),
+            KeyCode::Char('p') if ctrl && !alt => self.up(),
+            KeyCode::Char('n') if ctrl && !alt => self.down(),
+            KeyCode::Char('r') if ctrl && !alt => {
+                self.search = Some(Search::new());
+                false
             }
+            KeyCode::Char('u') if ctrl && !alt => self.kill_to_line_start(),
+            KeyCode::Char('w') if ctrl && !alt => self.rub_out_word(),
+            KeyCode::Char('z' | 'Z') if ctrl && shift => self.area.redo(),
+            // Ctrl-_ is readline's undo; terminals send it as Ctrl-7 or Ctrl-/.
+            KeyCode::Char('z' | '_' | '7' | '/') if ctrl => self.area.undo(),
+            KeyCode::Char('z') if alt => self.area.redo(),
+            KeyCode::Char('b') if alt && !ctrl => self.word_back(),
+            KeyCode::Char('f') if alt && !ctrl => self.word_forward(),
             _ => self.area.input(key),
         }
     }
 
-    fn recall_older(&mut self) -> bool {
-        let index = match self.recall {
-            None => {
-                self.draft = self.area.lines().to_vec();
-                self.history.len() - 1
+    /// Whether a Ctrl-R search is on.
+    pub fn is_searching(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// A key during a Ctrl-R search: typing narrows it, Ctrl-R goes further back, Enter takes
+    /// the match into the editor (not sent), Esc or Ctrl-G leaves the draft as it was; any
+    /// other key takes the match and then does what it does.
+    pub fn search_key(&mut self, key: KeyEvent) -> SearchStep {
+        let Some(search) = self.search.as_mut() else {
+            return SearchStep::Accepted;
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char('r') if ctrl && !alt => search.older(&self.history),
+            KeyCode::Char('g') if ctrl && !alt => self.cancel_search(),
+            KeyCode::Esc => self.cancel_search(),
+            KeyCode::Backspace if !ctrl && !alt => search.pop(&self.history),
+            KeyCode::Char(c) if !ctrl && !alt => search.push(c, &self.history),
+            KeyCode::Enter => {
+                self.accept_search();
+                return SearchStep::Used;
             }
-            Some(0) => return false,
-            Some(i) => i - 1,
-        };
-        self.recall = Some(index);
-        let text = self.history[index].clone();
-        self.set_text(&text);
-        true
-    }
-
-    fn recall_newer(&mut self) -> bool {
-        let Some(index) = self.recall else {
-            return false;
-        };
-        if index + 1 < self.history.len() {
-            self.recall = Some(index + 1);
-            let text = self.history[index + 1].clone();
-            self.set_text(&text);
-        } else {
-            self.recall = None;
-            let draft = std::mem::take(&mut self.draft).join("\n");
-            self.set_text(&draft);
+            _ => {
+                self.accept_search();
+                return SearchStep::Accepted;
+            }
         }
-        true
+        SearchStep::Used
     }
 
-    /// Rows the editor wants (1 to `MAX_ROWS`), for the layout.
-    pub fn rows(&self) -> u16 {
-        (self.area.lines().len() as u16).clamp(1, MAX_ROWS)
+    /// Ends a Ctrl-R search, the draft as it was.
+    pub fn cancel_search(&mut self) {
+        self.search = None;
+    }
+
+    fn accept_search(&mut self) {
+        let Some(found) = self.search.take().and_then(|s| s.found()) else {
+            return;
+        };
+        if self.recall.is_none() {
+            self.draft = self.current();
+        }
+        self.recall = Some(found);
+        self.recall_entry(found);
     }
 
     /// Draws the editor; `placeholder` shows when it is empty.
@@ -138,11 +291,20 @@ impl Composer {
         focused: bool,
         placeholder: &str,
     ) {
+        if let Some(search) = &self.search {
+            let lines = self.search_lines(search, area.width, theme);
+            Paragraph::new(lines).render(area, buf);
+            return;
+        }
         self.area.set_placeholder_text(placeholder);
         self.area.set_placeholder_style(theme.dim);
         self.area
             .set_cursor_style(if focused { theme.selected } else { theme.text });
+        if self.laid_out == Some(area.width) {
+            self.fit_viewport(area.height);
+        }
         (&self.area).render(area, buf);
+        self.laid_out = Some(area.width);
     }
 
     /// Moves the cursor to the end of the text.
@@ -150,6 +312,106 @@ impl Composer {
         self.area.move_cursor(CursorMove::Bottom);
         self.area.move_cursor(CursorMove::End);
     }
+
+    /// The draft in the editor now.
+    fn current(&self) -> Draft {
+        let typed = self.typed();
+        let mut pastes = self.pastes.clone();
+        paste::still_in(&typed, &mut pastes);
+        Draft { typed, pastes }
+    }
+
+    /// Puts `draft` in a fresh editor (no undo across drafts).
+    fn load(&mut self, draft: Draft) {
+        self.area = fresh();
+        self.area.insert_str(&draft.typed);
+        self.pastes = draft.pastes;
+        self.laid_out = None;
+    }
+
+    fn remember(&mut self, draft: Draft) {
+        // A repeat of the last prompt is not remembered twice (here or in the file).
+        if draft.typed.trim().is_empty() || self.history.last() == Some(&draft) {
+            return;
+        }
+        self.unsaved.push(draft.full());
+        self.history.push(draft);
+        self.trim_history();
+    }
+
+    fn trim_history(&mut self) {
+        trim(&mut self.history, MAX_HISTORY, MAX_HISTORY_BYTES);
+    }
+
+    /// Up: the row above, or on the first row the previous prompt.
+    fn up(&mut self) -> bool {
+        let before = self.area.cursor();
+        self.area.move_cursor(CursorMove::Up);
+        if self.area.cursor() != before || self.history.is_empty() {
+            return false;
+        }
+        let index = match self.recall {
+            None => {
+                self.draft = self.current();
+                self.history.len() - 1
+            }
+            Some(0) => return false,
+            Some(i) => i - 1,
+        };
+        self.recall = Some(index);
+        self.recall_entry(index);
+        true
+    }
+
+    /// Down: the row below, or on the last row the next prompt (and then the draft).
+    fn down(&mut self) -> bool {
+        let before = self.area.cursor();
+        self.area.move_cursor(CursorMove::Down);
+        if self.area.cursor() != before {
+            return false;
+        }
+        let Some(index) = self.recall else {
+            return false;
+        };
+        if index + 1 < self.history.len() {
+            self.recall = Some(index + 1);
+            self.recall_entry(index + 1);
+        } else {
+            self.recall = None;
+            let draft = std::mem::take(&mut self.draft);
+            self.load(draft);
+            self.cursor_to_end();
+        }
+        true
+    }
+
+    /// Shows history entry `index`: a one-line prompt with the cursor at its end, a longer
+    /// one at its start (so Up goes on to the one before).
+    fn recall_entry(&mut self, index: usize) {
+        let Some(draft) = self.history.get(index).cloned() else {
+            return;
+        };
+        let multiline = draft.typed.contains('\n');
+        self.load(draft);
+        if multiline {
+            self.area.move_cursor(CursorMove::Top);
+            self.area.move_cursor(CursorMove::Head);
+        } else {
+            self.cursor_to_end();
+        }
+    }
+}
+
+/// Keeps the newest prompts, at most `entries` of them and `bytes` in all (the newest stays,
+/// however big).
+fn trim(history: &mut Vec<Draft>, entries: usize, bytes: usize) {
+    let mut drop = history.len().saturating_sub(entries);
+    let mut held: usize = history[drop..].iter().map(Draft::bytes).sum();
+    while held > bytes && drop + 1 < history.len() {
+        held -= history[drop].bytes();
+        drop += 1;
+    }
+    history.drain(..drop);
 }
 
 fn fresh() -> TextArea<'static> {
@@ -157,52 +419,4 @@ fn fresh() -> TextArea<'static> {
     area.set_wrap_mode(WrapMode::WordOrGlyph);
     area.set_cursor_line_style(ratatui::style::Style::default());
     area
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
-
-    fn typed(c: &mut Composer, text: &str) {
-        for ch in text.chars() {
-            c.input(key(KeyCode::Char(ch)));
-        }
-    }
-
-    #[test]
-    fn history_recall_walks_back_and_returns_to_the_draft() {
-        let mut c = Composer::new();
-        typed(&mut c, "first");
-        assert_eq!(c.take(), "first");
-        typed(&mut c, "second");
-        c.take();
-        typed(&mut c, "draft");
-        c.input(key(KeyCode::Up));
-        assert_eq!(c.text(), "second");
-        c.input(key(KeyCode::Up));
-        assert_eq!(c.text(), "first");
-        c.input(key(KeyCode::Up));
-        assert_eq!(c.text(), "first", "stops at the oldest");
-        c.input(key(KeyCode::Down));
-        c.input(key(KeyCode::Down));
-        assert_eq!(c.text(), "draft");
-    }
-
-    #[test]
-    fn newlines_and_pastes_stay_in_the_text() {
-        let mut c = Composer::new();
-        typed(&mut c, "a");
-        c.newline();
-        typed(&mut c, "b");
-        c.paste("\r\nc\rd");
-        assert_eq!(c.text(), "a\nb\nc\nd");
-        assert_eq!(c.rows(), 4);
-        assert!(!c.is_empty());
-        c.take();
-        assert!(c.is_empty());
-    }
 }

@@ -40,10 +40,23 @@ pub(super) struct Reasoning {
     pub streaming: bool,
 }
 
+/// Most of a long paste laid out when it is expanded (a 10 MB paste would take seconds).
+const MAX_EXPANDED_CHARS: usize = 64 * 1024;
+
+/// A message the user sent.
+#[derive(Debug)]
+pub(super) struct User {
+    /// What was sent.
+    pub text: String,
+    /// How it showed in the composer, big pastes as `[pasted 40 lines]` chips; shown until
+    /// details are expanded. `None`: it had no chips.
+    pub collapsed: Option<String>,
+}
+
 /// What a cell shows.
 #[derive(Debug)]
 pub(super) enum CellKind {
-    User(String),
+    User(User),
     Assistant(Assistant),
     Reasoning(Reasoning),
     Tool(Box<Tool>),
@@ -153,7 +166,11 @@ impl Cell {
 
     /// Makes the layout current for `width`; returns whether any work was done.
     pub fn ensure(&mut self, width: u16, details: bool, theme: &Theme) -> bool {
-        let uses_details = matches!(self.kind, CellKind::Tool(_) | CellKind::Reasoning(_));
+        let uses_details = match &self.kind {
+            CellKind::Tool(_) | CellKind::Reasoning(_) => true,
+            CellKind::User(user) => user.collapsed.is_some(),
+            _ => false,
+        };
         if let Some(layout) = &mut self.layout
             && layout.width == width
             && (!uses_details || layout.details == details)
@@ -189,9 +206,16 @@ impl Cell {
     fn head(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) -> bool {
         let indent = [Span::raw("  ")];
         match &self.kind {
-            CellKind::User(text) => {
+            CellKind::User(user) => {
                 let first = [Span::styled("› ", t.user)];
-                lines.extend(wrap_plain(text, t.user, width, &first, &indent));
+                match &user.collapsed {
+                    Some(shown) if !details => {
+                        lines.extend(wrap_plain(shown, t.user, width, &first, &indent));
+                        let hint = "▸ Ctrl-O shows the pasted text";
+                        lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
+                    }
+                    _ => user_text(lines, &user.text, width, t),
+                }
                 false
             }
             CellKind::Assistant(_) => true,
@@ -261,6 +285,19 @@ impl Cell {
                 false
             }
         }
+    }
+}
+
+/// A sent message in full; past `MAX_EXPANDED_CHARS`, its start and how much more there is.
+fn user_text(lines: &mut Vec<Line<'static>>, text: &str, width: u16, t: &Theme) {
+    let first = [Span::styled("› ", t.user)];
+    let indent = [Span::raw("  ")];
+    let cut = text.char_indices().nth(MAX_EXPANDED_CHARS).map(|(i, _)| i);
+    let shown = cut.map_or(text, |cut| &text[..cut]);
+    lines.extend(wrap_plain(shown, t.user, width, &first, &indent));
+    if let Some(cut) = cut {
+        let more = format!("… {} more bytes not shown", text.len() - cut);
+        lines.extend(wrap_plain(&more, t.dim, width, &indent, &indent));
     }
 }
 
