@@ -14,7 +14,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("Tab / Shift-Tab", "move focus: chat → stack → timeline"),
             ("Esc", "cancel the running request"),
-            ("Ctrl-C", "cancel; twice within 2 s quits"),
+            ("Ctrl-C", "clear the draft, else cancel; twice quits"),
             ("?", "this help (when the composer is empty)"),
         ],
     ),
@@ -23,7 +23,11 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("Enter", "send (queued while a request runs)"),
             ("Shift-Enter / Ctrl-J", "new line"),
-            ("↑ / ↓", "earlier prompts"),
+            ("↑ / ↓, Ctrl-P / N", "earlier prompts (kept across launches)"),
+            ("Ctrl-R", "search earlier prompts"),
+            ("Ctrl-A / E, Alt-B / F", "line start / end, word back / forward"),
+            ("Ctrl-U / K / W, Ctrl-Y", "delete to start / end / a word; put back"),
+            ("Ctrl-Z, Alt-Z", "undo, redo"),
             ("PgUp / PgDn, wheel", "scroll the chat"),
             ("End", "follow the bottom again (empty composer)"),
             ("Ctrl-O", "expand / collapse tool details and reasoning"),
@@ -69,6 +73,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("/help", "this help"),
             ("/tools", "tools, their policies and this session's grants"),
+            ("/tools revoke X", "take back a tool's or a shell prefix's grant"),
             ("/mcp", "MCP servers: state, transport, tools, last error"),
             (
                 "/tool NAME",
