@@ -136,7 +136,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("new_payload", |b| {
         b.iter(|| {
             seed += 1;
-            black_box(highlight::json(&format!("{{\"seed\": {seed},\n{body}}}")))
+            black_box(highlight::code(
+                "json",
+                &format!("{{\"seed\": {seed},\n{body}}}"),
+            ))
         })
     });
     group.finish();

@@ -19,7 +19,6 @@
 use std::sync::Arc;
 
 use ratatui::style::Style;
-use ratatui::text::Span;
 
 use super::theme::Theme;
 
@@ -116,7 +115,7 @@ pub struct Highlighted {
 
 impl Highlighted {
     /// The runs of line `n` (counted as `code.split('\n')` counts), or `None` when that line
-    /// is drawn plain (past the cap, or too long).
+    /// is past the cap (drawn plain; a line too long to parse is one plain run).
     pub fn line(&self, n: usize) -> Option<&[(usize, Role)]> {
         match self.lines.get(n) {
             Some(runs) => Some(runs),
@@ -136,11 +135,6 @@ pub fn code(lang: &str, code: &str) -> Option<Highlighted> {
         lang => engine::by_token(lang)?,
     };
     Some(cache::highlight(grammar, code))
-}
-
-/// Highlights pretty-printed JSON (see [`code`]).
-pub fn json(text: &str) -> Option<Highlighted> {
-    code("json", text)
 }
 
 /// `lines` highlighted together as `lang`, as paints per line (empty where a line is plain).
@@ -191,45 +185,6 @@ pub fn style(theme: &Theme, role: Role) -> Style {
         Role::Inserted => theme.ok,
         Role::Deleted => theme.error,
         Role::Meta => theme.dim,
-    }
-}
-
-/// The role at byte `at` of a line coloured by `runs` (`Plain` past the last run).
-pub fn role_at(runs: &[(usize, Role)], at: usize) -> Role {
-    let i = runs.partition_point(|&(end, _)| end <= at);
-    runs.get(i).map_or(Role::Plain, |&(_, role)| role)
-}
-
-/// `line` as spans styled by `runs` through `paint` (no runs: one span in `paint(Plain)`).
-pub fn spans(
-    line: &str,
-    runs: Option<&[(usize, Role)]>,
-    paint: impl Fn(Role) -> Style,
-) -> Vec<Span<'static>> {
-    let Some(runs) = runs else {
-        return vec![Span::styled(line.to_string(), paint(Role::Plain))];
-    };
-    let mut out: Vec<Span<'static>> = Vec::new();
-    let mut start = 0;
-    for &(end, role) in runs {
-        let end = end.min(line.len());
-        if end <= start || !line.is_char_boundary(end) {
-            continue;
-        }
-        push_span(&mut out, &line[start..end], paint(role));
-        start = end;
-    }
-    if start < line.len() {
-        push_span(&mut out, &line[start..], paint(Role::Plain));
-    }
-    out
-}
-
-/// Appends `text` in `style`, merged into the last span when the style is the same.
-fn push_span(out: &mut Vec<Span<'static>>, text: &str, style: Style) {
-    match out.last_mut() {
-        Some(last) if last.style == style => last.content.to_mut().push_str(text),
-        _ => out.push(Span::styled(text.to_string(), style)),
     }
 }
 

@@ -4,6 +4,12 @@ use super::diff::{DiffPaint, lines as diff_lines};
 use super::engine::{Lines, by_token};
 use super::*;
 
+/// The role at byte `at` of a line coloured by `runs` (`Plain` past the last run).
+fn role_at(runs: &[(usize, Role)], at: usize) -> Role {
+    let i = runs.partition_point(|&(end, _)| end <= at);
+    runs.get(i).map_or(Role::Plain, |&(_, role)| role)
+}
+
 /// The role of the first occurrence of `needle` in line `n` of `code` highlighted as `lang`.
 fn role_of(lang: &str, code: &str, n: usize, needle: &str) -> Role {
     let painted = super::code(lang, code).unwrap_or_else(|| panic!("{lang} is known"));
@@ -127,7 +133,7 @@ fn json_keys_values_and_literals_differ() {
     assert_eq!(role_of("json", json, 3, "true"), Role::Constant);
     assert_eq!(role_of("json", json, 4, "null"), Role::Constant);
     assert_eq!(role_of("json", json, 0, "{"), Role::Plain);
-    assert!(super::json(json).is_some());
+    assert!(super::code("json", json).is_some());
 }
 
 #[test]
@@ -179,7 +185,7 @@ fn a_huge_block_is_highlighted_only_up_to_the_cap() {
     // JSON goes further: its grammar is cheap.
     let item = "  \"key\": \"a value of some length\",\n";
     let json = format!("{{\n{}}}", item.repeat(1024 * 1024 / item.len()));
-    let painted = super::json(&json).unwrap();
+    let painted = super::code("json", &json).unwrap();
     let kept = (MAX_JSON_BYTES - 2) / item.len();
     assert!(painted.line(kept).is_some() && painted.line(kept + 1).is_none());
 }
@@ -235,25 +241,6 @@ fn a_growing_block_continues_from_its_last_line_and_matches_a_fresh_run() {
     assert_eq!(role_of("rust", code, 2, "still"), Role::Comment);
     assert_eq!(role_of("rust", code, 2, "let"), Role::Keyword);
     assert_eq!(role_of("rust", code, 4, "raw"), Role::String);
-}
-
-#[test]
-fn spans_follow_the_runs_and_merge_equal_styles() {
-    let theme = Theme::default();
-    let runs = [(2, Role::Keyword), (3, Role::Plain), (5, Role::Plain)];
-    let coloured = spans("fn x()", Some(&runs), |r| style(&theme, r));
-    let parts: Vec<(&str, Style)> = coloured
-        .iter()
-        .map(|s| (s.content.as_ref(), s.style))
-        .collect();
-    assert_eq!(
-        parts,
-        [("fn", theme.syntax.keyword), (" x()", theme.code),],
-        "runs short of the end leave the rest plain"
-    );
-    let plain = spans("x", None, |r| style(&theme, r));
-    assert_eq!(plain.len(), 1);
-    assert_eq!(plain[0].style, theme.code);
 }
 
 #[test]
@@ -362,7 +349,7 @@ fn the_cache_stays_bounded_in_blocks_and_bytes() {
     let body = item.repeat(MAX_JSON_BYTES / item.len() - 1);
     for n in 0..40 {
         let json = format!("{{\"n\": {n},\n{body}}}");
-        assert!(super::json(&json).is_some());
+        assert!(super::code("json", &json).is_some());
     }
     let (blocks, bytes) = cache::held();
     assert!(blocks <= 64, "{blocks} blocks");
