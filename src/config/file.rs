@@ -136,6 +136,13 @@ pub struct ToolsConfig {
 pub struct TuiConfig {
     /// How long a new dialog ignores answer keys, in milliseconds (0: no guard).
     pub dialog_guard_ms: Option<u64>,
+    /// Seconds after which a running call of a tool counts as slow (⚠ in the stack), per
+    /// tool name; a tool not named here goes by its own history this session.
+    #[serde(default)]
+    pub slow_after_secs: std::collections::HashMap<String, u64>,
+    /// Seconds without new output after which a call that streams output counts as quiet
+    /// (default 30; 0: never).
+    pub quiet_after_secs: Option<u64>,
 }
 
 /// `[context]`: how the conversation is kept within the model's context window.

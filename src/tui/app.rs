@@ -49,6 +49,9 @@ pub struct AppInfo {
     pub instructions: crate::instructions::Instructions,
     /// What model calls cost (the status line, timeline rows).
     pub pricing: crate::config::pricing::Pricing,
+    /// When the stack flags a call as slow or quiet (`[tui] slow_after_secs`,
+    /// `quiet_after_secs`).
+    pub stack_flags: super::views::stack::FlagSettings,
 }
 
 /// A side effect the event loop carries out.
@@ -123,6 +126,8 @@ impl App {
         );
         let mut timeline = TimelineState::new();
         timeline.pricing = info.pricing.clone();
+        let mut stack = StackState::new();
+        stack.flags.settings = info.stack_flags.clone();
         Self {
             guard: guard::DialogGuard::new(info.dialog_guard),
             info,
@@ -130,7 +135,7 @@ impl App {
             focus: Focus::Chat,
             chat,
             composer: Composer::new(),
-            stack: StackState::new(),
+            stack,
             timeline,
             overlays: OverlayStack::new(),
             activity: Activity::Idle,
@@ -344,13 +349,19 @@ impl App {
                 note,
                 diff,
             } => {
+                // A sub-agent's call: its own words led to it, not the parent's.
+                let (lead, from) = match self.stack.sub_agent(id) {
+                    Some(agent) => (agent.said, Some(agent.from)),
+                    None => (self.chat.last_assistant_text().map(String::from), None),
+                };
                 let pending = Pending {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments.clone(),
                     position: *position,
                     of: *of,
-                    lead: self.chat.last_assistant_text().map(String::from),
+                    lead,
+                    from,
                     note: note.clone(),
                     diff: diff.clone(),
                 };

@@ -169,6 +169,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         mcp: None,
         instructions: Default::default(),
         pricing: Default::default(),
+        stack_flags: Default::default(),
     }
 }
 
@@ -201,6 +202,10 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         mcp: None,
         instructions: resolved.instructions.clone(),
         pricing: resolved.pricing.clone(),
+        stack_flags: crate::tui::views::stack::FlagSettings {
+            slow_after: resolved.slow_after.clone(),
+            quiet_after: resolved.quiet_after,
+        },
     }
 }
 
