@@ -251,3 +251,22 @@ fn c_on_a_call_awaiting_approval_denies_it() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_sub_agent_cancelled_while_it_asks_closes_its_question() {
+    let mut h = Harness::new();
+    sub_agent_asks(&mut h);
+    assert!(h.app.approval_open());
+    // Its delegate was cancelled alone: both frames leave without a decision.
+    for (id, parent, name) in [("d/w", Some("d"), "write_file"), ("d", None, "delegate")] {
+        h.event(EventData::StackPop(StackFrame {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            name: name.into(),
+            summary: String::new(),
+            state: FrameState::Cancelled,
+        }));
+    }
+    assert!(!h.app.approval_open());
+    assert!(h.app.is_busy(), "the run goes on");
+}

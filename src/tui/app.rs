@@ -322,6 +322,11 @@ impl App {
         self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
         self.chat.on_event_at(event, &self.run, now);
+        // A call that left the stack undecided (its sub-agent was cancelled) asks no more.
+        if let EventData::StackPop(frame) = &event.data {
+            self.overlays
+                .update(|dialog: &mut ApprovalDialog| dialog.remove(&frame.id));
+        }
         match &event.data {
             EventData::RunStarted { .. } => {
                 self.busy = true;
