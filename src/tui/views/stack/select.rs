@@ -126,12 +126,21 @@ impl StackState {
         }
     }
 
-    /// When the live frame `id` runs inside a sub-agent: which one, and what it said last.
+    /// When the live frame `id` runs inside a sub-agent (its nearest `delegate` ancestor):
+    /// which one, and what it said last.
     pub fn sub_agent(&self, id: &str) -> Option<SubAgent> {
-        let entry = self.live_entries().find(|e| e.frame.id == id)?;
-        let parent = entry.frame.parent.as_deref()?;
-        let agent =
-            (self.live_entries()).find(|e| e.frame.id == parent && e.frame.name == DELEGATE)?;
+        let find = |id: &str| self.live_entries().find(|e| e.frame.id == id);
+        let mut parent = find(id)?.frame.parent.as_deref();
+        let mut steps = 0;
+        let agent = loop {
+            // Bounded by the frame count, so a parent cycle cannot loop forever.
+            let up = find(parent?).filter(|_| steps <= self.entries.len())?;
+            if up.frame.name == DELEGATE {
+                break up;
+            }
+            parent = up.frame.parent.as_deref();
+            steps += 1;
+        };
         let task = (agent.arguments.as_ref())
             .and_then(|a| a.get("task"))
             .and_then(|t| t.as_str())

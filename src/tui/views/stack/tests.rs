@@ -745,6 +745,31 @@ fn a_sub_agents_call_knows_its_sub_agent_and_what_it_said() {
         "a top-level call is the user's agent's"
     );
     assert_eq!(state.sub_agent("nobody"), None);
+    // A call a tool of the sub-agent needs first is the sub-agent's too.
+    push(
+        &mut state,
+        frame(
+            "d/w/n",
+            Some("d/w"),
+            "read_file",
+            "",
+            FrameState::AwaitingApproval,
+        ),
+        base,
+    );
+    assert_eq!(state.sub_agent("d/w/n"), Some(agent));
+    // Parent cycles end.
+    push(
+        &mut state,
+        frame("x", Some("y"), "a", "", FrameState::Running),
+        base,
+    );
+    push(
+        &mut state,
+        frame("y", Some("x"), "b", "", FrameState::Running),
+        base,
+    );
+    assert_eq!(state.sub_agent("x"), None);
 }
 
 #[test]
