@@ -83,9 +83,9 @@ impl Entry {
 pub struct StackState {
     /// Frames in push order: live ones and those fading out.
     entries: Vec<Entry>,
-    /// First shown tree row when the user scrolled; `None` keeps the newest rows in view.
+    /// First shown row when scrolled to a selection; `None` keeps the newest rows in view.
     scroll: Option<usize>,
-    /// Tree rows and pane height at the last render, for scrolling by key.
+    /// Rows (tree and detail) and pane height at the last render.
     rows: usize,
     height: usize,
     /// The selected frame's id, and its row when last seen (where the selection goes when
