@@ -93,6 +93,10 @@ pub struct Resolved {
     pub limits: Limits,
     /// How long a new TUI dialog ignores answer keys (type-ahead never answers it).
     pub dialog_guard: Duration,
+    /// When a running call of a tool counts as slow (`[tui] slow_after_secs`), by tool name.
+    pub slow_after: std::collections::HashMap<String, Duration>,
+    /// How long a call that streams output may be quiet before it is flagged (zero: never).
+    pub quiet_after: Duration,
     /// The MCP servers to start (`[mcp.servers]`, enabled ones).
     pub mcp: Vec<crate::mcp::ServerSpec>,
     /// The context window and when to compact.
@@ -178,6 +182,10 @@ where
         history_limit: file.history_messages.unwrap_or(50).max(2),
         limits,
         dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(400)),
+        slow_after: (file.tui.slow_after_secs.iter())
+            .map(|(tool, secs)| (tool.clone(), Duration::from_secs(*secs)))
+            .collect(),
+        quiet_after: Duration::from_secs(file.tui.quiet_after_secs.unwrap_or(30)),
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
         context,
         pricing: pricing::Pricing::new(

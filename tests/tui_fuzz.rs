@@ -57,6 +57,7 @@ fn info() -> AppInfo {
         mcp: None,
         instructions: Default::default(),
         pricing: Default::default(),
+        stack_flags: Default::default(),
     }
 }
 
@@ -302,6 +303,7 @@ proptest! {
             position: 1,
             of: 1,
             lead: Some(body.clone()),
+            from: Some(key.clone()),
             note: None,
             diff: None,
         });

@@ -37,6 +37,7 @@ impl Harness {
             mcp: None,
             instructions: Default::default(),
             pricing: Default::default(),
+            stack_flags: Default::default(),
         };
         Self {
             app: App::new(info, t0),

@@ -136,6 +136,13 @@ pub struct ToolsConfig {
 pub struct TuiConfig {
     /// How long a new dialog ignores answer keys, in milliseconds (0: no guard).
     pub dialog_guard_ms: Option<u64>,
+    /// Seconds after which a running call of a tool counts as slow (⚠ in the stack), per
+    /// tool name; a tool not named here goes by its own history this session.
+    #[serde(default)]
+    pub slow_after_secs: std::collections::HashMap<String, u64>,
+    /// Seconds without new output after which a call that streams output counts as quiet
+    /// (default 30; 0: never).
+    pub quiet_after_secs: Option<u64>,
 }
 
 /// `[context]`: how the conversation is kept within the model's context window.
@@ -443,5 +450,23 @@ pub(super) fn check_url(url: &str) -> Result<(), String> {
             u.scheme()
         )),
         Err(e) => Err(format!("base_url '{url}' is not a URL: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tui_takes_slow_and_quiet_thresholds() {
+        let text =
+            "[tui]\nslow_after_secs = { shell = 120, web_fetch = 20 }\nquiet_after_secs = 45\n";
+        let file = parse_config(Path::new("c.toml"), text).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(file.tui.slow_after_secs.get("shell"), Some(&120));
+        assert_eq!(file.tui.slow_after_secs.len(), 2);
+        assert_eq!(file.tui.quiet_after_secs, Some(45));
+        let empty = parse_config(Path::new("c.toml"), "").unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(empty.tui.slow_after_secs.is_empty() && empty.tui.quiet_after_secs.is_none());
+        assert!(parse_config(Path::new("c.toml"), "[tui]\nslow_after_secs = 3\n").is_err());
     }
 }

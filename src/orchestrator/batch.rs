@@ -266,7 +266,15 @@ impl Run<'_> {
             decided.outcomes[i] = Some(outcome);
         }
         for &i in &delegates {
+            // The sub-agent runs under its own token, so cancelling its call stops
+            // everything under it and nothing else.
+            let frame = calls[i].frame.clone();
+            let cancels = self.orch.cancels.clone();
+            let own = cancels.start(&frame, &self.cancel);
+            let outer = std::mem::replace(&mut self.cancel, own);
             let outcome = self.delegate(&calls[i], &decided.arguments[i]).await;
+            self.cancel = outer;
+            cancels.end(&frame);
             self.complete(&outcome);
             decided.outcomes[i] = Some(outcome);
         }
@@ -292,10 +300,11 @@ impl Run<'_> {
         ctx.progress = Some(sender.clone());
         let registry = std::sync::Arc::clone(&self.orch.registry);
         let clock = std::sync::Arc::clone(&self.clock);
+        let cancels = self.orch.cancels.clone();
         // One channel for progress and ends keeps their order: a call's last progress comes
         // before its result.
         let (ends, mut ended) = tokio::sync::mpsc::unbounded_channel();
-        let running = run_calls(&registry, jobs, &ctx, clock.as_ref(), |outcome| {
+        let running = run_calls(&registry, jobs, &ctx, clock.as_ref(), &cancels, |outcome| {
             if report && !matches!(outcome.ended, Ended::NeedsFirst(..)) {
                 let _ = ends.send(outcome.clone());
             }

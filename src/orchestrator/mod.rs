@@ -125,6 +125,8 @@ pub struct Orchestrator {
     conversation: Conversation,
     stack: ToolStack,
     clock: Arc<dyn Clock>,
+    /// The running calls' own cancel tokens (`Op::CancelCall`).
+    cancels: crate::tools::runner::CallCancels,
     /// The context window the provider gave when asked (asked once; `Some(None)`: it does
     /// not know).
     asked_window: Option<Option<u64>>,
@@ -168,6 +170,7 @@ impl Orchestrator {
             conversation,
             stack,
             clock: Arc::new(SystemClock),
+            cancels: Default::default(),
             asked_window: None,
         }
     }
@@ -198,6 +201,12 @@ impl Orchestrator {
         let mut registry = (*self.registry).clone();
         registry.add_source(source);
         self.registry = Arc::new(registry);
+    }
+
+    /// The running calls' cancel tokens: cancelling one stops that call alone (the run goes
+    /// on, the model sees it cancelled). Shared: clone it before a run borrows `self`.
+    pub fn call_cancels(&self) -> crate::tools::runner::CallCancels {
+        self.cancels.clone()
     }
 
     /// The run settings.

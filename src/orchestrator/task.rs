@@ -38,6 +38,9 @@ pub enum Op {
     },
     /// Cancel the running request (DESIGN §4 rule 7).
     Cancel,
+    /// Cancel one running call (by its frame id) and whatever runs under it: its result says
+    /// it was cancelled by the user and the run goes on. A call not running is left alone.
+    CancelCall(String),
     /// Start a new conversation (after the running request, if any).
     Clear,
     /// Summarise the older messages now (after the running request, if any).
@@ -148,10 +151,14 @@ async fn serve(
                     continue;
                 }
                 // Nothing is running: stale answers and cancels have nothing to act on.
-                Some(Op::Approve { .. } | Op::Answer { .. } | Op::Cancel) => continue,
+                Some(Op::Approve { .. } | Op::Answer { .. } | Op::Cancel | Op::CancelCall(_)) => {
+                    continue;
+                }
             },
         };
         let cancel = CancellationToken::new();
+        // Reached while the run holds the orchestrator: a call is cancelled as it runs.
+        let calls = orchestrator.call_cancels();
         let mut clear_after = false;
         {
             let job = async {
@@ -183,6 +190,9 @@ async fn serve(
                             let _ = replies_tx.send(Reply::Input(id, value));
                         }
                         Some(Op::Cancel) => cancel.cancel(),
+                        Some(Op::CancelCall(id)) => {
+                            calls.cancel(&id);
+                        }
                         Some(Op::Clear) => clear_after = true,
                         None | Some(Op::Shutdown) => {
                             cancel.cancel();

@@ -1,12 +1,15 @@
 //! Runs a turn's tool calls: concurrently, each under a timeout, panics caught, output capped.
 //! Results come back in call order so tool messages follow the assistant's call order.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::outcome::Ended;
 use super::{ToolContext, ToolError, ToolRegistry, ToolReply};
@@ -65,6 +68,42 @@ impl CallOutcome {
     }
 }
 
+/// The cancel tokens of the calls running now, by call id: each a child of its run's token,
+/// so one call can be cancelled alone (`Op::CancelCall`) while it runs. Shared by the run
+/// and the task that takes the user's ops.
+#[derive(Debug, Clone, Default)]
+pub struct CallCancels(Arc<Mutex<HashMap<String, CancellationToken>>>);
+
+impl CallCancels {
+    /// Registers call `id` as running under `parent`; returns its own token.
+    pub fn start(&self, id: &str, parent: &CancellationToken) -> CancellationToken {
+        let token = parent.child_token();
+        self.lock().insert(id.to_string(), token.clone());
+        token
+    }
+
+    /// The call `id` ended: a cancel for it from now on does nothing.
+    pub fn end(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    /// Cancels call `id` (and whatever runs under it); `false` when it is not running.
+    pub fn cancel(&self, id: &str) -> bool {
+        let token = self.lock().get(id).cloned();
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Whether call `id` is running (registered).
+    pub fn is_running(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        // A panic while holding the map leaves it whole: keep using it.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// Runs `calls` concurrently. `on_done` sees each outcome as it finishes (for live events);
 /// the returned outcomes are in call order.
 pub async fn run_calls(
@@ -72,12 +111,15 @@ pub async fn run_calls(
     calls: &[ReadyCall],
     ctx: &ToolContext,
     clock: &dyn Clock,
+    cancels: &CallCancels,
     mut on_done: impl FnMut(&CallOutcome),
 ) -> Vec<CallOutcome> {
     let mut pending: FuturesUnordered<_> = calls
         .iter()
         .enumerate()
-        .map(|(i, call)| run_one(registry, call, ctx, clock).map(move |outcome| (i, outcome)))
+        .map(|(i, call)| {
+            run_one(registry, call, ctx, clock, cancels).map(move |outcome| (i, outcome))
+        })
         .collect();
     let mut slots: Vec<Option<CallOutcome>> = vec![None; calls.len()];
     while let Some((i, outcome)) = pending.next().await {
@@ -104,11 +146,13 @@ async fn run_one(
     call: &ReadyCall,
     ctx: &ToolContext,
     clock: &dyn Clock,
+    cancels: &CallCancels,
 ) -> CallOutcome {
     let started = clock.now();
-    // The tool's progress reports name this call.
+    // The tool's progress reports name this call; its own token lets it be cancelled alone.
     let ctx = &ToolContext {
         call: call.id.clone(),
+        cancel: cancels.start(&call.id, &ctx.cancel),
         ..ctx.clone()
     };
     let ended = match registry.get(&call.name) {
@@ -145,6 +189,7 @@ async fn run_one(
             }
         }
     };
+    cancels.end(&call.id);
     // Error texts quote output too (a timed-out command's partial stdout).
     let ended = ended.map_text(|text| ctx.settings.secrets.redact(text).into_owned());
     CallOutcome {
@@ -175,5 +220,24 @@ mod tests {
         let outcome = CallOutcome::not_run("1", "x", Ended::Failed("no \"such\" tool".into()));
         let parsed: Value = serde_json::from_str(&outcome.message_content()).unwrap();
         assert_eq!(parsed, json!({"error": "no \"such\" tool"}));
+    }
+
+    #[test]
+    fn call_cancels_reach_only_running_calls() {
+        let cancels = CallCancels::default();
+        let run = CancellationToken::new();
+        assert!(!cancels.cancel("nobody"), "not running: a no-op");
+        let a = cancels.start("a", &run);
+        let b = cancels.start("b", &run);
+        assert!(
+            cancels.cancel("a") && cancels.cancel("a"),
+            "twice is harmless"
+        );
+        assert!(a.is_cancelled() && !b.is_cancelled() && !run.is_cancelled());
+        cancels.end("b");
+        assert!(!cancels.cancel("b") && !b.is_cancelled(), "ended: a no-op");
+        run.cancel();
+        let c = cancels.start("c", &run);
+        assert!(c.is_cancelled(), "the run's cancel reaches every call");
     }
 }

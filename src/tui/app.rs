@@ -50,6 +50,9 @@ pub struct AppInfo {
     pub instructions: crate::instructions::Instructions,
     /// What model calls cost (the status line, timeline rows).
     pub pricing: crate::config::pricing::Pricing,
+    /// When the stack flags a call as slow or quiet (`[tui] slow_after_secs`,
+    /// `quiet_after_secs`).
+    pub stack_flags: super::views::stack::FlagSettings,
 }
 
 /// A side effect the event loop carries out.
@@ -126,6 +129,8 @@ impl App {
         );
         let mut timeline = TimelineState::new();
         timeline.pricing = info.pricing.clone();
+        let mut stack = StackState::new();
+        stack.flags.settings = info.stack_flags.clone();
         Self {
             guard: guard::DialogGuard::new(info.dialog_guard),
             info,
@@ -133,7 +138,7 @@ impl App {
             focus: Focus::Chat,
             chat,
             composer: Composer::new(),
-            stack: StackState::new(),
+            stack,
             timeline,
             overlays: OverlayStack::new(),
             activity: Activity::Idle,
@@ -328,6 +333,11 @@ impl App {
         self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
         self.chat.on_event_at(event, &self.run, now);
+        // A call that left the stack undecided (its sub-agent was cancelled) asks no more.
+        if let EventData::StackPop(frame) = &event.data {
+            self.overlays
+                .update(|dialog: &mut ApprovalDialog| dialog.remove(&frame.id));
+        }
         match &event.data {
             EventData::RunStarted { .. } => {
                 self.busy = true;
@@ -355,13 +365,19 @@ impl App {
                 note,
                 diff,
             } => {
+                // A sub-agent's call: its own words led to it, not the parent's.
+                let (lead, from) = match self.stack.sub_agent(id) {
+                    Some(agent) => (agent.said, Some(agent.from)),
+                    None => (self.chat.last_assistant_text().map(String::from), None),
+                };
                 let pending = Pending {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments.clone(),
                     position: *position,
                     of: *of,
-                    lead: self.chat.last_assistant_text().map(String::from),
+                    lead,
+                    from,
                     note: note.clone(),
                     diff: diff.clone(),
                 };

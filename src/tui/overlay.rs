@@ -120,6 +120,8 @@ pub enum Effect {
     },
     /// Run a slash command typed where an answer was expected.
     Command(String),
+    /// Cancel one running call, by its frame id (the stack pane's `c`).
+    CancelCall(String),
     /// Move the keyboard focus.
     Focus(Focus),
     /// Push another overlay (a pane's detail view).

@@ -66,6 +66,7 @@ fn info() -> AppInfo {
         mcp: None,
         instructions: Default::default(),
         pricing: Default::default(),
+        stack_flags: Default::default(),
     }
 }
 

@@ -174,6 +174,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         mcp: None,
         instructions: Default::default(),
         pricing: Default::default(),
+        stack_flags: Default::default(),
     }
 }
 
@@ -206,6 +207,10 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         mcp: None,
         instructions: resolved.instructions.clone(),
         pricing: resolved.pricing.clone(),
+        stack_flags: crate::tui::views::stack::FlagSettings {
+            slow_after: resolved.slow_after.clone(),
+            quiet_after: resolved.quiet_after,
+        },
     }
 }
 

@@ -94,6 +94,7 @@ impl App {
                 self.overlays.push(overlay);
                 Vec::new()
             }
+            Effect::CancelCall(id) => vec![Command::Op(Op::CancelCall(id))],
         }
     }
 
@@ -122,7 +123,7 @@ impl App {
         }
         match pane {
             Focus::Timeline => self.timeline.on_key(key),
-            Focus::Stack => Handled::used(self.stack.on_key(key)),
+            Focus::Stack => self.stack.on_key(key),
             Focus::Chat => Handled::NotConsumed,
         }
     }

@@ -35,6 +35,7 @@ fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
         position,
         of,
         lead: Some("I'll write the notes file.".into()),
+        from: None,
         note: None,
         diff: None,
     }

@@ -30,6 +30,8 @@ pub struct Pending {
     pub of: usize,
     /// The assistant text that led to the call.
     pub lead: Option<String>,
+    /// Who asks when it is not the user's agent (`delegate: <task summary>`).
+    pub from: Option<String>,
     /// Where the tool comes from and what it claims (see `Tool::approval_note`).
     pub note: Option<String>,
     /// What the call would change (a summary line, then a unified diff): shown instead of
@@ -254,6 +256,12 @@ impl ApprovalState {
             ),
             Span::styled(format!("?{batch} "), theme.warn),
         ]);
+        // A sub-agent's call says so: the lead quoted is the sub-agent's, not the parent's.
+        let mut title = title;
+        if let Some(from) = &current.from {
+            let from = format!("from {} ", escape(from).replace('\n', "^J"));
+            title.spans.push(Span::styled(from, theme.dim));
+        }
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.warn)
@@ -428,6 +436,7 @@ mod tests {
             position,
             of,
             lead: None,
+            from: None,
             note: None,
             diff: None,
         }

@@ -1,17 +1,23 @@
 //! The tool-stack pane (DESIGN §5): the calls in flight, nested by parent, with their state
-//! and live elapsed time. Finished frames stay dimmed for a moment, then leave.
+//! and live elapsed time. Finished frames stay dimmed for a moment, then leave. A frame can
+//! be selected for its detail and cancelled alone (`select.rs`); slow and quiet calls are
+//! flagged (`flags.rs`). Drawing is in `draw.rs`.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
-use unicode_width::UnicodeWidthStr;
+use serde_json::Value;
 
 use crate::event::{Event, EventData, FrameState, StackFrame};
-use crate::tui::theme::{Theme, duration, spinner};
+
+mod draw;
+pub mod flags;
+mod select;
+
+pub use flags::{FlagSettings, Flags, slow_flag};
+pub use select::SubAgent;
+
+use draw::progress_text;
 
 /// How long a finished frame stays on screen (dimmed) before it is dropped.
 pub const FADE: Duration = Duration::from_millis(2500);
@@ -29,6 +35,30 @@ struct Entry {
     took: Duration,
     /// The call's last progress report, ready to show (`▰▰▱▱ 2/4 · copying`).
     progress: Option<String>,
+    /// The call's full arguments (from its `tool_call`), for the detail view.
+    arguments: Option<Value>,
+    /// The last lines of its live output, and when they came.
+    output: Option<(String, Instant)>,
+    /// For a sub-agent's frame: the latest text its model said.
+    said: Option<String>,
+    /// The user asked to cancel it; it has not ended yet.
+    cancelling: bool,
+}
+
+impl Entry {
+    fn new(frame: StackFrame, now: Instant, arguments: Option<Value>) -> Self {
+        Self {
+            frame,
+            started: now,
+            finished: None,
+            took: Duration::ZERO,
+            progress: None,
+            arguments,
+            output: None,
+            said: None,
+            cancelling: false,
+        }
+    }
 }
 
 impl Entry {
@@ -53,12 +83,25 @@ impl Entry {
 pub struct StackState {
     /// Frames in push order: live ones and those fading out.
     entries: Vec<Entry>,
-    /// First shown tree row when the user scrolled; `None` keeps the newest rows in view.
+    /// First shown row when scrolled to a selection; `None` keeps the newest rows in view.
     scroll: Option<usize>,
-    /// Tree rows and pane height at the last render, for scrolling by key.
+    /// Rows (tree and detail) and pane height at the last render.
     rows: usize,
     height: usize,
+    /// The selected frame's id, and its row when last seen (where the selection goes when
+    /// the frame leaves).
+    selected: Option<(String, usize)>,
+    /// The selected frame shows its detail under its row.
+    expanded: bool,
+    /// Arguments of calls announced (`tool_call`) but not on the stack yet, by id; dropped
+    /// with their result.
+    announced: HashMap<String, Value>,
+    /// Typical durations per tool, for the ⚠ flags.
+    pub flags: Flags,
 }
+
+/// Most announced calls kept waiting for their frame (a batch is rarely larger).
+const MAX_ANNOUNCED: usize = 256;
 
 impl StackState {
     /// An empty stack.
@@ -81,13 +124,10 @@ impl StackState {
                     }
                     entry.frame = frame.clone();
                 }
-                None => self.entries.push(Entry {
-                    frame: frame.clone(),
-                    started: now,
-                    finished: None,
-                    took: Duration::ZERO,
-                    progress: None,
-                }),
+                None => {
+                    let arguments = self.announced.remove(&frame.id);
+                    self.entries.push(Entry::new(frame.clone(), now, arguments));
+                }
             },
             EventData::StackPop(frame) => match self.live_entry(&frame.id) {
                 Some(entry) => {
@@ -95,19 +135,43 @@ impl StackState {
                     entry.finish(frame.state, now);
                 }
                 // Popped without a push (e.g. denied before it ran): show it fading anyway.
-                None => self.entries.push(Entry {
-                    frame: frame.clone(),
-                    started: now,
-                    finished: Some(now),
-                    took: Duration::ZERO,
-                    progress: None,
-                }),
+                None => {
+                    let arguments = self.announced.remove(&frame.id);
+                    let mut entry = Entry::new(frame.clone(), now, arguments);
+                    entry.finished = Some(now);
+                    self.entries.push(entry);
+                }
             },
-            EventData::ToolOutput { id, tail } => {
-                if let Some(entry) = self.live_entry(id)
-                    && let Some(last) = tail.lines().next_back()
+            EventData::ToolCall { id, arguments, .. } if self.announced.len() < MAX_ANNOUNCED => {
+                self.announced.insert(id.clone(), arguments.clone());
+            }
+            EventData::ToolResult {
+                id,
+                name,
+                ok,
+                duration_ms,
+                ..
+            } => {
+                self.announced.remove(id);
+                // Only calls that did their work say how long the tool usually takes.
+                if *ok {
+                    self.flags.record(name, Duration::from_millis(*duration_ms));
+                }
+            }
+            EventData::LlmCall(call) => {
+                if let Some(parent) = &call.parent
+                    && !call.content.trim().is_empty()
+                    && let Some(entry) = self.live_entry(parent)
                 {
-                    entry.progress = Some(format!("› {} · ", crate::text::summarize(last, 80)));
+                    entry.said = Some(call.content.clone());
+                }
+            }
+            EventData::ToolOutput { id, tail } => {
+                if let Some(entry) = self.live_entry(id) {
+                    if let Some(last) = tail.lines().next_back() {
+                        entry.progress = Some(format!("› {} · ", crate::text::summarize(last, 80)));
+                    }
+                    entry.output = Some((tail.clone(), now));
                 }
             }
             EventData::ToolProgress {
@@ -122,6 +186,7 @@ impl StackState {
             }
             EventData::Cancelled { .. } | EventData::Final { .. } => {
                 self.finish_live(FrameState::Cancelled, now);
+                self.announced.clear();
             }
             EventData::Error { .. } => self.finish_live(FrameState::Failed, now),
             _ => {}
@@ -213,74 +278,28 @@ impl StackState {
         out
     }
 
-    /// Forgets every frame.
+    /// Forgets every frame (the flags' settings and history stay: they are the session's).
     pub fn clear(&mut self) {
-        *self = Self::default();
-    }
-
-    /// ↑/↓ (k/j), Home/End scroll when there are more rows than fit; `true` when used.
-    pub fn on_key(&mut self, key: KeyEvent) -> bool {
-        if key.kind == KeyEventKind::Release
-            || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
-            || self.rows <= self.height
-        {
-            return false;
-        }
-        let bottom = self.rows - self.height;
-        let top = self.scroll.unwrap_or(bottom).min(bottom);
-        let top = match key.code {
-            KeyCode::Up | KeyCode::Char('k') => top.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => top + 1,
-            KeyCode::Home | KeyCode::Char('g') => 0,
-            KeyCode::End | KeyCode::Char('G') => bottom,
-            _ => return false,
+        let flags = std::mem::take(&mut self.flags);
+        *self = Self {
+            flags,
+            ..Self::default()
         };
-        // Back at the bottom: keep the newest rows in view again.
-        self.scroll = (top < bottom).then_some(top);
-        true
     }
 
-    /// Draws the stack as a tree into `area`. `now` drives spinners, clocks and fading.
-    pub fn render(
-        &mut self,
-        area: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        now: Instant,
-        focused: bool,
-    ) {
-        // Nothing to select: focus only routes the scroll keys here.
-        let _ = focused;
-        self.prune(now);
-        let area = area.intersection(buf.area);
-        if area.is_empty() {
-            return;
+    /// The ⚠ flag of the live frame `id` at `now`, if it is running slow or quiet.
+    pub fn flag(&self, id: &str, now: Instant) -> Option<String> {
+        let entry = self.live_entries().find(|e| e.frame.id == id)?;
+        self.entry_flag(entry, now)
+    }
+
+    fn entry_flag(&self, entry: &Entry, now: Instant) -> Option<String> {
+        if entry.finished.is_some() || entry.frame.state != FrameState::Running {
+            return None;
         }
-        let tree = self.tree();
-        self.rows = tree.len();
-        self.height = usize::from(area.height);
-        if tree.is_empty() {
-            let text = "no tools running";
-            let x = area.x + area.width.saturating_sub(text.width() as u16) / 2;
-            let y = area.y + area.height / 2;
-            buf.set_stringn(x, y, text, usize::from(area.width), theme.dim);
-            return;
-        }
-        let bottom = self.rows.saturating_sub(self.height);
-        let top = self.scroll.unwrap_or(bottom).min(bottom);
-        for (y, (index, guides)) in (area.y..).zip(tree.iter().skip(top).take(self.height)) {
-            if let Some(entry) = self.entries.get(*index) {
-                draw_row(buf, area.x, y, area.width, entry, guides, theme, now);
-            }
-        }
-        // Say that more rows hide above or below.
-        let edge = area.right() - 1;
-        if top > 0 {
-            buf.set_stringn(edge, area.y, "↑", 1, theme.dim);
-        }
-        if top < bottom {
-            buf.set_stringn(edge, area.bottom() - 1, "↓", 1, theme.dim);
-        }
+        let elapsed = now.saturating_duration_since(entry.started);
+        let quiet = (entry.output.as_ref()).map(|(_, at)| now.saturating_duration_since(*at));
+        self.flags.flag(&entry.frame.name, elapsed, quiet)
     }
 
     fn prune(&mut self, now: Instant) {
@@ -302,161 +321,6 @@ impl StackState {
             entry.finish(state, now);
         }
     }
-
-    /// Entries in tree order with their guide prefix (`│ ├─ └─`). A frame whose parent is
-    /// not on the stack is shown at the top level; parent cycles are broken.
-    fn tree(&self) -> Vec<(usize, String)> {
-        let mut by_id: HashMap<&str, usize> = HashMap::new();
-        for (i, entry) in self.entries.iter().enumerate() {
-            // With a reused id, the live frame is the parent its children mean.
-            let replace = by_id
-                .get(entry.frame.id.as_str())
-                .is_none_or(|&j| self.entries[j].finished.is_some());
-            if replace {
-                by_id.insert(&entry.frame.id, i);
-            }
-        }
-        let mut children = vec![Vec::new(); self.entries.len()];
-        let mut roots = Vec::new();
-        for (i, entry) in self.entries.iter().enumerate() {
-            let parent = (entry.frame.parent.as_deref())
-                .and_then(|p| by_id.get(p).copied())
-                .filter(|&p| p != i);
-            match parent {
-                Some(p) => children[p].push(i),
-                None => roots.push(i),
-            }
-        }
-        let mut out = Vec::with_capacity(self.entries.len());
-        let mut seen = vec![false; self.entries.len()];
-        let starts = roots.into_iter().chain(0..self.entries.len());
-        for root in starts {
-            // Iterative, so a very deep stack cannot overflow the call stack.
-            let mut todo = vec![(root, String::new(), None::<bool>)];
-            while let Some((i, guides, last)) = todo.pop() {
-                if std::mem::replace(&mut seen[i], true) {
-                    continue;
-                }
-                let (mark, carry) = match last {
-                    None => ("", ""),
-                    Some(true) => ("└─", "  "),
-                    Some(false) => ("├─", "│ "),
-                };
-                out.push((i, format!("{guides}{mark}")));
-                let mut inner = guides;
-                if inner.chars().count() < MAX_INDENT * 2 {
-                    inner.push_str(carry);
-                }
-                let kids = &children[i];
-                for (k, &child) in kids.iter().enumerate().rev() {
-                    todo.push((child, inner.clone(), Some(k + 1 == kids.len())));
-                }
-            }
-        }
-        out
-    }
-}
-
-/// The mark of a state and its style; a running frame spins by its own elapsed time.
-fn state_mark(state: FrameState, elapsed: Duration, theme: &Theme) -> (&'static str, Style) {
-    match state {
-        FrameState::Running => (spinner(elapsed.as_millis()), theme.tool),
-        FrameState::AwaitingApproval => ("?", theme.warn),
-        FrameState::AwaitingInput => ("…", theme.warn),
-        FrameState::Done => ("✓", theme.ok),
-        FrameState::Failed => ("✗", theme.error),
-        FrameState::Denied => ("⊘", theme.warn),
-        FrameState::Cancelled => ("■", theme.dim),
-    }
-}
-
-/// One tree row: guides, mark, name, summary, and the elapsed time at the right.
-#[allow(clippy::too_many_arguments)]
-fn draw_row(
-    buf: &mut Buffer,
-    x: u16,
-    y: u16,
-    width: u16,
-    entry: &Entry,
-    guides: &str,
-    theme: &Theme,
-    now: Instant,
-) {
-    let fading = entry.finished.is_some();
-    let elapsed = if fading {
-        entry.took
-    } else {
-        now.saturating_duration_since(entry.started)
-    };
-    let (mark, mut mark_style) = state_mark(entry.frame.state, elapsed, theme);
-    let (mut name_style, mut text_style) = (theme.tool, theme.text);
-    if fading {
-        mark_style = mark_style.add_modifier(Modifier::DIM);
-        (name_style, text_style) = (theme.dim, theme.dim);
-    }
-    let clock = duration(elapsed.as_millis().min(u128::from(u64::MAX)) as u64);
-    let clock_w = clock.width() as u16;
-    let show_clock = width >= clock_w + 1 + 12;
-    let room = if show_clock {
-        width - clock_w - 1
-    } else {
-        width
-    };
-    let right = x.saturating_add(room);
-    let mut cx = x;
-    let mut cut = false;
-    for (text, style) in [
-        (guides, theme.dim),
-        (mark, mark_style),
-        (" ", text_style),
-        (entry.frame.name.as_str(), name_style),
-        (" ", text_style),
-        (entry.progress.as_deref().unwrap_or(""), theme.key),
-        (entry.frame.summary.as_str(), text_style),
-    ] {
-        let left = usize::from(right.saturating_sub(cx));
-        // Names and summaries come from the model: keep them on one row.
-        let text: String = text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        if text.width() > left {
-            cut = true;
-        }
-        cx = buf.set_stringn(cx, y, &text, left, style).0;
-    }
-    if cut && room > 1 {
-        let style = if fading { theme.dim } else { theme.text };
-        buf.set_stringn(right - 1, y, "…", 1, style);
-    }
-    if show_clock {
-        let cx = x.saturating_add(width - clock_w);
-        buf.set_stringn(cx, y, &clock, usize::from(clock_w), theme.dim);
-    }
-}
-
-/// A progress report as the stack shows it: a bar and `n/total` when the total is known,
-/// then the message.
-fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
-    const CELLS: usize = 8;
-    let mut text = match total.filter(|t| t.is_finite() && *t > 0.0) {
-        Some(total) => {
-            let share = (progress / total).clamp(0.0, 1.0);
-            let full = (share * CELLS as f64).round() as usize;
-            format!(
-                "{}{} {progress}/{total}",
-                "▰".repeat(full),
-                "▱".repeat(CELLS - full)
-            )
-        }
-        None => format!("{progress}"),
-    };
-    if let Some(message) = message.filter(|m| !m.is_empty()) {
-        text.push_str(" · ");
-        text.push_str(message);
-    }
-    text.push_str(" · ");
-    text
 }
 
 #[cfg(test)]

@@ -6,6 +6,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::conversation::Usage;
+use crate::tui::overlay::{Effect, Handled};
+use crate::tui::theme::Theme;
+use ratatui::layout::Rect;
 
 fn ev(data: EventData) -> Event {
     Event {
@@ -347,31 +350,6 @@ fn cancelled_final_and_error_end_live_frames() {
 }
 
 #[test]
-fn arrows_scroll_only_when_rows_overflow() {
-    let base = Instant::now();
-    let mut state = busy(base);
-    let up = KeyEvent::new(KeyCode::Up, KeyModifiers::NONE);
-    let down = KeyEvent::new(KeyCode::Down, KeyModifiers::NONE);
-    draw(&mut state, base, 40, 10);
-    assert!(!state.on_key(up));
-    let bottom = draw(&mut state, ms(base, 2500), 40, 3)
-        .backend()
-        .to_string();
-    assert!(
-        bottom.contains("shell") && !bottom.contains("delegate"),
-        "newest in view:\n{bottom}"
-    );
-    assert!(state.on_key(up));
-    assert!(state.on_key(up));
-    let top = draw(&mut state, ms(base, 2500), 40, 3)
-        .backend()
-        .to_string();
-    assert!(top.contains("delegate"), "{top}");
-    assert!(state.on_key(down) && state.on_key(down));
-    assert_eq!(state.scroll, None, "back at the bottom: follows again");
-}
-
-#[test]
 fn never_panics_on_tiny_areas() {
     let base = Instant::now();
     let mut state = busy(base);
@@ -475,4 +453,349 @@ fn a_live_frame_shows_its_latest_progress() {
         .collect();
     assert!(text.contains("2/4 · step 2"), "{text}");
     assert!(!text.contains("step 1"), "{text}");
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn text(terminal: &Terminal<TestBackend>) -> String {
+    terminal.backend().to_string()
+}
+
+#[test]
+fn arrows_select_and_the_view_follows_the_selection() {
+    let base = Instant::now();
+    let mut state = busy(base);
+    let bottom = text(&draw(&mut state, ms(base, 2500), 40, 3));
+    assert!(
+        bottom.contains("shell") && !bottom.contains("delegate"),
+        "newest in view:\n{bottom}"
+    );
+    assert!(state.on_key(key(KeyCode::Up)).taken());
+    assert_eq!(
+        state.selected(),
+        Some("s"),
+        "↑ first selects the newest row"
+    );
+    for _ in 0..5 {
+        assert!(state.on_key(key(KeyCode::Up)).taken());
+    }
+    assert_eq!(state.selected(), Some("d"), "stops at the top");
+    let top = text(&draw(&mut state, ms(base, 2500), 40, 3));
+    assert!(top.contains("delegate"), "{top}");
+    assert!(state.on_key(key(KeyCode::End)).taken());
+    assert_eq!(state.selected(), Some("s"));
+    assert!(state.on_key(key(KeyCode::Home)).taken());
+    assert_eq!(state.selected(), Some("d"));
+    // Esc lets go; then it is the run's cancel again.
+    assert!(state.on_key(key(KeyCode::Esc)).taken());
+    assert_eq!(state.selected(), None);
+    assert!(!state.on_key(key(KeyCode::Esc)).taken());
+    // Letters go to the composer while nothing is selected.
+    assert!(!state.on_key(key(KeyCode::Char('c'))).taken());
+    assert!(
+        !StackState::new().on_key(key(KeyCode::Up)).taken(),
+        "nothing to select"
+    );
+}
+
+fn cancel_effect(handled: Handled) -> Option<String> {
+    match handled {
+        Handled::Effects(effects) => match effects.as_slice() {
+            [Effect::CancelCall(id)] => Some(id.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[test]
+fn c_cancels_the_selected_running_call_once_and_denies_one_awaiting_approval() {
+    let base = Instant::now();
+    let mut state = busy(base);
+    draw(&mut state, ms(base, 2500), 60, 10);
+    state.on_key(key(KeyCode::Home)); // d
+    state.on_key(key(KeyCode::Down)); // r
+    assert_eq!(state.selected(), Some("r"));
+    assert_eq!(
+        cancel_effect(state.on_key(key(KeyCode::Char('c')))).as_deref(),
+        Some("r")
+    );
+    assert!(
+        matches!(state.on_key(key(KeyCode::Char('c'))), Handled::Consumed),
+        "twice: once is enough"
+    );
+    let screen = text(&draw(&mut state, ms(base, 2600), 60, 10));
+    assert!(screen.contains("cancelling…"), "{screen}");
+    state.on_key(key(KeyCode::Down)); // g, under r
+    state.on_key(key(KeyCode::Down)); // w, awaiting approval
+    assert_eq!(state.selected(), Some("w"));
+    match state.on_key(key(KeyCode::Char('c'))) {
+        Handled::Effects(effects) => match effects.as_slice() {
+            [Effect::Approve(decided)] => {
+                assert_eq!(decided[0].0, "w");
+                assert_eq!(decided[0].1.decision, crate::event::Decision::Denied);
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    // A finished (fading) frame has nothing left to cancel.
+    pop(
+        &mut state,
+        frame("s", None, "shell", "command=cargo test", FrameState::Done),
+        ms(base, 2700),
+    );
+    state.on_key(key(KeyCode::End));
+    assert_eq!(state.selected(), Some("s"));
+    assert!(matches!(
+        state.on_key(key(KeyCode::Char('c'))),
+        Handled::Consumed
+    ));
+}
+
+#[test]
+fn the_selection_moves_to_a_neighbour_when_its_frame_fades_out() {
+    let base = Instant::now();
+    let mut state = busy(base);
+    draw(&mut state, ms(base, 2500), 60, 10);
+    state.on_key(key(KeyCode::End));
+    state.on_key(key(KeyCode::Enter));
+    pop(
+        &mut state,
+        frame("s", None, "shell", "command=cargo test", FrameState::Done),
+        ms(base, 3000),
+    );
+    draw(&mut state, ms(base, 3000), 60, 10);
+    assert_eq!(state.selected(), Some("s"), "still there while fading");
+    // Long after: gone, and the row above takes the selection (the detail closes).
+    draw(&mut state, ms(base, 9000), 60, 10);
+    assert_eq!(state.selected(), Some("w"));
+    assert!(!state.expanded);
+    // Everything leaves: nothing selected, nothing panics.
+    state.on_event(
+        &ev(EventData::Cancelled {
+            running: "tool calls".into(),
+        }),
+        ms(base, 9100),
+    );
+    draw(&mut state, ms(base, 20_000), 60, 10);
+    assert_eq!(state.selected(), None);
+    assert!(!state.on_key(key(KeyCode::Enter)).taken());
+    // Zero-height and zero-width panes with a selection.
+    let mut state = busy(base);
+    state.on_key(key(KeyCode::Up));
+    state.on_key(key(KeyCode::Enter));
+    for (w, h) in [(0, 0), (40, 0), (0, 5), (1, 1), (5, 2)] {
+        draw(&mut state, ms(base, 2500), w, h);
+    }
+}
+
+/// The shell frame of `busy` with its arguments, and output that stopped at 2.5 s.
+fn with_detail(base: Instant) -> StackState {
+    let mut state = StackState::new();
+    state.on_event(
+        &ev(EventData::ToolCall {
+            turn: 1,
+            id: "s".into(),
+            name: "shell".into(),
+            arguments: serde_json::json!({"command": "cargo test", "timeout_secs": 600}),
+            parent: Some("d".into()),
+        }),
+        base,
+    );
+    push(
+        &mut state,
+        frame(
+            "d",
+            None,
+            "delegate",
+            "task=run the tests",
+            FrameState::Running,
+        ),
+        base,
+    );
+    push(
+        &mut state,
+        frame(
+            "s",
+            Some("d"),
+            "shell",
+            "command=cargo test",
+            FrameState::Running,
+        ),
+        ms(base, 500),
+    );
+    let tail = "   Compiling taco v0.1.0\n    Finished test\n     Running unittests";
+    state.on_event(
+        &ev(EventData::ToolOutput {
+            id: "s".into(),
+            tail: tail.into(),
+        }),
+        ms(base, 2500),
+    );
+    state
+}
+
+#[test]
+fn snapshot_frame_detail_with_arguments_chain_and_output() {
+    let base = Instant::now();
+    let mut state = with_detail(base);
+    state.on_key(key(KeyCode::End));
+    state.on_key(key(KeyCode::Enter));
+    snap("stack_detail", &draw(&mut state, ms(base, 4000), 60, 16));
+    // A short pane keeps the selected row and as much detail as fits.
+    let short = text(&draw(&mut state, ms(base, 4000), 60, 4));
+    assert!(
+        short.contains("shell") && short.contains("running"),
+        "{short}"
+    );
+    assert!(state.on_key(key(KeyCode::Esc)).taken());
+    assert!(!state.expanded && state.selected() == Some("s"));
+}
+
+fn result(id: &str, name: &str, ms: u64) -> Event {
+    ev(EventData::ToolResult {
+        id: id.into(),
+        name: name.into(),
+        ok: true,
+        status: None,
+        denied_by: None,
+        duration_ms: ms,
+        result: None,
+        error: None,
+    })
+}
+
+#[test]
+fn snapshot_slow_and_quiet_flags_with_an_injected_clock() {
+    let base = Instant::now();
+    let mut state = with_detail(base);
+    // shell took 1 s three times this session: slow past 3 s.
+    for n in 0..3 {
+        state.on_event(&result(&format!("old{n}"), "shell", 1000), base);
+    }
+    state.flags.settings.quiet_after = Duration::from_secs(30);
+    assert_eq!(state.flag("s", ms(base, 3000)), None, "2.5 s in: fine");
+    assert_eq!(state.flag("s", ms(base, 4000)).as_deref(), Some("⚠ slow"));
+    assert_eq!(
+        state.flag("d", ms(base, 4000)),
+        None,
+        "delegate has no history"
+    );
+    snap("stack_flag_slow", &draw(&mut state, ms(base, 4000), 60, 3));
+    // 45 s after its last output.
+    assert_eq!(
+        state.flag("s", ms(base, 47_500)).as_deref(),
+        Some("⚠ quiet 45 s")
+    );
+    snap(
+        "stack_flag_quiet",
+        &draw(&mut state, ms(base, 47_500), 60, 3),
+    );
+    // A configured threshold wins over history.
+    state
+        .flags
+        .settings
+        .slow_after
+        .insert("shell".into(), Duration::from_secs(600));
+    assert_eq!(state.flag("s", ms(base, 29_000)), None);
+    // Narrow: the flag gives way to the name.
+    let narrow = text(&draw(&mut state, ms(base, 47_500), 24, 3));
+    assert!(!narrow.contains('⚠'), "{narrow}");
+}
+
+#[test]
+fn a_sub_agents_call_knows_its_sub_agent_and_what_it_said() {
+    let base = Instant::now();
+    let mut state = StackState::new();
+    state.on_event(
+        &ev(EventData::ToolCall {
+            turn: 1,
+            id: "d".into(),
+            name: "delegate".into(),
+            arguments: serde_json::json!({"task": "tidy the README and fix its links"}),
+            parent: None,
+        }),
+        base,
+    );
+    push(
+        &mut state,
+        frame("d", None, "delegate", "task=tidy…", FrameState::Running),
+        base,
+    );
+    push(
+        &mut state,
+        frame(
+            "d/w",
+            Some("d"),
+            "write_file",
+            "path=README.md",
+            FrameState::AwaitingApproval,
+        ),
+        base,
+    );
+    let agent = state.sub_agent("d/w").unwrap();
+    assert_eq!(agent.from, "delegate: tidy the README and fix its links");
+    assert_eq!(agent.said, None);
+    assert_eq!(
+        state.sub_agent("d"),
+        None,
+        "a top-level call is the user's agent's"
+    );
+    assert_eq!(state.sub_agent("nobody"), None);
+    // A call a tool of the sub-agent needs first is the sub-agent's too.
+    push(
+        &mut state,
+        frame(
+            "d/w/n",
+            Some("d/w"),
+            "read_file",
+            "",
+            FrameState::AwaitingApproval,
+        ),
+        base,
+    );
+    assert_eq!(state.sub_agent("d/w/n"), Some(agent));
+    // Parent cycles end.
+    push(
+        &mut state,
+        frame("x", Some("y"), "a", "", FrameState::Running),
+        base,
+    );
+    push(
+        &mut state,
+        frame("y", Some("x"), "b", "", FrameState::Running),
+        base,
+    );
+    assert_eq!(state.sub_agent("x"), None);
+}
+
+#[test]
+fn arguments_are_dropped_with_their_call() {
+    let base = Instant::now();
+    let mut state = with_detail(base);
+    state.on_event(
+        &ev(EventData::ToolCall {
+            turn: 1,
+            id: "never-pushed".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({}),
+            parent: None,
+        }),
+        base,
+    );
+    assert!(state.announced.contains_key("never-pushed"));
+    state.on_event(&result("never-pushed", "read_file", 0), base);
+    assert!(state.announced.is_empty());
+    state.on_event(
+        &ev(EventData::Final {
+            content: String::new(),
+            turns: 1,
+            usage: Default::default(),
+        }),
+        base,
+    );
+    assert!(state.live().is_empty());
 }
