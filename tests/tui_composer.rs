@@ -29,6 +29,7 @@ fn info() -> AppInfo {
         mcp: None,
         instructions: Default::default(),
         pricing: Default::default(),
+        stack_flags: Default::default(),
     }
 }
 

@@ -23,10 +23,19 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("Enter", "send (queued while a request runs)"),
             ("Shift-Enter / Ctrl-J", "new line"),
-            ("↑ / ↓, Ctrl-P / N", "earlier prompts (kept across launches)"),
+            (
+                "↑ / ↓, Ctrl-P / N",
+                "earlier prompts (kept across launches)",
+            ),
             ("Ctrl-R", "search earlier prompts"),
-            ("Ctrl-A / E, Alt-B / F", "line start / end, word back / forward"),
-            ("Ctrl-U / K / W, Ctrl-Y", "delete to start / end / a word; put back"),
+            (
+                "Ctrl-A / E, Alt-B / F",
+                "line start / end, word back / forward",
+            ),
+            (
+                "Ctrl-U / K / W, Ctrl-Y",
+                "delete to start / end / a word; put back",
+            ),
             ("Ctrl-Z, Alt-Z", "undo, redo"),
             ("PgUp / PgDn, wheel", "scroll the chat"),
             ("End", "follow the bottom again (empty composer)"),
@@ -73,7 +82,10 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("/help", "this help"),
             ("/tools", "tools, their policies and this session's grants"),
-            ("/tools revoke X", "take back a tool's or a shell prefix's grant"),
+            (
+                "/tools revoke X",
+                "take back a tool's or a shell prefix's grant",
+            ),
             ("/mcp", "MCP servers: state, transport, tools, last error"),
             (
                 "/tool NAME",
