@@ -296,11 +296,15 @@ fn mcp_servers_start_behind_the_first_frame_and_a_broken_one_is_said_once() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config = home.path().join("mcp.toml");
+    // A short path to the fixture, so /mcp's line for it has the same width wherever the
+    // target directory is (a long one wrapped "ready, 9 tools" onto the next row).
+    let fixture = home.path().join("fx");
+    std::os::unix::fs::symlink(support::mcp::fixture(), &fixture).unwrap();
     std::fs::write(
         &config,
         format!(
             "[mcp.servers.fixture]\ncommand = {:?}\n\n[mcp.servers.broken]\ncommand = \"no-such-mcp-server-here\"\n",
-            support::mcp::fixture().display().to_string()
+            fixture.display().to_string()
         ),
     )
     .unwrap();

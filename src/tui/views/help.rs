@@ -69,6 +69,15 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "Tool stack",
+        &[
+            ("↑ ↓ / j k", "select a call (Home / End: first / last)"),
+            ("Enter", "its arguments, state, parents and live output"),
+            ("c", "cancel that call alone (deny it if it waits)"),
+            ("Esc", "close the detail, then drop the selection"),
+        ],
+    ),
+    (
         "Timeline",
         &[
             ("↑ ↓ / j k", "select an event"),
