@@ -14,6 +14,10 @@ use crate::event::{
     Decision, Event, EventData, FrameState, Grant, InputRequest, Scope, ToolStatus,
 };
 
+mod gauge;
+
+pub use gauge::ContextGauge;
+
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallState {
@@ -90,25 +94,6 @@ pub struct RunModel {
     /// Tokens of the model calls nested under each frame (a sub-agent's whole subtree), by
     /// model.
     subtree: HashMap<String, BTreeMap<String, Usage>>,
-}
-
-/// How much of the model's context window the user's conversation uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContextGauge {
-    /// Tokens of the latest request and its reply (after a compaction: the estimate of the
-    /// next request).
-    pub used: u64,
-    /// The window, when known.
-    pub window: Option<u64>,
-}
-
-impl ContextGauge {
-    /// The share of the window used, in percent (`None` with no known window).
-    pub fn percent(&self) -> Option<u64> {
-        self.window
-            .filter(|w| *w > 0)
-            .map(|w| self.used.saturating_mul(100) / w)
-    }
 }
 
 impl RunModel {

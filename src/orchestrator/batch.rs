@@ -51,32 +51,9 @@ impl Run<'_> {
             })
             .collect();
         let offered: Vec<String> = conv.specs.iter().map(|s| s.name.clone()).collect();
-        // A call counts once per turn: a stuck model repeats itself turn after turn (the
-        // same call twice in one batch is a different oddity).
-        let mut this_turn = std::collections::HashSet::new();
-        let repeated: Vec<Option<u32>> = pending
-            .iter()
-            .map(|c| {
-                let key = (c.name.as_str(), c.arguments.to_string());
-                if !this_turn.insert(key) {
-                    return None;
-                }
-                self.repeats
-                    .count(c.parent.as_deref(), &c.name, &c.arguments)
-            })
-            .collect();
+        let repeated = self.repeats.count_turn(&pending);
         let outcomes = self.process(turn, &pending, Some(&offered)).await;
-        // After the calls' own events, so the UI flags a call it already shows.
-        for (call, times) in pending.iter().zip(&repeated) {
-            if let Some(times) = times {
-                self.emit(EventData::LoopWarning {
-                    id: call.frame.clone(),
-                    name: call.name.clone(),
-                    times: *times,
-                    parent: call.parent.clone(),
-                });
-            }
-        }
+        self.warn_loops(&pending, &repeated);
         let mut instructions = Vec::new();
         for ((call, outcome), times) in pending.iter().zip(outcomes).zip(repeated) {
             let mut content = outcome.message_content();

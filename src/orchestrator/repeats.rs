@@ -2,9 +2,12 @@
 //! again and again in one request is stuck. The third time, the call is flagged (a
 //! `loop_warning` event) and the model is told, once, in that call's result.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
+
+use super::scope::{Pending, Run};
+use crate::event::EventData;
 
 /// The call count at which a repeated call is flagged.
 pub const REPEATS_FLAGGED: u32 = 3;
@@ -32,6 +35,41 @@ impl Repeats {
         let n = self.seen.entry(key).or_insert(0);
         *n = n.saturating_add(1);
         (*n == REPEATS_FLAGGED).then_some(*n)
+    }
+}
+
+impl Repeats {
+    /// Counts a turn's calls, each call once per turn: a stuck model repeats itself turn
+    /// after turn (the same call twice in one batch is a different oddity). One entry per
+    /// call: the count when it is flagged.
+    pub(super) fn count_turn(&mut self, calls: &[Pending]) -> Vec<Option<u32>> {
+        let mut this_turn = HashSet::new();
+        calls
+            .iter()
+            .map(|c| {
+                if !this_turn.insert((c.name.as_str(), c.arguments.to_string())) {
+                    return None;
+                }
+                self.count(c.parent.as_deref(), &c.name, &c.arguments)
+            })
+            .collect()
+    }
+}
+
+impl Run<'_> {
+    /// The `loop_warning` events of a turn's flagged calls; sent after the calls' own
+    /// events, so the UI flags a call it already shows.
+    pub(super) fn warn_loops(&mut self, calls: &[Pending], repeated: &[Option<u32>]) {
+        for (call, times) in calls.iter().zip(repeated) {
+            if let Some(times) = times {
+                self.emit(EventData::LoopWarning {
+                    id: call.frame.clone(),
+                    name: call.name.clone(),
+                    times: *times,
+                    parent: call.parent.clone(),
+                });
+            }
+        }
     }
 }
 

@@ -23,6 +23,7 @@ mod events;
 mod nested;
 #[cfg(test)]
 mod nested_tests;
+mod notices;
 mod scroll;
 #[cfg(test)]
 mod tests;

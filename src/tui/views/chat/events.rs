@@ -2,11 +2,10 @@
 //! errors and notices.
 
 use super::cell::{Assistant, CellKind, NoteStyle, Reasoning};
+use super::notices;
 use super::tool::{Tool, ToolState};
 use super::{Cell, ChatState, RunState};
-use crate::event::{
-    CompactTrigger, Decision, DeltaKind, Event, EventData, FrameState, Grant, LlmCall, ToolStatus,
-};
+use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, LlmCall, ToolStatus};
 use crate::run_model::{CallState, RunModel};
 
 impl ChatState {
@@ -136,56 +135,32 @@ impl ChatState {
                     text: format!("retrying {attempt}/{max} in {delay:.1} s: {reason}"),
                 });
             }
-            // A sub-agent's compaction shows in the timeline only.
+            // A sub-agent's compaction and loops show in the timeline only.
             EventData::Compacted(c) if c.parent.is_none() => {
                 self.close_streams(Some(ts));
-                let why = match c.trigger {
-                    CompactTrigger::Auto => "the context was filling up",
-                    CompactTrigger::Overflow => "the provider said the request was too long",
-                    CompactTrigger::Manual => "/compact",
-                };
-                let (style, text) = match &c.error {
-                    None => (
-                        NoteStyle::Dim,
-                        format!(
-                            "context compacted ({why}): {} → {} tokens, {} older messages summarised",
-                            tokens(c.before_tokens),
-                            tokens(c.after_tokens),
-                            c.summarized
-                        ),
-                    ),
-                    Some(error) => (NoteStyle::Warn, format!("not compacted ({why}): {error}")),
-                };
+                let (style, text) = notices::compacted(c);
                 self.push(CellKind::Notice { style, text });
             }
-            EventData::Compacted(_) => {}
-            // A sub-agent's loop shows under its delegate cell through the timeline.
             EventData::LoopWarning {
                 name,
                 times,
                 parent: None,
                 ..
             } => {
+                let text = notices::repeated(name, *times);
                 self.push(CellKind::Notice {
                     style: NoteStyle::Warn,
-                    text: format!(
-                        "repeated call: {name} was called {times} times with the same arguments; the model was told"
-                    ),
+                    text,
                 });
             }
-            EventData::LoopWarning { .. } => {}
             EventData::GrantRevoked { grant } => {
-                let text = match grant {
-                    Grant::Tool(name) => format!("`{name}` is asked about again (grant revoked)."),
-                    Grant::ShellPrefix(prefix) => format!(
-                        "Shell commands starting `{prefix}` are asked about again (grant revoked)."
-                    ),
-                };
+                let text = notices::revoked(grant);
                 self.push(CellKind::Notice {
                     style: NoteStyle::Markdown,
                     text,
                 });
             }
+            EventData::Compacted(_) | EventData::LoopWarning { .. } => {}
             EventData::MaxTurnsReached { turns } => {
                 self.close_streams(Some(ts));
                 self.push(CellKind::Notice {
@@ -505,14 +480,5 @@ impl ChatState {
         self.run.turn_text.clear();
         self.run.pending_blank.clear();
         self.run.turn_reasoning.clear();
-    }
-}
-
-/// `12.3k` tokens for big counts.
-fn tokens(n: u64) -> String {
-    if n >= 1000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else {
-        n.to_string()
     }
 }

@@ -6,6 +6,8 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
 use super::row::{Row, Tone, one_line, scope_label};
+
+mod compacted;
 use super::{clip, offset_label};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::event::{EventData, InputKind, InputRequest, LlmCall};
@@ -352,27 +354,7 @@ fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &
             doc.field("scope", scope_label(*scope));
             doc.field("reason", reason);
         }
-        EventData::Compacted(c) => {
-            let trigger = serde_json::to_value(c.trigger).unwrap_or(Value::Null);
-            doc.field("trigger", trigger.as_str().unwrap_or("?"));
-            doc.field(
-                "tokens",
-                &format!("{} → {}", c.before_tokens, c.after_tokens),
-            );
-            if let Some(window) = c.window {
-                doc.field("window", &window.to_string());
-            }
-            doc.field("summarised", &format!("{} messages", c.summarized));
-            doc.field("kept from", &format!("message {}", c.kept_from));
-            if let Some(error) = &c.error {
-                doc.text(Tone::Warn, error);
-            }
-            if !c.summary.is_empty() {
-                // The summary as the model will read it: prose, not a JSON string.
-                doc.heading("summary");
-                doc.text(Tone::Text, &c.summary);
-            }
-        }
+        EventData::Compacted(c) => compacted::describe(doc, c),
         data => {
             doc.heading("data");
             let value = serde_json::to_value(data).unwrap_or(Value::Null);

@@ -1,0 +1,52 @@
+//! The chat's one-line notices for events outside the turn: a compaction, a repeated call,
+//! a revoked grant.
+
+use super::cell::NoteStyle;
+use crate::event::{CompactTrigger, Compacted, Grant};
+
+/// What a compaction did, or why it did not.
+pub(super) fn compacted(c: &Compacted) -> (NoteStyle, String) {
+    let why = match c.trigger {
+        CompactTrigger::Auto => "the context was filling up",
+        CompactTrigger::Overflow => "the provider said the request was too long",
+        CompactTrigger::Manual => "/compact",
+    };
+    match &c.error {
+        None => (
+            NoteStyle::Dim,
+            format!(
+                "context compacted ({why}): {} → {} tokens, {} older messages summarised",
+                tokens(c.before_tokens),
+                tokens(c.after_tokens),
+                c.summarized
+            ),
+        ),
+        Some(error) => (NoteStyle::Warn, format!("not compacted ({why}): {error}")),
+    }
+}
+
+/// A call the model keeps repeating.
+pub(super) fn repeated(name: &str, times: u32) -> String {
+    format!(
+        "repeated call: {name} was called {times} times with the same arguments; the model was told"
+    )
+}
+
+/// A grant taken back (Markdown).
+pub(super) fn revoked(grant: &Grant) -> String {
+    match grant {
+        Grant::Tool(name) => format!("`{name}` is asked about again (grant revoked)."),
+        Grant::ShellPrefix(prefix) => {
+            format!("Shell commands starting `{prefix}` are asked about again (grant revoked).")
+        }
+    }
+}
+
+/// `12.3k` tokens for big counts.
+fn tokens(n: u64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
