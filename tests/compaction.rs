@@ -66,16 +66,13 @@ impl Provider for Summarising {
             if let Some(error) = fail {
                 return Err(error);
             }
-            let chunks = vec![
-                Chunk::Text(format!("SUMMARY {n}: the user asked for echoes.")),
-                Chunk::Finish("stop".into()),
-                Chunk::Usage(Usage {
-                    input_tokens: 300,
-                    output_tokens: 20,
-                    cached_tokens: 0,
-                }),
-            ];
-            Ok(Box::pin(futures_util::stream::iter(chunks.into_iter().map(Ok))) as ChunkStream)
+            let mut chunks = text(&format!("SUMMARY {n}: the user asked for echoes."));
+            chunks.push(Chunk::Usage(Usage {
+                input_tokens: 300,
+                output_tokens: 20,
+                cached_tokens: 0,
+            }));
+            Ok(stream_of(chunks))
         })
     }
 }

@@ -44,10 +44,7 @@ fn info() -> AppInfo {
             },
         ],
         dialog_guard: GUARD,
-        mcp: None,
-        instructions: Default::default(),
-        pricing: Default::default(),
-        stack_flags: Default::default(),
+        ..Default::default()
     }
 }
 

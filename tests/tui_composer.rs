@@ -4,72 +4,26 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use taco::conversation::Usage;
-use taco::event::{Event, EventData, FrameState, StackFrame};
+use taco::event::{EventData, FrameState, StackFrame};
 use taco::history::PromptLog;
 use taco::orchestrator::task::Op;
 use taco::secrets::Secrets;
-use taco::tui::app::{App, AppInfo, Command};
+use taco::tui::app::Command;
 
-fn info() -> AppInfo {
-    AppInfo {
-        provider: "demo".into(),
-        model: "demo".into(),
-        auto_reason: None,
-        max_turns: 10,
-        workdir: "/work/project".into(),
-        tools: Vec::new(),
-        dialog_guard: Duration::ZERO,
-        mcp: None,
-        instructions: Default::default(),
-        pricing: Default::default(),
-        stack_flags: Default::default(),
-    }
-}
-
-struct Harness {
-    app: App,
-    t0: Instant,
-    ms: u64,
-}
+mod support;
+use support::app::Harness;
 
 impl Harness {
-    fn new() -> Self {
-        let t0 = Instant::now();
-        Self {
-            app: App::new(info(), t0),
-            t0,
-            ms: 0,
-        }
-    }
-
     /// A fresh app whose history is the file in `dir` (as `taco` starts).
     fn with_log(dir: &std::path::Path, secrets: Secrets) -> Self {
         let mut h = Self::new();
         let log = PromptLog::in_dir(dir, Arc::new(secrets));
         h.app.set_prompt_history(log.load(), Some(log));
         h
-    }
-
-    fn now(&self) -> Instant {
-        self.t0 + Duration::from_millis(self.ms)
-    }
-
-    fn event(&mut self, data: EventData) -> Vec<Command> {
-        self.ms += 10;
-        let event = Event {
-            timestamp: 1_700_000_000_000 + self.ms,
-            request_id: Arc::from("run-1"),
-            data,
-        };
-        let now = self.now();
-        self.app.on_event(&event, now)
     }
 
     fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
@@ -119,15 +73,6 @@ impl Harness {
             turns: 1,
             usage: Usage::default(),
         })
-    }
-
-    fn screen(&mut self, width: u16, height: u16) -> Terminal<TestBackend> {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        let now = self.now();
-        terminal
-            .draw(|f| self.app.render(f.area(), f.buffer_mut(), now))
-            .unwrap();
-        terminal
     }
 
     /// The screen as text, one line a row (trailing blanks trimmed).

@@ -54,10 +54,7 @@ fn info() -> AppInfo {
         workdir: "/work/project".into(),
         tools: Vec::new(),
         dialog_guard: Duration::ZERO,
-        mcp: None,
-        instructions: Default::default(),
-        pricing: Default::default(),
-        stack_flags: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -34,10 +34,7 @@ impl Harness {
             workdir: "/work/project".into(),
             tools: Vec::new(),
             dialog_guard: Duration::from_millis(ms),
-            mcp: None,
-            instructions: Default::default(),
-            pricing: Default::default(),
-            stack_flags: Default::default(),
+            ..Default::default()
         };
         Self {
             app: App::new(info, t0),

@@ -23,10 +23,7 @@ fn info() -> AppInfo {
         workdir: "/work/project".into(),
         tools: Vec::new(),
         dialog_guard: std::time::Duration::from_millis(400),
-        mcp: None,
-        instructions: Default::default(),
-        pricing: Default::default(),
-        stack_flags: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -58,8 +58,10 @@ impl Run<'_> {
         let live = !conv.is_nested();
         // Told "too long" by the provider: compact once and try again, then give up.
         let mut overflowed = false;
+        let mut omitted;
         let (turn, started, ttft) = loop {
-            let (sent, _) = conv.request(self.orch.settings.history_limit, window);
+            let (sent, left_out) = conv.request(self.orch.settings.history_limit, window);
+            omitted = left_out;
             let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
             match self.with_retries(&sent, tools, live).await {
                 Ok(done) => break done,
@@ -97,7 +99,7 @@ impl Run<'_> {
             new_messages: conv.messages[conv.reported.min(conv.messages.len())..].to_vec(),
             tools: tools.iter().map(|t| t.name.clone()).collect(),
             parent: conv.parent.clone(),
-            omitted: conv.request(self.orch.settings.history_limit, window).1,
+            omitted,
             context_window: window,
         })));
         conv.reported = conv.messages.len();

@@ -161,11 +161,32 @@ pub fn request_tokens(
     measured: Option<Measured>,
     specs: &[ToolSpec],
 ) -> u64 {
-    let estimate = messages_tokens(&sent(messages, compaction, 1)) + specs_tokens(specs);
+    let estimate = sent_tokens(messages, compaction) + specs_tokens(specs);
     match measured.filter(|m| m.tokens > 0 && m.at <= messages.len()) {
         Some(m) => estimate.max(m.tokens + messages_tokens(&messages[m.at..])),
         None => estimate,
     }
+}
+
+/// The estimate of what [`sent`] would send, without building it (this runs before every
+/// model call).
+fn sent_tokens(messages: &[Message], compaction: Option<&Compaction>) -> u64 {
+    let Some(c) = compaction else {
+        return messages_tokens(messages);
+    };
+    let Some(system) = messages.first() else {
+        return 0;
+    };
+    let kept = &messages[c.kept_from.min(messages.len())..];
+    let bridge = if kept.first().is_some_and(|m| m.role != Role::User) {
+        message_tokens(&Message::user(BRIDGE))
+    } else {
+        0
+    };
+    message_tokens(system)
+        + message_tokens(&Message::system(summary_note(&c.summary)))
+        + bridge
+        + messages_tokens(kept)
 }
 
 /// Whether a request of `tokens` is over the threshold of `window`.
@@ -440,6 +461,17 @@ mod tests {
         );
         // Nothing measured: the estimate of everything.
         assert_eq!(request_tokens(&m, None, None, &[]), messages_tokens(&m));
+        // Compacted: the estimate of exactly what is sent, bridge included.
+        for kept_from in [5, 6] {
+            let c = Compaction {
+                kept_from,
+                summary: "s".repeat(400),
+            };
+            assert_eq!(
+                request_tokens(&m, Some(&c), None, &[]),
+                messages_tokens(&sent(&m, Some(&c), 1))
+            );
+        }
         assert!(over(900, 1000, 0.85));
         assert!(!over(850, 1000, 0.85));
     }

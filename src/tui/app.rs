@@ -28,7 +28,7 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
 const FLASH_FOR: Duration = Duration::from_secs(3);
 
 /// What the TUI knows about its setup.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AppInfo {
     /// Provider name.
     pub provider: String,

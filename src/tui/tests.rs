@@ -63,10 +63,7 @@ fn info() -> AppInfo {
         workdir: "/work".into(),
         tools: Vec::new(),
         dialog_guard: Duration::ZERO,
-        mcp: None,
-        instructions: Default::default(),
-        pricing: Default::default(),
-        stack_flags: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -87,6 +87,11 @@ impl Provider for Scripted {
     }
 }
 
+/// A finished stream of these chunks.
+pub fn stream_of(chunks: Vec<Chunk>) -> ChunkStream {
+    Box::pin(stream::iter(chunks.into_iter().map(Ok)))
+}
+
 pub fn text(t: &str) -> Vec<Chunk> {
     vec![
         Chunk::Text(t.to_string()),
