@@ -44,7 +44,7 @@ struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run one request headless: the final answer on stdout.
+    /// Run one request headless: the answer streamed to stdout, a line at a time.
     Exec(ExecArgs),
     /// List saved sessions, newest first.
     Sessions,

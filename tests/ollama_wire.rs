@@ -742,3 +742,19 @@ async fn a_huge_or_silent_api_show_gives_no_window_in_bounded_time() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_context_length_error_line_is_typed_so_taco_compacts() {
+    let outcome = decode_text("{\"error\":\"the input length exceeds the context length\"}\n");
+    assert!(
+        matches!(outcome.error, Some(ProviderError::ContextExceeded(_))),
+        "{:?}",
+        outcome.error
+    );
+    let outcome = decode_text("{\"error\":\"model is overloaded\"}\n");
+    assert!(
+        matches!(outcome.error, Some(ProviderError::Api { .. })),
+        "{:?}",
+        outcome.error
+    );
+}

@@ -73,12 +73,11 @@ impl Run<'_> {
         window: Option<u64>,
     ) -> Result<bool, CallError> {
         let start = conv.compaction.as_ref().map_or(1, |c| c.kept_from);
-        let specs = conv.specs.clone();
         let before = request_tokens(
             &conv.messages,
             conv.compaction.as_ref(),
             conv.measured,
-            &specs,
+            &conv.specs,
         );
         let mut report = Compacted {
             trigger,
@@ -148,7 +147,7 @@ impl Run<'_> {
         });
         conv.measured = None;
         report.after_tokens =
-            request_tokens(&conv.messages, conv.compaction.as_ref(), None, &specs);
+            request_tokens(&conv.messages, conv.compaction.as_ref(), None, &conv.specs);
         report.summarized = kept_from - 1;
         report.kept_from = kept_from;
         report.summary = summary;
