@@ -6,6 +6,7 @@
 //! plain `Event` JSON, as `exec --trace` writes them), in the order they happened. Because
 //! event lines are the same as a trace file's, [`load`] reads both.
 
+mod catalog;
 mod compact;
 mod index;
 mod reader;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::Message;
 use crate::event::Event;
 
+pub use catalog::INDEX_FILE;
 pub use index::{Summary, find, format_list, header_of, list, list_with_problems};
 pub use reader::{Loaded, load};
 pub use repair::repair;

@@ -466,7 +466,7 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
         vec![
             Summary {
                 id: "20240202-100000-bbbbbb".into(),
-                path: new,
+                path: new.clone(),
                 started: 1_706_868_000_000,
                 workdir: "/work/two".into(),
                 provider: "demo".into(),
@@ -474,10 +474,12 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
                 first_prompt: Some("from the trace".into()),
                 turns: 0,
                 tokens: Usage::default(),
+                size: std::fs::metadata(&new).unwrap().len(),
+                last_activity: mtime_ms(&new),
             },
             Summary {
                 id: "20240101-100000-aaaaaa".into(),
-                path: old,
+                path: old.clone(),
                 started: 1_704_103_200_000,
                 workdir: "/work/one".into(),
                 provider: "demo".into(),
@@ -490,6 +492,8 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
                     output_tokens: 37,
                     cached_tokens: 0,
                 },
+                size: std::fs::metadata(&old).unwrap().len(),
+                last_activity: mtime_ms(&old),
             },
         ]
     );
@@ -607,6 +611,8 @@ fn format_list_shows_one_row_per_session() {
                 output_tokens: 678,
                 cached_tokens: 0,
             },
+            size: 0,
+            last_activity: 0,
         },
         Summary {
             id: "20240101-000000-000000".into(),
@@ -618,6 +624,8 @@ fn format_list_shows_one_row_per_session() {
             first_prompt: None,
             turns: 0,
             tokens: Usage::default(),
+            size: 0,
+            last_activity: 0,
         },
     ];
     let text = session::format_list(&sessions);
@@ -696,4 +704,13 @@ proptest! {
         let kept = loaded.entries.iter().filter(|e| **e == Entry::Event(run_started("kept"))).count();
         prop_assert_eq!(kept, noise.len());
     }
+}
+
+/// A file's modification time in unix milliseconds, as the session index records it.
+fn mtime_ms(path: &Path) -> u64 {
+    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+    modified
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }

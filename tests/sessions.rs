@@ -98,6 +98,15 @@ async fn exec_writes_a_session_that_sessions_lists() {
         "{}",
         listed.stdout
     );
+    // Both model calls count, though their lines are written compacted (a file read without
+    // putting back what compaction left out showed 0 turns).
+    let row = listed
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&header.id))
+        .unwrap();
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(columns[3], "2", "{row}");
 }
 
 #[tokio::test]

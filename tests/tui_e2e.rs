@@ -48,7 +48,7 @@ fn exec(home: &Path, work: &Path, args: &[&str]) {
 }
 
 fn session_files(home: &Path) -> usize {
-    std::fs::read_dir(support::cli::sessions_dir(home)).map_or(0, |d| d.count())
+    support::cli::session_files(home).len()
 }
 
 fn wait_for_file(path: &Path) -> String {

@@ -6,11 +6,9 @@ use std::path::{Path, PathBuf};
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use super::reader::{Item, read_header, scan};
-use super::{Entry, SessionError, SessionHeader, utc_parts};
-use crate::conversation::{Role, Usage};
-use crate::event::EventData;
-use crate::run_model::RunModel;
+use super::reader::read_header;
+use super::{SessionError, SessionHeader, utc_parts};
+use crate::conversation::Usage;
 
 /// How many ids an "unknown id" error suggests.
 const KNOWN_IDS: usize = 5;
@@ -41,6 +39,10 @@ pub struct Summary {
     pub turns: u32,
     /// Tokens of every provider call, sub-agents' included.
     pub tokens: Usage,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// When the file was last written, unix milliseconds.
+    pub last_activity: u64,
 }
 
 /// Sessions in `dir`, newest first (files that are not sessions are left out).
@@ -50,18 +52,9 @@ pub fn list(dir: &Path) -> Vec<Summary> {
 
 /// Sessions in `dir`, newest first, and a line for each `.jsonl` file there that could not be
 /// listed (empty, a damaged header, unreadable): it is reported, never silently hidden.
+/// The session index (`catalog`) answers, kept up to date with the files.
 pub fn list_with_problems(dir: &Path) -> (Vec<Summary>, Vec<String>) {
-    let mut sessions = Vec::new();
-    let mut problems = Vec::new();
-    for (_, path) in session_files(dir) {
-        match summarize(&path) {
-            Ok(summary) => sessions.push(summary),
-            Err(why) => problems.push(format!("{}: not listed: {why}", path.display())),
-        }
-    }
-    sessions.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
-    problems.sort();
-    (sessions, problems)
+    super::catalog::list(dir, session_files(dir))
 }
 
 /// The session to resume: by id (exact, or a unique prefix), or with `None` the newest whose workdir is `workdir`.
@@ -115,14 +108,11 @@ fn find_by_workdir(dir: &Path, workdir: &Path) -> Result<PathBuf, SessionError> 
                 .as_deref()
                 .is_some_and(|c| other.canonicalize().is_ok_and(|o| o == c))
     };
-    session_files(dir)
+    // The index knows every session's workdir; the list is newest first.
+    list(dir)
         .into_iter()
-        .filter_map(|(_, path)| {
-            let header = header_of(&path)?;
-            same(&header.workdir).then_some((header, path))
-        })
-        .max_by(|(a, _), (b, _)| a.started.cmp(&b.started).then_with(|| a.id.cmp(&b.id)))
-        .map(|(_, path)| path)
+        .find(|s| same(&s.workdir))
+        .map(|s| s.path)
         .ok_or_else(|| SessionError::NoSessionForWorkdir {
             workdir: workdir.to_path_buf(),
             dir: dir.to_path_buf(),
@@ -152,48 +142,6 @@ fn session_files(dir: &Path) -> Vec<(String, PathBuf)> {
 pub fn header_of(path: &Path) -> Option<SessionHeader> {
     let file = File::open(path).ok()?;
     read_header(BufReader::new(file), path).ok().flatten()
-}
-
-/// One session file's row, or why it has none (not a session, no header, unreadable).
-fn summarize(path: &Path) -> Result<Summary, String> {
-    let mut header = None;
-    let mut first_user = None;
-    let mut first_run = None;
-    let mut model = RunModel::new();
-    let scanned = scan(path, false, |item| match item {
-        Item::Header(h) => header = Some(h),
-        Item::Entry(Entry::Message(m)) => {
-            if first_user.is_none() && m.role == Role::User {
-                first_user = m.content.filter(|c| !c.trim().is_empty());
-            }
-        }
-        Item::Entry(Entry::Event(e)) => {
-            // Turns are the user's; tokens are every call's, sub-agents' included.
-            model.apply(&e);
-            if let EventData::RunStarted { prompt, .. } = e.data
-                && first_run.is_none()
-            {
-                first_run = Some(prompt);
-            }
-        }
-    });
-    if let Err(e) = scanned {
-        return Err(e.to_string());
-    }
-    let header = header.ok_or_else(|| {
-        "its first line is not a session header (damaged, or a trace file)".to_string()
-    })?;
-    Ok(Summary {
-        id: header.id,
-        path: path.to_path_buf(),
-        started: header.started,
-        workdir: header.workdir,
-        provider: header.provider,
-        model: header.model,
-        first_prompt: first_user.or(first_run),
-        turns: model.model_calls(),
-        tokens: model.usage(),
-    })
 }
 
 /// The `taco sessions` table as text (id, start as local-ish "YYYY-MM-DD HH:MM" UTC, workdir, first prompt shortened, turns, tokens in/out), one row per session, with a header row; "no sessions yet" when empty.

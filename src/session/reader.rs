@@ -13,7 +13,7 @@ use crate::conversation::Message;
 use crate::event::Event;
 
 /// Lines longer than this are refused rather than read into memory (a binary file, a device).
-const MAX_LINE: u64 = 256 << 20;
+pub(super) const MAX_LINE: u64 = 256 << 20;
 /// Warnings beyond this many are counted, not listed: a damaged file should not bury the user.
 const MAX_WARNINGS: usize = 20;
 
@@ -65,7 +65,7 @@ pub(super) enum Item {
 }
 
 /// What one line turned out to be.
-enum Line {
+pub(super) enum Line {
     Header(SessionHeader),
     Entry(Entry),
     NotJson,
@@ -197,7 +197,7 @@ pub(super) fn read_header(
     })
 }
 
-fn parse_line(bytes: &[u8], expander: Option<&mut Expander>) -> Line {
+pub(super) fn parse_line(bytes: &[u8], expander: Option<&mut Expander>) -> Line {
     let Ok(mut value) = serde_json::from_slice::<Value>(bytes) else {
         return Line::NotJson;
     };

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::catalog::Indexer;
 use super::compact::Compactor;
 use super::{FORMAT_VERSION, SessionError, SessionHeader, reader, utc_parts};
 use crate::conversation::Message;
@@ -37,6 +38,8 @@ pub struct SessionWriter {
     secrets: Arc<Secrets>,
     /// Writes each tool call's arguments once.
     compactor: Compactor,
+    /// Keeps the session index's row of this file current, at the end of each run.
+    indexer: Indexer,
 }
 
 #[derive(Serialize)]
@@ -102,6 +105,7 @@ impl SessionWriter {
                 torn: false,
                 secrets: Arc::default(),
                 compactor: Compactor::default(),
+                indexer: Indexer::default(),
             };
             if let Err(e) = writer.write_line(&HeaderLine {
                 kind: "session",
@@ -150,6 +154,7 @@ impl SessionWriter {
             torn,
             secrets: Arc::default(),
             compactor: Compactor::default(),
+            indexer: Indexer::default(),
         })
     }
 
@@ -187,7 +192,12 @@ impl SessionWriter {
         }
         let kind = event.kind();
         if !Compactor::touches(kind) {
-            return self.write_line(event);
+            self.write_line(event)?;
+            // A run's end is when `taco sessions` and the resume picker should see it.
+            if matches!(kind, "final" | "cancelled" | "error") {
+                self.indexer.note(&self.path);
+            }
+            return Ok(());
         }
         // The same envelope as `Event`'s serialization, with the data compacted.
         let mut data = serde_json::to_value(&event.data)?;

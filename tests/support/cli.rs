@@ -138,12 +138,20 @@ pub fn sessions_dir(home: &Path) -> std::path::PathBuf {
     home.join(".local/share/taco/sessions")
 }
 
+/// The session files under a test's HOME (not the index beside them).
+pub fn session_files(home: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(sessions_dir(home))
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The one session file under a test's HOME.
 pub fn only_session(home: &Path) -> std::path::PathBuf {
-    let files: Vec<std::path::PathBuf> = std::fs::read_dir(sessions_dir(home))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let files = session_files(home);
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
 }

@@ -1,0 +1,336 @@
+//! The session index (issue 15): one small journal beside the session files, so listing
+//! sessions (`taco sessions`, the resume picker, `--resume` by workdir) reads a directory and
+//! one file instead of every session whole.
+//!
+//! The session files stay the truth. Each journal line is a [`Row`]: what one file held up to
+//! `size` bytes (a line end). A row whose file has grown since is brought up to date by
+//! reading only the bytes after `size`; a row that does not match its file any more (shrunk,
+//! rewritten) is rebuilt from the whole file; a file with no row gets one. So a crash between
+//! a session write and its index line loses nothing, and a deleted or damaged journal is
+//! only slower once. Writers append rows (`O_APPEND`, one write each); the last row of a file
+//! wins; a lister rewrites the journal whole (temp file + rename) when it has changed or has
+//! grown well past one row per session. A row lost to that race is rebuilt the same way.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+
+use super::Entry;
+use super::compact::Expander;
+use super::index::Summary;
+use super::reader::{Line, MAX_LINE, parse_line};
+use crate::conversation::{Role, Usage};
+use crate::event::EventData;
+use crate::run_model::RunModel;
+
+/// The journal's name in the sessions directory (not `.jsonl`: it is no session).
+pub const INDEX_FILE: &str = "index.journal";
+/// A journal bigger than this is not read (it is rebuilt from the files instead).
+const MAX_JOURNAL: u64 = 64 << 20;
+/// First prompts are kept this long (in chars): enough for any list's column.
+const PROMPT_CHARS: usize = 300;
+
+/// What one session file held up to `size` bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The file's name in the sessions directory.
+    file: String,
+    /// Bytes summarized: the file's length when the row was made, less a torn last line.
+    size: u64,
+    /// The file's modification time then (unix ms): a rewrite of the same size shows here.
+    mtime_ms: u64,
+    /// What the bytes hold; `None` with `problem` when the file is no session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tally: Option<Tally>,
+    /// Why the file is not listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+/// A session's row data, extended as the file grows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Tally {
+    id: String,
+    started: u64,
+    workdir: PathBuf,
+    provider: String,
+    model: String,
+    /// The first user message, else the first run's prompt (see `from_user`).
+    first_prompt: Option<String>,
+    /// Whether `first_prompt` came from a user message (a later one no longer replaces it).
+    #[serde(default)]
+    from_user: bool,
+    turns: u32,
+    tokens: Usage,
+}
+
+/// A file's size and modification time (unix ms).
+fn stat(path: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64);
+    Some((meta.len(), mtime))
+}
+
+/// Sessions in `dir` from the journal, brought up to date with the files, newest first,
+/// and a line for each `.jsonl` file that is no session.
+pub fn list(dir: &Path, files: Vec<(String, PathBuf)>) -> (Vec<Summary>, Vec<String>) {
+    let (mut known, lines) = read_journal(dir);
+    let mut rows = Vec::with_capacity(files.len());
+    let mut changed = false;
+    for (_, path) in files {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(String::from) else {
+            continue;
+        };
+        let Some((size, mtime)) = stat(&path) else {
+            continue;
+        };
+        let old = known.remove(&name);
+        let row = match old {
+            Some(row) if row.size == size && row.mtime_ms == mtime => row,
+            old => {
+                changed = true;
+                refresh(&path, name, old, size, mtime)
+            }
+        };
+        rows.push((path, row));
+    }
+    // Rows of deleted files, and superseded lines, are dropped by a rewrite.
+    if changed || !known.is_empty() || lines > rows.len() * 2 + 64 {
+        let _ = rewrite(dir, rows.iter().map(|(_, row)| row));
+    }
+    let mut sessions = Vec::new();
+    let mut problems = Vec::new();
+    for (path, row) in rows {
+        match (row.tally, row.problem) {
+            (Some(t), _) => sessions.push(Summary {
+                id: t.id,
+                path,
+                started: t.started,
+                workdir: t.workdir,
+                provider: t.provider,
+                model: t.model,
+                first_prompt: t.first_prompt,
+                turns: t.turns,
+                tokens: t.tokens,
+                size: row.size,
+                last_activity: row.mtime_ms,
+            }),
+            (None, problem) => problems.push(format!(
+                "{}: not listed: {}",
+                path.display(),
+                problem.unwrap_or_else(|| "unreadable".into())
+            )),
+        }
+    }
+    sessions.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
+    problems.sort();
+    (sessions, problems)
+}
+
+/// A fresh row for `path` (`size` bytes, modified at `mtime`): `old` extended by the bytes
+/// after it when the file only grew, else the whole file read again.
+fn refresh(path: &Path, name: String, old: Option<Row>, size: u64, mtime: u64) -> Row {
+    let grown = old.and_then(|row| match row.tally {
+        Some(tally) if row.size > 0 && row.size <= size => Some((tally, row.size)),
+        _ => None,
+    });
+    let (from, tally) = match grown {
+        Some((tally, from)) => (from, Some(tally)),
+        None => (0, None),
+    };
+    let folded = fold(path, from, size, tally);
+    match folded {
+        Ok((tally, covered)) => Row {
+            file: name,
+            size: covered,
+            // A torn last line is read again next time: the row does not claim the file.
+            mtime_ms: if covered == size { mtime } else { 0 },
+            tally: Some(tally),
+            problem: None,
+        },
+        Err(problem) => Row {
+            file: name,
+            size,
+            mtime_ms: mtime,
+            tally: None,
+            problem: Some(problem),
+        },
+    }
+}
+
+/// Reads the complete lines of `path` between `from` and `end` into `tally` (a new one from
+/// the header when `from` is 0); returns it and where the last complete line ended.
+fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally, u64), String> {
+    let mut file = File::open(path).map_err(|e| e.to_string())?;
+    file.seek(SeekFrom::Start(from))
+        .map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(file.take(end.saturating_sub(from)));
+    let mut tally = tally;
+    let mut model = RunModel::new();
+    // Model calls leave out what other lines hold (see `compact`): put it back to read them.
+    let mut expander = Expander::default();
+    let mut at = from;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = (&mut reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| e.to_string())?;
+        // The end, or a line still being written (or torn): not counted yet.
+        if read == 0 || buf.last() != Some(&b'\n') {
+            if read as u64 == MAX_LINE {
+                return Err(format!("a line is longer than {} MiB", MAX_LINE >> 20));
+            }
+            break;
+        }
+        at += read as u64;
+        match (
+            parse_line(buf.trim_ascii(), Some(&mut expander)),
+            &mut tally,
+        ) {
+            (Line::Header(h), None) => {
+                tally = Some(Tally {
+                    id: h.id,
+                    started: h.started,
+                    workdir: h.workdir,
+                    provider: h.provider,
+                    model: h.model,
+                    first_prompt: None,
+                    from_user: false,
+                    turns: 0,
+                    tokens: Usage::default(),
+                });
+            }
+            (_, None) => {
+                return Err(
+                    "its first line is not a session header (damaged, or a trace file)".into(),
+                );
+            }
+            (Line::Entry(Entry::Message(m)), Some(t)) if !t.from_user && m.role == Role::User => {
+                if let Some(text) = m.content.filter(|c| !c.trim().is_empty()) {
+                    t.first_prompt = Some(cap(&text));
+                    t.from_user = true;
+                }
+            }
+            (Line::Entry(Entry::Event(e)), Some(t)) => {
+                if let EventData::RunStarted { prompt, .. } = &e.data
+                    && t.first_prompt.is_none()
+                {
+                    t.first_prompt = Some(cap(prompt));
+                }
+                // Turns and tokens are counted as the run model counts them.
+                model.apply(&e);
+            }
+            _ => {}
+        }
+    }
+    let mut tally = tally.ok_or_else(|| "it is empty".to_string())?;
+    tally.turns = tally.turns.saturating_add(model.model_calls());
+    tally.tokens.add(model.usage());
+    Ok((tally, at))
+}
+
+fn cap(text: &str) -> String {
+    text.chars().take(PROMPT_CHARS).collect()
+}
+
+/// The journal's rows, the last of each file winning, and how many lines it has.
+fn read_journal(dir: &Path) -> (HashMap<String, Row>, usize) {
+    let mut rows = HashMap::new();
+    let Ok(file) = File::open(dir.join(INDEX_FILE)) else {
+        return (rows, 0);
+    };
+    let mut lines = 0;
+    for line in BufReader::new(file.take(MAX_JOURNAL)).split(b'\n') {
+        let Ok(line) = line else { break };
+        lines += 1;
+        // A torn or foreign line is skipped: its file is read again instead.
+        if let Ok(row) = serde_json::from_slice::<Row>(&line) {
+            rows.insert(row.file.clone(), row);
+        }
+    }
+    (rows, lines)
+}
+
+/// Replaces the journal with these rows, atomically.
+fn rewrite<'a>(dir: &Path, rows: impl Iterator<Item = &'a Row>) -> io::Result<()> {
+    let mut text = Vec::new();
+    for row in rows {
+        serde_json::to_writer(&mut text, row)?;
+        text.push(b'\n');
+    }
+    let temp = dir.join(format!("{INDEX_FILE}.{}.tmp", std::process::id()));
+    let written = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temp)
+        .and_then(|mut f| f.write_all(&text));
+    match written.and_then(|()| std::fs::rename(&temp, dir.join(INDEX_FILE))) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(e)
+        }
+    }
+}
+
+/// Keeps one session's row up to date as its writer appends (see [`SessionWriter`]).
+///
+/// [`SessionWriter`]: super::SessionWriter
+#[derive(Debug, Default)]
+pub struct Indexer {
+    row: Option<Row>,
+}
+
+impl Indexer {
+    /// Brings the row of `path` up to the file's end and appends it to the journal. Best
+    /// effort: the files are the truth, and a lister rebuilds what is missing.
+    pub fn note(&mut self, path: &Path) {
+        let (Some(dir), Some(name)) = (
+            path.parent(),
+            path.file_name().and_then(|n| n.to_str()).map(String::from),
+        ) else {
+            return;
+        };
+        let Some((size, mtime)) = stat(path) else {
+            return;
+        };
+        // The first time, the journal says how far this file was summarized (a resume).
+        let old = self
+            .row
+            .take()
+            .or_else(|| read_journal(dir).0.remove(&name));
+        let row = refresh(path, name, old, size, mtime);
+        let mut line = match serde_json::to_vec(&row) {
+            Ok(line) => line,
+            Err(_) => return,
+        };
+        line.push(b'\n');
+        let appended = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(dir.join(INDEX_FILE))
+            .and_then(|mut f| f.write_all(&line));
+        if let Err(e) = appended {
+            tracing::debug!(error = %e, "session index not updated");
+        }
+        self.row = Some(row);
+    }
+}
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod tests;

@@ -1,0 +1,225 @@
+#![allow(clippy::unwrap_used)]
+
+use std::fs::FileTimes;
+
+use super::*;
+use crate::session::{list, list_with_problems};
+
+const HEADER: &str = r#"{"type":"session","version":2,"id":"20261101-100000-aaaaaa","provider":"demo","model":"m","workdir":"/w","started":1000}"#;
+
+/// One run's lines: its prompt as the user message, one model call of `tokens` in and out.
+fn run(n: u32, prompt: &str, tokens: u32) -> String {
+    let rid = format!("r{n}");
+    format!(
+        concat!(
+            r#"{{"timestamp":{t},"request_id":"{rid}","type":"run_started","data":{{"prompt":"{p}","provider":"demo","model":"m","max_turns":10}}}}"#,
+            "\n",
+            r#"{{"type":"message","timestamp":{t},"data":{{"content":"{p}","role":"user"}}}}"#,
+            "\n",
+            r#"{{"timestamp":{t},"request_id":"{rid}","type":"llm_call","data":{{"content":"ok","duration_ms":1,"finish_reason":"stop","message_count":2,"model":"m","new_messages_from":"message_lines","tool_calls":[],"tools":[],"turn":1,"usage":{{"input_tokens":{k},"output_tokens":{k}}}}}}}"#,
+            "\n",
+            r#"{{"timestamp":{t},"request_id":"{rid}","type":"final","data":{{"content":"ok","turns":1,"usage":{{"input_tokens":{k},"output_tokens":{k}}}}}}}"#,
+            "\n"
+        ),
+        t = 1000 + n,
+        rid = rid,
+        p = prompt,
+        k = tokens
+    )
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+fn journal(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(INDEX_FILE)).unwrap_or_default()
+}
+
+#[test]
+fn a_listing_builds_the_index_and_the_next_one_reads_it_instead_of_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    write(
+        &path,
+        &format!("{HEADER}\n{}{}", run(1, "first", 10), run(2, "second", 5)),
+    );
+    let first = list(dir.path());
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].first_prompt.as_deref(), Some("first"));
+    assert_eq!(first[0].turns, 2);
+    assert_eq!(first[0].tokens.input_tokens, 15);
+    assert_eq!(first[0].size, std::fs::metadata(&path).unwrap().len());
+    assert!(journal(dir.path()).contains("aaaaaa.jsonl"));
+
+    // Same size, same time, other bytes: only the index can still say "first".
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    write(&path, &"x".repeat(len));
+    let file = File::options().write(true).open(&path).unwrap();
+    file.set_times(FileTimes::new().set_modified(mtime))
+        .unwrap();
+    drop(file);
+    assert_eq!(list(dir.path()), first);
+}
+
+#[test]
+fn a_grown_file_is_read_from_where_its_row_ended_and_matches_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    write(&path, &format!("{HEADER}\n{}", run(1, "first", 10)));
+    assert_eq!(list(dir.path())[0].turns, 1);
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(run(2, "second", 7).as_bytes()).unwrap();
+    drop(file);
+    let grown = list(dir.path());
+    assert_eq!(grown[0].turns, 2);
+    assert_eq!(grown[0].tokens.output_tokens, 17);
+    assert_eq!(grown[0].first_prompt.as_deref(), Some("first"));
+    std::fs::remove_file(dir.path().join(INDEX_FILE)).unwrap();
+    assert_eq!(list(dir.path()), grown);
+}
+
+#[test]
+fn a_torn_last_line_is_counted_once_when_it_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    let second = run(2, "second", 7);
+    let (head, tail) = second.split_at(second.len() - 20);
+    write(&path, &format!("{HEADER}\n{}{head}", run(1, "first", 10)));
+    let torn = list(dir.path());
+    assert_eq!(
+        torn[0].turns, 2,
+        "the llm_call line is whole, the final is not"
+    );
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    file.write_all(tail.as_bytes()).unwrap();
+    drop(file);
+    let whole = list(dir.path());
+    assert_eq!(whole[0].turns, 2);
+    assert_eq!(whole[0].tokens.input_tokens, 17);
+    assert_eq!(whole[0].size, std::fs::metadata(&path).unwrap().len());
+}
+
+#[test]
+fn a_shrunk_or_rewritten_file_is_read_again_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    write(
+        &path,
+        &format!("{HEADER}\n{}{}", run(1, "first", 10), run(2, "b", 1)),
+    );
+    assert_eq!(list(dir.path())[0].turns, 2);
+    write(&path, &format!("{HEADER}\n{}", run(1, "other", 3)));
+    let again = list(dir.path());
+    assert_eq!(again[0].turns, 1);
+    assert_eq!(again[0].first_prompt.as_deref(), Some("other"));
+}
+
+#[test]
+fn files_that_are_no_sessions_are_reported_and_a_damaged_journal_costs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("20261101-100000-aaaaaa.jsonl"),
+        &format!("{HEADER}\n{}", run(1, "first", 10)),
+    );
+    write(&dir.path().join("trace.jsonl"), &run(1, "t", 1));
+    write(&dir.path().join("empty.jsonl"), "");
+    write(
+        &dir.path().join(INDEX_FILE),
+        "not json\n{\"file\":3}\n\u{0}\u{1}garbage",
+    );
+    let (sessions, problems) = list_with_problems(dir.path());
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("trace.jsonl") && p.contains("header"))
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("empty.jsonl") && p.contains("empty"))
+    );
+    // The rewrite left only good rows: one per file, problems included.
+    let text = journal(dir.path());
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(text.lines().all(|l| serde_json::from_str::<Row>(l).is_ok()));
+}
+
+#[test]
+fn rows_of_deleted_files_go_and_superseded_lines_are_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    write(&path, &format!("{HEADER}\n{}", run(1, "first", 10)));
+    let mut indexer = Indexer::default();
+    for _ in 0..100 {
+        indexer.note(&path);
+    }
+    assert_eq!(journal(dir.path()).lines().count(), 100);
+    assert_eq!(list(dir.path()).len(), 1);
+    assert_eq!(journal(dir.path()).lines().count(), 1);
+    std::fs::remove_file(&path).unwrap();
+    assert!(list(dir.path()).is_empty());
+    assert_eq!(journal(dir.path()), "");
+}
+
+#[test]
+fn the_writer_notes_each_run_end_in_the_index() {
+    use crate::event::Event;
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer =
+        crate::session::SessionWriter::create(dir.path(), "demo", "m", dir.path()).unwrap();
+    let lines = run(1, "hello", 4);
+    let mut expander = crate::session::compact::Expander::default();
+    for line in lines.lines() {
+        let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+        expander.expand(&mut value);
+        if value["type"] == "message" {
+            let message = serde_json::from_value(value["data"].take()).unwrap();
+            writer.message(&message).unwrap();
+        } else {
+            let event: Event = serde_json::from_value(value).unwrap();
+            writer.event(&event).unwrap();
+        }
+    }
+    let rows: Vec<Row> = journal(dir.path())
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "one row, at the run's end");
+    let tally = rows[0].tally.as_ref().unwrap();
+    assert_eq!((tally.turns, tally.tokens.input_tokens), (1, 4));
+    assert_eq!(tally.first_prompt.as_deref(), Some("hello"));
+    assert_eq!(
+        rows[0].size,
+        std::fs::metadata(writer.path()).unwrap().len()
+    );
+    // The index matches the file, so a listing takes the row as it is.
+    let listed = list(dir.path());
+    assert_eq!(listed[0].id, writer.id());
+    assert_eq!(listed[0].turns, 1);
+}
+
+#[test]
+fn turns_and_tokens_match_the_run_model_on_a_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    let text = format!(
+        "{HEADER}\n{}{}{}",
+        run(1, "a", 3),
+        run(2, "b", 4),
+        run(3, "c", 5)
+    );
+    write(&path, &text);
+    let loaded = crate::session::load(&path).unwrap();
+    let model = RunModel::replay(loaded.entries.iter().filter_map(|e| match e {
+        Entry::Event(e) => Some(e),
+        Entry::Message(_) => None,
+    }));
+    let listed = list(dir.path());
+    assert_eq!(model.model_calls(), 3);
+    assert_eq!(listed[0].turns, model.model_calls());
+    assert_eq!(listed[0].tokens, model.usage());
+}
