@@ -11,6 +11,9 @@ mod compact;
 mod index;
 mod reader;
 mod repair;
+mod tail;
+#[cfg(test)]
+mod testing;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +27,7 @@ pub use catalog::INDEX_FILE;
 pub use index::{Summary, find, format_list, header_of, list, list_with_problems};
 pub use reader::{Loaded, load};
 pub use repair::repair;
+pub use tail::{Tail, Want, earlier, tail};
 pub use writer::SessionWriter;
 
 /// Format version written in headers.

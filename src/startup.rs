@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::audit::AuditLog;
 use crate::config::{self, Overrides};
-use crate::orchestrator::Orchestrator;
+use crate::orchestrator::{Orchestrator, context};
 use crate::recorder::Recorder;
 use crate::session::{self, Entry, SessionWriter};
 
@@ -71,12 +71,27 @@ pub fn resume_overrides(
     Ok((chosen, Some(Resuming { path, note })))
 }
 
+/// How many of a resumed session's newest entries the screen starts with; older ones are
+/// read when the user scrolls back to them.
+pub const RESUME_ENTRIES: usize = 1_000;
+
+/// The part of a resumed session left in its file, for the screen to read on demand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Earlier {
+    /// The session file.
+    pub path: PathBuf,
+    /// Where the part already shown starts.
+    pub before: u64,
+}
+
 /// The session a run records into, and what it resumes.
 pub struct Opened {
     /// Where the run records (session file, audit log).
     pub recorder: Recorder,
-    /// What a resumed session held, for the TUI to replay.
+    /// What a resumed session held, for the TUI to replay: its newest entries.
     pub history: Vec<Entry>,
+    /// The older part of a resumed session, not read yet.
+    pub earlier: Option<Earlier>,
     /// Things to tell the user (warnings, what was resumed).
     pub notes: Vec<String>,
 }
@@ -101,6 +116,7 @@ pub fn open_session(
         return Ok(Opened {
             recorder: recorder.with_secrets(secrets),
             history: Vec::new(),
+            earlier: None,
             notes,
         });
     };
@@ -108,16 +124,28 @@ pub fn open_session(
         return Err("cannot resume: no data directory to find sessions in".to_string());
     };
     let path = resuming.path;
-    let loaded = session::load(&path).map_err(|e| e.to_string())?;
+    // Only the end is read: what the next requests can send, and what the screen shows.
+    let want = session::Want {
+        tokens: context::resume_tokens(orchestrator.settings().context.window),
+        messages: orchestrator.settings().history_limit.saturating_add(1),
+        entries: RESUME_ENTRIES,
+    };
+    let tail = session::tail(&path, &want).map_err(|e| e.to_string())?;
+    let loaded = &tail.loaded;
     notes.extend(loaded.warnings.iter().cloned());
     let (messages, repaired) = session::repair(loaded.messages());
     notes.extend(repaired);
-    let count = messages.len();
+    let count = messages.len() + tail.skipped_messages;
     orchestrator.restore(messages);
     // The session ended compacted: its requests go on from the same summary (the file
-    // keeps every message, so resuming costs no summary call).
+    // keeps every message, so resuming costs no summary call). Its cut counts the file's
+    // messages; the orchestrator holds its own system prompt, then the ones read.
     if let Some(compacted) = last_compaction(&loaded.entries) {
-        orchestrator.restore_compaction(compacted.kept_from, compacted.summary.clone());
+        let skipped = tail.skipped_messages;
+        if let Some(kept_from) = compacted.kept_from.checked_sub(skipped) {
+            let kept_from = kept_from + usize::from(skipped > 0);
+            orchestrator.restore_compaction(kept_from, compacted.summary.clone());
+        }
     }
     let writer = match SessionWriter::append_to(&path) {
         Ok(writer) => Some(writer),
@@ -134,9 +162,14 @@ pub fn open_session(
     if !resuming.note.is_empty() {
         notes.push(resuming.note);
     }
+    let earlier = tail.has_earlier().then(|| Earlier {
+        path: path.clone(),
+        before: tail.from,
+    });
     Ok(Opened {
         recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
-        history: loaded.entries,
+        history: tail.loaded.entries,
+        earlier,
         notes,
     })
 }

@@ -189,6 +189,13 @@ fn sent_tokens(messages: &[Message], compaction: Option<&Compaction>) -> u64 {
         + messages_tokens(kept)
 }
 
+/// How many tokens of the newest messages a resumed session must hold for its next requests
+/// to be what they would have been: the window (a request, and a compaction's transcript,
+/// fit in it), or with none known what a compaction's transcript may take.
+pub fn resume_tokens(window: Option<u64>) -> u64 {
+    window.unwrap_or(TRANSCRIPT_UNKNOWN)
+}
+
 /// Whether a request of `tokens` is over the threshold of `window`.
 pub fn over(tokens: u64, window: u64, compact_at: f64) -> bool {
     tokens as f64 > window as f64 * compact_at

@@ -67,6 +67,31 @@ struct Tally {
     from_user: bool,
     turns: u32,
     tokens: Usage,
+    /// Message lines: a resume that reads only the end counts the rest from this.
+    messages: usize,
+    /// The newest compaction of the user's conversation: requests go on from its cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    compacted: Option<Compaction>,
+}
+
+/// Where a compaction is, and what it kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// The byte offset of its `compacted` line.
+    pub at: u64,
+    /// The first message it kept verbatim (a message index in the file).
+    pub kept_from: usize,
+}
+
+/// What a resume needs to know of a whole file to read only its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// Bytes summarized: complete lines only.
+    pub size: u64,
+    /// Message lines in them.
+    pub messages: usize,
+    /// The newest compaction of the user's conversation.
+    pub compacted: Option<Compaction>,
 }
 
 /// A file's size and modification time (unix ms).
@@ -193,6 +218,7 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
             }
             break;
         }
+        let line_at = at;
         at += read as u64;
         match (
             parse_line(buf.trim_ascii(), Some(&mut expander)),
@@ -209,6 +235,8 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
                     from_user: false,
                     turns: 0,
                     tokens: Usage::default(),
+                    messages: 0,
+                    compacted: None,
                 });
             }
             (_, None) => {
@@ -216,17 +244,28 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
                     "its first line is not a session header (damaged, or a trace file)".into(),
                 );
             }
-            (Line::Entry(Entry::Message(m)), Some(t)) if !t.from_user && m.role == Role::User => {
-                if let Some(text) = m.content.filter(|c| !c.trim().is_empty()) {
+            (Line::Entry(Entry::Message(m)), Some(t)) => {
+                t.messages += 1;
+                if !t.from_user
+                    && m.role == Role::User
+                    && let Some(text) = m.content.filter(|c| !c.trim().is_empty())
+                {
                     t.first_prompt = Some(cap(&text));
                     t.from_user = true;
                 }
             }
             (Line::Entry(Entry::Event(e)), Some(t)) => {
-                if let EventData::RunStarted { prompt, .. } = &e.data
-                    && t.first_prompt.is_none()
-                {
-                    t.first_prompt = Some(cap(prompt));
+                match &e.data {
+                    EventData::RunStarted { prompt, .. } if t.first_prompt.is_none() => {
+                        t.first_prompt = Some(cap(prompt));
+                    }
+                    EventData::Compacted(c) if c.parent.is_none() && c.error.is_none() => {
+                        t.compacted = Some(Compaction {
+                            at: line_at,
+                            kept_from: c.kept_from,
+                        });
+                    }
+                    _ => {}
                 }
                 // Turns and tokens are counted as the run model counts them.
                 model.apply(&e);
@@ -286,6 +325,46 @@ fn rewrite<'a>(dir: &Path, rows: impl Iterator<Item = &'a Row>) -> io::Result<()
     }
 }
 
+/// How far `path` is summarized, how many message lines that part holds and where its
+/// newest compaction is, its row brought up to date first (reading only what was added
+/// since); `None` when it is no session.
+pub fn count(path: &Path) -> Option<Counted> {
+    let dir = path.parent()?;
+    let name = path.file_name()?.to_str()?.to_string();
+    let (size, mtime) = stat(path)?;
+    let row = match read_journal(dir).0.remove(&name) {
+        Some(row) if row.size == size && row.mtime_ms == mtime => row,
+        old => {
+            let row = refresh(path, name, old, size, mtime);
+            append(dir, &row);
+            row
+        }
+    };
+    let tally = row.tally?;
+    Some(Counted {
+        size: row.size,
+        messages: tally.messages,
+        compacted: tally.compacted,
+    })
+}
+
+/// Appends one row to the journal; best effort (a lost row is rebuilt from its file).
+fn append(dir: &Path, row: &Row) {
+    let Ok(mut line) = serde_json::to_vec(row) else {
+        return;
+    };
+    line.push(b'\n');
+    let appended = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(dir.join(INDEX_FILE))
+        .and_then(|mut f| f.write_all(&line));
+    if let Err(e) = appended {
+        tracing::debug!(error = %e, "session index not updated");
+    }
+}
+
 /// Keeps one session's row up to date as its writer appends (see [`SessionWriter`]).
 ///
 /// [`SessionWriter`]: super::SessionWriter
@@ -313,20 +392,7 @@ impl Indexer {
             .take()
             .or_else(|| read_journal(dir).0.remove(&name));
         let row = refresh(path, name, old, size, mtime);
-        let mut line = match serde_json::to_vec(&row) {
-            Ok(line) => line,
-            Err(_) => return,
-        };
-        line.push(b'\n');
-        let appended = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(dir.join(INDEX_FILE))
-            .and_then(|mut f| f.write_all(&line));
-        if let Err(e) = appended {
-            tracing::debug!(error = %e, "session index not updated");
-        }
+        append(dir, &row);
         self.row = Some(row);
     }
 }

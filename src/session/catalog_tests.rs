@@ -5,28 +5,7 @@ use std::fs::FileTimes;
 use super::*;
 use crate::session::{list, list_with_problems};
 
-const HEADER: &str = r#"{"type":"session","version":2,"id":"20261101-100000-aaaaaa","provider":"demo","model":"m","workdir":"/w","started":1000}"#;
-
-/// One run's lines: its prompt as the user message, one model call of `tokens` in and out.
-fn run(n: u32, prompt: &str, tokens: u32) -> String {
-    let rid = format!("r{n}");
-    format!(
-        concat!(
-            r#"{{"timestamp":{t},"request_id":"{rid}","type":"run_started","data":{{"prompt":"{p}","provider":"demo","model":"m","max_turns":10}}}}"#,
-            "\n",
-            r#"{{"type":"message","timestamp":{t},"data":{{"content":"{p}","role":"user"}}}}"#,
-            "\n",
-            r#"{{"timestamp":{t},"request_id":"{rid}","type":"llm_call","data":{{"content":"ok","duration_ms":1,"finish_reason":"stop","message_count":2,"model":"m","new_messages_from":"message_lines","tool_calls":[],"tools":[],"turn":1,"usage":{{"input_tokens":{k},"output_tokens":{k}}}}}}}"#,
-            "\n",
-            r#"{{"timestamp":{t},"request_id":"{rid}","type":"final","data":{{"content":"ok","turns":1,"usage":{{"input_tokens":{k},"output_tokens":{k}}}}}}}"#,
-            "\n"
-        ),
-        t = 1000 + n,
-        rid = rid,
-        p = prompt,
-        k = tokens
-    )
-}
+use crate::session::testing::{HEADER, run};
 
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();

@@ -1,7 +1,7 @@
 //! Reading session and trace files line by line, tolerating a torn last line.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::Deserialize;
@@ -45,7 +45,7 @@ impl Loaded {
 pub fn load(path: &Path) -> Result<Loaded, SessionError> {
     let mut header = None;
     let mut entries = Vec::new();
-    let warnings = scan(path, true, |item| match item {
+    let warnings = scan_from(path, Part::default(), |item| match item {
         Item::Header(h) => header = Some(h),
         Item::Entry(e) => entries.push(e),
     })?;
@@ -74,16 +74,26 @@ pub(super) enum Line {
     Malformed { kind: String, error: String },
 }
 
-/// Reads `path` line by line, handing each understood line to `on` (so callers that only
-/// summarize keep no entries), and returns the warnings. A file with nothing understood is
-/// an error. `expand` restores what the writer wrote only once (see `compact`); summaries
-/// do not need it.
-pub(super) fn scan(
+/// A part of a file to read: from byte `from` (0, or the start of a line) to `until` (a line
+/// end; `None`: the end of the file), handing on the lines from byte `emit` on. The lines
+/// before `emit` are read only to restore what the writer wrote once (see `compact`): a
+/// tail starts one run early for that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Part {
+    pub from: u64,
+    pub emit: u64,
+    pub until: Option<u64>,
+}
+
+/// Reads a part of `path` line by line, handing each understood line to `on`, and returns
+/// the warnings. A whole file with nothing understood is an error.
+pub(super) fn scan_from(
     path: &Path,
-    expand: bool,
+    part: Part,
     mut on: impl FnMut(Item),
 ) -> Result<Vec<String>, SessionError> {
-    let mut expander = expand.then(Expander::default);
+    let Part { from, emit, until } = part;
+    let mut expander = Some(Expander::default());
     let not_session = |reason: String| SessionError::NotSession {
         path: path.to_path_buf(),
         reason,
@@ -92,8 +102,17 @@ pub(super) fn scan(
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(not_session("it is a directory".into()));
     }
-    let mut reader = BufReader::new(file);
-    let mut warnings = Warnings::default();
+    let mut file = file;
+    if from > 0 {
+        file.seek(SeekFrom::Start(from))
+            .map_err(|e| SessionError::io(path, e))?;
+    }
+    let mut reader = BufReader::new(file.take(until.map_or(u64::MAX, |u| u.saturating_sub(from))));
+    let mut warnings = Warnings {
+        from: emit,
+        ..Warnings::default()
+    };
+    let mut at = from;
     let mut buf = Vec::new();
     let mut number = 0usize;
     let mut understood = 0usize;
@@ -110,10 +129,19 @@ pub(super) fn scan(
         if read == 0 {
             break;
         }
+        at += read as u64;
+        if at <= emit && emit > from {
+            // Priming: only what the expander remembers is wanted from these lines.
+            if let Some(expander) = expander.as_mut() {
+                let _ = parse_line(buf.trim_ascii(), Some(expander));
+            }
+            continue;
+        }
         number += 1;
         if read as u64 == MAX_LINE && buf.last() != Some(&b'\n') {
             return Err(not_session(format!(
-                "line {number} is longer than {} MiB",
+                "{} is longer than {} MiB",
+                warnings.line(number),
                 MAX_LINE >> 20
             )));
         }
@@ -155,7 +183,8 @@ pub(super) fn scan(
             ),
         }
     }
-    if understood == 0 {
+    // A part read from the middle may hold nothing yet (a resumed session's first run).
+    if understood == 0 && emit == 0 {
         // Nothing was understood, so a bad last line is no torn write: say what it is.
         if let Some(n) = unparsed {
             warnings.skip(n, "is not valid JSON", "");
@@ -234,6 +263,8 @@ pub(super) fn parse_line(bytes: &[u8], expander: Option<&mut Expander>) -> Line 
 
 #[derive(Default)]
 struct Warnings {
+    /// Where reading started: line numbers count from there.
+    from: u64,
     list: Vec<String>,
     more: usize,
     /// The first skipped line, without the advice: the reason when nothing was understood.
@@ -243,9 +274,18 @@ struct Warnings {
 impl Warnings {
     /// Warns that line `number` `what`, with a hint `note` about why, and was skipped.
     fn skip(&mut self, number: usize, what: &str, note: &str) {
-        let problem = format!("line {number} {what}");
+        let problem = format!("{} {what}", self.line(number));
         self.push(format!("{problem}{note}; it was skipped"));
         self.first.get_or_insert(problem);
+    }
+
+    /// How line `number` is named: counted from the file's start, or from where reading began.
+    fn line(&self, number: usize) -> String {
+        if self.from == 0 {
+            format!("line {number}")
+        } else {
+            format!("line {number} after byte {}", self.from)
+        }
     }
 
     fn push(&mut self, warning: String) {

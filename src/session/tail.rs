@@ -1,0 +1,332 @@
+//! Reading the end of a session (issue 15): what a resume needs — the messages the next
+//! request can send and the newest entries for the screen — without reading the rest, so
+//! resuming costs what is shown, not how long the session has grown.
+//!
+//! The file is read backwards in chunks, line by line, without parsing most lines: the type
+//! of a line is in its first bytes (`{"type":"message"` for a message, the envelope's
+//! `"type":"…"` before its data for an event). It stops at a run's start once it holds
+//! enough: the wanted entries, and either everything since the newest compaction (its line
+//! and its cut: the session index says where they are) or, with none, the wanted share of
+//! the newest messages. Then that part is read forwards as [`load`] reads a file, whole runs
+//! only, primed with the run before so every elided argument and message is put back.
+//!
+//! [`load`]: super::load
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::catalog::{self, Counted};
+use super::reader::{Item, MAX_LINE, Part, read_header, scan_from};
+use super::{Loaded, SessionError};
+
+/// Bytes read per step backwards.
+const CHUNK: u64 = 1 << 20;
+/// Message bytes per token, for the estimate (the context module's rule of thumb).
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// How much of a session's end a resume wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Want {
+    /// Tokens of the newest messages: what a request can send (the context window).
+    pub tokens: u64,
+    /// At least this many of the newest messages (a history limit).
+    pub messages: usize,
+    /// At least this many of the newest entries (what the screen shows first).
+    pub entries: usize,
+}
+
+/// The end of a session file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tail {
+    /// The header, the entries from `from` on, and what was skipped of them.
+    pub loaded: Loaded,
+    /// Where the loaded part starts in the file; older entries are before it (none when it
+    /// is the end of the header).
+    pub from: u64,
+    /// Where the header ends: `from` equals it when the whole file was read.
+    pub header_end: u64,
+    /// Message lines before `from`: the file index of the first message loaded.
+    pub skipped_messages: usize,
+}
+
+impl Tail {
+    /// Whether older entries were left in the file.
+    pub fn has_earlier(&self) -> bool {
+        self.from > self.header_end
+    }
+}
+
+/// Reads the end of `path` that `want` asks for (the whole file when it is small, or when
+/// the session index cannot say how many messages it holds).
+pub fn tail(path: &Path, want: &Want) -> Result<Tail, SessionError> {
+    let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
+    let header_end = header_end(&mut file, path)?;
+    // The index says how many messages the file holds, up to a line end: the skipped part
+    // is counted from it, not read.
+    let cut = match catalog::count(path) {
+        Some(counted) if header_end > 0 => find_cut(&mut file, header_end, &counted, want)
+            .map_err(|e| SessionError::io(path, e))?,
+        _ => Cut::all(header_end),
+    };
+    read_part(path, header_end, cut, None)
+}
+
+/// The runs just before byte `before` of `path` (where an earlier [`Tail`] started): at
+/// least `entries` of them, whole runs, for a screen scrolled back.
+pub fn earlier(path: &Path, before: u64, entries: usize) -> Result<Tail, SessionError> {
+    let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
+    let header_end = header_end(&mut file, path)?;
+    let before = before.max(header_end);
+    let counted = Counted {
+        size: before,
+        messages: 0,
+        compacted: None,
+    };
+    let want = Want {
+        tokens: 0,
+        messages: 0,
+        entries,
+    };
+    let cut =
+        find_cut(&mut file, header_end, &counted, &want).map_err(|e| SessionError::io(path, e))?;
+    read_part(path, header_end, cut, Some(before))
+}
+
+/// Reads the part of `path` a cut chose, up to `until`.
+fn read_part(
+    path: &Path,
+    header_end: u64,
+    cut: Cut,
+    until: Option<u64>,
+) -> Result<Tail, SessionError> {
+    let mut loaded = Loaded {
+        header: None,
+        entries: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let part = if cut.at > header_end {
+        Part {
+            from: cut.prime,
+            emit: cut.at,
+            until,
+        }
+    } else {
+        Part {
+            until,
+            ..Part::default()
+        }
+    };
+    loaded.warnings = scan_from(path, part, |item| match item {
+        Item::Header(h) => loaded.header = Some(h),
+        Item::Entry(e) => loaded.entries.push(e),
+    })?;
+    if loaded.header.is_none() {
+        loaded.header = super::header_of(path);
+    }
+    Ok(Tail {
+        loaded,
+        from: cut.at,
+        header_end,
+        skipped_messages: cut.skipped,
+    })
+}
+
+/// Where a tail starts, where reading starts to prime it, and how many message lines are
+/// before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cut {
+    at: u64,
+    prime: u64,
+    skipped: usize,
+}
+
+impl Cut {
+    /// The whole file.
+    fn all(header_end: u64) -> Self {
+        Self {
+            at: header_end,
+            prime: header_end,
+            skipped: 0,
+        }
+    }
+}
+
+/// The offset just past the first line (the header), or 0 for a file without one.
+fn header_end(file: &mut File, path: &Path) -> Result<u64, SessionError> {
+    let mut reader = BufReader::new(&mut *file);
+    let header = read_header(&mut reader, path)?;
+    if header.is_none() {
+        return Ok(0);
+    }
+    let mut first = Vec::new();
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| SessionError::io(path, e))?;
+    let mut reader = BufReader::new(&mut *file).take(MAX_LINE);
+    std::io::BufRead::read_until(&mut reader, b'\n', &mut first)
+        .map_err(|e| SessionError::io(path, e))?;
+    Ok(first.len() as u64)
+}
+
+/// What the backward walk has seen so far.
+#[derive(Debug, Default)]
+struct Seen {
+    entries: usize,
+    messages: usize,
+    tokens: u64,
+}
+
+impl Seen {
+    fn count(&mut self, line: &[u8]) {
+        self.entries += 1;
+        if kind(line).as_deref() == Some("message") {
+            self.messages += 1;
+            self.tokens += line.len() as u64 / BYTES_PER_TOKEN;
+        }
+    }
+
+    /// Whether a tail starting at byte `at` is enough.
+    fn enough(&self, at: u64, counted: &Counted, want: &Want) -> bool {
+        if self.entries < want.entries {
+            return false;
+        }
+        let first = counted.messages.saturating_sub(self.messages);
+        match counted.compacted {
+            // Requests go on from the compaction: hold it and everything from its cut.
+            Some(c) => at <= c.at && first <= c.kept_from,
+            None => self.messages >= want.messages && self.tokens >= want.tokens,
+        }
+    }
+}
+
+/// Walks back from the end of what the index counted (a line end) to the start of the
+/// newest run that makes the tail enough, and on to the run before it (to prime the read);
+/// the whole file when no run does.
+fn find_cut(
+    file: &mut File,
+    header_end: u64,
+    counted: &Counted,
+    want: &Want,
+) -> std::io::Result<Cut> {
+    let mut seen = Seen::default();
+    let mut found: Option<Cut> = None;
+    let mut lines = Backwards::new(header_end, counted.size);
+    while let Some((at, line)) = lines.next(file)? {
+        if kind(&line).as_deref() != Some("run_started") {
+            if found.is_none() {
+                seen.count(&line);
+            }
+            continue;
+        }
+        match &mut found {
+            // The run before the tail: reading starts here.
+            Some(cut) => {
+                cut.prime = at;
+                return Ok(*cut);
+            }
+            None => {
+                seen.count(&line);
+                if seen.enough(at, counted, want) {
+                    found = Some(Cut {
+                        at,
+                        prime: header_end,
+                        skipped: counted.messages.saturating_sub(seen.messages),
+                    });
+                }
+            }
+        }
+    }
+    Ok(found.unwrap_or(Cut::all(header_end)))
+}
+
+/// The lines of a file region from the last, each with its offset, read in chunks.
+struct Backwards {
+    /// Where the region starts.
+    start: u64,
+    /// The file offset of `data[0]`.
+    pos: u64,
+    /// Bytes read and not yet handed out (a line may continue before them).
+    data: Vec<u8>,
+}
+
+impl Backwards {
+    fn new(start: u64, end: u64) -> Self {
+        Self {
+            start,
+            pos: end.max(start),
+            data: Vec::new(),
+        }
+    }
+
+    /// The previous non-empty line and its offset; `None` at the region's start.
+    fn next(&mut self, file: &mut File) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+        loop {
+            while self.data.last() == Some(&b'\n') {
+                self.data.pop();
+            }
+            match self.data.iter().rposition(|&b| b == b'\n') {
+                Some(i) => {
+                    let line = self.data.split_off(i + 1);
+                    if !line.trim_ascii().is_empty() {
+                        return Ok(Some((self.pos + i as u64 + 1, line)));
+                    }
+                }
+                None if self.pos > self.start => {
+                    // Read the chunk before, in front of what is left.
+                    let from = self.pos.saturating_sub(CHUNK).max(self.start);
+                    let mut chunk = vec![0u8; (self.pos - from) as usize];
+                    file.seek(SeekFrom::Start(from))?;
+                    file.read_exact(&mut chunk)?;
+                    if (chunk.len() + self.data.len()) as u64 > MAX_LINE + CHUNK {
+                        // A line this long is no session line: stop here.
+                        return Ok(None);
+                    }
+                    chunk.append(&mut self.data);
+                    self.data = chunk;
+                    self.pos = from;
+                }
+                None => {
+                    let line = std::mem::take(&mut self.data);
+                    return Ok((!line.trim_ascii().is_empty()).then_some((self.pos, line)));
+                }
+            }
+        }
+    }
+}
+
+/// A line's type, from its envelope. taco writes it first in a message line and after the
+/// timestamp and request id in an event line, so most lines are told by their first bytes;
+/// a line written otherwise (another tool, keys in another order) is parsed whole, since a
+/// `"type"` further in may be a key of its data.
+fn kind(line: &[u8]) -> Option<Cow<'_, str>> {
+    fast_kind(line)
+        .map(|k| Cow::Borrowed(std::str::from_utf8(k).unwrap_or_default()))
+        .or_else(|| {
+            let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+            Some(Cow::Owned(value.get("type")?.as_str()?.to_string()))
+        })
+}
+
+/// The type of a line in taco's own key order; `None` for any other shape.
+fn fast_kind(line: &[u8]) -> Option<&[u8]> {
+    let rest = match line.strip_prefix(b"{\"type\":\"") {
+        Some(rest) => rest,
+        None => {
+            let rest = line.strip_prefix(b"{\"timestamp\":")?;
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            let rest = rest[digits..].strip_prefix(b",\"request_id\":\"")?;
+            let id = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+            if rest[id] != b'"' {
+                return None;
+            }
+            rest[id + 1..].strip_prefix(b",\"type\":\"")?
+        }
+    };
+    let len = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    (rest[len] == b'"').then(|| &rest[..len])
+}
+
+#[cfg(test)]
+#[path = "tail_tests.rs"]
+mod tests;

@@ -1,0 +1,126 @@
+//! A long session resumes from its end (issue 15.1): `--resume` reads what the next request
+//! can send, and that request is the one a whole read would have made — with the history
+//! limit, and with a compaction in force.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use support::TestServer;
+use support::cli::*;
+
+const RUNS: usize = 400;
+
+/// A session of `RUNS` runs (a question and an answer each) as taco writes them, with a
+/// compaction after run `compacted_at` keeping from message `kept_from` on.
+fn session(home: &Path, work: &Path, compaction: Option<(usize, usize)>) -> (PathBuf, Vec<String>) {
+    let dir = sessions_dir(home);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("20260101-000000-abcdef.jsonl");
+    let workdir = work.canonicalize().unwrap();
+    let mut lines = vec![
+        json!({"type": "session", "version": 2, "id": "20260101-000000-abcdef",
+            "provider": "openai", "model": "m1", "workdir": workdir, "started": 1}),
+        json!({"type": "message", "timestamp": 1, "data": {"role": "system", "content": "old system prompt"}}),
+    ];
+    let mut contents = vec!["old system prompt".to_string()];
+    for run in 1..=RUNS {
+        let rid = format!("r{run}");
+        let question = format!("question {run}");
+        let answer = format!("answer {run}: {}", "words ".repeat(40));
+        lines.push(
+            json!({"timestamp": run, "request_id": rid, "type": "run_started",
+            "data": {"prompt": question, "provider": "openai", "model": "m1", "max_turns": 10}}),
+        );
+        lines.push(json!({"type": "message", "timestamp": run, "data": {"role": "user", "content": question}}));
+        lines.push(
+            json!({"timestamp": run, "request_id": rid, "type": "llm_call", "data": {
+            "turn": 1, "model": "m1", "duration_ms": 1, "content": answer, "tool_calls": [],
+            "usage": {"input_tokens": 10, "output_tokens": 10}, "message_count": 2,
+            "new_messages_from": "message_lines", "tools": []}}),
+        );
+        lines.push(json!({"type": "message", "timestamp": run, "data": {"role": "assistant", "content": answer}}));
+        lines.push(json!({"timestamp": run, "request_id": rid, "type": "final",
+            "data": {"content": answer, "turns": 1, "usage": {"input_tokens": 10, "output_tokens": 10}}}));
+        contents.push(question);
+        contents.push(answer);
+        if let Some((at, kept_from)) = compaction
+            && at == run
+        {
+            lines.push(json!({"timestamp": run, "request_id": rid, "type": "compacted", "data": {
+                "trigger": "auto", "before_tokens": 9000, "after_tokens": 900, "summarized": kept_from - 1,
+                "kept_from": kept_from, "summary": "SUMMARY-OF-THE-PAST",
+                "usage": {"input_tokens": 5, "output_tokens": 5}, "duration_ms": 3}}));
+        }
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    (path, contents)
+}
+
+async fn resume(home: &Path, work: &Path) -> (Vec<Value>, String) {
+    let server = TestServer::start(vec![text_turn(&["ok"])]).await;
+    let mut cmd = taco(home, work);
+    openai_args(&mut cmd, &server);
+    cmd.args(["one more", "--resume"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let sent = server.requests()[0].json();
+    (sent["messages"].as_array().unwrap().clone(), run.stderr)
+}
+
+fn contents(messages: &[Value]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn with_no_known_window_the_request_holds_the_newest_messages_as_a_whole_read_would() {
+    let (home, work) = setup();
+    let (path, all) = session(home.path(), work.path(), None);
+    let (sent, stderr) = resume(home.path(), work.path()).await;
+    // The history limit (50) keeps the newest messages from a question on; then the prompt.
+    let mut expected = all[all.len() - 48..].to_vec();
+    expected.push("one more".into());
+    assert_eq!(contents(&sent[1..]), expected);
+    assert_ne!(
+        sent[0]["content"], "old system prompt",
+        "today's system prompt is sent"
+    );
+    // The count says the whole session, though only its end was read.
+    assert!(
+        stderr.contains(&format!("({} messages)", all.len())),
+        "{stderr}"
+    );
+    // The earlier part is still in the file, untouched, and the new run follows it.
+    let loaded = taco::session::load(&path).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let messages = loaded.messages();
+    assert_eq!(messages.len(), all.len() + 2);
+    assert_eq!(messages[1].content.as_deref(), Some("question 1"));
+}
+
+#[tokio::test]
+async fn a_compaction_in_force_is_kept_with_everything_from_its_cut() {
+    let (home, work) = setup();
+    // After run 390 a compaction kept from run 300's question (message 599) on.
+    let kept_from = 2 * 300 - 1;
+    let (_, all) = session(home.path(), work.path(), Some((390, kept_from)));
+    let (sent, _) = resume(home.path(), work.path()).await;
+    assert!(
+        sent[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("SUMMARY-OF-THE-PAST"),
+        "{:?}",
+        sent[1]
+    );
+    let mut expected = all[kept_from..].to_vec();
+    expected.push("one more".into());
+    assert_eq!(contents(&sent[2..]), expected);
+    assert_eq!(sent[2]["content"], "question 300");
+}
