@@ -10,7 +10,7 @@ use super::overlay::{ApprovalDialog, OverlayStack, Place, QuestionDialog};
 use super::theme::Theme;
 use super::views::approval::Pending;
 use super::views::chat::{ChatState, NoticeKind};
-use super::views::composer::Composer;
+use super::views::composer::{Composer, PopupKind, shown_from_sent};
 use super::views::help::Help;
 use super::views::stack::StackState;
 use super::views::status::Activity;
@@ -131,13 +131,16 @@ impl App {
         timeline.pricing = info.pricing.clone();
         let mut stack = StackState::new();
         stack.flags.settings = info.stack_flags.clone();
+        let mut composer = Composer::new();
+        // `@` lists and attaches the workspace's files.
+        composer.set_workspace((!info.workdir.is_empty()).then(|| info.workdir.clone().into()));
         Self {
             guard: guard::DialogGuard::new(info.dialog_guard),
             info,
             theme: Theme::default(),
             focus: Focus::Chat,
             chat,
-            composer: Composer::new(),
+            composer,
             stack,
             timeline,
             overlays: OverlayStack::new(),
@@ -169,6 +172,7 @@ impl App {
     /// Shows a saved trace read-only (`taco trace FILE`): nothing is sent to a model.
     pub fn set_read_only(&mut self, what: &str) {
         self.read_only = true;
+        self.composer.set_workspace(None);
         self.chat.clear();
         self.chat.push_notice(
             NoticeKind::Info,
@@ -191,7 +195,8 @@ impl App {
             match entry {
                 Entry::Message(message) if message.role == Role::User => {
                     let text = message.content.as_deref().unwrap_or("");
-                    self.chat.push_user(text);
+                    // Attached files show as the chips they were sent as.
+                    self.chat.push_user_shown(text, shown_from_sent(text));
                     self.original_request = Some(text.to_string());
                 }
                 Entry::Message(_) => {}
@@ -253,6 +258,17 @@ impl App {
         self.composer.text()
     }
 
+    /// The composer's popup when it shows: what it lists, its choices best first and the
+    /// selected one.
+    pub fn popup(&mut self) -> Option<(PopupKind, Vec<String>, usize)> {
+        self.composer.popup()
+    }
+
+    /// Whether the file list for `@` is still being made (takes it when it is done).
+    pub fn listing_files(&mut self) -> bool {
+        self.composer.listing_files()
+    }
+
     /// Whether the approval dialog is open (it shows before any question).
     pub fn approval_open(&self) -> bool {
         self.overlays.get::<ApprovalDialog>().is_some()
@@ -295,6 +311,8 @@ impl App {
             || self.stack.is_animating(now)
             // The dialog's countdown, and the frame where its keys come alive.
             || self.guard.wait(now).is_some()
+            // The `@` finder's file list, shown when it is done.
+            || self.composer.is_listing()
             || self
                 .flash
                 .as_ref()

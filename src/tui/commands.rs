@@ -8,10 +8,71 @@ use serde_json::Value;
 use crate::event::{FrameState, Scope, StackFrame};
 use crate::instructions::{Cut, Instructions};
 
-/// The commands, for completion and suggestions.
-pub const COMMANDS: [&str; 9] = [
-    "/help", "/tools", "/tool", "/mcp", "/status", "/cancel", "/clear", "/compact", "/quit",
+/// A slash command as Tab, the command popup and `/help` list it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandInfo {
+    /// What is typed, `/` included.
+    pub name: &'static str,
+    /// Its arguments as shown after the name (empty: none); a command that needs them
+    /// completes with a space after its name.
+    pub args: &'static str,
+    /// What it does, in one line.
+    pub about: &'static str,
+}
+
+impl CommandInfo {
+    const fn new(name: &'static str, args: &'static str, about: &'static str) -> Self {
+        Self { name, args, about }
+    }
+
+    /// Whether it is used with an argument (`/tool NAME`): completing it adds a space.
+    pub fn takes_args(&self) -> bool {
+        !self.args.is_empty() && !self.args.starts_with('[')
+    }
+
+    /// What completing it puts in the composer.
+    pub fn completion(&self) -> String {
+        if self.takes_args() {
+            format!("{} ", self.name)
+        } else {
+            self.name.to_string()
+        }
+    }
+}
+
+/// The slash commands: the one table completion, suggestions, the popup and `/help` read.
+pub const COMMANDS: &[CommandInfo] = &[
+    CommandInfo::new("/help", "", "every key and command"),
+    CommandInfo::new(
+        "/tools",
+        "[revoke X]",
+        "tools, policies, grants; revoke X takes one back",
+    ),
+    CommandInfo::new(
+        "/tool",
+        "NAME",
+        "a tool's description, usage, schema and calls",
+    ),
+    CommandInfo::new(
+        "/mcp",
+        "",
+        "MCP servers: state, transport, tools, last error",
+    ),
+    CommandInfo::new(
+        "/status",
+        "",
+        "the stack as a tree, the request, turn and depth",
+    ),
+    CommandInfo::new("/cancel", "", "cancel the running request"),
+    CommandInfo::new("/clear", "", "start a new conversation"),
+    CommandInfo::new("/compact", "", "summarise older messages to free context"),
+    CommandInfo::new("/quit", "", "leave taco"),
 ];
+
+/// The command named exactly `name` (`/` included).
+pub fn find(name: &str) -> Option<&'static CommandInfo> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,16 +127,12 @@ pub fn parse(text: &str) -> SlashCommand {
 pub fn complete(text: &str) -> Result<String, Vec<&'static str>> {
     let matches: Vec<&'static str> = COMMANDS
         .iter()
-        .copied()
+        .map(|c| c.name)
         .filter(|c| c.starts_with(text))
         .collect();
     match matches.as_slice() {
         [] => Err(Vec::new()),
-        [one] => Ok(if *one == "/tool" {
-            "/tool ".to_string()
-        } else {
-            (*one).to_string()
-        }),
+        [one] => Ok(find(one).map_or_else(|| (*one).to_string(), CommandInfo::completion)),
         many => {
             // Complete to the longest common prefix; list the candidates when it adds nothing.
             let first = many[0];
@@ -96,7 +153,7 @@ pub fn complete(text: &str) -> Result<String, Vec<&'static str>> {
 pub fn unknown_hint(name: &str) -> String {
     let close: Vec<&str> = COMMANDS
         .iter()
-        .copied()
+        .map(|c| c.name)
         .filter(|c| {
             name.len() > 1
                 && (c.starts_with(&name[..2]) || c.contains(name.trim_start_matches('/')))

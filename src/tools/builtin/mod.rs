@@ -69,7 +69,7 @@ fn truncate_str(text: &str, max: usize) -> &str {
 }
 
 /// Whether bytes look binary: a NUL byte in the first 8 KiB, as git and ripgrep decide.
-fn looks_binary(bytes: &[u8]) -> bool {
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|&b| b == 0)
 }
 

@@ -51,6 +51,10 @@ impl App {
         {
             return Vec::new();
         }
+        // The command or file popup takes its keys (↑↓, Tab, Enter, Esc) before the rest.
+        if self.focus == Focus::Chat && self.composer.popup_key(key) {
+            return Vec::new();
+        }
         if self.focus_key(key, ctrl, now) {
             return Vec::new();
         }

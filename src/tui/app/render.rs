@@ -173,6 +173,14 @@ impl App {
             };
             self.composer
                 .render(editor, buf, &theme, focused && !dialog_open, placeholder);
+            if focused {
+                // Over the rows above the composer (the messages, a docked dialog).
+                let above = Rect {
+                    height: composer.y - inner.y,
+                    ..inner
+                };
+                self.composer.render_popup(above, buf, &theme);
+            }
         }
     }
 

@@ -16,7 +16,8 @@ impl App {
         if self.composer.text().trim().is_empty() {
             return Vec::new();
         }
-        let text = self.composer.take();
+        let message = self.composer.take_message();
+        let text = message.text;
         if text.starts_with('/') {
             return self.run_command(&text, now);
         }
@@ -24,12 +25,18 @@ impl App {
             self.flash("read-only: this is a saved trace, nothing is sent", now);
             return Vec::new();
         }
-        if self.busy {
+        let commands = if self.busy {
             self.queued.push_back(text);
             self.flash("queued: it is sent when the running request ends", now);
-            return Vec::new();
+            Vec::new()
+        } else {
+            self.submit(text, now)
+        };
+        // Files refused or cut: said under the message.
+        for note in message.notes {
+            self.chat.push_notice(NoticeKind::Warn, note);
         }
-        self.submit(text, now)
+        commands
     }
 
     pub(super) fn run_command(&mut self, text: &str, now: Instant) -> Vec<Command> {

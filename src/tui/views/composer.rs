@@ -1,6 +1,7 @@
 //! The composer: a multi-line editor (ratatui-textarea) that grows with its wrapped rows,
-//! with readline keys, a prompt history (Up/Down, Ctrl-R search) and big pastes shown as
-//! chips (`[pasted 40 lines]`) that are sent whole.
+//! with readline keys, a prompt history (Up/Down, Ctrl-R search), big pastes shown as chips
+//! (`[pasted 40 lines]`) that are sent whole, a popup of slash commands and of workspace
+//! files (`@`), and files mentioned with `@path` attached when the message is sent.
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -10,15 +11,25 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::tui::theme::Theme;
 
+mod attach;
+mod files;
+mod fuzzy;
 mod layout;
 mod paste;
+mod popup;
 mod readline;
 mod search;
 #[cfg(test)]
 mod tests;
 
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+pub use attach::{MAX_FILE, MAX_TOTAL, shown_from_sent};
+pub use files::{MAX_FILES, MAX_WALK};
 use paste::Paste;
 pub use paste::{COLLAPSE_CHARS, COLLAPSE_LINES};
+pub use popup::PopupKind;
 use search::Search;
 
 /// Most rows the composer grows to before it scrolls.
@@ -29,8 +40,17 @@ const MAX_HISTORY: usize = 1000;
 const MAX_HISTORY_BYTES: usize = 64 << 20;
 /// Most chars a paste adds to a Ctrl-R query.
 const MAX_QUERY_PASTE: usize = 256;
-/// Recent prompts searched for the chips of a prompt being sent (see [`Composer::shown`]).
+/// Recent messages whose chips [`Composer::shown`] remembers.
 const SHOWN_LOOKBACK: usize = 64;
+
+/// A message taken from the composer to send.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outgoing {
+    /// What is sent: pastes in place, mentioned files attached.
+    pub text: String,
+    /// What the user should know about attachments (refused or cut files), plain text.
+    pub notes: Vec<String>,
+}
 
 /// A prompt as typed: its text with chip labels, and the pastes behind them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -80,6 +100,12 @@ pub struct Composer {
     unsaved: Vec<String>,
     /// The width the editor last laid its wrapped rows out for.
     laid_out: Option<u16>,
+    /// The workspace files are attached from and listed for `@` (none: no attachments).
+    workspace: Option<PathBuf>,
+    files: files::FileIndex,
+    popup: popup::Popup,
+    /// Recent messages sent that showed otherwise (chips): (sent, shown), newest last.
+    sent: VecDeque<(String, String)>,
 }
 
 impl Default for Composer {
@@ -100,7 +126,17 @@ impl Composer {
             search: None,
             unsaved: Vec::new(),
             laid_out: None,
+            workspace: None,
+            files: files::FileIndex::new(None),
+            popup: popup::Popup::default(),
+            sent: VecDeque::new(),
         }
+    }
+
+    /// Sets the workspace `@` lists and attaches files from (`None`: neither).
+    pub fn set_workspace(&mut self, root: Option<PathBuf>) {
+        self.files = files::FileIndex::new(root.clone());
+        self.workspace = root;
     }
 
     /// Starts the history with prompts of earlier launches, oldest first.
@@ -142,13 +178,45 @@ impl Composer {
 
     /// Takes the text for sending: remembers it in the history and empties the editor.
     pub fn take(&mut self) -> String {
+        self.take_draft().full()
+    }
+
+    /// Takes a message to send: the text with its pastes in place and the files it mentions
+    /// (`@path`) attached, unless it is a command. The history keeps it as typed (a mention,
+    /// not the file), and [`Composer::shown`] how it showed.
+    pub fn take_message(&mut self) -> Outgoing {
+        let draft = self.take_draft();
+        let full = draft.full();
+        let command = full.starts_with('/');
+        let attached = match &self.workspace {
+            Some(root) if !command => attach::attach(&draft.typed, &full, Some(root)),
+            _ => attach::Attached {
+                text: full,
+                ..attach::Attached::default()
+            },
+        };
+        let shown = attached
+            .shown
+            .or_else(|| (!draft.pastes.is_empty()).then(|| draft.typed.clone()));
+        if let Some(shown) = shown {
+            if self.sent.len() == SHOWN_LOOKBACK {
+                self.sent.pop_front();
+            }
+            self.sent.push_back((attached.text.clone(), shown));
+        }
+        Outgoing {
+            text: attached.text,
+            notes: attached.notes,
+        }
+    }
+
+    fn take_draft(&mut self) -> Draft {
         let draft = self.current();
-        let text = draft.full();
-        self.remember(draft);
+        self.remember(draft.clone());
         self.load(Draft::default());
         self.recall = None;
         self.draft = Draft::default();
-        text
+        draft
     }
 
     /// Puts a draft aside into the history (Ctrl-C; blanks are only cleared) and empties the
@@ -166,13 +234,12 @@ impl Composer {
         std::mem::take(&mut self.unsaved)
     }
 
-    /// How a prompt sent recently showed in the editor, when pastes in it were chips (the
-    /// transcript shows it so); `None` when it had none.
+    /// How a message sent recently showed, when it had chips (pastes, attached files): the
+    /// transcript shows it so; `None` when it had none.
     pub fn shown(&self, full: &str) -> Option<String> {
-        (self.history.iter().rev().take(SHOWN_LOOKBACK))
-            .filter(|d| !d.pastes.is_empty())
-            .find(|d| d.full() == full)
-            .map(|d| d.typed.clone())
+        (self.sent.iter().rev())
+            .find(|(sent, _)| sent == full)
+            .map(|(_, shown)| shown.clone())
     }
 
     /// Inserts a line break at the cursor.

@@ -5,6 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
+use crate::tui::commands::COMMANDS;
 use crate::tui::theme::Theme;
 
 /// Sections of (key, what it does).
@@ -37,6 +38,8 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
                 "delete to start / end / a word; put back",
             ),
             ("Ctrl-Z, Alt-Z", "undo, redo"),
+            ("/", "command popup: ↑↓ choose, Tab / Enter take"),
+            ("@", "attach a workspace file (fuzzy finder)"),
             ("PgUp / PgDn, wheel", "scroll the chat"),
             ("End", "follow the bottom again (empty composer)"),
             ("Ctrl-O", "expand / collapse tool details and reasoning"),
@@ -86,30 +89,6 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("Home / End", "first / last (End follows new events)"),
         ],
     ),
-    (
-        "Commands",
-        &[
-            ("/help", "this help"),
-            ("/tools", "tools, their policies and this session's grants"),
-            (
-                "/tools revoke X",
-                "take back a tool's or a shell prefix's grant",
-            ),
-            ("/mcp", "MCP servers: state, transport, tools, last error"),
-            (
-                "/tool NAME",
-                "a tool's description, usage, schema and calls",
-            ),
-            (
-                "/status",
-                "the stack as a tree, the request, turn and depth",
-            ),
-            ("/cancel", "cancel the running request"),
-            ("/clear", "start a new conversation"),
-            ("/compact", "summarise older messages to free context"),
-            ("/quit", "leave taco"),
-        ],
-    ),
 ];
 
 /// The help page's scroll position (its keys are in `overlay/help.rs`).
@@ -124,22 +103,28 @@ pub struct Help {
 impl Help {
     /// All lines of the help text.
     pub fn lines(theme: &Theme) -> Vec<Line<'static>> {
-        let key_width = SECTIONS
-            .iter()
+        let mut sections: Vec<(&str, Vec<(String, &str)>)> = (SECTIONS.iter())
+            .map(|(title, keys)| (*title, keys.iter().map(|(k, w)| (k.to_string(), *w)).collect()))
+            .collect();
+        // The commands come from the one table the popup and Tab read.
+        let commands = (COMMANDS.iter())
+            .map(|c| (format!("{} {}", c.name, c.args).trim_end().to_string(), c.about));
+        sections.push(("Commands", commands.collect()));
+        let key_width = (sections.iter())
             .flat_map(|(_, keys)| keys.iter())
             .map(|(k, _)| k.chars().count())
             .max()
             .unwrap_or(0);
         let mut lines = Vec::new();
-        for (i, (title, keys)) in SECTIONS.iter().enumerate() {
+        for (i, (title, keys)) in sections.into_iter().enumerate() {
             if i > 0 {
                 lines.push(Line::default());
             }
-            lines.push(Line::styled(*title, theme.heading));
-            for (key, what) in *keys {
+            lines.push(Line::styled(title, theme.heading));
+            for (key, what) in keys {
                 lines.push(Line::from(vec![
                     Span::styled(format!("  {key:<key_width$}  "), theme.key),
-                    Span::raw(*what),
+                    Span::raw(what),
                 ]));
             }
         }

@@ -280,7 +280,7 @@ fn big_pastes_are_chips_and_are_sent_whole() {
     assert_eq!(c.rows(60), 1);
     let full = format!("explain {log} please");
     assert_eq!(c.text(), full);
-    assert_eq!(c.take(), full);
+    assert_eq!(c.take_message().text, full);
     assert_eq!(
         c.shown(&full).as_deref(),
         Some("explain [pasted 40 lines] please")

@@ -1,0 +1,488 @@
+//! The popup over the composer: the slash commands and what they do when the draft starts
+//! with `/`, or the workspace's files when the word at the cursor starts with `@`; filtered
+//! as the user types (commands by prefix, then substring, then fuzzy; files fuzzy), ↑/↓ to
+//! choose, Tab or Enter to take one, Esc to close it (the draft stays).
+//!
+//! The popup is the composer's own state, not an overlay: it follows the text and the
+//! cursor, which only the composer has, and it is worked out again from them on every key.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::Composer;
+use super::files::Cut;
+use super::fuzzy;
+use crate::tui::commands::{self, COMMANDS};
+use crate::tui::theme::Theme;
+
+/// Rows of choices shown at once (the list scrolls with the selection).
+pub const VISIBLE: usize = 8;
+/// Most files kept from a ranking (more would never be scrolled to).
+const MAX_FILES_SHOWN: usize = 50;
+
+/// What the popup lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PopupKind {
+    /// Slash commands.
+    Command,
+    /// Workspace files, for `@`.
+    File,
+}
+
+/// The word being completed: where it is and what is typed of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Trigger {
+    kind: PopupKind,
+    row: usize,
+    /// Char column of the `/` or `@`.
+    start: usize,
+    /// Char column where the word ends (the next blank, or the line end).
+    end: usize,
+    /// What is typed between the `/` or `@` and the cursor.
+    query: String,
+}
+
+/// One choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Item {
+    /// The command's name, or the file's path.
+    text: String,
+    /// A command's arguments and what it does.
+    args: &'static str,
+    about: &'static str,
+    /// Chars of `text` the query matched.
+    positions: Vec<usize>,
+    /// What taking it puts in place of the word.
+    insert: String,
+}
+
+/// The popup's state between keys.
+#[derive(Debug, Default)]
+pub(super) struct Popup {
+    /// The word (row, start) whose popup Esc closed: it stays closed until another word.
+    dismissed: Option<(usize, usize)>,
+    /// The word whose popup was last open: a new one lists the files again.
+    seen: Option<(PopupKind, usize, usize)>,
+    /// What `items` were ranked for: the kind, the query and the file list's generation.
+    ranked: Option<(PopupKind, String, u64)>,
+    items: Vec<Item>,
+    /// How many matched in all (`items` may keep fewer).
+    matched: usize,
+    selected: usize,
+}
+
+impl Composer {
+    /// The word at the cursor the popup completes, if any.
+    fn trigger(&self) -> Option<Trigger> {
+        let (row, col) = (self.area.cursor().0, self.area.cursor().1);
+        let line: Vec<char> = self.area.lines().get(row)?.chars().collect();
+        let before = &line[..col.min(line.len())];
+        let start = before
+            .iter()
+            .rposition(|c| c.is_whitespace())
+            .map_or(0, |i| i + 1);
+        let end = (line[col.min(line.len())..].iter())
+            .position(|c| c.is_whitespace())
+            .map_or(line.len(), |i| col + i);
+        let word: String = before[start..].iter().collect();
+        let command_line = row == 0 && line.first() == Some(&'/');
+        let kind = if command_line && start == 0 {
+            PopupKind::Command
+        } else if word.starts_with('@') && !self.typed().starts_with('/') {
+            PopupKind::File
+        } else {
+            return None;
+        };
+        Some(Trigger {
+            kind,
+            row,
+            start,
+            end,
+            query: word[1..].to_string(),
+        })
+    }
+
+    /// Works the popup out for the text as it is now: `None` when it is closed.
+    pub(super) fn sync_popup(&mut self) -> Option<Trigger> {
+        let changed = self.files.poll();
+        if self.search.is_some() {
+            return None;
+        }
+        let Some(trigger) = self.trigger() else {
+            self.popup = Popup::default();
+            return None;
+        };
+        let anchor = (trigger.row, trigger.start);
+        if self.popup.dismissed == Some(anchor) {
+            return None;
+        }
+        self.popup.dismissed = None;
+        if self.popup.seen != Some((trigger.kind, anchor.0, anchor.1)) {
+            self.popup.seen = Some((trigger.kind, anchor.0, anchor.1));
+            if trigger.kind == PopupKind::File {
+                self.files.refresh();
+            }
+        }
+        let generation = self.files.generation();
+        let key = (trigger.kind, trigger.query.clone(), generation);
+        if changed || self.popup.ranked.as_ref() != Some(&key) {
+            // A new list keeps the choice where it can; a new query starts at the top.
+            let same_query = (self.popup.ranked.as_ref())
+                .is_some_and(|(k, q, _)| *k == trigger.kind && *q == trigger.query);
+            let (items, matched) = match trigger.kind {
+                PopupKind::Command => rank_commands(&trigger.query),
+                PopupKind::File => self.rank_files(&trigger.query),
+            };
+            self.popup.items = items;
+            self.popup.matched = matched;
+            if !same_query {
+                self.popup.selected = 0;
+            }
+            self.popup.selected = self
+                .popup
+                .selected
+                .min(self.popup.items.len().saturating_sub(1));
+            self.popup.ranked = Some(key);
+        }
+        Some(trigger)
+    }
+
+    /// Whether the popup shows.
+    pub fn popup_open(&mut self) -> bool {
+        self.sync_popup().is_some()
+    }
+
+    /// The popup when it shows: what it lists, its choices best first (names or paths) and
+    /// the selected one.
+    pub fn popup(&mut self) -> Option<(PopupKind, Vec<String>, usize)> {
+        let trigger = self.sync_popup()?;
+        let items = self.popup.items.iter().map(|i| i.text.clone()).collect();
+        Some((trigger.kind, items, self.popup.selected))
+    }
+
+    /// Whether the file list for `@` is still being made (it is taken when done).
+    pub fn listing_files(&mut self) -> bool {
+        self.files.poll();
+        self.files.is_walking()
+    }
+
+    /// Whether a file list is being made (without taking it: the next draw does).
+    pub fn is_listing(&self) -> bool {
+        self.files.is_walking()
+    }
+
+    /// A key while the popup shows: `true` when the popup took it. ↑/↓ choose, Tab takes the
+    /// choice, Enter too (but a whole command that needs no argument runs, as before), Esc
+    /// closes the popup and leaves the draft.
+    pub fn popup_key(&mut self, key: KeyEvent) -> bool {
+        if !key.modifiers.difference(KeyModifiers::SHIFT).is_empty() {
+            return false;
+        }
+        let Some(trigger) = self.sync_popup() else {
+            return false;
+        };
+        let count = self.popup.items.len();
+        match key.code {
+            KeyCode::Esc => {
+                self.popup.dismissed = Some((trigger.row, trigger.start));
+                true
+            }
+            KeyCode::Up | KeyCode::Down if count == 0 => false,
+            KeyCode::Up => {
+                self.popup.selected = (self.popup.selected + count - 1) % count;
+                true
+            }
+            KeyCode::Down => {
+                self.popup.selected = (self.popup.selected + 1) % count;
+                true
+            }
+            KeyCode::Tab if count == 0 => trigger.kind == PopupKind::File,
+            KeyCode::Tab => {
+                self.take_choice(&trigger);
+                true
+            }
+            KeyCode::Enter if key.modifiers.contains(KeyModifiers::SHIFT) => false,
+            KeyCode::Enter => {
+                let whole = commands::find(&self.typed()).is_some_and(|c| !c.takes_args());
+                if count == 0 || (trigger.kind == PopupKind::Command && whole) {
+                    return false;
+                }
+                self.take_choice(&trigger);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Puts the selected choice in place of the word.
+    fn take_choice(&mut self, trigger: &Trigger) {
+        let Some(item) = self.popup.items.get(self.popup.selected).cloned() else {
+            return;
+        };
+        if !self.jump(trigger.row, trigger.start) {
+            return;
+        }
+        self.area.delete_str(trigger.end - trigger.start);
+        self.area.insert_str(&item.insert);
+        let line = self.area.lines().get(trigger.row).map_or("", String::as_str);
+        let next = line.chars().nth(trigger.start + item.insert.chars().count());
+        if trigger.kind == PopupKind::File {
+            // A blank after the path closes the finder: the word is done.
+            match next {
+                Some(c) if c.is_whitespace() => {
+                    self.area
+                        .move_cursor(ratatui_textarea::CursorMove::Forward);
+                }
+                _ => {
+                    self.area.insert_char(' ');
+                }
+            }
+        }
+        self.laid_out = None;
+    }
+
+    fn rank_files(&self, query: &str) -> (Vec<Item>, usize) {
+        let Some(listing) = self.files.listing() else {
+            return (Vec::new(), 0);
+        };
+        let mut scored: Vec<(i32, usize, fuzzy::Match)> = (listing.paths.iter().enumerate())
+            .filter_map(|(i, path)| fuzzy::score(query, path).map(|m| (m.score, i, m)))
+            .collect();
+        let matched = scored.len();
+        let paths = &listing.paths;
+        // Best first; among equals the shorter path, then the name.
+        let order = |a: &(i32, usize, fuzzy::Match), b: &(i32, usize, fuzzy::Match)| {
+            (b.0.cmp(&a.0))
+                .then(paths[a.1].len().cmp(&paths[b.1].len()))
+                .then(paths[a.1].cmp(&paths[b.1]))
+        };
+        if scored.len() > MAX_FILES_SHOWN {
+            scored.select_nth_unstable_by(MAX_FILES_SHOWN, order);
+            scored.truncate(MAX_FILES_SHOWN);
+        }
+        scored.sort_by(order);
+        let items = (scored.into_iter())
+            .map(|(_, i, m)| Item {
+                text: paths[i].clone(),
+                args: "",
+                about: "",
+                positions: m.positions,
+                insert: format!("@{}", paths[i]),
+            })
+            .collect();
+        (items, matched)
+    }
+
+    /// Draws the popup at the bottom of `above` (the rows over the composer), if it shows.
+    pub fn render_popup(&mut self, above: Rect, buf: &mut Buffer, theme: &Theme) {
+        let Some(trigger) = self.sync_popup() else {
+            return;
+        };
+        let popup = &self.popup;
+        let shown = popup.items.len().min(VISIBLE);
+        let height = (shown.max(1) as u16 + 2).min(above.height);
+        if height < 3 || above.width < 8 {
+            return;
+        }
+        let area = Rect {
+            y: above.y + above.height - height,
+            height,
+            ..above
+        };
+        let inner_width = usize::from(area.width - 2);
+        let first = popup.selected.saturating_sub(shown.saturating_sub(1));
+        let rows = &popup.items[first.min(popup.items.len())..][..shown];
+        let mut lines: Vec<Line<'static>> = match trigger.kind {
+            PopupKind::Command => command_lines(rows, inner_width, theme),
+            PopupKind::File => rows
+                .iter()
+                .map(|item| file_line(item, inner_width, theme))
+                .collect(),
+        };
+        if let Some(row) = popup.selected.checked_sub(first) {
+            if let Some(line) = lines.get_mut(row) {
+                let width = line.width();
+                line.spans
+                    .push(Span::raw(" ".repeat(inner_width.saturating_sub(width))));
+                *line = std::mem::take(line).patch_style(theme.selected);
+            }
+        }
+        if lines.is_empty() {
+            lines.push(Line::styled(self.empty_note(&trigger), theme.dim));
+        }
+        let title = self.popup_title(&trigger);
+        Clear.render(area, buf);
+        Paragraph::new(lines)
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.border_focused)
+                    .title(Span::styled(title, theme.title)),
+            )
+            .render(area, buf);
+    }
+
+    fn popup_title(&self, trigger: &Trigger) -> String {
+        let hint = match trigger.kind {
+            PopupKind::Command => "Tab completes · Esc closes",
+            PopupKind::File => "Tab inserts · Esc closes",
+        };
+        let what = match trigger.kind {
+            PopupKind::Command => "commands".to_string(),
+            PopupKind::File => {
+                let listing = self.files.listing();
+                let total = listing.map_or(0, |l| l.paths.len());
+                let cut = match listing.and_then(|l| l.cut) {
+                    Some(Cut::Files) => "+",
+                    Some(Cut::Time) => "+ (listing cut short)",
+                    None => "",
+                };
+                if trigger.query.is_empty() {
+                    format!("files · {total}{cut}")
+                } else {
+                    format!("files · {} of {total}{cut}", self.popup.matched)
+                }
+            }
+        };
+        format!(" {what} · {hint} ")
+    }
+
+    fn empty_note(&self, trigger: &Trigger) -> String {
+        match trigger.kind {
+            PopupKind::Command => format!(
+                "no command starts with or contains /{}; /help lists them",
+                trigger.query
+            ),
+            PopupKind::File if !self.files.has_root() => "no workspace to list".into(),
+            PopupKind::File if self.files.listing().is_none() => "listing the workspace…".into(),
+            PopupKind::File => format!("no file matches {}", trigger.query),
+        }
+    }
+}
+
+/// The commands that match `query` (what follows the `/`): those it starts, then those that
+/// contain it, then fuzzy matches; each group in the table's order.
+fn rank_commands(query: &str) -> (Vec<Item>, usize) {
+    let query = query.to_lowercase();
+    let mut ranked: Vec<(u8, i32, Item)> = Vec::new();
+    for (order, command) in COMMANDS.iter().enumerate() {
+        let name = &command.name[1..];
+        let (group, positions) = if let Some(at) = name.find(&query) {
+            let at = name[..at].chars().count();
+            let group = if at == 0 { 0 } else { 1 };
+            (group, (at..at + query.chars().count()).collect())
+        } else if let Some(m) = fuzzy::score(&query, name) {
+            (2, m.positions)
+        } else {
+            continue;
+        };
+        ranked.push((
+            group,
+            order as i32,
+            Item {
+                text: command.name.to_string(),
+                args: command.args,
+                about: command.about,
+                // Shifted past the `/`.
+                positions: positions.into_iter().map(|p: usize| p + 1).collect(),
+                insert: command.completion(),
+            },
+        ));
+    }
+    ranked.sort_by_key(|(group, order, _)| (*group, *order));
+    let items: Vec<Item> = ranked.into_iter().map(|(_, _, item)| item).collect();
+    let matched = items.len();
+    (items, matched)
+}
+
+/// Command rows: name and arguments in a column, then what it does (cut to the width).
+fn command_lines(rows: &[Item], width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let label = |i: &Item| i.text.width() + if i.args.is_empty() { 0 } else { 1 + i.args.width() };
+    let column = rows.iter().map(label).max().unwrap_or(0);
+    rows.iter()
+        .map(|item| {
+            let mut spans = vec![Span::raw(" ")];
+            spans.extend(marked(&item.text, &item.positions, theme.key, theme));
+            if !item.args.is_empty() {
+                spans.push(Span::styled(format!(" {}", item.args), theme.dim));
+            }
+            let pad = column - label(item) + 2;
+            spans.push(Span::raw(" ".repeat(pad)));
+            let room = width.saturating_sub(1 + column + 2);
+            spans.push(Span::styled(cut_end(item.about, room), theme.dim));
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// A file row: the path, its start cut off when it does not fit (the name matters most).
+fn file_line(item: &Item, width: usize, theme: &Theme) -> Line<'static> {
+    let room = width.saturating_sub(1);
+    let chars: Vec<char> = item.text.chars().collect();
+    let mut skip = 0;
+    if item.text.width() > room {
+        // Keep the tail that fits after an ellipsis.
+        let mut kept = 1;
+        skip = chars.len();
+        while skip > 0 && kept + chars[skip - 1].width().unwrap_or(0) <= room {
+            skip -= 1;
+            kept += chars[skip].width().unwrap_or(0);
+        }
+    }
+    let mut spans = vec![Span::raw(" ")];
+    if skip > 0 {
+        spans.push(Span::styled("…", theme.dim));
+    }
+    let text: String = chars[skip..].iter().collect();
+    let positions: Vec<usize> = (item.positions.iter())
+        .filter_map(|p| p.checked_sub(skip))
+        .collect();
+    spans.extend(marked(&text, &positions, theme.text, theme));
+    Line::from(spans)
+}
+
+/// `text` in `style`, the chars at `positions` stand out.
+fn marked(text: &str, positions: &[usize], style: Style, theme: &Theme) -> Vec<Span<'static>> {
+    let hit = theme.key.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut run = String::new();
+    let mut run_hit = false;
+    for (i, c) in text.chars().enumerate() {
+        let is_hit = positions.contains(&i);
+        if is_hit != run_hit && !run.is_empty() {
+            let style = if run_hit { hit } else { style };
+            spans.push(Span::styled(std::mem::take(&mut run), style));
+        }
+        run_hit = is_hit;
+        run.push(c);
+    }
+    if !run.is_empty() {
+        spans.push(Span::styled(run, if run_hit { hit } else { style }));
+    }
+    spans
+}
+
+/// `text` cut to `room` columns, with an ellipsis when cut.
+fn cut_end(text: &str, room: usize) -> String {
+    if text.width() <= room {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 1;
+    for c in text.chars() {
+        used += c.width().unwrap_or(0);
+        if used > room {
+            break;
+        }
+        out.push(c);
+    }
+    if room > 0 {
+        out.push('…');
+    }
+    out
+}
