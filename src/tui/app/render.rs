@@ -22,6 +22,9 @@ impl App {
             return hints;
         }
         match self.focus {
+            Focus::Chat if self.composer.popup_showing().is_some() => {
+                &[("↑↓", "choose"), ("Tab", "take"), ("Esc", "close")]
+            }
             Focus::Chat if self.composer.is_searching() => {
                 &[("Enter", "take it"), ("Ctrl-R", "older"), ("Esc", "leave")]
             }

@@ -211,7 +211,7 @@ impl Cell {
                 match &user.collapsed {
                     Some(shown) if !details => {
                         lines.extend(wrap_plain(shown, t.user, width, &first, &indent));
-                        let hint = "▸ Ctrl-O shows the pasted text";
+                        let hint = "▸ Ctrl-O shows the whole message";
                         lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
                     }
                     _ => user_text(lines, &user.text, width, t),

@@ -133,7 +133,7 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>) -> Attached {
         return Attached { notes, ..plain };
     }
     Attached {
-        text: format!("{full}{blocks}"),
+        text: format!("{}{blocks}", full.trim_end()),
         shown: Some(replace(typed, &chips)),
         notes,
     }
@@ -392,3 +392,6 @@ fn replace(text: &str, chips: &[(Range<usize>, String)]) -> String {
     out.push_str(&text[from..]);
     out
 }
+
+#[cfg(test)]
+mod tests;
