@@ -216,8 +216,17 @@ impl Composer {
             }
             KeyCode::Enter if key.modifiers.contains(KeyModifiers::SHIFT) => false,
             KeyCode::Enter => {
-                let whole = commands::find(&self.typed()).is_some_and(|c| !c.takes_args());
-                if count == 0 || (trigger.kind == PopupKind::Command && whole) {
+                // What is typed is already whole: Enter sends it, as without the popup.
+                let whole = match trigger.kind {
+                    PopupKind::Command => {
+                        commands::find(&self.typed()).is_some_and(|c| !c.takes_args())
+                    }
+                    // A path typed out (the listing may not have it: a symlink, a file
+                    // just made) is sent as typed; mentions are checked when it is sent.
+                    PopupKind::File => (self.workspace.as_ref())
+                        .is_some_and(|root| root.join(&trigger.query).is_file()),
+                };
+                if count == 0 || whole {
                     return false;
                 }
                 self.take_choice(&trigger);
@@ -287,8 +296,8 @@ impl Composer {
     }
 }
 
-/// The commands that match `query` (what follows the `/`): those it starts, then those that
-/// contain it, then fuzzy matches; each group in the table's order.
+/// The commands that match `query` (what follows the `/`): the one it names, those it starts,
+/// those that contain it, then fuzzy matches; each group in the table's order.
 fn rank_commands(query: &str) -> (Vec<Item>, usize) {
     let query = query.to_lowercase();
     let mut ranked: Vec<(u8, i32, Item)> = Vec::new();
@@ -296,10 +305,14 @@ fn rank_commands(query: &str) -> (Vec<Item>, usize) {
         let name = &command.name[1..];
         let (group, positions) = if let Some(at) = name.find(&query) {
             let at = name[..at].chars().count();
-            let group = if at == 0 { 0 } else { 1 };
+            let group = match at {
+                _ if name == query => 0,
+                0 => 1,
+                _ => 2,
+            };
             (group, (at..at + query.chars().count()).collect())
         } else if let Some(m) = fuzzy::score(&query, name) {
-            (2, m.positions)
+            (3, m.positions)
         } else {
             continue;
         };

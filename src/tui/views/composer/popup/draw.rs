@@ -1,6 +1,6 @@
 //! Drawing the popup: a framed list at the bottom of the rows over the composer, commands
 //! with what they do, files with their start cut when they do not fit; matched chars stand
-//! out and the selected row is reversed.
+//! out and the selected row is marked and reversed.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -12,6 +12,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use super::super::Composer;
 use super::super::files::Cut;
 use super::{Item, PopupKind, Trigger, VISIBLE};
+use crate::tui::commands::COMMANDS;
 use crate::tui::theme::Theme;
 
 impl Composer {
@@ -41,13 +42,15 @@ impl Composer {
                 .map(|item| file_line(item, inner_width, theme))
                 .collect(),
         };
-        if let Some(row) = popup.selected.checked_sub(first) {
-            if let Some(line) = lines.get_mut(row) {
-                let width = line.width();
-                line.spans
-                    .push(Span::raw(" ".repeat(inner_width.saturating_sub(width))));
-                *line = std::mem::take(line).patch_style(theme.selected);
+        if let Some(line) = (popup.selected.checked_sub(first)).and_then(|row| lines.get_mut(row)) {
+            // A mark as well as the colours: the choice shows without them too.
+            if let Some(lead) = line.spans.first_mut() {
+                *lead = Span::raw("›");
             }
+            let width = line.width();
+            line.spans
+                .push(Span::raw(" ".repeat(inner_width.saturating_sub(width))));
+            *line = std::mem::take(line).patch_style(theme.selected);
         }
         if lines.is_empty() {
             lines.push(Line::styled(self.empty_note(&trigger), theme.dim));
@@ -70,7 +73,10 @@ impl Composer {
             PopupKind::File => "Tab inserts · Esc closes",
         };
         let what = match trigger.kind {
-            PopupKind::Command => "commands".to_string(),
+            PopupKind::Command if self.popup.matched == COMMANDS.len() => {
+                format!("commands · {}", COMMANDS.len())
+            }
+            PopupKind::Command => format!("commands · {} of {}", self.popup.matched, COMMANDS.len()),
             PopupKind::File => {
                 let listing = self.files.listing();
                 let total = listing.map_or(0, |l| l.paths.len());
