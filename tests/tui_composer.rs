@@ -328,7 +328,10 @@ impl Harness {
 
     /// The popup's choices (none when it is closed).
     fn choices(&mut self) -> Vec<String> {
-        self.app.popup().map(|(_, items, _)| items).unwrap_or_default()
+        self.app
+            .popup()
+            .map(|(_, items, _)| items)
+            .unwrap_or_default()
     }
 
     fn selected(&mut self) -> Option<usize> {
@@ -363,7 +366,10 @@ fn slash_opens_a_popup_of_every_command_in_the_table() {
         screen.contains("/help              every key and command"),
         "{screen}"
     );
-    assert!(screen.contains("↑↓ choose  Tab take  Esc close"), "{screen}");
+    assert!(
+        screen.contains("↑↓ choose  Tab take  Esc close"),
+        "{screen}"
+    );
     insta::assert_snapshot!("slash_popup_open_120", h.screen(120, 30).backend());
     insta::assert_snapshot!("slash_popup_open_60", h.screen(60, 20).backend());
 }
@@ -390,7 +396,11 @@ fn the_command_popup_filters_prefix_first_and_completes_the_choice() {
     assert_eq!(h.selected(), Some(1));
     h.key(KeyCode::Tab);
     assert_eq!(h.app.composer_text(), "/clear");
-    assert_eq!(h.app.focus(), Focus::Chat, "Tab completed, the focus stayed");
+    assert_eq!(
+        h.app.focus(),
+        Focus::Chat,
+        "Tab completed, the focus stayed"
+    );
     assert_eq!(h.choices(), strings(&["/clear"]));
     insta::assert_snapshot!("slash_popup_completed_120", h.screen(120, 30).backend());
     insta::assert_snapshot!("slash_popup_completed_60", h.screen(60, 20).backend());
@@ -424,7 +434,10 @@ fn enter_completes_a_partial_command_and_runs_a_whole_one() {
     h.ctrl('u');
     h.type_text("/zz");
     assert_eq!(h.choices(), Vec::<String>::new());
-    assert!(h.text(120, 30).contains("no command starts with or contains /zz"));
+    assert!(
+        h.text(120, 30)
+            .contains("no command starts with or contains /zz")
+    );
     h.key(KeyCode::Enter);
     assert!(h.text(120, 30).contains("unknown command"));
 }
@@ -607,7 +620,10 @@ fn attachments_are_capped_and_what_is_refused_is_said() {
     assert!(block.contains("(cut: only the first 64.0 KB of 100.0 KB are attached)"));
     assert_eq!(block.matches(&line).count(), 64, "64 KiB of content");
     // A symlink that stays inside is followed; nothing from outside is sent.
-    assert!(sent.contains("<file path=\"in.rs\" size=\"13 B\">"), "{sent}");
+    assert!(
+        sent.contains("<file path=\"in.rs\" size=\"13 B\">"),
+        "{sent}"
+    );
     assert!(!sent.contains("OUTSIDE-SECRET"));
     assert!(!sent.contains("ELF"));
     assert_eq!(sent.matches("<file ").count(), 2);
@@ -669,7 +685,11 @@ async fn an_attached_key_is_redacted_before_the_model_sees_it() {
     use taco::tools::ToolSettings;
     let key = "sk-live-abcdef0123456789";
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("env.txt"), format!("OPENAI_API_KEY={key}\n")).unwrap();
+    std::fs::write(
+        dir.path().join("env.txt"),
+        format!("OPENAI_API_KEY={key}\n"),
+    )
+    .unwrap();
     let mut h = Harness::in_dir(dir.path());
     let sent = h.send("why does @env.txt fail?");
     assert!(sent.contains(key), "the composer sends what the file holds");

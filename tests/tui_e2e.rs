@@ -407,3 +407,34 @@ fn the_prompt_history_is_recalled_after_a_restart() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED");
 }
+
+#[test]
+fn at_completes_a_file_and_the_chat_shows_it_attached() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(work.path().join("src")).unwrap();
+    std::fs::write(
+        work.path().join("src/main.rs"),
+        "fn main() { attached() }\n",
+    )
+    .unwrap();
+    std::fs::write(work.path().join("README.md"), "# readme\n").unwrap();
+    let tmux = launch(home.path(), work.path());
+    tmux.wait_for("Welcome to taco");
+    tmux.text("explain @mai");
+    // The finder lists the file (its title counts what matched).
+    tmux.wait_for("files · 1 of 2");
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("explain @src/main.rs");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("[@src/main.rs · 25 B]");
+    assert!(
+        !screen.contains("attached()"),
+        "the chat shows the chip, not the file:\n{screen}"
+    );
+    tmux.wait_for_ready("Approve write_file");
+    // With the dialog open Ctrl-C cancels at once; the second quits.
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
+}

@@ -104,11 +104,20 @@ impl Help {
     /// All lines of the help text.
     pub fn lines(theme: &Theme) -> Vec<Line<'static>> {
         let mut sections: Vec<(&str, Vec<(String, &str)>)> = (SECTIONS.iter())
-            .map(|(title, keys)| (*title, keys.iter().map(|(k, w)| (k.to_string(), *w)).collect()))
+            .map(|(title, keys)| {
+                (
+                    *title,
+                    keys.iter().map(|(k, w)| (k.to_string(), *w)).collect(),
+                )
+            })
             .collect();
         // The commands come from the one table the popup and Tab read.
-        let commands = (COMMANDS.iter())
-            .map(|c| (format!("{} {}", c.name, c.args).trim_end().to_string(), c.about));
+        let commands = (COMMANDS.iter()).map(|c| {
+            (
+                format!("{} {}", c.name, c.args).trim_end().to_string(),
+                c.about,
+            )
+        });
         sections.push(("Commands", commands.collect()));
         let key_width = (sections.iter())
             .flat_map(|(_, keys)| keys.iter())

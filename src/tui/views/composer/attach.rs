@@ -177,7 +177,9 @@ pub fn size(bytes: u64) -> String {
 fn mentions(text: &str) -> Vec<(Range<usize>, &str)> {
     let mut found = Vec::new();
     let mut start = None;
-    let ends = text.char_indices().chain(std::iter::once((text.len(), ' ')));
+    let ends = text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')));
     for (i, c) in ends {
         if c.is_whitespace() {
             if let Some(s) = start.take() {
@@ -255,7 +257,12 @@ fn read(file: std::fs::File, budget: usize) -> Result<FileText, String> {
         .map_err(|e| format!("it cannot be read ({e})"))?;
     let cut = bytes.len() > budget;
     bytes.truncate(budget);
-    let binary = || format!("it is a binary file ({}); only text is attached", self::size(size));
+    let binary = || {
+        format!(
+            "it is a binary file ({}); only text is attached",
+            self::size(size)
+        )
+    };
     if looks_binary(&bytes) {
         return Err(binary());
     }
@@ -280,17 +287,18 @@ fn read(file: std::fs::File, budget: usize) -> Result<FileText, String> {
 /// A file's block: path and size, then the content in a fence longer than any run of
 /// backticks in it.
 fn block(file: &Described, text: &str) -> String {
-    let longest = (text.split(|c| c != '`'))
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = (text.split(|c| c != '`')).map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     let lang = Path::new(&file.path)
         .extension()
         .and_then(|e| e.to_str())
         .filter(|e| e.chars().all(|c| c.is_ascii_alphanumeric()))
         .unwrap_or("");
-    let mut out = format!("{OPEN}{}\" size=\"{}\"", escape(&file.path), size(file.size));
+    let mut out = format!(
+        "{OPEN}{}\" size=\"{}\"",
+        escape(&file.path),
+        size(file.size)
+    );
     if let Some(kept) = file.kept {
         let _ = write!(out, " cut=\"{}\"", size(kept));
     }

@@ -163,7 +163,9 @@ pub fn walk(root: &Path, max_files: usize, budget: Duration) -> Listing {
             listing.cut = Some(Cut::Files);
             break;
         }
-        listing.paths.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
+        listing
+            .paths
+            .push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
     }
     listing
 }

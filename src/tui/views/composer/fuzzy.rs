@@ -40,7 +40,10 @@ pub fn score(query: &str, text: &str) -> Option<Match> {
     }
     let whole = best(&query, &text, 0)?;
     // The file name alone, if the query fits in it: `main` means `src/main.rs`, not `domain/`.
-    let name = text.iter().rposition(|&c| c == '/').map_or(0, |slash| slash + 1);
+    let name = text
+        .iter()
+        .rposition(|&c| c == '/')
+        .map_or(0, |slash| slash + 1);
     let in_name = (name > 0)
         .then(|| best(&query, &text, name))
         .flatten()

@@ -246,14 +246,19 @@ impl Composer {
         }
         self.area.delete_str(trigger.end - trigger.start);
         self.area.insert_str(&item.insert);
-        let line = self.area.lines().get(trigger.row).map_or("", String::as_str);
-        let next = line.chars().nth(trigger.start + item.insert.chars().count());
+        let line = self
+            .area
+            .lines()
+            .get(trigger.row)
+            .map_or("", String::as_str);
+        let next = line
+            .chars()
+            .nth(trigger.start + item.insert.chars().count());
         if trigger.kind == PopupKind::File {
             // A blank after the path closes the finder: the word is done.
             match next {
                 Some(c) if c.is_whitespace() => {
-                    self.area
-                        .move_cursor(ratatui_textarea::CursorMove::Forward);
+                    self.area.move_cursor(ratatui_textarea::CursorMove::Forward);
                 }
                 _ => {
                     self.area.insert_char(' ');

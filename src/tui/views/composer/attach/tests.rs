@@ -61,7 +61,10 @@ fn what_was_sent_shows_again_as_chips() {
         )
     );
     // Text that only looks like a block start is left alone.
-    assert_eq!(shown_from_sent("a\n\n<file path=\"x\" size=\"1 B\">\nno fence"), None);
+    assert_eq!(
+        shown_from_sent("a\n\n<file path=\"x\" size=\"1 B\">\nno fence"),
+        None
+    );
     assert_eq!(shown_from_sent("plain"), None);
 }
 

@@ -37,8 +37,5 @@ fn word_starts_runs_and_file_names_rank_first() {
         ["src/main.rs", "assembly.md"]
     );
     // Camel case counts as word starts.
-    assert_eq!(
-        rank("fb", &["xfoobar", "FooBar"]),
-        ["FooBar", "xfoobar"]
-    );
+    assert_eq!(rank("fb", &["xfoobar", "FooBar"]), ["FooBar", "xfoobar"]);
 }

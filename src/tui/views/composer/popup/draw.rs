@@ -76,7 +76,9 @@ impl Composer {
             PopupKind::Command if self.popup.matched == COMMANDS.len() => {
                 format!("commands · {}", COMMANDS.len())
             }
-            PopupKind::Command => format!("commands · {} of {}", self.popup.matched, COMMANDS.len()),
+            PopupKind::Command => {
+                format!("commands · {} of {}", self.popup.matched, COMMANDS.len())
+            }
             PopupKind::File => {
                 let listing = self.files.listing();
                 let total = listing.map_or(0, |l| l.paths.len());
@@ -110,7 +112,14 @@ impl Composer {
 
 /// Command rows: name and arguments in a column, then what it does (cut to the width).
 fn command_lines(rows: &[Item], width: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let label = |i: &Item| i.text.width() + if i.args.is_empty() { 0 } else { 1 + i.args.width() };
+    let label = |i: &Item| {
+        i.text.width()
+            + if i.args.is_empty() {
+                0
+            } else {
+                1 + i.args.width()
+            }
+    };
     let column = rows.iter().map(label).max().unwrap_or(0);
     rows.iter()
         .map(|item| {
@@ -156,7 +165,9 @@ fn file_line(item: &Item, width: usize, theme: &Theme) -> Line<'static> {
 
 /// `text` in `style`, the chars at `positions` stand out.
 fn marked(text: &str, positions: &[usize], style: Style, theme: &Theme) -> Vec<Span<'static>> {
-    let hit = theme.key.add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
+    let hit = theme
+        .key
+        .add_modifier(Modifier::BOLD | Modifier::UNDERLINED);
     let mut spans: Vec<Span<'static>> = Vec::new();
     let mut run = String::new();
     let mut run_hit = false;
