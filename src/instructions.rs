@@ -9,10 +9,9 @@
 //! provider. A file that cannot be used is skipped with a note; nothing here fails a launch.
 
 use std::fmt::Write as _;
-use std::io::Read;
 use std::path::Path;
 
-use crate::tools::workspace::{Entry, Workspace};
+use crate::tools::workspace::{Entry, Workspace, read_text_head};
 
 /// The names looked for in each directory, in order of preference.
 pub const DEFAULT_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -203,24 +202,8 @@ fn read_one(workspace: &Workspace, rel: &Path, cap: usize) -> Result<Raw, String
         Entry::Dir(_) => return Err("it is a directory".into()),
         Entry::Other => return Err("it is not a regular file (a FIFO, socket or device)".into()),
     };
-    let size = file.metadata().map_err(|e| e.to_string())?.len();
-    let mut bytes = Vec::new();
-    file.take(cap as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    let truncated = bytes.len() > cap;
-    bytes.truncate(cap);
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        // The cap fell inside a character: keep what precedes it.
-        Err(e) if truncated && e.utf8_error().error_len().is_none() => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?
-        }
-        Err(_) => return Err("it is not UTF-8 text".into()),
-    };
+    let head = read_text_head(file, cap).map_err(|e| e.to_string())?;
+    let (text, size, truncated) = (head.text, head.size, head.cut);
     let text = match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,

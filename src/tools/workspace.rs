@@ -246,6 +246,53 @@ pub fn list(dir: &OwnedFd) -> std::io::Result<Vec<Listed>> {
     Ok(entries)
 }
 
+/// The start of a file as text: at most the cap's bytes of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextHead {
+    /// The text read (a char the cap split in two is left out).
+    pub text: String,
+    /// The whole file's size in bytes.
+    pub size: u64,
+    /// Whether the file has more than was read.
+    pub cut: bool,
+}
+
+/// Why the start of a file could not be read as text.
+#[derive(Debug, thiserror::Error)]
+pub enum NotText {
+    /// Reading failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The bytes are not UTF-8 text.
+    #[error("it is not UTF-8 text")]
+    NotUtf8 {
+        /// The whole file's size in bytes.
+        size: u64,
+    },
+}
+
+/// Reads at most `cap` bytes of an opened file as UTF-8 text.
+pub fn read_text_head(file: File, cap: usize) -> Result<TextHead, NotText> {
+    use std::io::Read;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::with_capacity(cap.min(usize::try_from(size).unwrap_or(cap)) + 1);
+    file.take(cap as u64 + 1).read_to_end(&mut bytes)?;
+    let cut = bytes.len() > cap;
+    bytes.truncate(cap);
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // The cap fell inside a character: keep what precedes it.
+        Err(e) if cut && e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).map_err(|_| NotText::NotUtf8 { size })?
+        }
+        Err(_) => return Err(NotText::NotUtf8 { size }),
+    };
+    Ok(TextHead { text, size, cut })
+}
+
 /// Shows `path` relative to the workspace root for results ("." for the root itself).
 pub fn display_relative(workdir: &Path, path: &Path) -> String {
     match path.strip_prefix(workdir) {

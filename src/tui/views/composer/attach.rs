@@ -6,12 +6,11 @@
 //! too. Known key values are redacted with the rest of the prompt by the orchestrator.
 
 use std::fmt::Write;
-use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::tools::builtin::looks_binary;
-use crate::tools::workspace::{Entry, Workspace};
+use crate::tools::workspace::{Entry, NotText, TextHead, Workspace, read_text_head};
 
 /// Most bytes attached from one file.
 pub const MAX_FILE: usize = 64 * 1024;
@@ -240,48 +239,22 @@ fn resolve<'a>(workspace: &Workspace, path: &'a str) -> Resolved<'a> {
     Resolved::Missing
 }
 
-/// A file's text, at most `budget` bytes of it.
-struct FileText {
-    text: String,
-    /// The whole file's size.
-    size: u64,
-    /// Whether the file had more than was read.
-    cut: bool,
-}
-
-fn read(file: std::fs::File, budget: usize) -> Result<FileText, String> {
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(budget.min(size as usize) + 1);
-    (file.take(budget as u64 + 1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("it cannot be read ({e})"))?;
-    let cut = bytes.len() > budget;
-    bytes.truncate(budget);
-    let binary = || {
+fn read(file: std::fs::File, budget: usize) -> Result<TextHead, String> {
+    let binary = |size| {
         format!(
             "it is a binary file ({}); only text is attached",
             self::size(size)
         )
     };
-    if looks_binary(&bytes) {
-        return Err(binary());
+    let head = read_text_head(file, budget).map_err(|e| match e {
+        NotText::NotUtf8 { size } => binary(size),
+        NotText::Io(e) => format!("it cannot be read ({e})"),
+    })?;
+    // A NUL byte is UTF-8 but says binary, as git and ripgrep decide.
+    if looks_binary(head.text.as_bytes()) {
+        return Err(binary(head.size));
     }
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        // A cut may split the last char; anything else is not UTF-8 text.
-        Err(e) if cut && e.utf8_error().error_len().is_none() => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).map_err(|_| binary())?
-        }
-        Err(_) => return Err(binary()),
-    };
-    Ok(FileText {
-        size: size.max(text.len() as u64),
-        text,
-        cut,
-    })
+    Ok(head)
 }
 
 /// A file's block: path and size, then the content in a fence longer than any run of
