@@ -144,7 +144,7 @@ pub fn walk(root: &Path, max_files: usize, budget: Duration) -> Listing {
         .build();
     let mut listing = Listing::default();
     for entry in walker {
-        if started.elapsed() > budget {
+        if started.elapsed() >= budget {
             listing.cut = Some(Cut::Time);
             break;
         }
@@ -169,3 +169,6 @@ pub fn walk(root: &Path, max_files: usize, budget: Duration) -> Listing {
     }
     listing
 }
+
+#[cfg(test)]
+mod tests;

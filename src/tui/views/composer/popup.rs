@@ -86,6 +86,10 @@ impl Composer {
             .position(|c| c.is_whitespace())
             .map_or(line.len(), |i| col + i);
         let word: String = before[start..].iter().collect();
+        // The cursor before the `/` or `@`: nothing typed of the word yet.
+        if word.is_empty() {
+            return None;
+        }
         let command_line = row == 0 && line.first() == Some(&'/');
         let kind = if command_line && start == 0 {
             PopupKind::Command

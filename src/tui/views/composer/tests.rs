@@ -482,3 +482,32 @@ fn never_panics_on_any_size() {
         c.rows(width);
     }
 }
+
+#[test]
+fn the_popup_follows_the_word_at_the_cursor() {
+    let mut c = Composer::new();
+    typed(&mut c, "/help");
+    assert_eq!(c.popup().map(|p| p.0), Some(PopupKind::Command));
+    // Before the slash nothing of the word is typed yet.
+    c.input(ctrl('a'));
+    assert_eq!(c.popup(), None);
+    // Back inside it, the query is what precedes the cursor and Tab replaces the whole word.
+    c.input(key(KeyCode::Right));
+    c.input(key(KeyCode::Right));
+    c.input(key(KeyCode::Right));
+    assert_eq!(c.popup().map(|p| p.1[0].clone()), Some("/help".into()));
+    assert!(c.popup_key(key(KeyCode::Tab)));
+    assert_eq!(c.typed(), "/help");
+    // Arguments close it; keys with Ctrl or Alt are never the popup's.
+    typed(&mut c, " x");
+    assert_eq!(c.popup(), None);
+    c.set_text("/c");
+    assert!(!c.popup_key(ctrl('n')));
+    // A mention in a command is not looked up; one in a message is (without a workspace the
+    // finder says there is nothing to list).
+    c.set_text("/tool @x");
+    assert_eq!(c.popup(), None);
+    c.set_text("see @x");
+    assert_eq!(c.popup().map(|p| p.0), Some(PopupKind::File));
+    assert!(!c.is_listing());
+}
