@@ -21,12 +21,10 @@ use std::time::UNIX_EPOCH;
 use serde::{Deserialize, Serialize};
 
 use super::Entry;
-use super::compact::Expander;
 use super::index::Summary;
+use super::lite::{self, Lite};
 use super::reader::{Line, MAX_LINE, parse_line};
 use crate::conversation::{Role, Usage};
-use crate::event::EventData;
-use crate::run_model::RunModel;
 
 /// The journal's name in the sessions directory (not `.jsonl`: it is no session).
 pub const INDEX_FILE: &str = "index.journal";
@@ -60,11 +58,9 @@ struct Tally {
     workdir: PathBuf,
     provider: String,
     model: String,
-    /// The first user message, else the first run's prompt (see `from_user`).
+    /// The session's first request: the first run's prompt or user message, whichever
+    /// comes first in the file.
     first_prompt: Option<String>,
-    /// Whether `first_prompt` came from a user message (a later one no longer replaces it).
-    #[serde(default)]
-    from_user: bool,
     turns: u32,
     tokens: Usage,
     /// Message lines: a resume that reads only the end counts the rest from this.
@@ -193,90 +189,108 @@ fn refresh(path: &Path, name: String, old: Option<Row>, size: u64, mtime: u64) -
 }
 
 /// Reads the complete lines of `path` between `from` and `end` into `tally` (a new one from
-/// the header when `from` is 0); returns it and where the last complete line ended.
+/// the header when `from` is 0); returns it and where the last complete line ended. Lines
+/// stream through a parse of the few fields counted (see `lite`): a huge line costs no
+/// memory. Turns and tokens are counted as the run model counts them (`RunModel`: a turn is
+/// a model call of the user's conversation; tokens are every model call's and compaction's).
 fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally, u64), String> {
     let mut file = File::open(path).map_err(|e| e.to_string())?;
     file.seek(SeekFrom::Start(from))
         .map_err(|e| e.to_string())?;
     let mut reader = BufReader::new(file.take(end.saturating_sub(from)));
     let mut tally = tally;
-    let mut model = RunModel::new();
-    // Model calls leave out what other lines hold (see `compact`): put it back to read them.
-    let mut expander = Expander::default();
     let mut at = from;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let read = (&mut reader)
-            .take(MAX_LINE)
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| e.to_string())?;
-        // The end, or a line still being written (or torn): not counted yet.
-        if read == 0 || buf.last() != Some(&b'\n') {
-            if read as u64 == MAX_LINE {
-                return Err(format!("a line is longer than {} MiB", MAX_LINE >> 20));
-            }
-            break;
-        }
+    while let Some(read) = lite::next(&mut reader).map_err(|e| e.to_string())? {
         let line_at = at;
-        at += read as u64;
-        match (
-            parse_line(buf.trim_ascii(), Some(&mut expander)),
-            &mut tally,
-        ) {
-            (Line::Header(h), None) => {
-                tally = Some(Tally {
-                    id: h.id,
-                    started: h.started,
-                    workdir: h.workdir,
-                    provider: h.provider,
-                    model: h.model,
-                    first_prompt: None,
-                    from_user: false,
-                    turns: 0,
-                    tokens: Usage::default(),
-                    messages: 0,
-                    compacted: None,
-                });
+        at += read.len;
+        let Some(line) = read.lite else {
+            if tally.is_none() {
+                return Err(NO_HEADER.into());
             }
-            (_, None) => {
-                return Err(
-                    "its first line is not a session header (damaged, or a trace file)".into(),
-                );
-            }
-            (Line::Entry(Entry::Message(m)), Some(t)) => {
+            continue;
+        };
+        let Some(t) = &mut tally else {
+            tally = Some(header(line)?);
+            continue;
+        };
+        let data = line.data;
+        match line.kind.as_str() {
+            "message" => {
                 t.messages += 1;
-                if !t.from_user
-                    && m.role == Role::User
-                    && let Some(text) = m.content.filter(|c| !c.trim().is_empty())
-                {
-                    t.first_prompt = Some(cap(&text));
-                    t.from_user = true;
+                if t.first_prompt.is_none() && data.role == Some(Role::User) {
+                    // Read again whole: only this line's text is wanted, once per file.
+                    t.first_prompt = user_text(path, line_at).map(|text| cap(&text));
                 }
             }
-            (Line::Entry(Entry::Event(e)), Some(t)) => {
-                match &e.data {
-                    EventData::RunStarted { prompt, .. } if t.first_prompt.is_none() => {
-                        t.first_prompt = Some(cap(prompt));
-                    }
-                    EventData::Compacted(c) if c.parent.is_none() && c.error.is_none() => {
-                        t.compacted = Some(Compaction {
-                            at: line_at,
-                            kept_from: c.kept_from,
-                        });
-                    }
-                    _ => {}
+            "run_started" if t.first_prompt.is_none() => {
+                t.first_prompt = data.prompt.map(|p| cap(&p));
+            }
+            "llm_call" => {
+                if data.parent.is_none() {
+                    t.turns = t.turns.saturating_add(1);
                 }
-                // Turns and tokens are counted as the run model counts them.
-                model.apply(&e);
+                t.tokens.add(data.usage.unwrap_or_default());
+            }
+            "compacted" => {
+                t.tokens.add(data.usage.unwrap_or_default());
+                if data.parent.is_none()
+                    && data.error.is_none()
+                    && let Some(kept_from) = data.kept_from
+                {
+                    t.compacted = Some(Compaction {
+                        at: line_at,
+                        kept_from,
+                    });
+                }
             }
             _ => {}
         }
     }
-    let mut tally = tally.ok_or_else(|| "it is empty".to_string())?;
-    tally.turns = tally.turns.saturating_add(model.model_calls());
-    tally.tokens.add(model.usage());
+    let tally = tally.ok_or_else(|| "it is empty".to_string())?;
     Ok((tally, at))
+}
+
+const NO_HEADER: &str = "its first line is not a session header (damaged, or a trace file)";
+
+/// A new tally from a header line.
+fn header(line: Lite) -> Result<Tally, String> {
+    match line {
+        Lite {
+            kind,
+            id: Some(id),
+            started: Some(started),
+            workdir: Some(workdir),
+            provider: Some(provider),
+            model: Some(model),
+            ..
+        } if kind == "session" => Ok(Tally {
+            id,
+            started,
+            workdir,
+            provider,
+            model,
+            first_prompt: None,
+            turns: 0,
+            tokens: Usage::default(),
+            messages: 0,
+            compacted: None,
+        }),
+        _ => Err(NO_HEADER.into()),
+    }
+}
+
+/// The text of the user message whose line starts at `at`.
+fn user_text(path: &Path, at: u64) -> Option<String> {
+    let mut file = File::open(path).ok()?;
+    file.seek(SeekFrom::Start(at)).ok()?;
+    let mut line = Vec::new();
+    BufReader::new(file.take(MAX_LINE))
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    match parse_line(line.trim_ascii(), None) {
+        Line::Entry(Entry::Message(m)) => m.content.filter(|c| !c.trim().is_empty()),
+        _ => None,
+    }
 }
 
 fn cap(text: &str) -> String {

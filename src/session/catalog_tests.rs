@@ -5,6 +5,7 @@ use std::fs::FileTimes;
 use super::*;
 use crate::session::{list, list_with_problems};
 
+use crate::run_model::RunModel;
 use crate::session::testing::{HEADER, run};
 
 fn write(path: &Path, text: &str) {
@@ -185,20 +186,26 @@ fn the_writer_notes_each_run_end_in_the_index() {
 fn turns_and_tokens_match_the_run_model_on_a_whole_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    // A sub-agent's call (tokens, no turn), a compaction (tokens) and a final (the run's
+    // total, not counted again).
+    let nested = r#"{"timestamp":5,"request_id":"r2","type":"llm_call","data":{"content":"sub","duration_ms":1,"finish_reason":"stop","message_count":2,"model":"m","new_messages":[],"tool_calls":[],"tools":[],"turn":1,"parent":"d1","usage":{"input_tokens":100,"output_tokens":1}}}"#;
+    let compacted = r#"{"timestamp":6,"request_id":"r2","type":"compacted","data":{"trigger":"auto","before_tokens":9,"after_tokens":3,"summarized":4,"kept_from":3,"summary":"s","usage":{"input_tokens":20,"output_tokens":2},"duration_ms":1}}"#;
     let text = format!(
-        "{HEADER}\n{}{}{}",
+        "{HEADER}\n{}{}{nested}\n{compacted}\n{}",
         run(1, "a", 3),
         run(2, "b", 4),
         run(3, "c", 5)
     );
     write(&path, &text);
     let loaded = crate::session::load(&path).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let model = RunModel::replay(loaded.entries.iter().filter_map(|e| match e {
         Entry::Event(e) => Some(e),
         Entry::Message(_) => None,
     }));
     let listed = list(dir.path());
     assert_eq!(model.model_calls(), 3);
+    assert_eq!(model.usage().input_tokens, 3 + 4 + 5 + 100 + 20);
     assert_eq!(listed[0].turns, model.model_calls());
     assert_eq!(listed[0].tokens, model.usage());
 }

@@ -33,7 +33,8 @@ pub struct Summary {
     pub provider: String,
     /// Model id.
     pub model: String,
-    /// The first user message (or, without messages, the first run's prompt).
+    /// The session's first request: the first run's prompt or user message, whichever
+    /// comes first in the file.
     pub first_prompt: Option<String>,
     /// Top-level provider calls (sub-agent calls are not counted).
     pub turns: u32,
