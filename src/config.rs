@@ -20,7 +20,7 @@ use presets::{PRESETS, auto_select, choose};
 
 pub use file::{
     ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions,
-    ShellConfig, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config,
+    ShellConfig, ThemeChoice, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config,
     read_config,
 };
 pub use presets::{
@@ -65,6 +65,24 @@ pub struct Overrides {
     pub workdir: Option<PathBuf>,
 }
 
+/// How the TUI takes the terminal (`[ui] mouse`, `theme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UiSettings {
+    /// Take the mouse (wheel, clicks); `false` leaves the terminal's own selection alone.
+    pub mouse: bool,
+    /// Which palette, or ask the terminal.
+    pub theme: ThemeChoice,
+}
+
+impl Default for UiSettings {
+    fn default() -> Self {
+        Self {
+            mouse: true,
+            theme: ThemeChoice::Auto,
+        }
+    }
+}
+
 /// Everything a run needs from configuration.
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -99,6 +117,8 @@ pub struct Resolved {
     pub quiet_after: Duration,
     /// The MCP servers to start (`[mcp.servers]`, enabled ones).
     pub mcp: Vec<crate::mcp::ServerSpec>,
+    /// Mouse and colours of the TUI (`[ui]`).
+    pub ui: UiSettings,
     /// The context window and when to compact.
     pub context: ContextSettings,
     /// What model calls cost.
@@ -187,6 +207,10 @@ where
             .collect(),
         quiet_after: Duration::from_secs(file.tui.quiet_after_secs.unwrap_or(30)),
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
+        ui: UiSettings {
+            mouse: file.tui.mouse.unwrap_or(true),
+            theme: file.tui.theme.unwrap_or_default(),
+        },
         context,
         pricing: pricing::Pricing::new(
             file.pricing

@@ -130,10 +130,15 @@ pub struct ToolsConfig {
     pub web_fetch: WebFetchConfig,
 }
 
-/// `[tui]`.
+/// `[ui]` (also read as `[tui]`, its earlier name).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TuiConfig {
+    /// Whether taco takes the mouse (wheel, clicks); `false` leaves the terminal's own
+    /// selection alone (default true).
+    pub mouse: Option<bool>,
+    /// The colours: `dark`, `light` or `auto` (asks the terminal for its background).
+    pub theme: Option<ThemeChoice>,
     /// How long a new dialog ignores answer keys, in milliseconds (0: no guard).
     pub dialog_guard_ms: Option<u64>,
     /// Seconds after which a running call of a tool counts as slow (⚠ in the stack), per
@@ -143,6 +148,20 @@ pub struct TuiConfig {
     /// Seconds without new output after which a call that streams output counts as quiet
     /// (default 30; 0: never).
     pub quiet_after_secs: Option<u64>,
+}
+
+/// `[ui] theme`: which palette the TUI draws with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeChoice {
+    /// Light or dark after the terminal's background (its answer to OSC 11, else
+    /// `$COLORFGBG`, else dark).
+    #[default]
+    Auto,
+    /// Light text on a dark background.
+    Dark,
+    /// Dark text on a light background.
+    Light,
 }
 
 /// `[context]`: how the conversation is kept within the model's context window.
@@ -209,8 +228,8 @@ pub struct ConfigFile {
     /// Tool settings and policies.
     #[serde(default)]
     pub tools: ToolsConfig,
-    /// Terminal UI settings.
-    #[serde(default)]
+    /// Terminal UI settings: `[ui]`, or `[tui]` as files written before it was renamed say.
+    #[serde(default, rename = "ui", alias = "tui")]
     pub tui: TuiConfig,
     /// MCP servers whose tools are offered.
     #[serde(default)]
@@ -468,5 +487,21 @@ mod tests {
         let empty = parse_config(Path::new("c.toml"), "").unwrap_or_else(|e| panic!("{e:?}"));
         assert!(empty.tui.slow_after_secs.is_empty() && empty.tui.quiet_after_secs.is_none());
         assert!(parse_config(Path::new("c.toml"), "[tui]\nslow_after_secs = 3\n").is_err());
+    }
+
+    #[test]
+    fn ui_is_the_section_and_tui_still_loads() {
+        let parse = |text: &str| parse_config(Path::new("c.toml"), text);
+        let file = parse("[ui]\nmouse = false\ntheme = \"light\"\nquiet_after_secs = 5\n")
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(file.tui.mouse, Some(false));
+        assert_eq!(file.tui.theme, Some(ThemeChoice::Light));
+        assert_eq!(file.tui.quiet_after_secs, Some(5));
+        let old = parse("[tui]\ntheme = \"dark\"\n").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(old.tui.theme, Some(ThemeChoice::Dark));
+        let auto = parse("[ui]\ntheme = \"auto\"\n").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(auto.tui.theme, Some(ThemeChoice::Auto));
+        assert!(parse("[ui]\ntheme = \"blue\"\n").is_err(), "only the three names");
+        assert!(parse("[ui]\nmouse = \"no\"\n").is_err());
     }
 }

@@ -53,6 +53,8 @@ pub struct AppInfo {
     /// When the stack flags a call as slow or quiet (`[tui] slow_after_secs`,
     /// `quiet_after_secs`).
     pub stack_flags: super::views::stack::FlagSettings,
+    /// Known key values, masked in what `y` copies to the clipboard.
+    pub secrets: std::sync::Arc<crate::secrets::Secrets>,
 }
 
 /// A side effect the event loop carries out.
@@ -62,6 +64,8 @@ pub enum Command {
     Op(Op),
     /// Leave the TUI.
     Quit,
+    /// Write this clipboard copy (OSC 52) to the terminal.
+    Copy(super::clipboard::Osc52),
 }
 
 /// The whole UI state.
@@ -101,6 +105,10 @@ pub struct App {
     guard: guard::DialogGuard,
     /// Where sent prompts are kept for later launches; `None` keeps them in memory only.
     prompt_log: Option<PromptLog>,
+    /// How a copy reaches the terminal (through tmux or not).
+    clipboard: super::clipboard::Route,
+    /// Where the chat's messages and its docked dialog were drawn, for the mouse.
+    areas: mouse::Areas,
 }
 
 impl App {
@@ -159,6 +167,8 @@ impl App {
             panes: None,
             read_only: false,
             prompt_log: None,
+            clipboard: Default::default(),
+            areas: Default::default(),
         }
     }
 
@@ -486,7 +496,9 @@ impl App {
     }
 }
 
+mod copy;
 mod guard;
 mod keys;
+mod mouse;
 mod render;
 mod slash;

@@ -459,7 +459,6 @@ fn heading_depth(level: HeadingLevel) -> usize {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use ratatui::style::Color;
 
     use super::*;
 
@@ -515,7 +514,7 @@ mod tests {
                 .map(|s| s.style)
                 .unwrap_or_default()
         };
-        assert_eq!(span("H").fg, Some(Color::Magenta));
+        assert_eq!(span("H").fg, theme.heading.fg);
         assert!(span("b").add_modifier.contains(Modifier::BOLD));
         assert_eq!(span("c").fg, theme.code.fg);
         assert!(span("l").add_modifier.contains(Modifier::UNDERLINED));

@@ -15,6 +15,7 @@ use crate::session::Entry;
 use crate::signals::{Signals, Stop};
 
 pub mod app;
+pub mod clipboard;
 pub mod commands;
 pub mod highlight;
 pub mod layout;
@@ -51,6 +52,8 @@ pub struct Launch {
     pub launched: Instant,
     /// The prompt history file: read for Up and Ctrl-R, appended to as prompts are sent.
     pub prompts: Option<crate::history::PromptLog>,
+    /// Mouse and theme (`[ui]`).
+    pub ui: crate::config::UiSettings,
 }
 
 /// Runs the TUI until the user quits or a signal stops it. The terminal is restored however
@@ -64,6 +67,7 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         notice,
         launched,
         prompts,
+        ui,
     } = launch;
     let mut app = App::new(info, Instant::now());
     if let Some(log) = prompts {
@@ -78,7 +82,11 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
     if let Some(notice) = notice {
         app.chat.push_notice(views::chat::NoticeKind::Info, notice);
     }
-    let mut guard = match terminal::TerminalGuard::enter() {
+    let setup = terminal::Setup {
+        mouse: ui.mouse,
+        ask_background: ui.theme == crate::config::ThemeChoice::Auto,
+    };
+    let mut guard = match terminal::TerminalGuard::enter(setup) {
         Ok(guard) => guard,
         Err(e) => {
             if let Some(engine) = engine {
@@ -87,6 +95,13 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
             return Err(e);
         }
     };
+    let colorfgbg = std::env::var("COLORFGBG").ok();
+    let background = theme::detect::choose(ui.theme, guard.background, colorfgbg.as_deref());
+    tracing::info!(?background, answered = guard.background.is_some(), "theme");
+    app.set_theme(theme::Theme::for_background(background));
+    app.set_clipboard(clipboard::Route::from_env(
+        std::env::var_os("TMUX").as_deref(),
+    ));
     let mut input = EventStream::new();
     let mut signals = match Signals::install() {
         Ok(signals) => Some(signals),
@@ -95,15 +110,8 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
             None
         }
     };
-    let mut draw = |app: &mut App, now: Instant| {
-        let drawn = guard.terminal.draw(|frame| {
-            let area = frame.area();
-            app.render(area, frame.buffer_mut(), now);
-        });
-        drawn.map(drop)
-    };
     let mut io = Io {
-        draw: &mut draw,
+        screen: &mut guard,
         input: &mut input,
         signals: &mut signals,
         launched,
@@ -119,10 +127,35 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
     ended
 }
 
+/// Where the loop draws, and writes what is not a frame (a clipboard copy).
+trait Screen {
+    /// Draws the app at `now` (the frame is complete when it returns).
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<()>;
+    /// Writes escape sequences straight to the terminal, between frames.
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
+}
+
+impl Screen for terminal::TerminalGuard {
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
+        let drawn = self.terminal.draw(|frame| {
+            let area = frame.area();
+            app.render(area, frame.buffer_mut(), now);
+        });
+        drawn.map(drop)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write as _;
+        let out = self.terminal.backend_mut();
+        out.write_all(bytes)?;
+        out.flush()
+    }
+}
+
 /// What the loop reads and draws besides the engine: the real terminal, or a test's.
 struct Io<'a, I> {
-    /// Draws the app at `now` (the frame is complete when it returns).
-    draw: &'a mut dyn FnMut(&mut App, Instant) -> io::Result<()>,
+    /// The terminal's screen.
+    screen: &'a mut dyn Screen,
     /// Terminal input.
     input: &'a mut I,
     /// Termination signals, when they could be watched.
@@ -149,7 +182,7 @@ where
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
-            if let Err(e) = (io.draw)(app, now) {
+            if let Err(e) = io.screen.draw(app, now) {
                 break Err(e);
             }
             if frames == 0 {
@@ -219,6 +252,12 @@ where
                     }
                 }
                 Command::Quit => quit = true,
+                Command::Copy(osc) => {
+                    // A terminal that cannot take it fails its next frame too; that ends.
+                    if let Err(e) = io.screen.write(osc.bytes()) {
+                        tracing::warn!("the clipboard copy was not written: {e}");
+                    }
+                }
             }
         }
         if quit {

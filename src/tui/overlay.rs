@@ -126,6 +126,8 @@ pub enum Effect {
     Focus(Focus),
     /// Push another overlay (a pane's detail view).
     Open(Box<dyn Overlay>),
+    /// Copy this text to the clipboard (`y`): the app redacts it and sends OSC 52.
+    Copy(String),
 }
 
 /// What an overlay knows when a key or a paste arrives.

@@ -1,7 +1,10 @@
-//! Owns the terminal while the TUI runs: raw mode, alternate screen, bracketed paste, mouse,
-//! keyboard enhancement where supported. Restored on drop, on error and on panic.
+//! Owns the terminal while the TUI runs: raw mode, alternate screen, bracketed paste, mouse
+//! (unless `[ui] mouse = false`), keyboard enhancement where supported. Restored on drop, on
+//! error and on panic. On the way in it asks the terminal for its background colour (for
+//! `theme = "auto"`), before anything else reads the keyboard.
 
 use std::io::{self, Stdout, Write};
+use std::os::fd::AsFd;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -15,12 +18,25 @@ use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
     supports_keyboard_enhancement,
 };
-use ratatui::crossterm::{cursor, execute};
+use ratatui::crossterm::{cursor, execute, queue};
+
+use super::theme::{Background, detect};
 
 /// Whether the terminal is ours right now (so restore runs once).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether keyboard enhancement flags were pushed and must be popped.
 static ENHANCED: AtomicBool = AtomicBool::new(false);
+/// Whether the mouse was captured and must be let go.
+static MOUSE: AtomicBool = AtomicBool::new(false);
+
+/// What taking the terminal turns on, from the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setup {
+    /// Capture the mouse (wheel, clicks). Off, the terminal keeps its own selection.
+    pub mouse: bool,
+    /// Ask the terminal for its background colour (`theme = "auto"`).
+    pub ask_background: bool,
+}
 
 /// The terminal in TUI mode; dropping it restores the terminal.
 pub struct TerminalGuard {
@@ -28,21 +44,29 @@ pub struct TerminalGuard {
     /// show the cursor, which panics when the terminal is gone (a closed window); [`restore`]
     /// shows the cursor instead and ignores such errors.
     pub terminal: ManuallyDrop<Terminal<CrosstermBackend<Stdout>>>,
+    /// What the terminal said its background is, when it was asked and answered.
+    pub background: Option<Background>,
 }
 
 impl TerminalGuard {
-    /// Takes over the terminal and installs the panic hook that gives it back.
-    pub fn enter() -> io::Result<Self> {
+    /// Takes over the terminal as `setup` says and installs the panic hook that gives it back.
+    pub fn enter(setup: Setup) -> io::Result<Self> {
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         let mut stdout = io::stdout();
-        if let Err(e) = execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
-        ) {
+        // In raw mode (so the answer is not echoed) and before the event stream reads keys
+        // (so the answer is never taken for typing); at most `detect::TIMEOUT`.
+        let background = if setup.ask_background {
+            let stdin = io::stdin();
+            let mut tty = detect::Tty::new(stdin.as_fd());
+            detect::query(&mut stdout, &mut tty, detect::TIMEOUT)
+        } else {
+            None
+        };
+        // Set first: a failure halfway still lets go of whatever was turned on.
+        MOUSE.store(setup.mouse, Ordering::SeqCst);
+        if let Err(e) = enter_modes(&mut stdout, setup) {
             restore();
             return Err(e);
         }
@@ -59,6 +83,7 @@ impl TerminalGuard {
         match Terminal::new(CrosstermBackend::new(stdout)) {
             Ok(terminal) => Ok(Self {
                 terminal: ManuallyDrop::new(terminal),
+                background,
             }),
             Err(e) => {
                 restore();
@@ -66,6 +91,15 @@ impl TerminalGuard {
             }
         }
     }
+}
+
+/// Turns on the alternate screen, bracketed paste and, when `setup` says so, mouse capture.
+fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
+    queue!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+    if setup.mouse {
+        queue!(out, EnableMouseCapture)?;
+    }
+    out.flush()
 }
 
 impl Drop for TerminalGuard {
@@ -83,9 +117,11 @@ pub fn restore() {
     if ENHANCED.swap(false, Ordering::SeqCst) {
         let _ = execute!(stdout, PopKeyboardEnhancementFlags);
     }
+    if MOUSE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout, DisableMouseCapture);
+    }
     let _ = execute!(
         stdout,
-        DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
@@ -111,4 +147,35 @@ fn install_panic_hook() {
             previous(info);
         }
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `enter_modes` writes for `setup`.
+    fn modes(mouse: bool) -> String {
+        let mut out = Vec::new();
+        let setup = Setup {
+            mouse,
+            ask_background: false,
+        };
+        enter_modes(&mut out, setup).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn mouse_off_enables_no_mouse_reporting_at_all() {
+        let with = modes(true);
+        let without = modes(false);
+        // Any of the mouse tracking modes (1000 clicks, 1002 drags, 1003 motion, 1006 SGR).
+        for mode in ["?1000h", "?1002h", "?1003h", "?1006h"] {
+            assert!(with.contains(mode), "{mode} in {with:?}");
+            assert!(!without.contains(mode), "{mode} in {without:?}");
+        }
+        for both in [&with, &without] {
+            assert!(both.contains("?1049h"), "the alternate screen: {both:?}");
+            assert!(both.contains("?2004h"), "bracketed paste: {both:?}");
+        }
+    }
 }

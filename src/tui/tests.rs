@@ -67,6 +67,33 @@ fn info() -> AppInfo {
     }
 }
 
+/// A test terminal: frames drawn into a `TestBackend`, other writes kept.
+struct TestScreen {
+    terminal: Terminal<TestBackend>,
+    written: Vec<u8>,
+}
+
+impl TestScreen {
+    fn new(width: u16, height: u16) -> Self {
+        Self {
+            terminal: Terminal::new(TestBackend::new(width, height)).unwrap(),
+            written: Vec::new(),
+        }
+    }
+}
+
+impl Screen for TestScreen {
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
+        let drawn = (self.terminal).draw(|frame| app.render(frame.area(), frame.buffer_mut(), now));
+        drawn.map(drop).map_err(|never| match never {})
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.written.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
 fn key(code: KeyCode) -> io::Result<TermEvent> {
     Ok(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
@@ -90,14 +117,10 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
     }));
     let (keys, mut keys_rx) = unbounded_channel();
     let mut input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
-    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
-    let mut draw = |app: &mut App, now: Instant| {
-        let drawn = terminal.draw(|frame| app.render(frame.area(), frame.buffer_mut(), now));
-        drawn.map(drop).map_err(|never| match never {})
-    };
+    let mut screen = TestScreen::new(100, 30);
     let mut signals = None;
     let mut io = Io {
-        draw: &mut draw,
+        screen: &mut screen,
         input: &mut input,
         signals: &mut signals,
         launched: Instant::now(),

@@ -1,9 +1,20 @@
-//! Colours and styles, in one place so the panes look like one product.
+//! Colours and styles, in one place so the panes look like one product. Two palettes, dark
+//! and light (`[ui] theme`); `auto` picks one from the terminal's background (`detect.rs`).
+//!
+//! Colours are 256-colour indexes rather than the 16 named ANSI ones: the named ones are
+//! whatever the terminal's palette makes them, and in common palettes pure blue on black
+//! (tool names, once) or yellow on white is hard to read. Each index here has a contrast of
+//! at least 4.5:1 against its theme's background (a test checks it); ordinary text stays in
+//! the terminal's own foreground colour.
 
 use ratatui::style::{Color, Modifier, Style};
 
-/// The palette. Plain ANSI colours, so the terminal's own theme applies.
-#[derive(Debug, Clone, Copy)]
+pub mod detect;
+
+pub use detect::Background;
+
+/// The palette.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Theme {
     /// Ordinary text.
     pub text: Style,
@@ -31,7 +42,7 @@ pub struct Theme {
     pub error: Style,
     /// Warnings, retries, limits, approvals waiting.
     pub warn: Style,
-    /// The selected row.
+    /// The selected row (and the chat message selected for copying).
     pub selected: Style,
     /// Key names in hints.
     pub key: Style,
@@ -40,7 +51,7 @@ pub struct Theme {
 }
 
 /// The colours of highlighted code, by what the code is (see `tui::highlight::Role`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Syntax {
     /// Keywords and storage (`fn`, `let`, `if`, `pub`).
     pub keyword: Style,
@@ -58,40 +69,124 @@ pub struct Syntax {
     pub key: Style,
 }
 
-impl Default for Theme {
-    fn default() -> Self {
+/// One palette's colours, as 256-colour indexes.
+struct Palette {
+    dim: u8,
+    border: u8,
+    focus: u8,
+    user: u8,
+    code: u8,
+    heading: u8,
+    tool: u8,
+    llm: u8,
+    ok: u8,
+    error: u8,
+    warn: u8,
+    keyword: u8,
+    string: u8,
+    constant: u8,
+    kind: u8,
+    function: u8,
+    key: u8,
+}
+
+/// Light colours for a dark background.
+const DARK: Palette = Palette {
+    dim: 245,
+    border: 240,
+    focus: 74,
+    user: 81,
+    code: 179,
+    heading: 176,
+    tool: 75,
+    llm: 141,
+    ok: 114,
+    error: 203,
+    warn: 214,
+    keyword: 176,
+    string: 114,
+    constant: 81,
+    kind: 117,
+    function: 75,
+    key: 111,
+};
+
+/// Dark colours for a light background.
+const LIGHT: Palette = Palette {
+    dim: 242,
+    border: 249,
+    focus: 24,
+    user: 25,
+    code: 94,
+    heading: 90,
+    tool: 26,
+    llm: 91,
+    ok: 22,
+    error: 160,
+    warn: 130,
+    keyword: 90,
+    string: 22,
+    constant: 23,
+    kind: 24,
+    function: 26,
+    key: 25,
+};
+
+impl Theme {
+    /// The palette for a dark background.
+    pub fn dark() -> Self {
+        Self::from_palette(&DARK)
+    }
+
+    /// The palette for a light background.
+    pub fn light() -> Self {
+        Self::from_palette(&LIGHT)
+    }
+
+    /// The palette for `background`.
+    pub fn for_background(background: Background) -> Self {
+        match background {
+            Background::Dark => Self::dark(),
+            Background::Light => Self::light(),
+        }
+    }
+
+    fn from_palette(p: &Palette) -> Self {
+        let fg = |index: u8| Style::default().fg(Color::Indexed(index));
+        let bold = Modifier::BOLD;
         Self {
             text: Style::default(),
-            dim: Style::default().fg(Color::DarkGray),
-            title: Style::default().add_modifier(Modifier::BOLD),
-            border_focused: Style::default().fg(Color::Cyan),
-            border: Style::default().fg(Color::DarkGray),
-            user: Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD),
-            code: Style::default().fg(Color::Yellow),
-            heading: Style::default()
-                .fg(Color::Magenta)
-                .add_modifier(Modifier::BOLD),
-            tool: Style::default().fg(Color::Blue),
-            llm: Style::default().fg(Color::Magenta),
-            ok: Style::default().fg(Color::Green),
-            error: Style::default().fg(Color::Red),
-            warn: Style::default().fg(Color::Yellow),
+            dim: fg(p.dim),
+            title: Style::default().add_modifier(bold),
+            border_focused: fg(p.focus),
+            border: fg(p.border),
+            user: fg(p.user).add_modifier(bold),
+            code: fg(p.code),
+            heading: fg(p.heading).add_modifier(bold),
+            tool: fg(p.tool),
+            llm: fg(p.llm),
+            ok: fg(p.ok),
+            error: fg(p.error),
+            warn: fg(p.warn),
             selected: Style::default().add_modifier(Modifier::REVERSED),
-            key: Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD),
+            key: fg(p.user).add_modifier(bold),
             syntax: Syntax {
-                keyword: Style::default().fg(Color::Magenta),
-                string: Style::default().fg(Color::Green),
-                comment: Style::default().fg(Color::DarkGray),
-                constant: Style::default().fg(Color::Cyan),
-                kind: Style::default().fg(Color::LightBlue),
-                function: Style::default().fg(Color::Blue),
-                key: Style::default().fg(Color::Blue),
+                keyword: fg(p.keyword),
+                string: fg(p.string),
+                comment: fg(p.dim),
+                constant: fg(p.constant),
+                kind: fg(p.kind),
+                function: fg(p.function),
+                key: fg(p.key),
             },
         }
+    }
+}
+
+impl Default for Theme {
+    /// Dark: what a terminal that says nothing about its background most likely has.
+    fn default() -> Self {
+        Self::dark()
     }
 }
 
@@ -115,7 +210,10 @@ pub fn duration(ms: u64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod duration_tests {
     use super::*;
 
     #[test]

@@ -76,6 +76,7 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
             launched,
             // Prompts are kept redacted, as the session file keeps them.
             prompts: PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets)),
+            ui: resolved.ui,
         };
         let ended = tui::run(launch).await;
         mcp.shutdown();
@@ -121,6 +122,8 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
         launched,
         // A saved trace sends nothing: no history to recall or keep.
         prompts: None,
+        // No config is read for a saved trace: the mouse on, colours from the terminal.
+        ui: Default::default(),
     };
     runtime.block_on(async {
         match tui::run(launch).await {
@@ -175,6 +178,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         instructions: Default::default(),
         pricing: Default::default(),
         stack_flags: Default::default(),
+        secrets: Default::default(),
     }
 }
 
@@ -211,6 +215,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             slow_after: resolved.slow_after.clone(),
             quiet_after: resolved.quiet_after,
         },
+        secrets: Arc::clone(&resolved.tools.secrets),
     }
 }
 

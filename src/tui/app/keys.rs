@@ -1,13 +1,11 @@
-//! Keys, paste and mouse: what terminal input does to the app. A key walks the layers of
-//! `tui/overlay.rs`: capturing overlays, focus keys, the focused pane, the other overlays,
-//! global keys, the composer. No dialog is named here: each overlay decides for itself.
+//! Keys and paste: what terminal input does to the app (the mouse is in `mouse.rs`). A key
+//! walks the layers of `tui/overlay.rs`: capturing overlays, focus keys, the focused pane, the
+//! other overlays, global keys, the composer. No dialog is named here: each overlay decides
+//! for itself.
 
 use std::time::Instant;
 
-use ratatui::crossterm::event::{
-    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
-};
-use ratatui::layout::Position;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{App, Command, QUIT_WINDOW};
 use crate::orchestrator::task::Op;
@@ -99,6 +97,7 @@ impl App {
                 Vec::new()
             }
             Effect::CancelCall(id) => vec![Command::Op(Op::CancelCall(id))],
+            Effect::Copy(text) => self.copy(&text, now),
         }
     }
 
@@ -121,14 +120,14 @@ impl App {
 
     /// A key for `pane`: the overlay over it takes it if there is one (the pane is hidden),
     /// else the pane.
-    fn pane_key(&mut self, pane: Focus, key: KeyEvent, ctx: &KeyCtx) -> Handled {
+    pub(super) fn pane_key(&mut self, pane: Focus, key: KeyEvent, ctx: &KeyCtx) -> Handled {
         if let Some(overlay) = self.overlays.top(Place::Pane(pane)) {
             return overlay.on_key(key, ctx);
         }
         match pane {
             Focus::Timeline => self.timeline.on_key(key),
             Focus::Stack => self.stack.on_key(key),
-            Focus::Chat => Handled::NotConsumed,
+            Focus::Chat => self.chat_key(key),
         }
     }
 
@@ -265,37 +264,6 @@ impl App {
             self.composer.paste(text);
         }
         self.overlays.prune();
-    }
-
-    /// Takes a mouse event: the wheel scrolls the pane under the pointer.
-    pub fn on_mouse(&mut self, mouse: MouseEvent) {
-        let up = match mouse.kind {
-            MouseEventKind::ScrollUp => true,
-            MouseEventKind::ScrollDown => false,
-            _ => return,
-        };
-        let at = Position::new(mouse.column, mouse.row);
-        let over_timeline = self
-            .panes
-            .and_then(|p| p.timeline)
-            .is_some_and(|r| r.contains(at));
-        if over_timeline {
-            let code = if up { KeyCode::Up } else { KeyCode::Down };
-            let ctx = KeyCtx {
-                focus: self.focus,
-                held: false,
-            };
-            // Whatever shows there scrolls: the list, or the detail view over it.
-            self.pane_key(
-                Focus::Timeline,
-                KeyEvent::new(code, KeyModifiers::NONE),
-                &ctx,
-            );
-        } else if up {
-            self.chat.scroll_up(3);
-        } else {
-            self.chat.scroll_down(3);
-        }
     }
 }
 

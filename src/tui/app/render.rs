@@ -28,6 +28,9 @@ impl App {
             Focus::Chat if self.composer.is_searching() => {
                 &[("Enter", "take it"), ("Ctrl-R", "older"), ("Esc", "leave")]
             }
+            Focus::Chat if self.chat.selected().is_some() => {
+                &[("y", "copy"), ("↑↓", "message"), ("Esc", "leave")]
+            }
             Focus::Chat if self.busy => &[
                 ("Esc", "cancel"),
                 ("PgUp/PgDn", "scroll"),
@@ -133,7 +136,14 @@ impl App {
             Constraint::Length(composer_rows),
         ])
         .areas(inner);
+        self.areas = super::mouse::Areas {
+            messages,
+            dock: dialog,
+        };
         if !self.render_place(Place::Pane(Focus::Chat), messages, buf, now) {
+            // A running call flagged in the stack is flagged in the chat: one rule, one owner.
+            let stack = &self.stack;
+            self.chat.flag_calls(|id| stack.flag(id, now));
             self.chat.render(messages, buf, &theme, now);
         }
         if dialog.height > 0 {

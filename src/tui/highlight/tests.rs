@@ -1,4 +1,4 @@
-use ratatui::style::{Color, Modifier};
+use ratatui::style::Modifier;
 
 use super::diff::{DiffPaint, lines as diff_lines};
 use super::engine::{Lines, by_token};
@@ -262,8 +262,8 @@ fn roles_have_their_own_colours_and_plain_is_the_code_tone() {
             assert_ne!(fg(*a), fg(*b), "{a:?} {b:?}");
         }
     }
-    assert_eq!(fg(Role::Keyword), Some(Color::Magenta));
-    assert_eq!(fg(Role::String), Some(Color::Green));
+    assert_eq!(fg(Role::Keyword), theme.syntax.keyword.fg);
+    assert_eq!(fg(Role::String), theme.syntax.string.fg);
 }
 
 const DIFF: &str = "+2 −1 in src/x.rs\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,3 +1,4 @@\n \

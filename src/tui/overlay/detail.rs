@@ -1,11 +1,12 @@
 //! The timeline's detail view as an overlay: over the timeline pane, which it hides, with
-//! that pane's keys while it has the focus. Enter or Esc closes it (Esc is then not a cancel).
+//! that pane's keys while it has the focus. Enter or Esc closes it (Esc is then not a cancel);
+//! `y` copies the payload.
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::Rect;
 
-use super::{DrawCtx, Handled, KeyCtx, Overlay, Place};
+use super::{DrawCtx, Effect, Handled, KeyCtx, Overlay, Place};
 use crate::tui::layout::Focus;
 use crate::tui::views::timeline::Detail;
 
@@ -28,6 +29,7 @@ impl Overlay for Detail {
             KeyCode::PageDown => self.scroll_by(self.page()),
             KeyCode::Home | KeyCode::Char('g') => self.scroll_to(false),
             KeyCode::End | KeyCode::Char('G') => self.scroll_to(true),
+            KeyCode::Char('y') => return Handled::effect(Effect::Copy(self.text())),
             _ => return Handled::NotConsumed,
         }
         Handled::Consumed

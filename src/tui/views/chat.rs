@@ -20,11 +20,13 @@ use crate::tui::theme::{Theme, spinner};
 
 mod cell;
 mod events;
+mod flags;
 mod nested;
 #[cfg(test)]
 mod nested_tests;
 mod notices;
 mod scroll;
+mod select;
 #[cfg(test)]
 mod tests;
 mod tool;
@@ -84,6 +86,10 @@ pub struct ChatState {
     run: RunState,
     /// The caller's clock for the event being applied (spinner phases); `None`: real time.
     now: Option<Instant>,
+    /// The message selected for copying (`y`), by cell.
+    selected: Option<usize>,
+    /// What each row of the last frame showed: (cell, line), `None` for the hint row.
+    drawn: Vec<Option<(usize, usize)>>,
     /// Layouts done (tests check that unchanged cells are not laid out again).
     #[cfg(test)]
     layouts: usize,
@@ -109,6 +115,8 @@ impl ChatState {
             unseen: false,
             run: RunState::default(),
             now: None,
+            selected: None,
+            drawn: Vec::new(),
             #[cfg(test)]
             layouts: 0,
         }
@@ -216,6 +224,7 @@ impl ChatState {
     /// Forgets every cell.
     pub fn clear(&mut self) {
         self.cells.clear();
+        self.selected = None;
         self.run = RunState::default();
         self.anchor = Anchor::default();
         self.following = true;
@@ -250,6 +259,7 @@ impl ChatState {
         self.theme = *theme;
         self.width = area.width;
         self.height = area.height;
+        self.drawn.clear();
         if area.is_empty() {
             return;
         }
@@ -279,6 +289,11 @@ impl ChatState {
                 } else {
                     buf.set_line(area.x, y, line, area.width);
                 }
+                let at = start + n;
+                if self.selected == Some(i) && !(cell.gap && at == 0) {
+                    buf.set_style(Rect::new(area.x, y, area.width, 1), theme.selected);
+                }
+                self.drawn.push(Some((i, at)));
                 y += 1;
             }
         }

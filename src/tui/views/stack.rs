@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::event::{Event, EventData, FrameState, StackFrame};
 
+mod click;
 mod draw;
 pub mod flags;
 mod select;
@@ -98,6 +99,8 @@ pub struct StackState {
     announced: HashMap<String, Value>,
     /// Typical durations per tool, for the ⚠ flags.
     pub flags: Flags,
+    /// The frame id each row of the last frame showed (`None`: a detail line), for clicks.
+    drawn: Vec<Option<String>>,
 }
 
 /// Most announced calls kept waiting for their frame (a batch is rarely larger).

@@ -258,6 +258,7 @@ impl ChatState {
         run.turn_text.iter_mut().for_each(shift);
         run.turn_reasoning.iter_mut().for_each(shift);
         run.tools.values_mut().for_each(shift);
+        self.selected.iter_mut().for_each(shift);
         if !self.following && self.anchor.cell >= at {
             self.anchor.cell += 1;
         }
@@ -285,6 +286,9 @@ impl ChatState {
             self.cells.truncate(first);
             if self.run.assistant.is_some_and(|i| i >= first) {
                 self.run.assistant = None;
+            }
+            if self.selected.is_some_and(|i| i >= first) {
+                self.selected = None;
             }
             if !self.following && self.anchor.cell >= first {
                 self.anchor.cell = first.saturating_sub(1);

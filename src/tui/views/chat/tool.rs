@@ -48,6 +48,8 @@ pub(super) struct Tool {
     pub diff: Option<String>,
     /// The last lines it printed while running (`tool_output`).
     pub live: Option<String>,
+    /// The stack's ⚠ flag while it runs slow or quiet (`⚠ slow`, `⚠ quiet 45 s`).
+    pub flag: Option<String>,
 }
 
 impl Tool {
@@ -63,6 +65,7 @@ impl Tool {
             depth: 0,
             diff: None,
             live: None,
+            flag: None,
         }
     }
 
@@ -117,7 +120,10 @@ impl Tool {
             ToolState::Cancelled => ("■", t.dim),
         };
         let (suffix, suffix_style) = match self.state {
-            ToolState::Running => (String::new(), t.dim),
+            ToolState::Running => match &self.flag {
+                Some(flag) => (format!(" · {flag}"), t.warn),
+                None => (String::new(), t.dim),
+            },
             ToolState::Queued => (" · queued".to_string(), t.dim),
             ToolState::AwaitingApproval => (" · awaiting approval".to_string(), t.warn),
             ToolState::Denied => (" · denied".to_string(), t.warn),

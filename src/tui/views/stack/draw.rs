@@ -36,6 +36,7 @@ impl StackState {
         let tree = self.tree();
         let selected = self.sync_selection(&tree);
         let area = area.intersection(buf.area);
+        self.drawn.clear();
         if area.is_empty() {
             return;
         }
@@ -76,6 +77,11 @@ impl StackState {
         }
         self.scroll = (top < bottom).then_some(top);
         for (y, (n, row)) in (area.y..).zip(rows.iter().enumerate().skip(top).take(self.height)) {
+            let id = match row {
+                Row::Frame(index, _) => self.entries.get(*index).map(|e| e.frame.id.clone()),
+                Row::Detail(..) => None,
+            };
+            self.drawn.push(id);
             match row {
                 Row::Frame(index, guides) => {
                     if let Some(entry) = self.entries.get(*index) {

@@ -8,6 +8,7 @@ use unicode_width::UnicodeWidthChar;
 use super::row::{Row, Tone, one_line, scope_label};
 
 mod compacted;
+mod copy;
 use super::{clip, offset_label};
 use crate::conversation::{Message, Role, ToolCall};
 use crate::event::{EventData, InputKind, InputRequest, LlmCall};
@@ -130,7 +131,7 @@ impl Detail {
             let y = area.bottom() - 1;
             let last = (self.scroll + height).min(self.segments.len());
             let position = format!(" {last}/{}", self.segments.len());
-            let keys = "Esc close · ↑↓ PgUp PgDn scroll";
+            let keys = "Esc close · ↑↓ PgUp PgDn scroll · y copy";
             let room = usize::from(area.width).saturating_sub(position.len());
             buf.set_stringn(area.x, y, clip(keys, room), room, theme.dim);
             let x = area.right().saturating_sub(position.len() as u16);

@@ -17,6 +17,7 @@ use crate::run_model::RunModel;
 use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::Theme;
 
+mod click;
 mod detail;
 mod list;
 #[cfg(test)]
