@@ -188,3 +188,57 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
     engine.unwrap().shutdown(SHUTDOWN_GRACE).await;
     assert_eq!(ops.recv().await, Some(Op::Shutdown));
 }
+
+#[tokio::test]
+async fn y_in_the_timeline_detail_writes_osc_52_to_the_terminal() {
+    use base64::Engine as _;
+    let (ops_tx, _ops) = unbounded_channel();
+    let (events, events_rx) = unbounded_channel();
+    let counter = Arc::new(AtomicUsize::new(0));
+    let mut engine: Option<Box<dyn Engine>> = Some(Box::new(FakeEngine {
+        ops: ops_tx,
+        events: events_rx,
+        taken: Arc::clone(&counter),
+    }));
+    let (keys, mut keys_rx) = unbounded_channel();
+    let mut input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
+    let mut screen = TestScreen::new(160, 30);
+    let mut signals = None;
+    let mut io = Io {
+        screen: &mut screen,
+        input: &mut input,
+        signals: &mut signals,
+        launched: Instant::now(),
+    };
+    let mut app = App::new(info(), Instant::now());
+    let run: Arc<str> = Arc::from("run-1");
+    let script = async {
+        let call = EventData::ToolCall {
+            turn: 1,
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: json!({"path": "notes.txt"}),
+            parent: None,
+        };
+        events.send(Event::now(&run, call)).unwrap();
+        taken(&counter, 1).await;
+        // Tab to the stack, Tab to the timeline, open the row, copy it.
+        for code in [KeyCode::Tab, KeyCode::Tab, KeyCode::Enter, KeyCode::Char('y')] {
+            keys.send(key(code)).unwrap();
+        }
+        // The keys queued before the input ends are all taken first.
+        drop(keys);
+    };
+    let (ended, ()) = tokio::join!(drive(&mut app, &mut io, &mut engine), script);
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    let written = &screen.written;
+    assert!(written.starts_with(b"\x1b]52;c;"), "{written:?}");
+    assert!(written.ends_with(b"\x07"), "{written:?}");
+    let payload = &written[7..written.len() - 1];
+    let text = base64::engine::general_purpose::STANDARD
+        .decode(payload)
+        .unwrap();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with("→ tool_call\n"), "{text}");
+    assert!(text.contains("\"path\": \"notes.txt\""), "{text}");
+}

@@ -14,4 +14,10 @@ impl TimelineState {
         self.follow = false;
         true
     }
+
+    /// The selected row's place in the (filtered) list; `None` when the list is empty.
+    pub fn selected_position(&self) -> Option<usize> {
+        let last = self.visible.len().checked_sub(1)?;
+        Some(self.selected.min(last))
+    }
 }
