@@ -20,8 +20,8 @@ use presets::{PRESETS, auto_select, choose};
 
 pub use file::{
     ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions,
-    ShellConfig, ThemeChoice, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path, parse_config,
-    read_config,
+    ShellConfig, ThemeChoice, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path,
+    parse_config, read_config,
 };
 pub use presets::{
     ProviderChoice, build_provider, ollama_root, preset_names, probe_ollama, retry_policy,

@@ -87,7 +87,7 @@ pub enum SessionError {
     },
     /// `--resume` without an id, and no saved session worked in this directory.
     #[error(
-        "no saved session for {} (looked in {}); `taco sessions` lists them, `--resume ID` picks one",
+        "no saved session for {} (looked in {}); 'taco sessions' lists them, '--resume ID' picks one",
         .workdir.display(),
         .dir.display()
     )]
@@ -98,7 +98,7 @@ pub enum SessionError {
         dir: PathBuf,
     },
     /// No session id starts with the given id.
-    #[error("no session `{id}` in {}; {}", .dir.display(), known_hint(.known))]
+    #[error("no session '{id}' in {}; {}", .dir.display(), known_hint(.known))]
     UnknownId {
         /// The id asked for.
         id: String,
@@ -108,7 +108,7 @@ pub enum SessionError {
         known: Vec<String>,
     },
     /// Several session ids start with the given prefix.
-    #[error("`{id}` matches several sessions ({}); give more of the id", .candidates.join(", "))]
+    #[error("'{id}' matches several sessions ({}); give more of the id", .candidates.join(", "))]
     AmbiguousId {
         /// The prefix asked for.
         id: String,
@@ -138,7 +138,7 @@ fn known_hint(known: &[String]) -> String {
         "there are no saved sessions".to_string()
     } else {
         format!(
-            "recent ones: {} (`taco sessions` lists all)",
+            "recent ones: {} ('taco sessions' lists all)",
             known.join(", ")
         )
     }
@@ -211,7 +211,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "no session `2024` in /d; recent ones: a, b (`taco sessions` lists all)"
+            "no session '2024' in /d; recent ones: a, b ('taco sessions' lists all)"
         );
     }
 }

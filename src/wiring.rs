@@ -169,7 +169,8 @@ pub fn mcp_list(start: &Start) -> i32 {
                 },
             );
             hub.settled().await;
-            let text = crate::mcp::describe_servers(&hub.view());
+            // Written for the chat's Markdown; on a plain terminal a code span is only quoted.
+            let text = crate::text::plain(&crate::mcp::describe_servers(&hub.view())).into_owned();
             hub.shutdown();
             use std::io::Write;
             let mut out = std::io::stdout().lock();

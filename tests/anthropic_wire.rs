@@ -506,7 +506,7 @@ async fn http_400_invalid_request_is_final() {
         "{message}"
     );
     assert!(
-        message.contains("`testclaude` rejected the request"),
+        message.contains("'testclaude' rejected the request"),
         "{message}"
     );
 }
@@ -580,8 +580,8 @@ async fn http_404_names_the_model_the_provider_and_the_base_url_rule() {
     let (status, message, retryable, _) = http(&e);
     assert_eq!((status, retryable), (404, false));
     for part in [
-        "`claude-test`",
-        "`testclaude`",
+        "'claude-test'",
+        "'testclaude'",
         "/v1/messages",
         "without /v1, like ANTHROPIC_BASE_URL",
         "The requested resource could not be found",

@@ -45,7 +45,7 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
         (
             "max_turns = 3\n\n[providers.x]\nkind = \"openai\"\nmodle = \"m\"\n",
             5,
-            "unknown field `modle`",
+            "unknown field 'modle'",
         ),
         ("provider = \"nosuch\"\n", 1, "unknown provider 'nosuch'"),
         (
@@ -61,7 +61,7 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
         (
             "[tools.policy]\nshell = \"sometimes\"\n",
             2,
-            "unknown variant `sometimes`",
+            "unknown variant 'sometimes'",
         ),
         ("max_turns = \"ten\"\n", 1, "invalid type"),
         (
@@ -82,12 +82,12 @@ async fn bad_config_names_the_file_the_line_and_the_problem() {
         (
             "[pricing.m]\ninput = 1.0\noutput = 2.0\ncache = 0.1\n",
             4,
-            "unknown field `cache`",
+            "unknown field 'cache'",
         ),
         (
             "[instructions]\nenable = false\n",
             2,
-            "unknown field `enable`, expected `enabled` or `files`",
+            "unknown field 'enable', expected 'enabled' or 'files'",
         ),
         ("[instructions]\nfiles = \"AGENTS.md\"\n", 2, "invalid type"),
     ];
@@ -335,6 +335,8 @@ fn the_example_config_parses() {
     let file = config::parse_config(&path, &text).unwrap();
     assert!(file.providers.len() >= 2);
     assert_eq!(file.tui.dialog_guard_ms, Some(400));
+    assert_eq!(file.tui.mouse, Some(true));
+    assert_eq!(file.tui.theme, Some(config::ThemeChoice::Auto));
     assert_eq!(file.max_model_calls, Some(200));
     assert_eq!(file.max_subagent_depth, Some(3));
     assert_eq!(file.tools.shell.env_passthrough, Vec::<String>::new());
@@ -354,6 +356,11 @@ async fn the_example_values_are_the_defaults_for_limits() {
         ..Default::default()
     };
     let resolved = resolve(dir.path(), overrides, &[]).await.unwrap();
+    assert_eq!(
+        resolved.ui,
+        config::UiSettings::default(),
+        "[ui] shows the defaults"
+    );
     let documented = resolved.limits;
     let empty = Overrides {
         config: Some(write(dir.path(), "")),

@@ -312,7 +312,7 @@ async fn taco_mcp_list_shows_every_page_and_failures() {
         "echo", "add", "fail", "image", "slow", "ask", "crash", "add_tool", "log",
     ] {
         assert!(
-            run.stdout.contains(&format!("`mcp__fixture__{tool}`")),
+            run.stdout.contains(&format!("'mcp__fixture__{tool}'")),
             "{tool}: {}",
             run.stdout
         );

@@ -504,7 +504,7 @@ async fn documented_http_errors_map_to_statuses_and_retry_flags() {
             message.contains("the model failed to generate a response"),
             "{status}: {message}"
         );
-        assert!(message.contains("`ollama`"), "{status}: {message}");
+        assert!(message.contains("'ollama'"), "{status}: {message}");
     }
 }
 
@@ -515,8 +515,8 @@ async fn http_404_model_not_found_says_ollama_pull() {
     let (_, message, retryable) = http(&e);
     assert!(!retryable);
     for part in [
-        "`test-model`",
-        "`ollama pull test-model`",
+        "'test-model'",
+        "'ollama pull test-model'",
         "try pulling it first",
     ] {
         assert!(message.contains(part), "{part} missing in {message}");
@@ -541,7 +541,7 @@ async fn an_unreachable_server_says_ollama_serve_and_the_url() {
         ProviderError::Connect { url, reason } => {
             assert_eq!(url, &format!("{base}/api/chat"));
             assert!(reason.contains("connection refused"), "{reason}");
-            assert!(reason.contains("`ollama serve`"), "{reason}");
+            assert!(reason.contains("'ollama serve'"), "{reason}");
         }
         other => panic!("expected Connect, got {other:?}"),
     }

@@ -320,7 +320,7 @@ async fn http_400_unsupported_parameter_is_final() {
         message.contains("Unsupported parameter: 'max_tokens' is not supported with this model."),
         "{message}"
     );
-    assert!(message.contains("(parameter `max_tokens`)"), "{message}");
+    assert!(message.contains("(parameter 'max_tokens')"), "{message}");
 }
 
 #[tokio::test]
@@ -442,7 +442,7 @@ async fn http_404_names_the_model_and_the_url() {
     let (_, message, retryable, _) = http(&e);
     assert!(!retryable);
     let url = format!("{}/v1/chat/completions", server.url());
-    for part in ["`test-model`", url.as_str(), "`testprov`", "does not exist"] {
+    for part in ["'test-model'", url.as_str(), "'testprov'", "does not exist"] {
         assert!(message.contains(part), "{part} missing in {message}");
     }
 }
@@ -693,4 +693,49 @@ fn cached_prompt_tokens_are_counted_apart() {
     let outcome = decode_chunks(vec![Bytes::from_static(body.as_bytes())]);
     assert_eq!(outcome.turn.usage.input_tokens, 1200);
     assert_eq!(outcome.turn.usage.cached_tokens, 1024);
+}
+
+/// Error messages are plain text (issue 14.6): the chat shows them as they are and stderr
+/// prints them, so none carries a Markdown code span of its own making.
+#[tokio::test]
+async fn every_http_error_message_is_plain_text() {
+    let plain =
+        |message: &str| json!({"error": {"message": message, "type": "invalid_request_error"}});
+    let too_long = json!({"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}});
+    let cases: Vec<(u16, Value, bool)> = vec![
+        (400, plain("Unsupported parameter: 'max_tokens'"), true),
+        (400, too_long, true),
+        (401, plain("Incorrect API key provided"), true),
+        (401, plain("You didn't provide an API key."), false),
+        (402, plain("Payment required"), true),
+        (403, plain("Project does not have access"), true),
+        (404, plain("The model does not exist"), true),
+        (413, plain("Request too large"), true),
+        (429, plain("Rate limit reached"), true),
+        (500, plain("The server had an error"), true),
+        (418, plain("I'm a teapot"), true),
+    ];
+    for (status, body, key) in cases {
+        let reply = json_error(status, body.to_string().into_bytes());
+        let e = failing(reply, |c| {
+            if !key {
+                c.api_key = None;
+            }
+        })
+        .await;
+        let text = e.to_string();
+        assert!(!text.contains('`'), "{status}: {text}");
+        assert!(
+            text.contains("'testprov'"),
+            "{status} names the provider: {text}"
+        );
+    }
+    // A JSON answer where a stream was asked for, and a base URL that is not one.
+    let reply = Reply::status(200).json(&json!({"id": "x", "choices": []}));
+    let e = failing(reply, |_| {}).await;
+    assert!(!e.to_string().contains('`'), "{e}");
+    let mut bad = config("ftp://example.com");
+    bad.base_url = "ftp://example.com/v1".into();
+    let e = OpenAiProvider::new(bad).map(drop).expect_err("not http");
+    assert!(!e.to_string().contains('`'), "{e}");
 }

@@ -340,7 +340,7 @@ fn damaged_and_unknown_middle_lines_are_skipped_by_number() {
     assert_eq!(loaded.entries.len(), 2);
     assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
     assert!(loaded.warnings[0].starts_with("line 3 is not valid JSON"));
-    assert!(loaded.warnings[1].starts_with("line 4 has an unknown type `hologram`"));
+    assert!(loaded.warnings[1].starts_with("line 4 has an unknown type 'hologram'"));
 }
 
 #[test]
@@ -387,7 +387,7 @@ fn files_that_are_not_sessions_are_clear_errors() {
     std::fs::write(&json, "{\"name\": \"package\"}\n[1, 2]\n").unwrap();
     let err = session::load(&json).unwrap_err().to_string();
     assert!(
-        err.contains("no line of it is a taco entry (line 1 is JSON without a `type`)"),
+        err.contains("no line of it is a taco entry (line 1 is JSON without a 'type')"),
         "{err}"
     );
 
@@ -536,13 +536,13 @@ fn find_by_id_exact_prefix_ambiguous_and_unknown() {
     assert!(matches!(err, SessionError::AmbiguousId { .. }));
     assert_eq!(
         err.to_string(),
-        "`20240101` matches several sessions (20240101-100000-aabbbb, 20240101-100000-aaaaaa); give more of the id"
+        "'20240101' matches several sessions (20240101-100000-aabbbb, 20240101-100000-aaaaaa); give more of the id"
     );
 
     let err = session::find(dir, Some("1999"), w).unwrap_err();
     assert!(matches!(err, SessionError::UnknownId { .. }));
     let text = err.to_string();
-    assert!(text.contains("no session `1999`"), "{text}");
+    assert!(text.contains("no session '1999'"), "{text}");
     assert!(text.contains(&dir.display().to_string()), "{text}");
     assert!(
         text.contains("20240303-120000-cccccc, 20240101-100000-aabbbb"),

@@ -418,7 +418,7 @@ async fn a_failing_needed_call_fails_the_workflow_and_the_conversation_goes_on()
         .unwrap()
         .to_string();
     assert!(
-        error.contains("needed call `save` failed") && error.contains("denied"),
+        error.contains("needed call 'save' failed") && error.contains("denied"),
         "{error}"
     );
     assert!(events.iter().any(|e| matches!(&e.data, EventData::StackPop(f) if f.id == "x" && f.state == FrameState::Failed)));
@@ -494,7 +494,7 @@ async fn abandoning_parameter_collection_clears_the_stack_and_tells_the_model() 
     let results = tool_messages(&sent[1].messages);
     let first = results[0].1["error"].as_str().unwrap();
     assert!(
-        first.contains("abandoned") && first.contains("`text`"),
+        first.contains("abandoned") && first.contains("'text'"),
         "{first}"
     );
     assert!(

@@ -1135,7 +1135,7 @@ fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
         position: 1,
         of: 1,
         note: Some(
-            "MCP server fs · its tool `read_text_file` · the server says: read-only (a hint, not checked)"
+            "MCP server fs · its tool 'read_text_file' · the server says: read-only (a hint, not checked)"
                 .into(),
         ),
         diff: None,
@@ -1242,7 +1242,7 @@ fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
     let mut h = asking_shell("cargo test --test mcp");
     let terminal = h.screen(150, 24);
     let text = screen_text(&terminal);
-    assert!(text.contains("p always `cargo test`"), "{text}");
+    assert!(text.contains("p always 'cargo test'"), "{text}");
     insta::assert_snapshot!(terminal.backend());
 }
 
@@ -1377,7 +1377,7 @@ fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
     assert!(sent.is_empty(), "{sent:?}");
     let screen = screen_text(&h.screen(300, 60));
     assert!(
-        screen.contains("No grant named `nothing here`. Granted: `cargo test`."),
+        screen.contains("No grant named 'nothing here'. Granted: 'cargo test'."),
         "{screen}"
     );
     h.type_text("/tools revoke cargo test");

@@ -310,7 +310,10 @@ fn a_click_focuses_the_pane_and_selects_the_row_frame_or_message_under_it() {
     assert_eq!(h.app.focus(), Focus::Chat);
     assert!(h.app.chat.selected().is_some());
     let text = copied(&h.key(KeyCode::Char('y')));
-    assert!(text.starts_with("paragraph 0 of a long answer\n\n"), "{text:?}");
+    assert!(
+        text.starts_with("paragraph 0 of a long answer\n\n"),
+        "{text:?}"
+    );
     assert!(text.contains("paragraph 39"), "the whole answer: {text:?}");
     assert!(h.text().contains("copied"), "the flash says so");
     assert_eq!(h.app.composer_text(), "", "y was not typed");
@@ -368,7 +371,10 @@ fn with_an_approval_docked_y_approves_and_no_message_stays_selected() {
     h.text();
     let commands = h.key(KeyCode::Char('y'));
     assert!(
-        matches!(commands.as_slice(), [Command::Op(taco::orchestrator::task::Op::Approve { .. })]),
+        matches!(
+            commands.as_slice(),
+            [Command::Op(taco::orchestrator::task::Op::Approve { .. })]
+        ),
         "{commands:?}"
     );
     assert_eq!(h.app.chat.selected(), None);
@@ -384,7 +390,11 @@ fn y_in_the_timeline_detail_copies_the_payload_with_keys_masked() {
     let mut h = Harness::new();
     h.app = App::new(info, h.t0);
     h.start();
-    h.call("c1", "shell", json!({"command": format!("curl -H 'Bearer {secret}' x")}));
+    h.call(
+        "c1",
+        "shell",
+        json!({"command": format!("curl -H 'Bearer {secret}' x")}),
+    );
     h.text();
     let (x, y) = inside(panes().timeline, 0);
     h.click(x, y);
@@ -393,7 +403,10 @@ fn y_in_the_timeline_detail_copies_the_payload_with_keys_masked() {
     assert!(h.app.detail_open());
     let text = copied(&h.key(KeyCode::Char('y')));
     assert!(text.starts_with("→ tool_call\n"), "{text:?}");
-    assert!(text.contains("\"command\": \"curl -H 'Bearer sk-…***' x\""), "{text:?}");
+    assert!(
+        text.contains("\"command\": \"curl -H 'Bearer sk-…***' x\""),
+        "{text:?}"
+    );
     assert!(!text.contains(secret), "the key is masked: {text:?}");
     assert!(h.app.detail_open(), "copying leaves the view open");
 
@@ -526,7 +539,11 @@ fn snapshot_the_same_screen_in_the_light_theme() {
             .map(String::from)
             .collect()
     };
-    assert_eq!(text(&light), text(&dark), "the same screen, only coloured otherwise");
+    assert_eq!(
+        text(&light),
+        text(&dark),
+        "the same screen, only coloured otherwise"
+    );
     assert_ne!(light, dark);
     insta::assert_snapshot!(light);
 }

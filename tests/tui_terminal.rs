@@ -77,7 +77,11 @@ fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_gated(home.path(), work.path(), "");
-    assert!(tmux.run(&["set", "-g", "set-clipboard", "on"]).status.success());
+    assert!(
+        tmux.run(&["set", "-g", "set-clipboard", "on"])
+            .status
+            .success()
+    );
     go(home.path());
     open_a_timeline_detail(&tmux);
     assert!(
@@ -90,7 +94,10 @@ fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
     // The payload of the run's start, as the detail view shows it.
     assert!(copied.starts_with("▶ run_started\n"), "{copied}");
     assert!(copied.contains("\"prompt\": \"hi\""), "{copied}");
-    assert!(!screen.contains("52;c"), "nothing leaked to the screen:\n{screen}");
+    assert!(
+        !screen.contains("52;c"),
+        "nothing leaked to the screen:\n{screen}"
+    );
     quit(&tmux);
 }
 
@@ -101,7 +108,11 @@ fn inside_tmux_the_copy_also_goes_out_wrapped_and_the_plain_one_still_lands() {
     // taco sees $TMUX (as it does in any tmux pane) and sends both forms; tmux drops the
     // passthrough one (allow-passthrough is off) and keeps the plain one.
     let tmux = launch_gated(home.path(), work.path(), "TMUX='/tmp/tmux-test,1,0'");
-    assert!(tmux.run(&["set", "-g", "set-clipboard", "on"]).status.success());
+    assert!(
+        tmux.run(&["set", "-g", "set-clipboard", "on"])
+            .status
+            .success()
+    );
     go(home.path());
     open_a_timeline_detail(&tmux);
     tmux.keys(&["y"]);
@@ -154,7 +165,10 @@ fn auto_theme_is_light_where_the_terminal_says_its_background_is() {
     assert!(screen.contains("38;5;24m"), "light colours:\n{screen}");
     assert!(!screen.contains("38;5;74m"), "no dark ones:\n{screen}");
     let text = tmux.screen();
-    assert!(text.contains("ask taco to do something"), "an empty composer:\n{text}");
+    assert!(
+        text.contains("ask taco to do something"),
+        "an empty composer:\n{text}"
+    );
     assert!(!text.contains("rgb"), "no answer typed in:\n{text}");
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("EXITED");
@@ -181,7 +195,10 @@ fn auto_theme_is_dark_when_the_terminal_does_not_say_and_nothing_is_typed_in() {
     let tmux = launch_gated(home.path(), work.path(), "");
     go(home.path());
     tmux.wait_for("Welcome to taco");
-    assert!(coloured(&tmux).contains("38;5;24m"), "the old [tui] name still works");
+    assert!(
+        coloured(&tmux).contains("38;5;24m"),
+        "the old [tui] name still works"
+    );
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("EXITED");
 }

@@ -403,7 +403,7 @@ async fn a_cross_host_redirect_needs_approval_in_headless_runs() {
     let (result, events, hits) = run_redirect(&mut FixedApprover::none()).await;
     let error = result["error"].as_str().unwrap_or_default();
     assert!(
-        error.contains("needed call `web_fetch` failed") && error.contains("denied"),
+        error.contains("needed call 'web_fetch' failed") && error.contains("denied"),
         "{result}"
     );
     assert_eq!(hits, 0, "the other host was never contacted");

@@ -343,7 +343,8 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
         let line = e
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        let message = e.message().trim().to_string();
+        // serde names fields as Markdown code spans; an error line quotes them plainly.
+        let message = crate::text::plain(e.message().trim()).into_owned();
         match line {
             Some(line) => ConfigError(format!("{}:{line}: {message}", path.display())),
             None => ConfigError(format!("{}: {message}", path.display())),
@@ -368,7 +369,7 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
                 text,
                 span,
                 format!(
-                    "provider '{name}' needs a `kind` (\"openai\", \"anthropic\" or \"ollama\"): it is not a preset"
+                    "provider '{name}' needs a 'kind' (\"openai\", \"anthropic\" or \"ollama\"): it is not a preset"
                 ),
             ));
         }
@@ -501,7 +502,10 @@ mod tests {
         assert_eq!(old.tui.theme, Some(ThemeChoice::Dark));
         let auto = parse("[ui]\ntheme = \"auto\"\n").unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(auto.tui.theme, Some(ThemeChoice::Auto));
-        assert!(parse("[ui]\ntheme = \"blue\"\n").is_err(), "only the three names");
+        assert!(
+            parse("[ui]\ntheme = \"blue\"\n").is_err(),
+            "only the three names"
+        );
         assert!(parse("[ui]\nmouse = \"no\"\n").is_err());
     }
 }

@@ -96,13 +96,13 @@ pub async fn connect(
             // exit code when it stops.
             let mut child = cmd.spawn().map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => {
-                    format!("`{command}` was not found: is it installed and on PATH?")
+                    format!("'{command}' was not found: is it installed and on PATH?")
                 }
-                _ => format!("`{command}` could not be started: {e}"),
+                _ => format!("'{command}' could not be started: {e}"),
             })?;
             let pid = child.id();
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-                return Err(format!("`{command}` started without pipes"));
+                return Err(format!("'{command}' started without pipes"));
             };
             let mut reader = None;
             if let Some(pipe) = child.stderr.take() {

@@ -199,7 +199,7 @@ impl Tool for McpTool {
             )
         };
         Some(format!(
-            "MCP server {} · its tool `{}`{hints}",
+            "MCP server {} · its tool '{}'{hints}",
             self.server, self.remote
         ))
     }

@@ -439,7 +439,7 @@ impl Run<'_> {
             let mut outcome = if self.cancel.is_cancelled() {
                 self.quiet(call, Ended::Cancelled)
             } else if let Some((child, failed)) = failed {
-                let error = format!("needed call `{}` failed: {failed}", child.name);
+                let error = format!("needed call '{}' failed: {failed}", child.name);
                 self.quiet(call, Ended::Failed(error))
             } else {
                 let job = ReadyCall {

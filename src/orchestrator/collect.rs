@@ -125,7 +125,7 @@ impl Run<'_> {
                 kind: InputKind::Parameter,
                 frame: collector.clone(),
                 tool: call.name.clone(),
-                prompt: format!("{} needs `{name}`", call.name),
+                prompt: format!("{} needs '{name}'", call.name),
                 parameter: Some(name.clone()),
                 description,
                 value_type: kind.clone(),
@@ -142,7 +142,7 @@ impl Run<'_> {
                 }
                 None => {
                     return Collected::Abandoned(format!(
-                        "the user abandoned this {} call when asked for `{name}`; do not retry it unless they ask",
+                        "the user abandoned this {} call when asked for '{name}'; do not retry it unless they ask",
                         call.name
                     ));
                 }

@@ -113,16 +113,16 @@ fn http_error(
     let message = match status {
         401 => match (ctx.key.is_some(), ctx.key_env) {
             (true, Some(env)) => format!(
-                "provider `{provider}` did not accept the API key: {said}. Check the key in {env}."
+                "provider '{provider}' did not accept the API key: {said}. Check the key in {env}."
             ),
             (true, None) => {
-                format!("provider `{provider}` did not accept the configured API key: {said}.")
+                format!("provider '{provider}' did not accept the configured API key: {said}.")
             }
             (false, Some(env)) => {
-                format!("provider `{provider}` needs an API key: {said}. Set {env}.")
+                format!("provider '{provider}' needs an API key: {said}. Set {env}.")
             }
             (false, None) => format!(
-                "provider `{provider}` needs an API key but none is configured: {said}. \
+                "provider '{provider}' needs an API key but none is configured: {said}. \
                  Set api_key_env in the config and export that variable."
             ),
         },
@@ -132,31 +132,31 @@ fn http_error(
                 |e| format!("the key in {e}"),
             );
             format!(
-                "provider `{provider}` denied access: {said}. Check that {key} may use model `{}`.",
+                "provider '{provider}' denied access: {said}. Check that {key} may use model '{}'.",
                 ctx.model
             )
         }
         404 if missing_model.is_some() => format!(
-            "model `{}` was not found at provider `{provider}`: {said}. {}.",
+            "model '{}' was not found at provider '{provider}': {said}. {}.",
             ctx.model,
             missing_model.unwrap_or_default()
         ),
         404 => format!(
-            "model `{}` or URL {} was not found at provider `{provider}`: {said}. \
-             Check `model` and `base_url` ({}).",
+            "model '{}' or URL {} was not found at provider '{provider}': {said}. \
+             Check 'model' and 'base_url' ({}).",
             ctx.model, ctx.url, ctx.base_url_hint
         ),
         429 if quota => format!(
-            "the account's quota at provider `{provider}` is exhausted: {said}. \
+            "the account's quota at provider '{provider}' is exhausted: {said}. \
              Check the plan and billing."
         ),
-        429 => format!("provider `{provider}` is rate limiting requests: {said}"),
+        429 => format!("provider '{provider}' is rate limiting requests: {said}"),
         _ if exceeded => {
             // The orchestrator compacts and retries once on this; the advice is for when
             // even that did not help.
             return ProviderError::ContextExceeded(redact(
                 format!(
-                    "provider `{provider}` rejected the request as too long for model `{}`: {said}",
+                    "provider '{provider}' rejected the request as too long for model '{}': {said}",
                     ctx.model
                 ),
                 ctx.key,
@@ -166,20 +166,20 @@ fn http_error(
             let param = detail
                 .param
                 .as_ref()
-                .map(|p| format!(" (parameter `{p}`)"))
+                .map(|p| format!(" (parameter '{p}')"))
                 .unwrap_or_default();
-            format!("provider `{provider}` rejected the request{param}: {said}")
+            format!("provider '{provider}' rejected the request{param}: {said}")
         }
         402 => format!(
-            "provider `{provider}` refused the request for billing reasons: {said}. \
+            "provider '{provider}' refused the request for billing reasons: {said}. \
              Check the plan and billing."
         ),
         300..=399 => format!(
-            "provider `{provider}` redirected the request to {}; set base_url to that address",
+            "provider '{provider}' redirected the request to {}; set base_url to that address",
             header(headers, "location").unwrap_or("another address")
         ),
-        s if s >= 500 => format!("provider `{provider}` had a server error: {said}"),
-        _ => format!("provider `{provider}`: {said}"),
+        s if s >= 500 => format!("provider '{provider}' had a server error: {said}"),
+        _ => format!("provider '{provider}': {said}"),
     };
     ProviderError::Http {
         status,
@@ -243,7 +243,7 @@ fn json_instead_of_stream(body: &[u8], provider: &str) -> ProviderError {
 /// not stream, so trying again would only get the same.
 fn not_a_stream(provider: &str) -> ProviderError {
     ProviderError::Config(format!(
-        "provider `{provider}` answered with JSON instead of an event stream; \
+        "provider '{provider}' answered with JSON instead of an event stream; \
          does the server support streaming?"
     ))
 }

@@ -20,7 +20,7 @@ pub use decode::{MAX_LINE, decode_stream};
 
 /// The field that ends a complete stream.
 const TERMINATOR: &str = "done: true";
-const REFUSED: &str = "is Ollama running? start it with `ollama serve`, or check base_url \
+const REFUSED: &str = "is Ollama running? start it with 'ollama serve', or check base_url \
                        (the server root, like OLLAMA_HOST)";
 
 /// Settings of one Ollama provider.
@@ -82,7 +82,7 @@ impl OllamaProvider {
         };
         // What to do about a model the server does not have (names the model).
         let pull = format!(
-            "Download it with `ollama pull {}` (`ollama list` shows the models you have)",
+            "Download it with 'ollama pull {}' ('ollama list' shows the models you have)",
             config.model
         );
         let endpoint = Endpoint::new(account, "/api/chat", &WIRE)?.with_missing_model(pull);

@@ -148,7 +148,7 @@ fn decode_data(data: &str, out: &mut VecDeque<Result<Chunk, ProviderError>>) -> 
         Ok(chunk) => chunk,
         Err(e) => {
             let message = format!(
-                "expected a JSON chunk or [DONE], got `{}` ({e})",
+                "expected a JSON chunk or [DONE], got '{}' ({e})",
                 excerpt(data, 80)
             );
             out.push_back(Err(ProviderError::Malformed(message)));

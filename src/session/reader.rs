@@ -170,15 +170,15 @@ pub(super) fn scan_from(
                 on(Item::Entry(entry));
             }
             Line::NotJson => unparsed = Some(number),
-            Line::NotEntry => warnings.skip(number, "is JSON without a `type`", ""),
+            Line::NotEntry => warnings.skip(number, "is JSON without a 'type'", ""),
             Line::Unknown(kind) => warnings.skip(
                 number,
-                &format!("has an unknown type `{kind}`"),
+                &format!("has an unknown type '{kind}'"),
                 " (written by a newer taco?)",
             ),
             Line::Malformed { kind, error } => warnings.skip(
                 number,
-                &format!("(`{kind}`) could not be read: {error}"),
+                &format!("('{kind}') could not be read: {error}"),
                 "",
             ),
         }
@@ -247,7 +247,7 @@ pub(super) fn parse_line(bytes: &[u8], expander: Option<&mut Expander>) -> Line 
                 .map_or_else(malformed, |m| Line::Entry(Entry::Message(m))),
             None => Line::Malformed {
                 kind: kind.to_string(),
-                error: "no `data`".into(),
+                error: "no 'data'".into(),
             },
         },
         _ => match Event::deserialize(&value) {

@@ -134,7 +134,7 @@ impl SessionWriter {
         let header = reader::read_header(BufReader::new(&file), path)?.ok_or_else(|| {
             SessionError::NotSession {
                 path: path.to_path_buf(),
-                reason: "it has no session header (a trace file can be viewed with `taco trace`, not resumed)".into(),
+                reason: "it has no session header (a trace file can be viewed with 'taco trace', not resumed)".into(),
             }
         })?;
         // A crash may have left a last line without its newline.

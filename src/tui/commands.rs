@@ -161,9 +161,9 @@ pub fn unknown_hint(name: &str) -> String {
         .collect();
     match close.first() {
         Some(guess) => {
-            format!("unknown command `{name}`. Did you mean `{guess}`? `/help` lists them all.")
+            format!("unknown command '{name}'. Did you mean '{guess}'? '/help' lists them all.")
         }
-        None => format!("unknown command `{name}`. `/help` lists the commands."),
+        None => format!("unknown command '{name}'. '/help' lists the commands."),
     }
 }
 

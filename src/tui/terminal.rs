@@ -4,8 +4,8 @@
 //! `theme = "auto"`), before anything else reads the keyboard.
 
 use std::io::{self, Stdout, Write};
-use std::os::fd::AsFd;
 use std::mem::ManuallyDrop;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::Terminal;

@@ -223,7 +223,12 @@ async fn y_in_the_timeline_detail_writes_osc_52_to_the_terminal() {
         events.send(Event::now(&run, call)).unwrap();
         taken(&counter, 1).await;
         // Tab to the stack, Tab to the timeline, open the row, copy it.
-        for code in [KeyCode::Tab, KeyCode::Tab, KeyCode::Enter, KeyCode::Char('y')] {
+        for code in [
+            KeyCode::Tab,
+            KeyCode::Tab,
+            KeyCode::Enter,
+            KeyCode::Char('y'),
+        ] {
             keys.send(key(code)).unwrap();
         }
         // The keys queued before the input ends are all taken first.

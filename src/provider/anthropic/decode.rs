@@ -102,7 +102,7 @@ fn parse(data: &str) -> Result<Option<WireEvent>, String> {
         match serde_json::from_str::<Kind>(data) {
             Ok(Kind { kind: Some(kind) }) if !KNOWN.contains(&kind.as_str()) => Ok(None),
             _ => Err(format!(
-                "expected a JSON event, got `{}` ({e})",
+                "expected a JSON event, got '{}' ({e})",
                 excerpt(data.trim(), 80)
             )),
         }

@@ -89,7 +89,7 @@ impl Endpoint {
         if !parsed.is_some_and(|u| matches!(u.scheme(), "http" | "https")) {
             let (base, name, example) = (account.base_url, account.name, wire.url_example);
             let problem =
-                format!("base_url `{base}` of provider `{name}` is not an http(s) URL{example}");
+                format!("base_url '{base}' of provider '{name}' is not an http(s) URL{example}");
             return Err(ProviderError::Config(problem));
         }
         let client = client(account.base_url, account.connect_timeout)?;
@@ -169,7 +169,7 @@ impl Endpoint {
         let mut value = HeaderValue::from_str(key.expose().trim()).map_err(|_| {
             let source = self.key_env.as_deref().unwrap_or("the config");
             ProviderError::Config(format!(
-                "the API key of provider `{}` (from {source}) contains characters that cannot \
+                "the API key of provider '{}' (from {source}) contains characters that cannot \
                  be sent in an HTTP header",
                 self.name
             ))

@@ -109,7 +109,7 @@ impl<S> LineDecoder<S> {
             Err(e) => {
                 let text = String::from_utf8_lossy(line);
                 let text = excerpt(&text, 80);
-                let message = format!("expected a JSON line from Ollama, got `{text}` ({e})");
+                let message = format!("expected a JSON line from Ollama, got '{text}' ({e})");
                 return self.fail(ProviderError::Malformed(message));
             }
         };

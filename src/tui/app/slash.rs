@@ -76,12 +76,12 @@ impl App {
                     Some(grant) => return vec![Command::Op(Op::Revoke(grant))],
                     None => {
                         let mut granted: Vec<String> =
-                            self.run.grants().keys().map(|k| format!("`{k}`")).collect();
-                        granted.extend(self.run.shell_prefixes().iter().map(|p| format!("`{p}`")));
+                            self.run.grants().keys().map(|k| format!("'{k}'")).collect();
+                        granted.extend(self.run.shell_prefixes().iter().map(|p| format!("'{p}'")));
                         let text = if granted.is_empty() {
                             "Nothing to revoke: no grants were given this session.".to_string()
                         } else {
-                            format!("No grant named `{what}`. Granted: {}.", granted.join(", "))
+                            format!("No grant named '{what}'. Granted: {}.", granted.join(", "))
                         };
                         self.chat.push_notice(NoticeKind::Warn, text);
                     }

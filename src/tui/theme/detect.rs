@@ -130,7 +130,10 @@ pub fn answered(bytes: &[u8]) -> bool {
     let mut from = 0;
     while let Some(at) = find(&bytes[from..], b"\x1b[?") {
         let params = &bytes[from + at + 3..];
-        match params.iter().position(|b| !(b.is_ascii_digit() || *b == b';')) {
+        match params
+            .iter()
+            .position(|b| !(b.is_ascii_digit() || *b == b';'))
+        {
             Some(end) if params[end] == b'c' => return true,
             _ => from += at + 3,
         }

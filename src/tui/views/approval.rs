@@ -353,7 +353,7 @@ impl ApprovalState {
         if let Some(prefix) = self.offered_prefix() {
             spans.push(Span::styled("p", key_style));
             spans.push(Span::styled(
-                format!(" always `{}`  ", escape(&prefix)),
+                format!(" always '{}'  ", escape(&prefix)),
                 what_style,
             ));
         }

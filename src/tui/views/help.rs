@@ -17,6 +17,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("Esc", "cancel the running request"),
             ("Ctrl-C", "clear the draft, else cancel; twice quits"),
             ("?", "this help (when the composer is empty)"),
+            ("wheel, click", "scroll / select what is under the pointer"),
         ],
     ),
     (
@@ -43,6 +44,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("PgUp / PgDn, wheel", "scroll the chat"),
             ("End", "follow the bottom again (empty composer)"),
             ("Ctrl-O", "expand / collapse tool details and reasoning"),
+            ("Alt-↑, click", "select a message (↑ ↓ move, y copies)"),
         ],
     ),
     (
@@ -85,6 +87,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("↑ ↓ / j k", "select an event"),
             ("Enter", "open / close the full payload"),
+            ("y", "in the payload: copy it to the clipboard"),
             ("f", "filter: all, llm, tools, asks, problems"),
             ("Home / End", "first / last (End follows new events)"),
         ],

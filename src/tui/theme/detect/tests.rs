@@ -15,7 +15,10 @@ fn a_dark_and_a_light_answer() {
         Some(Background::Light)
     );
     // One digit a channel, and rgba (alpha ignored).
-    assert_eq!(parse_reply(b"\x1b]11;rgb:f/f/f\x07"), Some(Background::Light));
+    assert_eq!(
+        parse_reply(b"\x1b]11;rgb:f/f/f\x07"),
+        Some(Background::Light)
+    );
     assert_eq!(
         parse_reply(b"\x1b]11;rgba:2828/2828/2828/ffff\x07"),
         Some(Background::Dark)
@@ -81,10 +84,22 @@ fn colorfgbg_and_the_configured_choice() {
     assert_eq!(from_colorfgbg("1;200"), None);
     let light = Some(Background::Light);
     assert_eq!(choose(ThemeChoice::Dark, light, None), Background::Dark);
-    assert_eq!(choose(ThemeChoice::Light, None, Some("15;0")), Background::Light);
-    assert_eq!(choose(ThemeChoice::Auto, light, Some("15;0")), Background::Light);
-    assert_eq!(choose(ThemeChoice::Auto, None, Some("0;15")), Background::Light);
-    assert_eq!(choose(ThemeChoice::Auto, None, Some("junk")), Background::Dark);
+    assert_eq!(
+        choose(ThemeChoice::Light, None, Some("15;0")),
+        Background::Light
+    );
+    assert_eq!(
+        choose(ThemeChoice::Auto, light, Some("15;0")),
+        Background::Light
+    );
+    assert_eq!(
+        choose(ThemeChoice::Auto, None, Some("0;15")),
+        Background::Light
+    );
+    assert_eq!(
+        choose(ThemeChoice::Auto, None, Some("junk")),
+        Background::Dark
+    );
     assert_eq!(choose(ThemeChoice::Auto, None, None), Background::Dark);
 }
 
@@ -152,7 +167,10 @@ fn a_terminal_that_answers_only_the_attributes_is_read_to_the_end() {
     let mut input = Script::new(&[b"\x1b[?62;22c"], false);
     assert_eq!(query(&mut out, &mut input, TIMEOUT), None);
     assert_eq!(input.waits.len(), 1, "the DA1 answer ends it at once");
-    assert!(input.chunks.is_empty(), "and it was consumed, not left as keys");
+    assert!(
+        input.chunks.is_empty(),
+        "and it was consumed, not left as keys"
+    );
 }
 
 #[test]

@@ -262,7 +262,9 @@ impl Cell {
                     "✗ error: ",
                     t.error.add_modifier(Modifier::BOLD),
                 )];
-                lines.extend(wrap_plain(message, t.text, width, &first, &indent));
+                // Plain text: a code span from a provider or a server is only quoted.
+                let shown = crate::text::plain(message);
+                lines.extend(wrap_plain(&shown, t.text, width, &first, &indent));
                 let hint = error_hint(kind, message);
                 if !hint.is_empty() {
                     lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
@@ -274,11 +276,13 @@ impl Cell {
                     NoteStyle::Markdown => lines.extend(markdown::render(text, width, t)),
                     NoteStyle::Warn => {
                         let first = [Span::styled("! ", t.warn)];
-                        lines.extend(wrap_plain(text, t.warn, width, &first, &indent));
+                        let text = crate::text::plain(text);
+                        lines.extend(wrap_plain(&text, t.warn, width, &first, &indent));
                     }
                     NoteStyle::Error => {
                         let first = [Span::styled("✗ ", t.error)];
-                        lines.extend(wrap_plain(text, t.error, width, &first, &indent));
+                        let text = crate::text::plain(text);
+                        lines.extend(wrap_plain(&text, t.error, width, &first, &indent));
                     }
                     NoteStyle::Dim => lines.extend(wrap_plain(text, t.dim, width, &[], &[])),
                 }

@@ -168,9 +168,10 @@ impl Tool {
             };
             if let Some(note) = note.and_then(|n| n.lines().find(|l| !l.trim().is_empty())) {
                 let room = usize::from(width).saturating_sub(4);
+                let note = crate::text::plain(note.trim());
                 lines.push(Line::from(vec![
                     Span::styled("  └ ", t.dim),
-                    Span::styled(truncate(note.trim(), room), style),
+                    Span::styled(truncate(&note, room), style),
                 ]));
             }
             return;

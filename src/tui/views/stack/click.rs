@@ -10,8 +10,8 @@ impl StackState {
             return false;
         };
         let tree = self.tree();
-        let Some(position) = (tree.iter())
-            .position(|(i, _)| self.entries.get(*i).is_some_and(|e| e.frame.id == id))
+        let Some(position) =
+            (tree.iter()).position(|(i, _)| self.entries.get(*i).is_some_and(|e| e.frame.id == id))
         else {
             return false;
         };

@@ -255,7 +255,7 @@ impl Row {
                 match grant {
                     crate::event::Grant::Tool(name) => format!("revoked {}", one_line(name)),
                     crate::event::Grant::ShellPrefix(prefix) => {
-                        format!("revoked shell `{}`", one_line(prefix))
+                        format!("revoked shell '{}'", one_line(prefix))
                     }
                 },
             ),
