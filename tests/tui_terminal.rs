@@ -72,11 +72,12 @@ fn quit(tmux: &Tmux) {
     tmux.wait_for("EXITED");
 }
 
-#[test]
-fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
+/// Launches taco with `env`, opens a timeline payload, presses `y`: what tmux kept as its
+/// paste buffer, and the screen after the copy.
+fn copy_through_tmux(env: &str) -> (String, String) {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let tmux = launch_gated(home.path(), work.path(), "");
+    let tmux = launch_gated(home.path(), work.path(), env);
     assert!(
         tmux.run(&["set", "-g", "set-clipboard", "on"])
             .status
@@ -91,6 +92,13 @@ fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
     tmux.keys(&["y"]);
     let screen = tmux.wait_for("copied");
     let copied = buffer(&tmux);
+    quit(&tmux);
+    (copied, screen)
+}
+
+#[test]
+fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
+    let (copied, screen) = copy_through_tmux("");
     // The payload of the run's start, as the detail view shows it.
     assert!(copied.starts_with("▶ run_started\n"), "{copied}");
     assert!(copied.contains("\"prompt\": \"hi\""), "{copied}");
@@ -98,29 +106,15 @@ fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
         !screen.contains("52;c"),
         "nothing leaked to the screen:\n{screen}"
     );
-    quit(&tmux);
 }
 
 #[test]
 fn inside_tmux_the_copy_also_goes_out_wrapped_and_the_plain_one_still_lands() {
-    let home = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
     // taco sees $TMUX (as it does in any tmux pane) and sends both forms; tmux drops the
     // passthrough one (allow-passthrough is off) and keeps the plain one.
-    let tmux = launch_gated(home.path(), work.path(), "TMUX='/tmp/tmux-test,1,0'");
-    assert!(
-        tmux.run(&["set", "-g", "set-clipboard", "on"])
-            .status
-            .success()
-    );
-    go(home.path());
-    open_a_timeline_detail(&tmux);
-    tmux.keys(&["y"]);
-    let screen = tmux.wait_for("copied");
-    let copied = buffer(&tmux);
+    let (copied, screen) = copy_through_tmux("TMUX='/tmp/tmux-test,1,0'");
     assert!(copied.starts_with("▶ run_started\n"), "{copied}");
     assert!(!screen.contains("tmux;"), "{screen}");
-    quit(&tmux);
 }
 
 #[test]

@@ -98,6 +98,40 @@ fn key(code: KeyCode) -> io::Result<TermEvent> {
     Ok(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
 
+/// What a loop test drives: a fake engine (its Ops and events), the keyboard, the screen.
+struct Rig {
+    engine: Option<Box<dyn Engine>>,
+    ops: UnboundedReceiver<Op>,
+    events: UnboundedSender<Event>,
+    /// Events the loop has taken.
+    counter: Arc<AtomicUsize>,
+    keys: UnboundedSender<io::Result<TermEvent>>,
+    input: Box<dyn futures_util::Stream<Item = io::Result<TermEvent>> + Unpin>,
+    screen: TestScreen,
+}
+
+fn rig(width: u16, height: u16) -> Rig {
+    let (ops_tx, ops) = unbounded_channel();
+    let (events, events_rx) = unbounded_channel();
+    let counter = Arc::new(AtomicUsize::new(0));
+    let engine: Option<Box<dyn Engine>> = Some(Box::new(FakeEngine {
+        ops: ops_tx,
+        events: events_rx,
+        taken: Arc::clone(&counter),
+    }));
+    let (keys, mut keys_rx) = unbounded_channel();
+    let input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
+    Rig {
+        engine,
+        ops,
+        events,
+        counter,
+        keys,
+        input: Box::new(input),
+        screen: TestScreen::new(width, height),
+    }
+}
+
 /// Waits until the loop has taken `count` events (it handles each as it takes it).
 async fn taken(counter: &AtomicUsize, count: usize) {
     while counter.load(Ordering::SeqCst) < count {
@@ -107,17 +141,15 @@ async fn taken(counter: &AtomicUsize, count: usize) {
 
 #[tokio::test]
 async fn the_loop_drives_the_app_through_a_fake_engine() {
-    let (ops_tx, mut ops) = unbounded_channel();
-    let (events, events_rx) = unbounded_channel();
-    let counter = Arc::new(AtomicUsize::new(0));
-    let mut engine: Option<Box<dyn Engine>> = Some(Box::new(FakeEngine {
-        ops: ops_tx,
-        events: events_rx,
-        taken: Arc::clone(&counter),
-    }));
-    let (keys, mut keys_rx) = unbounded_channel();
-    let mut input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
-    let mut screen = TestScreen::new(100, 30);
+    let Rig {
+        mut engine,
+        mut ops,
+        events,
+        counter,
+        keys,
+        mut input,
+        mut screen,
+    } = rig(100, 30);
     let mut signals = None;
     let mut io = Io {
         screen: &mut screen,
@@ -192,17 +224,15 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
 #[tokio::test]
 async fn y_in_the_timeline_detail_writes_osc_52_to_the_terminal() {
     use base64::Engine as _;
-    let (ops_tx, _ops) = unbounded_channel();
-    let (events, events_rx) = unbounded_channel();
-    let counter = Arc::new(AtomicUsize::new(0));
-    let mut engine: Option<Box<dyn Engine>> = Some(Box::new(FakeEngine {
-        ops: ops_tx,
-        events: events_rx,
-        taken: Arc::clone(&counter),
-    }));
-    let (keys, mut keys_rx) = unbounded_channel();
-    let mut input = futures_util::stream::poll_fn(move |cx| keys_rx.poll_recv(cx));
-    let mut screen = TestScreen::new(160, 30);
+    let Rig {
+        mut engine,
+        events,
+        counter,
+        keys,
+        mut input,
+        mut screen,
+        ..
+    } = rig(160, 30);
     let mut signals = None;
     let mut io = Io {
         screen: &mut screen,

@@ -132,16 +132,7 @@ impl Detail {
             let last = (self.scroll + height).min(self.segments.len());
             let position = format!(" {last}/{}", self.segments.len());
             let room = usize::from(area.width).saturating_sub(position.len());
-            // The longest that fits: every key should stay readable, never cut mid-word.
-            let keys = [
-                "Esc close · ↑↓ PgUp PgDn scroll · y copy",
-                "Esc close · ↑↓ scroll · y copy",
-                "Esc · ↑↓ · y copy",
-            ];
-            let keys = (keys.iter())
-                .find(|k| k.chars().count() < room)
-                .unwrap_or(&keys[2]);
-            buf.set_stringn(area.x, y, clip(keys, room), room, theme.dim);
+            buf.set_stringn(area.x, y, clip(copy::keys(room), room), room, theme.dim);
             let x = area.right().saturating_sub(position.len() as u16);
             buf.set_stringn(
                 x.max(area.x),
