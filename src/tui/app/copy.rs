@@ -16,11 +16,6 @@ impl App {
         self.theme = theme;
     }
 
-    /// The palette in use.
-    pub fn theme(&self) -> &Theme {
-        &self.theme
-    }
-
     /// Sends copies by `route` (through tmux or not; decided at startup).
     pub fn set_clipboard(&mut self, route: Route) {
         self.clipboard = route;
