@@ -10,6 +10,7 @@ use crate::orchestrator::Limits;
 use crate::orchestrator::context::{ContextSettings, DEFAULT_COMPACT_AT};
 use crate::tools::{Policy, ToolSettings};
 
+mod catalog;
 mod file;
 mod presets;
 pub mod pricing;
@@ -18,6 +19,7 @@ mod windows;
 use file::check_url;
 use presets::{PRESETS, auto_select, choose};
 
+pub use catalog::Catalog;
 pub use file::{
     ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions,
     ShellConfig, ThemeChoice, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path,
@@ -123,6 +125,8 @@ pub struct Resolved {
     pub context: ContextSettings,
     /// What model calls cost.
     pub pricing: pricing::Pricing,
+    /// The providers `/model` and `/provider` can switch to.
+    pub catalog: Catalog,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -160,18 +164,7 @@ where
         check_url(url).map_err(|m| ConfigError(format!("--base-url: {m}")))?;
         provider.base_url = url.trim_end_matches('/').to_string();
     }
-    // The hosted APIs cannot work without a key: say so now rather than after a 401.
-    let hosted = ["https://api.openai.com", "https://api.anthropic.com"];
-    if provider.api_key.is_none() && hosted.iter().any(|h| provider.base_url.starts_with(h)) {
-        let var = provider
-            .api_key_env
-            .clone()
-            .unwrap_or_else(|| "OPENAI_API_KEY".into());
-        return Err(ConfigError(format!(
-            "provider '{}' needs an API key: set {var} in the environment (or pick another provider with -p, e.g. -p demo)",
-            provider.name
-        )));
-    }
+    need_key(&provider)?;
     let mut tools = tool_settings(&file.tools);
     tools.secret_vars = key_vars(&file);
     let policies = file
@@ -185,7 +178,13 @@ where
         .clone()
         .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string());
     let limits = call_limits(&file, &provider.options);
-    let context = context_settings(&file, &provider);
+    let compact_at = file
+        .context
+        .compact_at_percent
+        .as_ref()
+        .map_or(DEFAULT_COMPACT_AT, |p| *p.get_ref() as f64 / 100.0);
+    let context = context_settings(compact_at, &provider);
+    let catalog = Catalog::new(&provider, &file, env, compact_at);
     let instructions = crate::instructions::load(&workdir, &file.instructions.names());
     let prompt =
         instructions.append_to(&prompt.replace("{workdir}", &workdir.display().to_string()));
@@ -212,6 +211,7 @@ where
             theme: file.tui.theme.unwrap_or_default(),
         },
         context,
+        catalog,
         pricing: pricing::Pricing::new(
             file.pricing
                 .iter()
@@ -221,9 +221,25 @@ where
     })
 }
 
+/// The hosted APIs cannot work without a key: said at once rather than after a 401.
+fn need_key(provider: &ProviderChoice) -> Result<(), ConfigError> {
+    let hosted = ["https://api.openai.com", "https://api.anthropic.com"];
+    if provider.api_key.is_none() && hosted.iter().any(|h| provider.base_url.starts_with(h)) {
+        let var = provider
+            .api_key_env
+            .clone()
+            .unwrap_or_else(|| "OPENAI_API_KEY".into());
+        return Err(ConfigError(format!(
+            "provider '{}' needs an API key: set {var} in the environment (or pick another provider with -p, e.g. -p demo)",
+            provider.name
+        )));
+    }
+    Ok(())
+}
+
 /// The window: configured, else known for the model (Ollama's is asked of the server, so
 /// none here), and the compaction threshold.
-fn context_settings(file: &ConfigFile, provider: &ProviderChoice) -> ContextSettings {
+fn context_settings(compact_at: f64, provider: &ProviderChoice) -> ContextSettings {
     let configured = provider
         .options
         .context_window
@@ -233,11 +249,6 @@ fn context_settings(file: &ConfigFile, provider: &ProviderChoice) -> ContextSett
         ProviderKind::Ollama | ProviderKind::Demo => None,
         _ => known_window(&provider.model),
     };
-    let compact_at = file
-        .context
-        .compact_at_percent
-        .as_ref()
-        .map_or(DEFAULT_COMPACT_AT, |p| *p.get_ref() as f64 / 100.0);
     ContextSettings {
         window: configured.or(known),
         compact_at,

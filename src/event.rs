@@ -8,6 +8,9 @@ use serde_json::Value;
 
 use crate::conversation::{Message, Timings, ToolCall, Usage};
 pub use crate::tools::outcome::{DeniedBy, ToolStatus};
+pub use switch::{Listed, ModelChoice};
+
+mod switch;
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,7 +43,7 @@ impl Event {
     pub fn is_trace(&self) -> bool {
         !matches!(
             self.data,
-            EventData::Delta { .. } | EventData::ToolOutput { .. }
+            EventData::Delta { .. } | EventData::ToolOutput { .. } | EventData::Listed(_)
         )
     }
 }
@@ -454,6 +457,10 @@ pub enum EventData {
         /// What was running.
         running: String,
     },
+    /// The provider or model changed (`/model`, `/provider`): the next request uses them.
+    ModelSwitched(ModelChoice),
+    /// What `/model` or `/resume` asked to have listed; live only, never in files.
+    Listed(Box<Listed>),
 }
 
 impl EventData {
@@ -482,6 +489,8 @@ impl EventData {
             Self::Final { .. } => "final",
             Self::Error { .. } => "error",
             Self::Cancelled { .. } => "cancelled",
+            Self::ModelSwitched(_) => "model_switched",
+            Self::Listed(_) => "listed",
         }
     }
 }

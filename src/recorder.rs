@@ -92,6 +92,15 @@ impl Recorder {
         if !event.is_trace() {
             return;
         }
+        // A switch before anything was recorded is what the new file's header says, not a
+        // line of a session that holds nothing else.
+        if let (crate::event::EventData::ModelSwitched(chosen), Some(planned)) =
+            (&event.data, &mut self.planned)
+        {
+            planned.provider.clone_from(&chosen.provider);
+            planned.model.clone_from(&chosen.model);
+            return;
+        }
         self.start_planned();
         if let Some(session) = &mut self.session
             && let Err(e) = session.event(event)

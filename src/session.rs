@@ -144,6 +144,25 @@ fn known_hint(known: &[String]) -> String {
     }
 }
 
+/// The provider and model an event says were in use from then on: a run's start or a
+/// `/model` switch (`--resume`, `taco sessions` and `taco trace` take the last one).
+pub fn model_used(data: &crate::event::EventData) -> Option<(String, String)> {
+    use crate::event::EventData;
+    match data {
+        EventData::RunStarted {
+            provider, model, ..
+        } => Some((provider.clone(), model.clone())),
+        EventData::ModelSwitched(chosen) => Some((chosen.provider.clone(), chosen.model.clone())),
+        _ => None,
+    }
+}
+
+/// The provider and model the session file at `path` ended with (the last run's or
+/// switch's), from the session index, which reads only what was added since it last looked.
+pub fn last_model(path: &Path) -> Option<(String, String)> {
+    catalog::last_model(path)
+}
+
 /// `<data dir>/taco/sessions` (directories::BaseDirs::data_dir()).
 pub fn sessions_dir() -> Option<PathBuf> {
     directories::BaseDirs::new().map(|d| d.data_dir().join("taco").join("sessions"))

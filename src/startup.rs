@@ -40,13 +40,17 @@ pub fn resume_overrides(
         session::find(&dir, (!id.is_empty()).then_some(id), &here).map_err(|e| e.to_string())?;
     let mut taken = Vec::new();
     if let Some(header) = session::header_of(&path) {
-        if chosen.provider.is_none() && !header.provider.is_empty() {
-            taken.push(format!("provider `{}`", header.provider));
-            chosen.provider = Some(header.provider);
+        // The provider and model it ended with (a `/model` switch's or a run's, which the
+        // session index keeps), else its start's.
+        let (provider, model) =
+            session::last_model(&path).unwrap_or((header.provider, header.model));
+        if chosen.provider.is_none() && !provider.is_empty() {
+            taken.push(format!("provider `{provider}`"));
+            chosen.provider = Some(provider);
         }
-        if chosen.model.is_none() && !header.model.is_empty() {
-            taken.push(format!("model `{}`", header.model));
-            chosen.model = Some(header.model);
+        if chosen.model.is_none() && !model.is_empty() {
+            taken.push(format!("model `{model}`"));
+            chosen.model = Some(model);
         }
         if chosen.workdir.is_none() && header.workdir != here {
             if header.workdir.is_dir() {

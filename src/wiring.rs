@@ -44,9 +44,14 @@ struct Ready {
 /// opens its session; on failure says why and gives exit code 2. `announce` runs between the
 /// two, so `exec` can say which provider was picked before anything else is said.
 async fn setup(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Result<Ready, i32> {
+    prepare(start, announce).await.map_err(usage)
+}
+
+/// [`setup`], with what went wrong as a message (the TUI's `/resume` says it on screen).
+async fn prepare(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Result<Ready, String> {
     let (resolved, mut orchestrator, resuming) = build(start).await?;
     announce(&resolved);
-    let opened = open(&resolved, &mut orchestrator, resuming)?;
+    let opened = startup::open_session(&resolved, &mut orchestrator, resuming)?;
     // Servers start now, in the background: nothing waits for them here.
     let (sender, notices) = unbounded_channel();
     let mcp = McpHub::start(
@@ -68,19 +73,20 @@ async fn setup(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Resul
 }
 
 /// Config → provider → registry → orchestrator.
-async fn build(start: &Start) -> Result<(config::Resolved, Orchestrator, Option<Resuming>), i32> {
+async fn build(
+    start: &Start,
+) -> Result<(config::Resolved, Orchestrator, Option<Resuming>), String> {
     let env = |name: &str| std::env::var(name).ok();
     let (chosen, resuming) =
-        startup::resume_overrides(start.overrides.clone(), start.resume.as_deref())
-            .map_err(usage)?;
+        startup::resume_overrides(start.overrides.clone(), start.resume.as_deref())?;
     let mut resolved = config::resolve(&chosen, &env, config::probe_ollama)
         .await
-        .map_err(usage)?;
+        .map_err(|e| e.to_string())?;
     resolved.tools.secrets = Arc::new(Secrets::from_env(
         std::env::vars_os(),
         &resolved.tools.secret_vars,
     ));
-    let provider = config::build_provider(&resolved.provider).map_err(usage)?;
+    let provider = config::build_provider(&resolved.provider).map_err(|e| e.to_string())?;
     let settings = settings(&resolved);
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
     Ok((resolved, orchestrator, resuming))
@@ -107,16 +113,6 @@ fn settings(resolved: &config::Resolved) -> Settings {
         context: resolved.context,
         limits: resolved.limits,
     }
-}
-
-/// The session the run records into (a new one, or the resumed one loaded into the
-/// orchestrator).
-fn open(
-    resolved: &config::Resolved,
-    orchestrator: &mut Orchestrator,
-    resuming: Option<Resuming>,
-) -> Result<Opened, i32> {
-    startup::open_session(resolved, orchestrator, resuming).map_err(usage)
 }
 
 /// Says what is wrong with the command line or the config; exit code 2.

@@ -17,34 +17,13 @@ fn launch(home: &Path, work: &Path) -> Tmux {
 
 /// Like `launch`, with extra arguments for taco (already shell-quoted).
 fn launch_with(home: &Path, work: &Path, args: &str) -> Tmux {
-    let taco = env!("CARGO_BIN_EXE_taco");
-    let path = std::env::var("PATH").unwrap_or_default();
-    let command = format!(
-        "cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' {args}; stty -a > '{home}/stty.txt'; echo EXITED; sleep 60",
-        work = work.display(),
-        home = home.display(),
-    );
-    Tmux::start(&command, 160, 45)
+    let stty = format!("stty -a > '{}/stty.txt'; ", home.display());
+    support::tmux::launch_taco(home, work, args, &stty, (160, 45))
 }
 
 /// Runs `taco exec` to the end with the same clean environment as the TUI.
 fn exec(home: &Path, work: &Path, args: &[&str]) {
-    let status = Command::new(env!("CARGO_BIN_EXE_taco"))
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .current_dir(work)
-        .arg("exec")
-        .args(args)
-        .output()
-        .expect("run taco exec");
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
+    support::tmux::exec_taco(home, work, args);
 }
 
 fn session_files(home: &Path) -> usize {

@@ -69,6 +69,9 @@ pub struct ProviderEntry {
     pub base_url: Option<Spanned<String>>,
     /// Model id.
     pub model: Option<String>,
+    /// More models the `/model` picker offers for it (besides `model` and what its server lists).
+    #[serde(default)]
+    pub models: Vec<String>,
     /// Name of the environment variable that holds the API key.
     pub api_key_env: Option<String>,
     /// Provider options.

@@ -22,6 +22,8 @@ pub struct ProviderChoice {
     pub base_url: String,
     /// Model id.
     pub model: String,
+    /// More models the config names for it (`models`), for the `/model` picker.
+    pub models: Vec<String>,
     /// Env var holding the key, if any.
     pub api_key_env: Option<String>,
     /// The key, read from that env var.
@@ -170,6 +172,7 @@ pub(super) fn choose(
             .clone()
             .or_else(|| preset.map(|p| p.model.to_string()))
             .unwrap_or_default(),
+        models: entry.models.clone(),
         api_key_env,
         api_key,
         options,

@@ -33,6 +33,7 @@ mod results;
 pub mod retry;
 mod scope;
 pub mod stack;
+pub mod switch;
 pub mod task;
 pub mod turn;
 

@@ -2,6 +2,7 @@
 //! `Engine` (`crate::engine`); `exec` calls [`Orchestrator::run`] directly.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -14,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 use super::recorded::{ProblemSink, Recorded};
+use super::switch::{Lists, Providers};
 use crate::event::{Event, EventData, Grant, InputRequest};
 use crate::recorder::Recorder;
 
@@ -47,6 +49,17 @@ pub enum Op {
     Compact,
     /// Take a grant back, at once (a running request asks again from its next batch on).
     Revoke(Grant),
+    /// Talk to this provider and model from the next request on (after the running one).
+    Switch {
+        /// Provider name.
+        provider: String,
+        /// Model id; `None`: the provider's default.
+        model: Option<String>,
+    },
+    /// List each provider's models (`models_listed` events, off the task's loop).
+    ListModels,
+    /// List the saved sessions (a `sessions_listed` event, off the task's loop).
+    ListSessions,
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -79,6 +92,16 @@ pub fn spawn(orchestrator: Orchestrator) -> OrchestratorTask {
 
 /// Starts the orchestrator with a recorder (session file, audit log) behind its events.
 pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> OrchestratorTask {
+    spawn_switching(orchestrator, recorder, None)
+}
+
+/// Starts the orchestrator with a recorder, and the providers `Op::Switch` may switch to
+/// (`None`: none but the one it has).
+pub fn spawn_switching(
+    orchestrator: Orchestrator,
+    recorder: Recorder,
+    providers: Option<Arc<dyn Providers>>,
+) -> OrchestratorTask {
     let (ops_tx, ops_rx) = unbounded_channel();
     let (events_tx, events_rx) = unbounded_channel();
     let outside = events_tx.downgrade();
@@ -86,6 +109,10 @@ pub fn spawn_recording(orchestrator: Orchestrator, recorder: Recorder) -> Orches
         orchestrator,
         ops_rx,
         Recorded::new(events_tx, recorder),
+        Lists {
+            providers,
+            events: outside.clone(),
+        },
     ));
     OrchestratorTask {
         ops: ops_tx,
@@ -125,6 +152,7 @@ async fn serve(
     mut orchestrator: Orchestrator,
     mut ops: UnboundedReceiver<Op>,
     mut events: TaskSink,
+    lists: Lists,
 ) -> Orchestrator {
     let (replies_tx, replies_rx) = unbounded_channel();
     let mut approver = ChannelApprover {
@@ -150,12 +178,25 @@ async fn serve(
                     clear(&mut events, &mut orchestrator);
                     continue;
                 }
+                Some(Op::Switch { provider, model }) => Work::Switch(provider, model),
+                Some(Op::ListModels) => {
+                    lists.models();
+                    continue;
+                }
+                Some(Op::ListSessions) => {
+                    lists.sessions();
+                    continue;
+                }
                 // Nothing is running: stale answers and cancels have nothing to act on.
                 Some(Op::Approve { .. } | Op::Answer { .. } | Op::Cancel | Op::CancelCall(_)) => {
                     continue;
                 }
             },
         };
+        if let Work::Switch(provider, model) = work {
+            lists.switch(&mut orchestrator, &mut events, &provider, model.as_deref());
+            continue;
+        }
         let cancel = CancellationToken::new();
         // Reached while the run holds the orchestrator: a call is cancelled as it runs.
         let calls = orchestrator.call_cancels();
@@ -171,6 +212,7 @@ async fn serve(
                     Work::Compact => {
                         orchestrator.compact(&mut events, &cancel).await;
                     }
+                    Work::Switch(..) => {}
                 }
             };
             tokio::pin!(job);
@@ -180,6 +222,12 @@ async fn serve(
                     op = ops.recv() => match op {
                         Some(Op::Submit(next)) => queue.push_back(Work::Prompt(next)),
                         Some(Op::Compact) => queue.push_back(Work::Compact),
+                        // The running request ends with the provider it started with.
+                        Some(Op::Switch { provider, model }) => {
+                            queue.push_back(Work::Switch(provider, model));
+                        }
+                        Some(Op::ListModels) => lists.models(),
+                        Some(Op::ListSessions) => lists.sessions(),
                         Some(Op::Revoke(grant)) => {
                             let _ = replies_tx.send(Reply::Revoke(grant));
                         }
@@ -209,10 +257,11 @@ async fn serve(
     orchestrator
 }
 
-/// What the task does next: a request, or a compaction the user asked for.
+/// What the task does next: a request, a compaction or a switch the user asked for.
 enum Work {
     Prompt(String),
     Compact,
+    Switch(String, Option<String>),
 }
 
 /// An answer from the UI, routed to whoever waits for it.

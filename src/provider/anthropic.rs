@@ -94,6 +94,16 @@ impl AnthropicProvider {
 }
 
 impl Provider for AnthropicProvider {
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, super::models::ModelsError>> {
+        use super::models::{Api, LIST_MAX_BYTES, LIST_WITHIN, list};
+        Box::pin(list(
+            &self.endpoint,
+            Api::Anthropic,
+            LIST_WITHIN,
+            LIST_MAX_BYTES,
+        ))
+    }
+
     fn name(&self) -> &str {
         &self.config.name
     }

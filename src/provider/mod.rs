@@ -15,6 +15,7 @@ use crate::conversation::{Message, Timings, ToolSpec, Usage};
 pub mod anthropic;
 pub mod demo;
 pub(crate) mod http;
+pub mod models;
 pub mod ollama;
 pub mod openai;
 pub mod sse;
@@ -81,6 +82,12 @@ pub trait Provider: Send + Sync {
     /// `/api/show`); asked once, when the config and the presets do not know it.
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
         Box::pin(async { None })
+    }
+    /// The models its server offers (the `/model` picker), bounded by
+    /// [`models::LIST_WITHIN`] and [`models::LIST_MAX_BYTES`]; a provider with no such list
+    /// (the demo) answers none.
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, models::ModelsError>> {
+        Box::pin(async { Ok(Vec::new()) })
     }
 }
 

@@ -99,6 +99,16 @@ impl OllamaProvider {
 }
 
 impl Provider for OllamaProvider {
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, super::models::ModelsError>> {
+        use super::models::{Api, LIST_MAX_BYTES, LIST_WITHIN, list};
+        Box::pin(list(
+            &self.endpoint,
+            Api::Ollama,
+            LIST_WITHIN,
+            LIST_MAX_BYTES,
+        ))
+    }
+
     fn name(&self) -> &str {
         &self.config.name
     }

@@ -87,6 +87,16 @@ impl OpenAiProvider {
 }
 
 impl Provider for OpenAiProvider {
+    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, super::models::ModelsError>> {
+        use super::models::{Api, LIST_MAX_BYTES, LIST_WITHIN, list};
+        Box::pin(list(
+            &self.endpoint,
+            Api::OpenAi,
+            LIST_WITHIN,
+            LIST_MAX_BYTES,
+        ))
+    }
+
     fn name(&self) -> &str {
         &self.config.name
     }

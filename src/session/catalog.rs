@@ -56,6 +56,7 @@ struct Tally {
     id: String,
     started: u64,
     workdir: PathBuf,
+    /// The provider and model last used (a run's or a `/model` switch's), else the header's.
     provider: String,
     model: String,
     /// The session's first request: the first run's prompt or user message, whichever
@@ -214,6 +215,12 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
             continue;
         };
         let data = line.data;
+        // The provider and model in use from here on (`--resume` continues with the last).
+        if matches!(line.kind.as_str(), "run_started" | "model_switched")
+            && let (Some(provider), Some(model)) = (&data.provider, &data.model)
+        {
+            (t.provider, t.model) = (provider.clone(), model.clone());
+        }
         match line.kind.as_str() {
             "message" => {
                 t.messages += 1;
@@ -343,6 +350,23 @@ fn rewrite<'a>(dir: &Path, rows: impl Iterator<Item = &'a Row>) -> io::Result<()
 /// newest compaction is, its row brought up to date first (reading only what was added
 /// since); `None` when it is no session.
 pub fn count(path: &Path) -> Option<Counted> {
+    let (size, tally) = current(path)?;
+    Some(Counted {
+        size,
+        messages: tally.messages,
+        compacted: tally.compacted,
+    })
+}
+
+/// The provider and model `path` ended with (`--resume` continues with them), its row
+/// brought up to date first; `None` when it is no session.
+pub fn last_model(path: &Path) -> Option<(String, String)> {
+    current(path).map(|(_, tally)| (tally.provider, tally.model))
+}
+
+/// `path`'s row, brought up to date (and appended to the journal when it changed): how far
+/// it is summarized, and what that part holds.
+fn current(path: &Path) -> Option<(u64, Tally)> {
     let dir = path.parent()?;
     let name = path.file_name()?.to_str()?.to_string();
     let (size, mtime) = stat(path)?;
@@ -354,12 +378,7 @@ pub fn count(path: &Path) -> Option<Counted> {
             row
         }
     };
-    let tally = row.tally?;
-    Some(Counted {
-        size: row.size,
-        messages: tally.messages,
-        compacted: tally.compacted,
-    })
+    Some((row.size, row.tally?))
 }
 
 /// Appends one row to the journal; best effort (a lost row is rebuilt from its file).

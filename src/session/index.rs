@@ -4,11 +4,12 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 use super::reader::read_header;
 use super::{SessionError, SessionHeader, utc_parts};
 use crate::conversation::Usage;
+use crate::text::{human, shorten_end, shorten_start};
 
 /// How many ids an "unknown id" error suggests.
 const KNOWN_IDS: usize = 5;
@@ -18,8 +19,8 @@ const CANDIDATES: usize = 10;
 const PROMPT_WIDTH: usize = 50;
 const WORKDIR_WIDTH: usize = 40;
 
-/// One row of `taco sessions`.
-#[derive(Debug, Clone, PartialEq)]
+/// One row of `taco sessions` (and of the TUI's `/resume` picker).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Session id.
     pub id: String,
@@ -29,9 +30,9 @@ pub struct Summary {
     pub started: u64,
     /// The directory the session worked in.
     pub workdir: PathBuf,
-    /// Provider name.
+    /// Provider name: the last one used (a run's or a switch's), else the header's.
     pub provider: String,
-    /// Model id.
+    /// Model id: the last one used, else the header's.
     pub model: String,
     /// The session's first request: the first run's prompt or user message, whichever
     /// comes first in the file.
@@ -211,54 +212,6 @@ pub fn format_list(sessions: &[Summary]) -> String {
         out.push('\n');
     }
     out
-}
-
-/// 1234 → "1.2k": token counts at a glance.
-fn human(n: u64) -> String {
-    match n {
-        0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
-        _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
-/// One line, at most `max` columns, cut at the end with "…".
-fn shorten_end(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.width() <= max {
-        return flat;
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in flat.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > max.saturating_sub(1) {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
-
-/// At most `max` columns, cut at the start with "…" (the end of a path says the most).
-fn shorten_start(text: &str, max: usize) -> String {
-    let flat: String = text.chars().filter(|c| !c.is_control()).collect();
-    if flat.width() <= max {
-        return flat;
-    }
-    let mut tail = Vec::new();
-    let mut used = 0;
-    for c in flat.chars().rev() {
-        let w = c.width().unwrap_or(0);
-        if used + w > max.saturating_sub(1) {
-            break;
-        }
-        used += w;
-        tail.push(c);
-    }
-    std::iter::once('…').chain(tail.into_iter().rev()).collect()
 }
 
 #[cfg(test)]

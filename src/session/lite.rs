@@ -36,6 +36,10 @@ pub struct LiteData {
     pub role: Option<Role>,
     /// A run's prompt (`run_started`).
     pub prompt: Option<String>,
+    /// The provider a run started with, or a `/model` switch chose.
+    pub provider: Option<String>,
+    /// The model of a run or a switch (a model call's too, which the index does not use).
+    pub model: Option<String>,
     /// A model call's or a compaction's tokens.
     pub usage: Option<Usage>,
     /// The frame of a sub-agent's call or compaction.

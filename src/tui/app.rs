@@ -55,6 +55,8 @@ pub struct AppInfo {
     pub stack_flags: super::views::stack::FlagSettings,
     /// Known key values, masked in what `y` copies to the clipboard.
     pub secrets: std::sync::Arc<crate::secrets::Secrets>,
+    /// The providers `/model` and `/provider` offer (none: no switching).
+    pub providers: Vec<crate::orchestrator::switch::ProviderModels>,
 }
 
 /// A side effect the event loop carries out.
@@ -66,6 +68,8 @@ pub enum Command {
     Quit,
     /// Write this clipboard copy (OSC 52) to the terminal.
     Copy(super::clipboard::Osc52),
+    /// Leave this session for the saved one with this id (`/resume`), in place.
+    Resume(String),
 }
 
 /// The whole UI state.
@@ -201,6 +205,15 @@ impl App {
     /// ended is over now.
     pub fn replay(&mut self, entries: &[Entry], now: Instant) {
         let has_messages = entries.iter().any(|e| matches!(e, Entry::Message(_)));
+        // A live session runs what it was started with; a saved trace shows what it ran last.
+        let running = (!self.read_only).then(|| {
+            let info = &self.info;
+            (
+                info.provider.clone(),
+                info.model.clone(),
+                info.auto_reason.clone(),
+            )
+        });
         for entry in entries {
             match entry {
                 Entry::Message(message) if message.role == Role::User => {
@@ -227,6 +240,9 @@ impl App {
                 Entry::Event(_) => None,
             });
             self.timeline.restore_conversation(messages.collect());
+        }
+        if let Some((provider, model, auto)) = running {
+            (self.info.provider, self.info.model, self.info.auto_reason) = (provider, model, auto);
         }
         // Grants belong to the process that gave them: a resumed session starts with none,
         // and `/tools` must not show any.
@@ -358,6 +374,7 @@ impl App {
     fn take_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
         // The run model first: the views read nesting and questions from it.
         let ended = self.run.apply(event);
+        self.switch_event(event);
         self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
         self.chat.on_event_at(event, &self.run, now);
@@ -502,3 +519,4 @@ mod keys;
 mod mouse;
 mod render;
 mod slash;
+mod switch;

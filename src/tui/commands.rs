@@ -66,6 +66,21 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo::new("/cancel", "", "cancel the running request"),
     CommandInfo::new("/clear", "", "start a new conversation"),
     CommandInfo::new("/compact", "", "summarise older messages to free context"),
+    CommandInfo::new(
+        "/model",
+        "[NAME]",
+        "pick a provider's model; the next request uses it",
+    ),
+    CommandInfo::new(
+        "/provider",
+        "[NAME [MODEL]]",
+        "pick a provider; the next request uses it",
+    ),
+    CommandInfo::new(
+        "/resume",
+        "[ID]",
+        "pick a saved session and continue it here",
+    ),
     CommandInfo::new("/quit", "", "leave taco"),
 ];
 
@@ -95,6 +110,12 @@ pub enum SlashCommand {
     Clear,
     /// `/compact`.
     Compact,
+    /// `/model [NAME]`: the model picker, or this model of the running provider.
+    Model(String),
+    /// `/provider [NAME [MODEL]]`: the provider picker, or this provider (and model).
+    Provider(String),
+    /// `/resume [ID]`: the session picker, or this saved session.
+    Resume(String),
     /// `/quit` (also `/exit`).
     Quit,
     /// Anything else, with a hint.
@@ -118,6 +139,9 @@ pub fn parse(text: &str) -> SlashCommand {
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
         "/compact" => SlashCommand::Compact,
+        "/model" | "/models" => SlashCommand::Model(rest.trim().to_string()),
+        "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
+        "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         other => SlashCommand::Unknown(other.to_string()),
     }
@@ -156,7 +180,8 @@ pub fn unknown_hint(name: &str) -> String {
         .map(|c| c.name)
         .filter(|c| {
             name.len() > 1
-                && (c.starts_with(&name[..2]) || c.contains(name.trim_start_matches('/')))
+                && (name.get(..2).is_some_and(|head| c.starts_with(head))
+                    || c.contains(name.trim_start_matches('/')))
         })
         .collect();
     match close.first() {
@@ -587,6 +612,8 @@ mod tests {
 
     #[test]
     fn unknown_commands_get_a_hint() {
+        // A command that starts with a wide character is not cut inside it.
+        assert!(unknown_hint("/é").contains("unknown command"));
         assert!(unknown_hint("/stat").contains("/status"));
         assert!(unknown_hint("/zzz").contains("/help"));
     }

@@ -120,7 +120,12 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
     // Every way out winds down alike: the run is cancelled (tools' process groups are
     // killed) at once, the terminal restored, then the engine given a moment to end.
     let stopping = engine.map(|engine| engine.shutdown(SHUTDOWN_GRACE));
-    drop(guard);
+    // Another session opens next: the screen stays (the next TUI clears and redraws it).
+    if matches!(ended, Ok(Ended::Resume(_))) {
+        guard.hold();
+    } else {
+        drop(guard);
+    }
     if let Some(stopping) = stopping {
         stopping.await;
     }
@@ -241,6 +246,7 @@ where
             }
         };
         let mut quit = false;
+        let mut resume = None;
         for command in commands {
             match command {
                 Command::Op(op) => {
@@ -258,10 +264,14 @@ where
                         tracing::warn!("the clipboard copy was not written: {e}");
                     }
                 }
+                Command::Resume(id) => resume = Some(id),
             }
         }
         if quit {
             break Ok(Ended::Quit);
+        }
+        if let Some(id) = resume {
+            break Ok(Ended::Resume(id));
         }
     };
     tracing::info!(
@@ -273,10 +283,12 @@ where
 }
 
 /// How the TUI ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
     /// The user quit (or the terminal closed its input).
     Quit,
+    /// The user picked a saved session (`/resume`): the caller reopens the TUI on it.
+    Resume(String),
     /// A signal stopped it; taco exits 128 + signal.
     Signal(Stop),
 }

@@ -31,6 +31,7 @@ use crate::orchestrator::approval::ApprovalAnswer;
 mod approval;
 mod detail;
 mod help;
+mod picker;
 mod question;
 #[cfg(test)]
 mod tests;
@@ -128,6 +129,8 @@ pub enum Effect {
     Open(Box<dyn Overlay>),
     /// Copy this text to the clipboard (`y`): the app redacts it and sends OSC 52.
     Copy(String),
+    /// A picker's row was chosen (`/model`, `/provider`, `/resume`).
+    Pick(crate::tui::views::picker::Pick),
 }
 
 /// What an overlay knows when a key or a paste arrives.

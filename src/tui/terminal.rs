@@ -6,7 +6,7 @@
 use std::io::{self, Stdout, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -15,8 +15,8 @@ use ratatui::crossterm::event::{
     KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-    supports_keyboard_enhancement,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
+    enable_raw_mode, supports_keyboard_enhancement,
 };
 use ratatui::crossterm::{cursor, execute, queue};
 
@@ -28,6 +28,11 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 /// Whether the mouse was captured and must be let go.
 static MOUSE: AtomicBool = AtomicBool::new(false);
+/// Whether a guard was dropped holding the terminal for the next one (an in-place `/resume`).
+static HELD: AtomicBool = AtomicBool::new(false);
+/// What the terminal said its background is (0: unknown, 1: dark, 2: light), for the next
+/// guard of a held terminal, which asks nothing.
+static BACKGROUND: AtomicU8 = AtomicU8::new(0);
 
 /// What taking the terminal turns on, from the config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +51,18 @@ pub struct TerminalGuard {
     pub terminal: ManuallyDrop<Terminal<CrosstermBackend<Stdout>>>,
     /// What the terminal said its background is, when it was asked and answered.
     pub background: Option<Background>,
+    /// Left in TUI mode on drop, for the next guard ([`TerminalGuard::hold`]).
+    held: bool,
 }
 
 impl TerminalGuard {
     /// Takes over the terminal as `setup` says and installs the panic hook that gives it back.
+    /// A terminal a previous guard [held](TerminalGuard::hold) is taken as it is, and cleared.
     pub fn enter(setup: Setup) -> io::Result<Self> {
         install_panic_hook();
+        if HELD.swap(false, Ordering::SeqCst) && ACTIVE.load(Ordering::SeqCst) {
+            return Self::take_held();
+        }
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         let mut stdout = io::stdout();
@@ -81,10 +92,19 @@ impl TerminalGuard {
             ENHANCED.store(true, Ordering::SeqCst);
         }
         match Terminal::new(CrosstermBackend::new(stdout)) {
-            Ok(terminal) => Ok(Self {
-                terminal: ManuallyDrop::new(terminal),
-                background,
-            }),
+            Ok(terminal) => {
+                let code = match background {
+                    None => 0,
+                    Some(Background::Dark) => 1,
+                    Some(Background::Light) => 2,
+                };
+                BACKGROUND.store(code, Ordering::SeqCst);
+                Ok(Self {
+                    terminal: ManuallyDrop::new(terminal),
+                    background,
+                    held: false,
+                })
+            }
             Err(e) => {
                 restore();
                 Err(e)
@@ -102,14 +122,46 @@ fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
     out.flush()
 }
 
+impl TerminalGuard {
+    /// The terminal a previous guard held, as it is: cleared without asking the terminal
+    /// anything (ratatui's `clear` asks where the cursor is, and an answer can be lost while
+    /// the last input reader winds down); its background is what the first guard learned.
+    fn take_held() -> io::Result<Self> {
+        let mut stdout = io::stdout();
+        execute!(stdout, Clear(ClearType::All)).inspect_err(|_| restore())?;
+        let terminal = Terminal::new(CrosstermBackend::new(stdout)).inspect_err(|_| restore())?;
+        let background = match BACKGROUND.load(Ordering::SeqCst) {
+            1 => Some(Background::Dark),
+            2 => Some(Background::Light),
+            _ => None,
+        };
+        Ok(Self {
+            terminal: ManuallyDrop::new(terminal),
+            background,
+            held: false,
+        })
+    }
+
+    /// Ends this guard but keeps the terminal in TUI mode for the next
+    /// [`enter`](TerminalGuard::enter), so switching sessions does not flash the shell's
+    /// screen. Whoever holds it must enter again or [`restore`]; a panic still restores it.
+    pub fn hold(mut self) {
+        self.held = true;
+        HELD.store(true, Ordering::SeqCst);
+    }
+}
+
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        restore();
+        if !self.held {
+            restore();
+        }
     }
 }
 
 /// Gives the terminal back (idempotent): leaves raw mode and the alternate screen.
 pub fn restore() {
+    HELD.store(false, Ordering::SeqCst);
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }

@@ -6,12 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Ready, Start, runtime, setup};
+use super::{Ready, Start, prepare, runtime, setup};
 use crate::config;
 use crate::event::{Event, EventData};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
 use crate::history::PromptLog;
 use crate::mcp::Status;
+use crate::orchestrator::switch::Providers;
 use crate::orchestrator::{Orchestrator, task};
 use crate::session::{self, Entry};
 use crate::tools::Policy;
@@ -37,60 +38,120 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
     };
     let _log = logging::init();
     runtime.block_on(async {
-        let Ready {
-            resolved,
-            orchestrator,
-            opened,
-            mcp,
-            mut notices,
-        } = match setup(start, |_| {}).await {
+        let mut ready = match setup(start, |_| {}).await {
             Ok(ready) => ready,
             Err(code) => return code,
         };
-        let mut info = tui_info(&resolved, &orchestrator);
-        info.mcp = Some(Arc::clone(&mcp));
-        tracing::info!(provider = %info.provider, model = %info.model, "tui started");
-        // The task records the session (file, audit log) behind the events it sends.
-        let engine = task::spawn_recording(orchestrator, opened.recorder);
-        // A server that fails is said in the chat, as an error outside any request.
-        let outside = engine.outside();
-        let reporter = tokio::spawn(async move {
-            while let Some(notice) = notices.recv().await {
-                let (Status::Failed(message), Some(events)) = (notice.status, outside.upgrade())
-                else {
-                    continue;
-                };
-                let data = EventData::Error {
-                    kind: "mcp".to_string(),
-                    message,
-                };
-                let _ = events.send(Event::now(&Arc::from(""), data));
-            }
-        });
-        let launch = Launch {
-            info,
-            engine: Some(Box::new(engine)),
-            history: opened.history,
-            viewing: None,
-            notice: (!opened.notes.is_empty()).then(|| opened.notes.join("\n\n")),
-            launched,
-            // Prompts are kept redacted, as the session file keeps them.
-            prompts: PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets)),
-            ui: resolved.ui,
-        };
-        let ended = tui::run(launch).await;
-        mcp.shutdown();
-        reporter.abort();
-        match ended {
-            Ok(Ended::Quit) => EXIT_OK,
-            Ok(Ended::Signal(stop)) => stop.exit_code(),
-            Err(e) => {
-                tracing::error!("tui failed: {e}");
-                crate::say!("taco: the terminal failed: {e}");
-                EXIT_RUN_ERROR
-            }
+        let launched_provider = ready.resolved.provider.name.clone();
+        let mut current = start.clone();
+        let mut said = None;
+        loop {
+            let ended = session(ready, launched, said.take()).await;
+            let id = match ended {
+                Ok(Ended::Quit) => return EXIT_OK,
+                Ok(Ended::Signal(stop)) => return stop.exit_code(),
+                Ok(Ended::Resume(id)) => id,
+                Err(e) => {
+                    tracing::error!("tui failed: {e}");
+                    crate::say!("taco: the terminal failed: {e}");
+                    return EXIT_RUN_ERROR;
+                }
+            };
+            // `/resume`: the same command line, on the chosen session (its provider, model
+            // and workdir, as `--resume ID` would take them).
+            let next = resumed(&current, &id, &launched_provider);
+            tracing::info!(session = %id, "resuming in place");
+            ready = match prepare(&next, |_| {}).await {
+                Ok(ready) => {
+                    current = next;
+                    ready
+                }
+                // The session on screen before is saved: it comes back (or, if it was a new
+                // one, a new conversation starts), saying why.
+                Err(why) => {
+                    said = Some(format!("Could not resume session `{id}`: {why}"));
+                    match prepare(&current, |_| {}).await {
+                        Ok(ready) => ready,
+                        Err(again) => {
+                            tui::terminal::restore();
+                            crate::say!("taco: {why}");
+                            crate::say!("taco: {again}");
+                            return EXIT_USAGE;
+                        }
+                    }
+                }
+            };
         }
     })
+}
+
+/// `start` resuming the session `id`: its provider, model and workdir are taken from it, so
+/// the ones of the command line go; `--base-url` stays only for the provider it was given for.
+fn resumed(start: &Start, id: &str, launched_provider: &str) -> Start {
+    let mut overrides = start.overrides.clone();
+    overrides.provider = None;
+    overrides.model = None;
+    overrides.workdir = None;
+    let used = session::sessions_dir()
+        .and_then(|dir| session::find(&dir, Some(id), Path::new(".")).ok())
+        .and_then(|path| session::header_of(&path));
+    if used.is_none_or(|header| header.provider != launched_provider) {
+        overrides.base_url = None;
+    }
+    Start {
+        overrides,
+        resume: Some(id.to_string()),
+    }
+}
+
+/// One TUI over `ready`'s agent, until it ends; `said` is shown after the greeting.
+async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::io::Result<Ended> {
+    let Ready {
+        resolved,
+        orchestrator,
+        opened,
+        mcp,
+        mut notices,
+    } = ready;
+    let mut info = tui_info(&resolved, &orchestrator);
+    info.mcp = Some(Arc::clone(&mcp));
+    info.providers = resolved.catalog.catalog();
+    tracing::info!(provider = %info.provider, model = %info.model, "tui started");
+    // The task records the session (file, audit log) behind the events it sends, and
+    // switches among the configured providers.
+    let providers: Arc<dyn Providers> = Arc::new(resolved.catalog.clone());
+    let engine = task::spawn_switching(orchestrator, opened.recorder, Some(providers));
+    // A server that fails is said in the chat, as an error outside any request.
+    let outside = engine.outside();
+    let reporter = tokio::spawn(async move {
+        while let Some(notice) = notices.recv().await {
+            let (Status::Failed(message), Some(events)) = (notice.status, outside.upgrade()) else {
+                continue;
+            };
+            let data = EventData::Error {
+                kind: "mcp".to_string(),
+                message,
+            };
+            let _ = events.send(Event::now(&Arc::from(""), data));
+        }
+    });
+    let mut notes = opened.notes;
+    notes.extend(said);
+    let launch = Launch {
+        info,
+        engine: Some(Box::new(engine)),
+        history: opened.history,
+        viewing: None,
+        notice: (!notes.is_empty()).then(|| notes.join("\n\n")),
+        launched,
+        // Prompts are kept redacted, as the session file keeps them.
+        prompts: PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets)),
+        ui: resolved.ui,
+    };
+    let ended = tui::run(launch).await;
+    mcp.shutdown();
+    reporter.abort();
+    ended
 }
 
 /// `taco trace FILE`: a saved session or trace, read-only in the TUI.
@@ -127,7 +188,8 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
     };
     runtime.block_on(async {
         match tui::run(launch).await {
-            Ok(Ended::Quit) => EXIT_OK,
+            // A saved trace offers no sessions to resume.
+            Ok(Ended::Quit | Ended::Resume(_)) => EXIT_OK,
             Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
                 crate::say!("taco: the terminal failed: {e}");
@@ -179,6 +241,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         pricing: Default::default(),
         stack_flags: Default::default(),
         secrets: Default::default(),
+        providers: Vec::new(),
     }
 }
 
@@ -216,6 +279,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             quiet_after: resolved.quiet_after,
         },
         secrets: Arc::clone(&resolved.tools.secrets),
+        providers: Vec::new(),
     }
 }
 

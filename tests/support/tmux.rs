@@ -109,3 +109,44 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 }
+
+/// Runs taco in `work` in a clean environment under `home` (no keys; config, data and state
+/// there), with `args` (already shell-quoted), then `then` (e.g. recording the terminal mode).
+pub fn launch_taco(
+    home: &std::path::Path,
+    work: &std::path::Path,
+    args: &str,
+    then: &str,
+    (width, height): (u16, u16),
+) -> Tmux {
+    let taco = env!("CARGO_BIN_EXE_taco");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let command = format!(
+        "cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' TERM=xterm-256color '{taco}' {args}; {then}echo EXITED; sleep 60",
+        work = work.display(),
+        home = home.display(),
+    );
+    Tmux::start(&command, width, height)
+}
+
+/// Runs `taco exec` to the end in the same clean environment; its stdout (a failure panics
+/// with its stderr).
+pub fn exec_taco(home: &std::path::Path, work: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_taco"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .current_dir(work)
+        .arg("exec")
+        .args(args)
+        .output()
+        .expect("run taco exec");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

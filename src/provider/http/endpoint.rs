@@ -178,6 +178,39 @@ impl Endpoint {
         Ok(value)
     }
 
+    /// A GET of a sibling path of the same server (a model list), with the wire's headers and
+    /// the key sent as a request is; the caller bounds its time and size.
+    pub(crate) fn get(
+        &self,
+        path: &str,
+    ) -> Result<(String, reqwest::RequestBuilder), ProviderError> {
+        let url = format!("{}{path}", self.base);
+        let mut builder = self
+            .client
+            .get(url.as_str())
+            .header(ACCEPT, "application/json");
+        for (name, value) in self.wire.headers {
+            builder = builder.header(*name, *value);
+        }
+        if let Some(key) = &self.key {
+            builder = match self.wire.auth {
+                Auth::Bearer => builder.bearer_auth(key.expose().trim()),
+                Auth::Header(name) => builder.header(name, self.key_header(key)?),
+            };
+        }
+        Ok((url, builder))
+    }
+
+    /// How long connecting may take (named when a server cannot be reached).
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.timeouts.connect
+    }
+
+    /// The configured base URL, without a trailing slash.
+    pub(crate) fn base(&self) -> &str {
+        &self.base
+    }
+
     /// A small JSON question to a sibling path of the same server (Ollama's `/api/show`),
     /// with the same client and key: `None` on any failure, a reply over `max` bytes, or no
     /// answer within `within`. It is advice, never needed to go on.

@@ -98,6 +98,7 @@ impl App {
             }
             Effect::CancelCall(id) => vec![Command::Op(Op::CancelCall(id))],
             Effect::Copy(text) => self.copy(&text, now),
+            Effect::Pick(pick) => self.picked(pick, now),
         }
     }
 

@@ -170,6 +170,9 @@ impl App {
                 );
             }
             SlashCommand::Compact => return self.start_compaction(now),
+            SlashCommand::Model(name) => return self.model_command(&name, now),
+            SlashCommand::Provider(name) => return self.provider_command(&name, now),
+            SlashCommand::Resume(id) => return self.resume_command(&id, now),
             SlashCommand::Quit => {
                 self.quit = true;
                 return vec![Command::Quit];

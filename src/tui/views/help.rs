@@ -92,6 +92,15 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("Home / End", "first / last (End follows new events)"),
         ],
     ),
+    (
+        "Pickers (/model, /provider, /resume)",
+        &[
+            ("type", "filter: every word, in any order"),
+            ("↑ ↓ / PgUp PgDn", "move (Home / End: first / last)"),
+            ("Enter", "choose"),
+            ("Esc", "close"),
+        ],
+    ),
 ];
 
 /// The help page's scroll position (its keys are in `overlay/help.rs`).

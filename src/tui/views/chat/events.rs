@@ -161,6 +161,15 @@ impl ChatState {
                 });
             }
             EventData::Compacted(_) | EventData::LoopWarning { .. } => {}
+            EventData::ModelSwitched(chosen) => {
+                self.close_streams(Some(ts));
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Markdown,
+                    text: notices::switched(&chosen.provider, &chosen.model),
+                });
+            }
+            // The pickers take these; the chat has nothing to show.
+            EventData::Listed(_) => {}
             EventData::MaxTurnsReached { turns } => {
                 self.close_streams(Some(ts));
                 self.push(CellKind::Notice {

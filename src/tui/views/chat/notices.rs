@@ -50,3 +50,9 @@ fn tokens(n: u64) -> String {
         n.to_string()
     }
 }
+
+/// A `/model` or `/provider` switch: what the next request talks to.
+pub(super) fn switched(provider: &str, model: &str) -> String {
+    let (provider, model) = (provider.replace('`', "'"), model.replace('`', "'"));
+    format!("Switched to `{provider}` with model `{model}`: the next request uses them.")
+}

@@ -104,10 +104,20 @@ impl Row {
         let (symbol, tone, name) = match &event.data {
             EventData::Delta { .. }
             | EventData::ToolOutput { .. }
+            | EventData::Listed(_)
             | EventData::StackPush(_)
             | EventData::StackPop(_) => {
                 return None;
             }
+            EventData::ModelSwitched(chosen) => (
+                "⇄",
+                Tone::Llm,
+                format!(
+                    "switched to {} · {}",
+                    one_line(&chosen.provider),
+                    one_line(&chosen.model)
+                ),
+            ),
             EventData::InputRequested(request) => {
                 let asks = match (request.kind, request.parameter.as_deref()) {
                     (InputKind::Parameter, Some(parameter)) => format!("asks for {parameter}"),
