@@ -303,9 +303,9 @@ async fn the_session_file_keeps_the_switch_and_its_header_says_a_switch_made_bef
     if let Some(handle) = t.handle.take() {
         handle.await.unwrap();
     }
-    let files: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
+    let files: Vec<_> = (std::fs::read_dir(dir.path()).unwrap())
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(files.len(), 1);
     let loaded = taco::session::load(&files[0]).unwrap();

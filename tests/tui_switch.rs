@@ -282,6 +282,8 @@ fn sessions(now: u64) -> Vec<Summary> {
                 output_tokens: tokens / 10,
                 cached_tokens: 0,
             },
+            size: 4096,
+            last_activity: now - ago_ms,
         };
     vec![
         row(

@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::json;
-use support::cli::{sessions_dir, text_turn};
+use support::cli::{session_files, sessions_dir, text_turn};
 use support::tmux::Tmux;
 use support::{Reply, TestServer};
 
@@ -145,10 +145,7 @@ fn model_picker_switches_to_the_second_server_and_resume_keeps_it() {
     tmux.wait_for("EXITED");
 
     // The session file keeps the switch, and --resume continues on the second server.
-    let files: Vec<_> = std::fs::read_dir(sessions_dir(home.path()))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let files = session_files(home.path());
     assert_eq!(files.len(), 1);
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains(r#""type":"model_switched""#), "{text}");
@@ -182,9 +179,7 @@ fn resume_picker_switches_to_an_older_session_in_place() {
         work.path(),
         &["-p", "demo", "newer prompt about alpacas"],
     );
-    let before = std::fs::read_dir(sessions_dir(home.path()))
-        .unwrap()
-        .count();
+    let before = session_files(home.path()).len();
     assert_eq!(before, 2);
 
     let tmux = launch(home.path(), work.path());
