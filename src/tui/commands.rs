@@ -73,8 +73,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     ),
     CommandInfo::new(
         "/provider",
-        "[NAME [MODEL]]",
-        "pick a provider; the next request uses it",
+        "[NAME]",
+        "pick a provider (NAME MODEL: that model of it)",
     ),
     CommandInfo::new(
         "/resume",
