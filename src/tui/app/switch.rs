@@ -87,7 +87,7 @@ impl App {
             MODELS,
             "switch model",
             rows,
-            "no model matches",
+            "no models configured",
         ));
         vec![Command::Op(Op::ListModels)]
     }
@@ -120,7 +120,7 @@ impl App {
             PROVIDERS,
             "switch provider",
             rows,
-            "no provider matches",
+            "no providers configured",
         ));
         Vec::new()
     }
@@ -146,7 +146,7 @@ impl App {
             SESSIONS,
             "resume a session",
             rows,
-            "no session matches",
+            "no saved sessions yet",
         ));
         vec![Command::Op(Op::ListSessions)]
     }

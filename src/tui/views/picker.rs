@@ -130,14 +130,14 @@ pub struct Picker {
     offset: usize,
     /// List rows of the last draw (PgUp/PgDn move this many).
     page: usize,
-    /// Said when no row matches.
+    /// Said when there is nothing to choose (and no filter typed).
     empty: String,
     /// Closed by a key: the overlay stack drops it.
     pub(crate) closed: bool,
 }
 
 impl Picker {
-    /// A picker of `topic` titled `title` over `rows`, saying `empty` when none matches.
+    /// A picker of `topic` titled `title` over `rows`, saying `empty` when there are none.
     pub fn new(topic: &'static str, title: &str, rows: Vec<Row>, empty: &str) -> Self {
         let mut picker = Self {
             topic,

@@ -115,7 +115,15 @@ impl Picker {
         if say_empty && list_height > 0 {
             let text = format!(
                 "  {}",
-                shorten_end(&self.empty, inner_width.saturating_sub(2))
+                // With a filter typed, it is the filter that leaves nothing.
+                shorten_end(
+                    if self.filter.is_empty() {
+                        &self.empty
+                    } else {
+                        "nothing matches the filter"
+                    },
+                    inner_width.saturating_sub(2),
+                )
             );
             Line::styled(text, theme.dim).render(
                 Rect {

@@ -30,7 +30,7 @@ fn picker() -> Picker {
             model("cloud", "GPT-5"),
             Row::error("cloud", "cloud: no answer"),
         ],
-        "no model matches",
+        "no models configured",
     )
 }
 
@@ -154,4 +154,32 @@ fn page_keys_move_by_the_rows_last_drawn() {
     assert_eq!(picked(&p).as_deref(), Some("m18"));
     p.page_by(-1);
     assert_eq!(picked(&p).as_deref(), Some("m00"));
+}
+
+#[test]
+fn an_empty_list_says_whether_there_is_none_or_the_filter_left_none() {
+    let text = |p: &mut Picker| {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 60, 20));
+        p.draw(buf.area, &mut buf, &Theme::default());
+        (buf.content.iter()).map(|c| c.symbol()).collect::<String>()
+    };
+    let mut p = Picker::new("sessions", "resume", Vec::new(), "no saved sessions yet");
+    assert!(text(&mut p).contains("no saved sessions yet"));
+    let mut p = picker();
+    p.set_group("local", vec![model("local", "qwen3:8b")]);
+    p.type_text("zzz");
+    let shown = text(&mut p);
+    assert!(shown.contains("nothing matches the filter"), "{shown}");
+    assert!(
+        shown.contains("cloud: no answer"),
+        "an error row still shows: {shown}"
+    );
+    // While something is still coming, that is what is said instead.
+    let mut p = picker();
+    p.type_text("zzz");
+    let shown = text(&mut p);
+    assert!(
+        !shown.contains("nothing matches") && shown.contains("asking local…"),
+        "{shown}"
+    );
 }
