@@ -205,15 +205,7 @@ impl App {
     /// ended is over now.
     pub fn replay(&mut self, entries: &[Entry], now: Instant) {
         let has_messages = entries.iter().any(|e| matches!(e, Entry::Message(_)));
-        // A live session runs what it was started with; a saved trace shows what it ran last.
-        let running = (!self.read_only).then(|| {
-            let info = &self.info;
-            (
-                info.provider.clone(),
-                info.model.clone(),
-                info.auto_reason.clone(),
-            )
-        });
+        let running = self.running_model();
         for entry in entries {
             match entry {
                 Entry::Message(message) if message.role == Role::User => {
@@ -241,9 +233,7 @@ impl App {
             });
             self.timeline.restore_conversation(messages.collect());
         }
-        if let Some((provider, model, auto)) = running {
-            (self.info.provider, self.info.model, self.info.auto_reason) = (provider, model, auto);
-        }
+        self.keep_running_model(running);
         // Grants belong to the process that gave them: a resumed session starts with none,
         // and `/tools` must not show any.
         self.run.resumed();

@@ -63,6 +63,23 @@ impl App {
         }
     }
 
+    /// What a live session runs, which a replay must leave as it is (a saved trace shows
+    /// what it ran last instead): provider, model, why it was picked.
+    pub(super) fn running_model(&self) -> Option<(String, String, Option<String>)> {
+        let info = &self.info;
+        (!self.read_only).then(|| {
+            let why = info.auto_reason.clone();
+            (info.provider.clone(), info.model.clone(), why)
+        })
+    }
+
+    /// Puts back what [`running_model`](Self::running_model) saw, after a replay.
+    pub(super) fn keep_running_model(&mut self, running: Option<(String, String, Option<String>)>) {
+        if let Some((provider, model, why)) = running {
+            (self.info.provider, self.info.model, self.info.auto_reason) = (provider, model, why);
+        }
+    }
+
     /// The open picker of `topic`, if that is the one open.
     fn open_picker(&mut self, topic: &str) -> Option<&mut Picker> {
         self.overlays
