@@ -42,7 +42,9 @@ pub fn wrap_plain(
     first: &[Span<'static>],
     rest: &[Span<'static>],
 ) -> Vec<Line<'static>> {
-    let prefix_w = first.iter().map(Span::width).max().unwrap_or(0);
+    // Every row leaves room for the wider of the two prefixes (each the sum of its spans).
+    let width_of = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    let prefix_w = width_of(first).max(width_of(rest));
     let avail = usize::from(width).saturating_sub(prefix_w).max(1);
     let mut wrapper = Wrapper::new(avail);
     wrapper.push_str(&escape(text), style);
@@ -62,6 +64,20 @@ pub fn wrap_plain(
             Line::from(spans)
         })
         .collect()
+}
+
+/// Wraps one styled line to `width` as the chat wraps text (words at spaces, long words at
+/// chars, leading spaces kept): always at least one row, so a blank line stays a row.
+pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
+    let mut wrapper = Wrapper::new(usize::from(width));
+    for span in &line.spans {
+        wrapper.push_str(&span.content, line.style.patch(span.style));
+    }
+    let rows = wrapper.finish();
+    if rows.is_empty() {
+        return vec![Line::default()];
+    }
+    rows.into_iter().map(Line::from).collect()
 }
 
 /// Length of the longest prefix of `text` that ends where a top-level block starts after a

@@ -37,6 +37,7 @@ mod question;
 mod tests;
 
 pub use approval::ApprovalDialog;
+pub use detail::Zoomed;
 pub use question::QuestionDialog;
 
 /// Key hints for the status line: (key, what it does).

@@ -7,13 +7,14 @@ use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Value;
 
 use crate::event::Scope;
 use crate::orchestrator::approval::ApprovalAnswer;
 use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
+use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
 
 /// A call waiting for the user's decision.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,34 +208,23 @@ impl ApprovalState {
         Outcome::Decided(decided)
     }
 
-    /// Rows the dialog wants for `width` (capped by the caller).
+    /// Rows the dialog wants for `width` (capped by the caller): the body wrapped at the
+    /// inner width, and every key hint in full.
     pub fn wanted_rows(&self, width: u16) -> u16 {
         let Some(current) = self.current() else {
             return 0;
         };
-        let inner = width.saturating_sub(2).max(1) as usize;
-        let args = match &current.diff {
-            Some(diff) => diff.clone(),
-            None => pretty(&current.arguments),
-        };
-        let arg_rows: usize = args
-            .lines()
-            .map(|l| l.chars().count().div_ceil(inner).max(1))
-            .sum();
-        // The lead shows at most its last two non-blank lines (see `render`).
-        let lead_rows = current.lead.as_deref().map_or(0, |l| {
-            l.lines().filter(|l| !l.trim().is_empty()).count().min(2)
-        });
-        let note_rows = current
-            .note
-            .as_deref()
-            .map_or(0, |n| n.chars().count().div_ceil(inner).max(1));
-        // Two borders and the footer.
-        (arg_rows + lead_rows + note_rows + 3).min(u16::MAX as usize) as u16
+        let inner = width.saturating_sub(2).max(1);
+        let theme = Theme::default();
+        let body = body_lines(current, inner, &theme).len();
+        let footer = usize::from(self.footer_rows(inner, None));
+        // Two borders.
+        (body + footer + 2).min(usize::from(u16::MAX)) as u16
     }
 
     /// Draws the dialog for the current call into `area`; `wait` is how long its keys are
-    /// still guarded (see `App::dialog_wait`).
+    /// still guarded (see `App::dialog_wait`). The keys keep their rows (wrapped, else
+    /// shortened); the body gets the rest and says on the bottom border how much is cut.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, wait: Option<Duration>) {
         let Some(current) = self.current() else {
             return;
@@ -243,130 +233,157 @@ impl ApprovalState {
             return;
         }
         Clear.render(area, buf);
-        let batch = if current.of > 1 {
-            format!(" · call {} of {}", current.position, current.of)
-        } else {
-            String::new()
-        };
-        let title = Line::from(vec![
-            Span::styled(" Approve ", theme.warn),
-            Span::styled(
-                escape(&current.name).replace('\n', "^J"),
-                theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
-            ),
-            Span::styled(format!("?{batch} "), theme.warn),
-        ]);
-        // A sub-agent's call says so: the lead quoted is the sub-agent's, not the parent's.
-        let mut title = title;
-        if let Some(from) = &current.from {
-            let from = format!("from {} ", escape(from).replace('\n', "^J"));
-            title.spans.push(Span::styled(from, theme.dim));
-        }
+        let inner_width = area.width - 2;
+        let lines = body_lines(current, inner_width, theme);
+        let inside = area.height - 2;
+        let total = lines.len();
+        let max_footer = keyline::footer_room(inside, total);
+        let footer = self.footer(theme, inner_width, max_footer, wait);
+        let body_height = inside.saturating_sub(footer.len() as u16);
+        let scroll = usize::from(self.scroll).min(total.saturating_sub(1));
+        let below = total.saturating_sub(scroll + usize::from(body_height));
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.warn)
-            .title(title);
+            .title(title(current, theme));
+        let block = match keyline::more(scroll, below) {
+            Some(more) => block.title_bottom(Line::styled(more, theme.warn).right_aligned()),
+            None => block,
+        };
         let inner = block.inner(area);
         block.render(area, buf);
-
-        let mut lines: Vec<Line<'static>> = Vec::new();
-        if let Some(lead) = current
-            .lead
-            .as_deref()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-        {
-            let last: Vec<&str> = lead.lines().filter(|l| !l.trim().is_empty()).collect();
-            let start = last.len().saturating_sub(2);
-            for line in &last[start..] {
-                lines.push(Line::styled(
-                    format!("“{}”", escape(line.trim())),
-                    theme.dim,
-                ));
-            }
-        }
-        if let Some(note) = &current.note {
-            lines.push(Line::styled(format!("⚑ {}", escape(note)), theme.warn));
-        }
-        match &current.diff {
-            Some(diff) => lines.extend(diff_lines(diff, theme)),
-            None => {
-                for line in pretty(&current.arguments).lines() {
-                    lines.push(Line::styled(line.to_string(), theme.code));
-                }
-            }
-        }
-        let body_height = inner.height.saturating_sub(1);
-        let body = Rect {
-            height: body_height,
-            ..inner
-        };
-        // Rows after wrapping, so the footer can say how much is below the fold.
-        let width = inner.width.max(1) as usize;
-        let total: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
-        let scroll = self.scroll.min(total.saturating_sub(1) as u16);
-        let below = total.saturating_sub(scroll as usize + body_height as usize);
-        let footer = self.footer(theme, below, wait);
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .scroll((scroll, 0))
-            .render(body, buf);
-        let footer_area = Rect {
-            y: inner.y + body_height,
-            height: inner.height - body_height,
-            ..inner
-        };
-        Paragraph::new(footer).render(footer_area, buf);
+        let shown: Vec<Line> = lines
+            .into_iter()
+            .skip(scroll)
+            .take(usize::from(body_height))
+            .collect();
+        keyline::draw_inside(inner, buf, shown, footer);
     }
 
-    fn footer(&self, theme: &Theme, below: usize, wait: Option<Duration>) -> Vec<Line<'static>> {
-        if let Some(reason) = &self.reason {
-            return vec![Line::from(vec![
-                Span::styled(
-                    "Reason for the model (Enter sends, Esc skips): ",
-                    theme.warn,
-                ),
-                Span::raw(reason.clone()),
-                Span::styled("▏", theme.key),
-            ])];
+    /// Rows the key hints need at `width` in full (a reason being typed: its prompt and
+    /// its input line).
+    fn footer_rows(&self, width: u16, wait: Option<Duration>) -> u16 {
+        let (note, hints) = self.hints(wait);
+        let rows = keyline::rows_needed(&hints, &note, width);
+        rows + u16::from(self.reason.is_some())
+    }
+
+    /// The key hints and the note before them (a guarded dialog's countdown, or the
+    /// reason's prompt).
+    fn hints(&self, wait: Option<Duration>) -> (String, Vec<KeyHint>) {
+        if self.reason.is_some() {
+            let hints = vec![hint("Enter", "sends"), hint("Esc", "skips")];
+            return ("Reason for the model:".to_string(), hints);
         }
-        // Guarded: the keys are dimmed and the wait comes first, so it shows at any width.
-        let (key_style, what_style) = match wait {
-            Some(_) => (theme.dim, theme.dim),
-            None => (theme.key, theme.text),
-        };
-        let key = |k: &'static str, what: &'static str| {
-            [Span::styled(k, key_style), Span::styled(what, what_style)]
-        };
-        let mut spans = Vec::new();
-        if let Some(wait) = wait {
-            spans.push(Span::styled(format!("{} · ", guard_note(wait)), theme.warn));
-        }
-        for (k, what) in [
-            ("y", " once  "),
-            ("t", " this turn  "),
-            ("a", " this session  "),
-            ("n", " deny  "),
-        ] {
-            spans.extend(key(k, what));
-        }
+        let note = wait.map_or(String::new(), |wait| format!("{} ·", guard_note(wait)));
+        let mut hints = vec![
+            hint("y", "once"),
+            hint("t", "this turn").or("turn"),
+            hint("a", "this session").or("session"),
+            hint("n", "deny"),
+        ];
         if let Some(prefix) = self.offered_prefix() {
-            spans.push(Span::styled("p", key_style));
-            spans.push(Span::styled(
-                format!(" always '{}'  ", escape(&prefix)),
-                what_style,
-            ));
+            let always = format!("always '{}'", escape(&prefix).replace('\n', "^J"));
+            hints.push(hint("p", always).or("prefix"));
         }
-        if below > 0 {
-            spans.push(Span::styled(
-                format!("↓ {below} more · ↑↓ scroll"),
-                theme.warn,
-            ));
-        } else {
-            spans.push(Span::styled("↑↓ scroll", theme.dim));
-        }
-        vec![Line::from(spans)]
+        hints.push(hint("↑↓", "scroll").or(""));
+        (note, hints)
     }
+
+    /// The key rows: at most `max_rows` when a form fits them, then the reason being typed.
+    fn footer(
+        &self,
+        theme: &Theme,
+        width: u16,
+        max_rows: u16,
+        wait: Option<Duration>,
+    ) -> Vec<Line<'static>> {
+        // Guarded: the keys are dimmed and the wait comes first, so it shows at any width.
+        let styles = match (wait, &self.reason) {
+            (Some(_), None) => KeyStyles {
+                key: theme.dim,
+                what: theme.dim,
+                note: theme.warn,
+            },
+            _ => KeyStyles {
+                key: theme.key,
+                what: theme.text,
+                note: theme.warn,
+            },
+        };
+        let (note, hints) = self.hints(wait);
+        let Some(reason) = &self.reason else {
+            return keyline::lines(&hints, &note, width, max_rows, styles);
+        };
+        let mut lines = keyline::lines(&hints, &note, width, max_rows.saturating_sub(1), styles);
+        // The end of the reason stays in view, with its cursor.
+        let room = usize::from(width).saturating_sub(3);
+        let shown = keyline::tail(reason, room);
+        lines.push(Line::from(vec![
+            Span::styled("› ", theme.key),
+            Span::raw(shown),
+            Span::styled("▏", theme.key),
+        ]));
+        lines
+    }
+}
+
+/// ` Approve NAME? · call 2 of 3 from delegate: … `.
+fn title(current: &Pending, theme: &Theme) -> Line<'static> {
+    let batch = if current.of > 1 {
+        format!(" · call {} of {}", current.position, current.of)
+    } else {
+        String::new()
+    };
+    let mut title = Line::from(vec![
+        Span::styled(" Approve ", theme.warn),
+        Span::styled(
+            escape(&current.name).replace('\n', "^J"),
+            theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
+        ),
+        Span::styled(format!("?{batch} "), theme.warn),
+    ]);
+    // A sub-agent's call says so: the lead quoted is the sub-agent's, not the parent's.
+    if let Some(from) = &current.from {
+        let from = format!("from {} ", escape(from).replace('\n', "^J"));
+        title.spans.push(Span::styled(from, theme.dim));
+    }
+    title
+}
+
+/// What the dialog shows of a call, wrapped to `width`: the last words that led to it, the
+/// tool's note, then the diff or the arguments.
+fn body_lines(current: &Pending, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if let Some(lead) = current
+        .lead
+        .as_deref()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        let last: Vec<&str> = lead.lines().filter(|l| !l.trim().is_empty()).collect();
+        let start = last.len().saturating_sub(2);
+        for line in &last[start..] {
+            lines.push(Line::styled(
+                format!("“{}”", escape(line.trim())),
+                theme.dim,
+            ));
+        }
+    }
+    if let Some(note) = &current.note {
+        lines.push(Line::styled(format!("⚑ {}", escape(note)), theme.warn));
+    }
+    match &current.diff {
+        Some(diff) => lines.extend(diff_lines(diff, theme)),
+        None => {
+            for line in pretty(&current.arguments).lines() {
+                lines.push(Line::styled(line.to_string(), theme.code));
+            }
+        }
+    }
+    (lines.iter())
+        .flat_map(|line| crate::tui::markdown::wrap_line(line, width))
+        .collect()
 }
 
 /// What a guarded dialog says instead of taking keys: `keys active in 0.3 s` (rounded up,
@@ -423,147 +440,4 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::event::Decision;
-    use serde_json::json;
-
-    fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
-        Pending {
-            id: id.into(),
-            name: name.into(),
-            arguments: json!({"path": "a"}),
-            position,
-            of,
-            lead: None,
-            from: None,
-            note: None,
-            diff: None,
-        }
-    }
-
-    fn key(c: KeyCode) -> KeyEvent {
-        KeyEvent::new(c, KeyModifiers::NONE)
-    }
-
-    #[test]
-    fn p_allows_a_shell_commands_prefix_and_nothing_else() {
-        let mut s = ApprovalState::new();
-        let mut shell = pending("1", "shell", 1, 1);
-        shell.arguments = json!({"command": "cargo test --test mcp"});
-        s.push(shell);
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('p'))) else {
-            panic!("p answers a shell call");
-        };
-        assert_eq!(d[0].1.prefix.as_deref(), Some("cargo test"));
-        assert_eq!(
-            d[0].1.scope,
-            Scope::Once,
-            "the prefix is the grant, not the tool"
-        );
-
-        let mut s = ApprovalState::new();
-        let mut chained = pending("1", "shell", 1, 1);
-        chained.arguments = json!({"command": "cargo test; rm -rf x"});
-        s.push(chained);
-        assert_eq!(
-            s.on_key(key(KeyCode::Char('p'))),
-            Outcome::Ignored,
-            "no prefix for a chain"
-        );
-        let mut s = ApprovalState::new();
-        s.push(pending("1", "write_file", 1, 1));
-        assert_eq!(s.on_key(key(KeyCode::Char('p'))), Outcome::Ignored);
-    }
-
-    #[test]
-    fn each_key_sends_the_right_decision_and_scope() {
-        let cases = [
-            (KeyCode::Char('y'), Decision::Approved, Scope::Once),
-            (KeyCode::Char('t'), Decision::Approved, Scope::Turn),
-            (KeyCode::Char('a'), Decision::Approved, Scope::Session),
-            (KeyCode::Esc, Decision::Denied, Scope::Once),
-        ];
-        for (code, decision, scope) in cases {
-            let mut s = ApprovalState::new();
-            s.push(pending("1", "shell", 1, 1));
-            let Outcome::Decided(d) = s.on_key(key(code)) else {
-                panic!("{code:?}")
-            };
-            assert_eq!(d.len(), 1);
-            assert_eq!(
-                (d[0].1.decision, d[0].1.scope),
-                (decision, scope),
-                "{code:?}"
-            );
-            assert!(!s.is_open());
-        }
-    }
-
-    #[test]
-    fn n_asks_for_an_optional_reason() {
-        let mut s = ApprovalState::new();
-        s.push(pending("1", "shell", 1, 1));
-        assert_eq!(s.on_key(key(KeyCode::Char('n'))), Outcome::Used);
-        assert!(s.is_typing_reason());
-        for c in "no rm".chars() {
-            s.on_key(key(KeyCode::Char(c)));
-        }
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Enter)) else {
-            panic!()
-        };
-        assert_eq!(d[0].1, ApprovalAnswer::deny(Some("no rm".into())));
-
-        s.push(pending("2", "shell", 1, 1));
-        s.on_key(key(KeyCode::Char('n')));
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Esc)) else {
-            panic!()
-        };
-        assert_eq!(d[0].1, ApprovalAnswer::deny(None));
-    }
-
-    #[test]
-    fn a_grant_covers_the_other_calls_of_that_tool_in_the_batch() {
-        let mut s = ApprovalState::new();
-        s.push(pending("1", "shell", 1, 3));
-        s.push(pending("2", "write_file", 2, 3));
-        s.push(pending("3", "shell", 3, 3));
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('t'))) else {
-            panic!()
-        };
-        assert_eq!(
-            d.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
-            ["1", "3"]
-        );
-        assert_eq!(s.current().map(|p| p.id.as_str()), Some("2"));
-        let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
-            panic!()
-        };
-        assert_eq!(d.len(), 1);
-        assert!(!s.is_open());
-    }
-
-    #[test]
-    fn arguments_read_as_text() {
-        let shown = pretty(&json!({"path": "a.txt", "content": "line 1\nline 2", "n": 3}));
-        assert_eq!(shown, "n: 3\npath: a.txt\ncontent:\n  line 1\n  line 2\n");
-        assert_eq!(pretty(&json!("raw")), "\"raw\"");
-    }
-
-    #[test]
-    fn other_keys_are_not_taken() {
-        let mut s = ApprovalState::new();
-        assert_eq!(
-            s.on_key(key(KeyCode::Char('y'))),
-            Outcome::Ignored,
-            "closed dialog"
-        );
-        s.push(pending("1", "shell", 1, 1));
-        assert_eq!(s.on_key(key(KeyCode::Char('x'))), Outcome::Ignored);
-        assert_eq!(
-            s.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Outcome::Ignored
-        );
-        assert!(s.is_open());
-    }
-}
+mod tests;

@@ -6,7 +6,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use crate::tui::commands::COMMANDS;
+use crate::tui::markdown::wrap_plain;
 use crate::tui::theme::Theme;
+use crate::tui::views::keyline;
 
 /// Sections of (key, what it does).
 const SECTIONS: &[(&str, &[(&str, &str)])] = &[
@@ -86,8 +88,11 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         "Timeline",
         &[
             ("↑ ↓ / j k", "select an event"),
-            ("Enter", "open / close the full payload"),
+            ("Enter", "open the full payload (again: full screen)"),
             ("y", "in the payload: copy it to the clipboard"),
+            ("z", "payload: full screen, and back (Esc too)"),
+            ("w", "payload: wrap long lines, or cut them"),
+            ("← →", "payload: pan lines that are cut"),
             ("f", "filter: all, llm, tools, asks, problems"),
             ("Home / End", "first / last (End follows new events)"),
         ],
@@ -113,8 +118,10 @@ pub struct Help {
 }
 
 impl Help {
-    /// All lines of the help text.
-    pub fn lines(theme: &Theme) -> Vec<Line<'static>> {
+    /// All lines of the help text at `width` cells. A description that does not fit wraps
+    /// under itself, never cut mid-word; when too little room is left beside the keys, each
+    /// description goes under its key.
+    pub fn lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
         let mut sections: Vec<(&str, Vec<(String, &str)>)> = (SECTIONS.iter())
             .map(|(title, keys)| {
                 (
@@ -136,26 +143,34 @@ impl Help {
             .map(|(k, _)| k.chars().count())
             .max()
             .unwrap_or(0);
+        // Descriptions beside their keys need this much room to read as sentences.
+        let beside = usize::from(width) >= key_width + 4 + 24;
         let mut lines = Vec::new();
         for (i, (title, keys)) in sections.into_iter().enumerate() {
             if i > 0 {
                 lines.push(Line::default());
             }
-            lines.push(Line::styled(title, theme.heading));
+            lines.extend(wrap_plain(title, theme.heading, width, &[], &[]));
             for (key, what) in keys {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {key:<key_width$}  "), theme.key),
-                    Span::raw(what),
-                ]));
+                let (first, rest) = if beside {
+                    let first = Span::styled(format!("  {key:<key_width$}  "), theme.key);
+                    let rest = Span::raw(" ".repeat(key_width + 4));
+                    (first, rest)
+                } else {
+                    lines.push(Line::styled(format!("  {key}"), theme.key));
+                    (Span::raw("      "), Span::raw("      "))
+                };
+                lines.extend(wrap_plain(what, theme.text, width, &[first], &[rest]));
             }
         }
         lines
     }
 
-    /// Draws the page centered in `area`.
+    /// Draws the page centered in `area`; when it is cut, the bottom border says how much
+    /// is out of sight.
     pub fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        let lines = Self::lines(theme);
         let width = area.width.min(76);
+        let lines = Self::lines(theme, width.saturating_sub(2));
         let height = area.height.min(lines.len() as u16 + 2);
         if width < 4 || height < 3 {
             return;
@@ -167,20 +182,24 @@ impl Help {
             height,
         };
         Clear.render(popup, buf);
-        let max_scroll = (lines.len() as u16).saturating_sub(height - 2);
+        let page = usize::from(height - 2);
+        let max_scroll = lines.len().saturating_sub(page);
+        let scroll = usize::from(self.scroll).min(max_scroll);
         // Say so when the page does not fit, or the last sections go unseen.
         let title = if max_scroll > 0 {
-            " taco help · ↑↓ scroll · Esc closes "
+            " taco help · ↑↓ PgUp PgDn scroll · Esc closes "
         } else {
             " taco help · Esc closes "
         };
-        let block = Block::default()
+        let mut block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.border_focused)
             .title(Span::styled(title, theme.title));
-        Paragraph::new(lines)
-            .block(block)
-            .scroll((self.scroll.min(max_scroll), 0))
-            .render(popup, buf);
+        let below = lines.len().saturating_sub(scroll + page);
+        if let Some(more) = keyline::more(scroll, below) {
+            block = block.title_bottom(Line::styled(more, theme.warn).right_aligned());
+        }
+        let shown: Vec<Line> = lines.into_iter().skip(scroll).take(page).collect();
+        Paragraph::new(shown).block(block).render(popup, buf);
     }
 }

@@ -8,6 +8,7 @@ pub mod composer;
 pub(crate) mod fed;
 pub mod help;
 pub mod input;
+pub mod keyline;
 pub mod picker;
 pub mod stack;
 pub mod status;

@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
 use unicode_width::UnicodeWidthChar;
 
 use super::{InputState, MAX_INDENT_LEVELS, Question, byte_at};
@@ -15,6 +15,7 @@ use crate::event::{FrameState, InputKind, InputRequest, StackFrame};
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::Theme;
 use crate::tui::views::approval::guard_note;
+use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
 
 impl InputState {
     /// Rows the dialog wants for `width` with `stack` live frames (capped by the caller).
@@ -28,13 +29,15 @@ impl InputState {
             InputKind::Parameter => prompt_lines(&q.request, inner, &theme).len() + 1,
             InputKind::DepthLimit => prompt_lines(&q.request, inner, &theme).len() + stack.max(1),
         };
-        // Two borders and the footer.
-        (body + 3).min(usize::from(u16::MAX)) as u16
+        let footer = keyline::rows_needed(&footer_hints(q), "", inner);
+        // Two borders.
+        (body + usize::from(footer) + 2).min(usize::from(u16::MAX)) as u16
     }
 
     /// Draws the current question into `area`; `stack` is the live stack in tree order
     /// with nesting levels (shown for the depth limit); `wait` is how long its keys are
-    /// still guarded (see `App::dialog_wait`).
+    /// still guarded (see `App::dialog_wait`). The keys keep their rows (wrapped, else
+    /// shortened); a cut stack says on the bottom border how much is out of sight.
     pub fn render(
         &mut self,
         area: Rect,
@@ -60,19 +63,19 @@ impl InputState {
                 None => " tool stack depth limit ".to_string(),
             },
         };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.warn)
-            .title(Span::styled(title, theme.warn));
-        let inner = block.inner(area);
-        block.render(area, buf);
-        if inner.height == 0 {
-            return;
-        }
-        let mut lines = prompt_lines(&q.request, inner.width, theme);
-        let footer_y = inner.bottom() - 1;
-        let body = inner.height.saturating_sub(1);
-        let footer = match q.request.kind {
+        let (width, inside) = (area.width - 2, area.height - 2);
+        let mut lines = prompt_lines(&q.request, width, theme);
+        // The keys take the rows the body leaves, at least half the inside.
+        let wanted = lines.len()
+            + match q.request.kind {
+                InputKind::Parameter => 1,
+                InputKind::DepthLimit => stack.len().max(1),
+            };
+        let max_footer = keyline::footer_room(inside, wanted);
+        let footer = footer_lines(q, theme, width, max_footer, wait);
+        let body = inside.saturating_sub(footer.len() as u16);
+        let mut more = None;
+        let shown: Vec<Line> = match q.request.kind {
             InputKind::Parameter => {
                 if q.confirming {
                     lines.push(Line::styled(
@@ -80,19 +83,11 @@ impl InputState {
                         theme.warn,
                     ));
                 } else {
-                    lines.push(q.input_line(usize::from(inner.width), theme));
+                    lines.push(q.input_line(usize::from(width), theme));
                 }
                 // Keep the input line in view: the prompt gives way first.
                 let skip = lines.len().saturating_sub(usize::from(body));
-                let shown: Vec<Line> = lines.into_iter().skip(skip).collect();
-                Paragraph::new(shown).render(
-                    Rect {
-                        height: body,
-                        ..inner
-                    },
-                    buf,
-                );
-                parameter_footer(q.confirming, theme, wait)
+                lines.into_iter().skip(skip).collect()
             }
             InputKind::DepthLimit => {
                 let prompt = lines.len().min(usize::from(body));
@@ -100,12 +95,14 @@ impl InputState {
                 let rows: Vec<Line> = stack
                     .iter()
                     .map(|(level, frame)| frame_line(*level, frame, theme))
+                    .map(|line| keyline::clip_line(line, usize::from(width)))
                     .collect();
                 let top = match q.scroll {
                     Some(top) => top.min(rows.len().saturating_sub(room)),
                     None => rows.len().saturating_sub(room),
                 };
                 let below = rows.len().saturating_sub(top + room);
+                more = keyline::more(top, below);
                 self.rows = rows.len();
                 self.room = room;
                 let mut shown: Vec<Line> = lines.into_iter().take(prompt).collect();
@@ -113,24 +110,19 @@ impl InputState {
                     shown.push(Line::styled("(the stack is empty)", theme.dim));
                 }
                 shown.extend(rows.into_iter().skip(top).take(room));
-                Paragraph::new(shown).render(
-                    Rect {
-                        height: body,
-                        ..inner
-                    },
-                    buf,
-                );
-                depth_footer(top, below, theme, wait)
+                shown
             }
         };
-        if body < inner.height {
-            let footer_area = Rect {
-                y: footer_y,
-                height: 1,
-                ..inner
-            };
-            Paragraph::new(footer).render(footer_area, buf);
+        let mut block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.warn)
+            .title(Span::styled(title, theme.warn));
+        if let Some(more) = more {
+            block = block.title_bottom(Line::styled(more, theme.warn).right_aligned());
         }
+        let inner = block.inner(area);
+        block.render(area, buf);
+        keyline::draw_inside(inner, buf, shown, footer);
     }
 }
 
@@ -141,7 +133,7 @@ impl Question {
         let at = byte_at(&self.line, self.cursor);
         let (before, after) = self.line.split_at(at);
         let before = if str_width(before) > room {
-            format!("…{}", tail(before, room.saturating_sub(1)))
+            format!("…{}", keyline::tail(before, room.saturating_sub(1)))
         } else {
             before.to_string()
         };
@@ -213,48 +205,45 @@ fn frame_line(level: usize, frame: &StackFrame, theme: &Theme) -> Line<'static> 
     Line::from(spans)
 }
 
-fn parameter_footer(confirming: bool, theme: &Theme, wait: Option<Duration>) -> Line<'static> {
-    let keys: &[(&str, &str)] = if confirming {
-        &[("y", " back to the question  "), ("n", " abandon the task")]
-    } else {
-        &[("Enter", " send  "), ("Esc", " abandon the task")]
-    };
-    key_line(keys, theme, wait)
-}
-
-fn depth_footer(top: usize, below: usize, theme: &Theme, wait: Option<Duration>) -> Line<'static> {
-    let mut line = key_line(
-        &[("y", " continue for another 20 levels · "), ("n", " stop")],
-        theme,
-        wait,
-    );
-    let more = match (top, below) {
-        (0, 0) => None,
-        (0, below) => Some(format!("  ↓ {below} more")),
-        (top, 0) => Some(format!("  ↑ {top} more")),
-        (top, below) => Some(format!("  ↑ {top} ↓ {below} more")),
-    };
-    if let Some(more) = more {
-        line.spans.push(Span::styled(more, theme.dim));
+/// The keys of the question shown.
+fn footer_hints(q: &Question) -> Vec<KeyHint> {
+    match q.request.kind {
+        InputKind::Parameter if q.confirming => vec![
+            hint("y", "back to the question").or("back"),
+            hint("n", "abandon the task").or("abandon"),
+        ],
+        InputKind::Parameter => vec![
+            hint("Enter", "send"),
+            hint("Esc", "abandon the task").or("abandon"),
+        ],
+        InputKind::DepthLimit => vec![
+            hint("y", "continue for another 20 levels").or("continue"),
+            hint("n", "stop"),
+            hint("↑↓", "scroll").or(""),
+        ],
     }
-    line
 }
 
-/// Keys and what they do; while guarded, dimmed after how long they still wait (first, so
-/// it shows at any width).
-fn key_line(keys: &[(&str, &str)], theme: &Theme, wait: Option<Duration>) -> Line<'static> {
-    let (key_style, what_style) = match wait {
+/// The key rows, at most `max_rows` when a form fits them; while guarded, dimmed after how
+/// long they still wait (first, so it shows at any width).
+fn footer_lines(
+    q: &Question,
+    theme: &Theme,
+    width: u16,
+    max_rows: u16,
+    wait: Option<Duration>,
+) -> Vec<Line<'static>> {
+    let (key, what) = match wait {
         Some(_) => (theme.dim, theme.dim),
         None => (theme.key, theme.text),
     };
-    let note = wait.map(|wait| Span::styled(format!("{} · ", guard_note(wait)), theme.warn));
-    let spans = keys.iter().flat_map(|(k, what)| {
-        [
-            Span::styled(k.to_string(), key_style),
-            Span::styled(what.to_string(), what_style),
-        ]
-    });
-    Line::from(note.into_iter().chain(spans).collect::<Vec<_>>())
+    let styles = KeyStyles {
+        key,
+        what,
+        note: theme.warn,
+    };
+    let note = wait.map_or(String::new(), |wait| format!("{} ·", guard_note(wait)));
+    keyline::lines(&footer_hints(q), &note, width, max_rows, styles)
 }
 
 /// The longest start of `text` at most `width` cells wide.
@@ -266,21 +255,6 @@ fn head(text: &str, width: usize) -> String {
             used <= width
         })
         .collect()
-}
-
-/// The longest end of `text` at most `width` cells wide.
-fn tail(text: &str, width: usize) -> String {
-    let mut used = 0;
-    let mut out: Vec<char> = text
-        .chars()
-        .rev()
-        .take_while(|c| {
-            used += c.width().unwrap_or(0);
-            used <= width
-        })
-        .collect();
-    out.reverse();
-    out.into_iter().collect()
 }
 
 /// Names and titles come from the model: keep them on one row, without control characters.

@@ -1,16 +1,21 @@
-//! The list of rows: columns that adapt to the width, and the bars on a shared time axis.
+//! The list of rows: columns that adapt to the width (the name takes what is left), and
+//! each row's bar on its run's time axis.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use unicode_width::UnicodeWidthStr;
 
+use ratatui::style::Style;
+
+use super::axis::{self, Axis};
+use super::row::Row;
 use super::{TimelineState, clip, offset_label};
 use crate::tui::theme::{Theme, duration};
 
 /// Width of the offset column (`+123.45s`).
 const OFFSET_W: u16 = 8;
-/// Width of the duration column (`2 m 05 s`).
-const DURATION_W: u16 = 8;
+/// Width of the duration column (`850 ms`, `12.5 s`, `10m01s`, `2h05m`).
+const DURATION_W: u16 = 6;
 /// Nesting levels that still indent a row's name.
 const MAX_INDENT: usize = 8;
 
@@ -23,43 +28,34 @@ pub(super) struct Columns {
     pub bar: u16,
 }
 
-/// Narrow panes drop the bar first, then the offset, then the duration: the name (what
-/// happened) matters most.
+/// Columns for a pane `width` cells wide. The offset, the duration and the bar get what
+/// they need and narrow panes drop them (the bar first, then the offset, then the
+/// duration); the name (what happened) takes every cell left.
 pub(super) fn columns(width: u16) -> Columns {
+    let duration = DURATION_W;
     // Symbol and its space take 2 cells; each further column one separating space.
-    let fixed = 2 + OFFSET_W + 1 + DURATION_W + 1;
-    if width >= 70 {
-        // The name gets about three fifths, up to what names usually need; the bar the rest.
-        let rest = width - fixed - 1;
-        let name = (rest / 5 * 3).clamp(14, 48).min(rest - 10);
+    if width >= 90 {
+        let bar = (width / 4).clamp(12, 40);
         Columns {
-            name,
+            name: width - 2 - (OFFSET_W + 1) - (duration + 1) - (bar + 1),
             offset: OFFSET_W,
-            duration: DURATION_W,
-            bar: rest - name,
-        }
-    } else if width >= 40 {
-        // Medium panes keep a short bar (it shows when things happened) and drop the
-        // offset, so names stay readable.
-        let bar = (width / 5).clamp(6, 12);
-        Columns {
-            name: width - 2 - DURATION_W - 1 - 1 - bar,
-            offset: 0,
-            duration: DURATION_W,
+            duration,
             bar,
         }
-    } else if width >= fixed + 12 {
+    } else if width >= 40 {
+        // A short bar still shows when things happened and what waited.
+        let bar = (width / 6).clamp(6, 12);
         Columns {
-            name: width - fixed,
-            offset: OFFSET_W,
-            duration: DURATION_W,
-            bar: 0,
-        }
-    } else if width >= 2 + DURATION_W + 1 + 10 {
-        Columns {
-            name: width - 2 - DURATION_W - 1,
+            name: width - 2 - (duration + 1) - (bar + 1),
             offset: 0,
-            duration: DURATION_W,
+            duration,
+            bar,
+        }
+    } else if width >= 2 + duration + 1 + 12 {
+        Columns {
+            name: width - 2 - (duration + 1),
+            offset: 0,
+            duration,
             bar: 0,
         }
     } else {
@@ -70,22 +66,6 @@ pub(super) fn columns(width: u16) -> Columns {
             bar: 0,
         }
     }
-}
-
-/// Cells `[first, last)` of a bar `width` cells wide for the span `start..end` on the axis
-/// `origin..horizon`. At least one cell, always inside the bar.
-pub(super) fn bar_cells(start: u64, end: u64, origin: u64, horizon: u64, width: u16) -> (u16, u16) {
-    if width == 0 {
-        return (0, 0);
-    }
-    let span = u128::from(horizon.saturating_sub(origin).max(1));
-    let w = u128::from(width);
-    let from = u128::from(start.saturating_sub(origin));
-    let to = u128::from(end.max(start).saturating_sub(origin));
-    let first = (from * w / span).min(w - 1);
-    // Round the end up so a span that covers part of a cell shows in it.
-    let last = (to * w).div_ceil(span).clamp(first + 1, w);
-    (first as u16, last as u16)
 }
 
 impl TimelineState {
@@ -126,17 +106,20 @@ impl TimelineState {
         self.scroll = self.scroll.min(self.visible.len().saturating_sub(height));
 
         let cols = columns(area.width);
-        let origin = self.origin.unwrap_or(0);
-        let window = self
-            .visible
-            .iter()
-            .enumerate()
+        let window: Vec<(usize, usize)> = (self.visible.iter().copied().enumerate())
             .skip(self.scroll)
-            .take(height);
-        for (y, (position, &index)) in (area.y..).zip(window) {
+            .take(height)
+            .collect();
+        for (y, (position, index)) in (area.y..).zip(window) {
             let Some(row) = self.rows.get(index) else {
                 continue;
             };
+            let Some(run) = self.runs.get_mut(&row.event.request_id) else {
+                continue;
+            };
+            let origin = run.origin;
+            let horizon = run.horizon;
+            let axis = run.axis();
             let tone = row.tone.style(theme);
             // Nested work indents by its level, leaving at least half the column for the name.
             let indent = (row.depth.min(MAX_INDENT) as u16 * 2).min(cols.name / 2);
@@ -150,25 +133,35 @@ impl TimelineState {
                 right(buf, x + 1, y, cols.offset, &text, theme.dim);
                 x += cols.offset + 1;
             }
+            // The idle time before a run goes in its bar when there is one, else here.
+            let idle = row.idle_before.map(axis::idle_label);
             if cols.duration > 0 {
-                let text = match row.duration_ms() {
-                    Some(ms) => duration(ms),
-                    None if row.pending => "…".to_string(),
-                    None => String::new(),
+                let (text, style) = match (row.duration_ms(), &idle) {
+                    (Some(ms), _) => (short_duration(ms), theme.dim),
+                    (None, _) if row.pending => ("…".to_string(), theme.dim),
+                    (None, Some(idle)) if cols.bar < 10 => (idle.clone(), theme.warn),
+                    _ => (String::new(), theme.dim),
                 };
-                right(buf, x + 1, y, cols.duration, &text, theme.dim);
+                right(buf, x + 1, y, cols.duration, &text, style);
                 x += cols.duration + 1;
             }
             if cols.bar > 0 {
-                let end = if row.pending { self.horizon } else { row.end };
-                let (first, last) = bar_cells(row.start, end, origin, self.horizon, cols.bar);
-                let glyph = if row.duration_ms().is_some() || row.pending {
-                    "█"
-                } else {
-                    "│"
+                let bar = Rect::new(x + 1, y, cols.bar, 1);
+                let end = if row.pending { horizon } else { row.end };
+                let glyphs = Glyphs {
+                    tone,
+                    dim: theme.dim,
+                    wait: theme.warn,
                 };
-                for cell in first..last {
-                    buf.set_stringn(x + 1 + cell, y, glyph, 1, tone);
+                draw_bar(buf, bar, axis, row, end, glyphs);
+                if let Some(idle) = idle.filter(|_| cols.bar >= 10) {
+                    buf.set_stringn(
+                        bar.x,
+                        y,
+                        format!("{idle} idle"),
+                        bar.width.into(),
+                        theme.warn,
+                    );
                 }
             }
             if focused && position == self.selected {
@@ -178,8 +171,57 @@ impl TimelineState {
     }
 }
 
+/// The styles of a bar: its row's tone, the axis breaks, the time spent waiting.
+#[derive(Clone, Copy)]
+struct Glyphs {
+    tone: Style,
+    dim: Style,
+    wait: Style,
+}
+
+/// One row's bar on its run's `axis`: `┊` where the axis skips a long wait for the user,
+/// `░` for time spent waiting (an answer's row, a call's wait for approval), `█` for work,
+/// `│` for an instant.
+fn draw_bar(buf: &mut Buffer, bar: Rect, axis: &Axis, row: &Row, end: u64, glyphs: Glyphs) {
+    let cell = |buf: &mut Buffer, at: u16, glyph: &str, style: Style| {
+        buf.set_stringn(bar.x + at, bar.y, glyph, 1, style);
+    };
+    for at in axis.breaks(bar.width) {
+        cell(buf, at, "┊", glyphs.dim);
+    }
+    let (first, last) = axis.cells(row.start, end, bar.width);
+    let (glyph, style) = if row.is_wait() {
+        ("░", glyphs.wait)
+    } else if row.duration_ms().is_some() || row.pending {
+        ("█", glyphs.tone)
+    } else {
+        ("│", glyphs.tone)
+    };
+    for at in first..last {
+        cell(buf, at, glyph, style);
+    }
+    // The part of a call spent waiting for approval, over its bar.
+    if let Some((asked, answered)) = row.wait {
+        let (first, last) = axis.cells(asked, answered.unwrap_or(end).min(end), bar.width);
+        for at in first..last {
+            cell(buf, at, "░", glyphs.wait);
+        }
+    }
+}
+/// A duration in at most six cells: `850 ms`, `12.5 s`, `10m01s`, `2h05m`.
+pub(super) fn short_duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    if secs < 60 {
+        duration(ms)
+    } else if secs < 6000 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    }
+}
+
 /// `text` right-aligned in `width` cells at `x`.
-fn right(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: ratatui::style::Style) {
+fn right(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style) {
     let text = clip(text, usize::from(width));
     let pad = width.saturating_sub(text.width() as u16);
     buf.set_stringn(x + pad, y, &text, usize::from(width), style);

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -17,6 +18,7 @@ use crate::run_model::RunModel;
 use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::Theme;
 
+mod axis;
 mod click;
 mod detail;
 mod list;
@@ -24,8 +26,11 @@ mod list;
 mod nested_tests;
 mod row;
 #[cfg(test)]
+mod scale_tests;
+#[cfg(test)]
 mod tests;
 
+use axis::{MIN_IDLE_MS, RunSpan};
 pub use detail::Detail;
 use row::{Filter, Row};
 
@@ -46,9 +51,11 @@ pub struct TimelineState {
     scroll: usize,
     /// Rows per page, from the last render.
     page: usize,
-    /// The time axis: earliest start and latest end seen (unix ms).
-    origin: Option<u64>,
-    horizon: u64,
+    /// Each run's span and waits for the user, by request id: every row's bar is drawn on
+    /// its own run's axis.
+    runs: HashMap<Arc<str>, RunSpan>,
+    /// The run of the newest row.
+    last_run: Option<Arc<str>>,
     /// The conversation rebuilt from `llm_call` events, for "messages sent" in details.
     conversation: Vec<Message>,
     /// Each sub-agent's own conversation, by its `delegate` frame id.
@@ -81,8 +88,8 @@ impl TimelineState {
             follow: true,
             scroll: 0,
             page: 10,
-            origin: None,
-            horizon: 0,
+            runs: HashMap::new(),
+            last_run: None,
             conversation: Vec::new(),
             sub_conversations: HashMap::new(),
             pricing: Pricing::default(),
@@ -103,13 +110,13 @@ impl TimelineState {
             row.name.push_str(&format!(" · subtree {spent}"));
         }
         row.depth = row_depth(&event.data, run);
+        self.follow_run(event, &mut row);
         // A call's progress takes one row, updated in place: a server reporting every
         // millisecond must not flood the timeline.
         if let EventData::ToolProgress { id, .. } = &event.data
             && let Some(last) = self.rows.last_mut()
             && matches!(&last.event.data, EventData::ToolProgress { id: previous, .. } if previous == id)
         {
-            self.horizon = self.horizon.max(row.end);
             *last = row;
             return;
         }
@@ -137,8 +144,6 @@ impl TimelineState {
             }
             _ => {}
         }
-        self.origin = Some(self.origin.map_or(row.start, |o| o.min(row.start)));
-        self.horizon = self.horizon.max(row.end).max(event.timestamp);
         let shown = row.matches(self.filter);
         self.rows.push(row);
         if shown {
@@ -146,6 +151,51 @@ impl TimelineState {
             if self.follow {
                 self.selected = self.visible.len() - 1;
             }
+        }
+    }
+
+    /// Keeps the run of `event` up to date (its span and its waits for the user) and marks
+    /// on `row` what waited: the idle time before a new run, the wait an answer ended, the
+    /// approval its call waits for.
+    fn follow_run(&mut self, event: &Event, row: &mut Row) {
+        let at = event.timestamp;
+        let id = &event.request_id;
+        if self.last_run.as_ref() != Some(id) {
+            let before = (self.last_run.as_ref()).and_then(|r| self.runs.get(r));
+            let idle = before.map_or(0, |r| row.start.saturating_sub(r.horizon));
+            if idle >= MIN_IDLE_MS && !self.runs.contains_key(id) {
+                row.idle_before = Some(idle);
+            }
+            self.last_run = Some(id.clone());
+        }
+        let span = (self.runs.entry(id.clone())).or_insert_with(|| RunSpan::new(row.start));
+        span.cover(row.start, row.end.max(at));
+        let (key, asked) = match &event.data {
+            EventData::ApprovalRequested { id, .. } => (format!("approval {id}"), true),
+            EventData::ApprovalDecided { id, .. } => (format!("approval {id}"), false),
+            EventData::InputRequested(request) => (format!("question {}", request.id), true),
+            EventData::InputAnswered { id, .. } => (format!("question {id}"), false),
+            _ => return,
+        };
+        let started = if asked {
+            span.wait(key, at);
+            at
+        } else {
+            let Some(started) = span.answered(&key, at) else {
+                return;
+            };
+            // The answer's row spans the wait, so its bar and duration show it.
+            row.start = started.min(row.end);
+            started
+        };
+        let call = match &event.data {
+            EventData::ApprovalRequested { id, .. } | EventData::ApprovalDecided { id, .. } => {
+                self.open_calls.get(id).and_then(|&i| self.rows.get_mut(i))
+            }
+            _ => None,
+        };
+        if let Some(call) = call {
+            call.wait = Some((started, (!asked).then_some(at)));
         }
     }
 
@@ -183,7 +233,9 @@ impl TimelineState {
                     Some(p) => self.sub_conversations.get(p).map_or(&[][..], Vec::as_slice),
                     None => self.conversation.as_slice(),
                 };
-                let origin = self.origin.unwrap_or(0);
+                let origin = (self.rows.get(index))
+                    .and_then(|r| self.runs.get(&r.event.request_id))
+                    .map_or(0, |r| r.origin);
                 let detail = Detail::new(&self.rows, index, origin, conversation);
                 return Handled::effect(Effect::Open(Box::new(detail)));
             }
@@ -254,7 +306,7 @@ impl TimelineState {
     }
 }
 
-/// `+1.25s`, `+16m40s`, `+2h05m`: a start offset from the first event.
+/// `+1.25s`, `+16m40s`, `+2h05m`: a start offset from the start of the run.
 fn offset_label(ms: u64) -> String {
     let secs = ms / 1000;
     if secs < 1000 {

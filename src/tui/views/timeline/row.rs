@@ -92,6 +92,10 @@ pub(super) struct Row {
     pub link: Option<usize>,
     /// Nesting level of the work (0: the top-level agent), from the `parent` chain.
     pub depth: usize,
+    /// For a tool call: when it waited for approval (the end once decided).
+    pub wait: Option<(u64, Option<u64>)>,
+    /// For the first row of a run: how long nothing ran since the run before.
+    pub idle_before: Option<u64>,
 }
 
 impl Row {
@@ -328,6 +332,8 @@ impl Row {
             pending,
             link: None,
             depth: 0,
+            wait: None,
+            idle_before: None,
         })
     }
 
@@ -345,8 +351,19 @@ impl Row {
                 Some(self.end - self.start)
             }
             EventData::ToolCall { .. } if !self.pending => Some(self.end - self.start),
+            _ if self.is_wait() => Some(self.end - self.start),
             _ => None,
         }
+    }
+
+    /// Whether the row is an answer whose span is the wait for it (from the question or
+    /// the approval request, when seen).
+    pub(super) fn is_wait(&self) -> bool {
+        let answer = matches!(
+            self.event.data,
+            EventData::ApprovalDecided { .. } | EventData::InputAnswered { .. }
+        );
+        answer && self.end > self.start
     }
 
     /// Whether the row passes `filter`.

@@ -4,7 +4,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-use super::list::{bar_cells, columns};
+use super::list::columns;
 use super::*;
 use crate::conversation::{Message, ToolCall, Usage};
 use crate::event::LlmCall;
@@ -241,25 +241,15 @@ fn a_tool_result_ends_its_calls_span() {
 }
 
 #[test]
-fn bars_share_one_time_axis() {
-    assert_eq!(bar_cells(0, 100, 0, 1000, 10), (0, 1));
-    assert_eq!(bar_cells(500, 1000, 0, 1000, 10), (5, 10));
-    assert_eq!(bar_cells(250, 260, 0, 1000, 10), (2, 3));
-    assert_eq!(
-        bar_cells(1000, 1000, 0, 1000, 10),
-        (9, 10),
-        "an instant at the end"
-    );
-    assert_eq!(bar_cells(5, 5, 5, 5, 4), (0, 1), "an empty axis");
-    assert_eq!(bar_cells(0, u64::MAX, 0, u64::MAX, u16::MAX), (0, u16::MAX));
-    assert_eq!(bar_cells(1, 2, 0, 3, 0), (0, 0));
-
-    // In the pane: the axis runs from the run start (T0) to the final event (T0 + 4000).
+fn bars_sit_on_their_runs_axis_and_show_the_wait_for_approval() {
+    // The axis runs from the run start (T0) to the final event (T0 + 4000); the one-second
+    // approval is too short to squeeze.
     let mut state = filled();
-    assert_eq!((state.origin, state.horizon), (Some(T0), T0 + 4000));
+    let run = state.runs.get_mut("r").unwrap();
+    assert_eq!((run.origin, run.horizon), (T0, T0 + 4000));
     let terminal = draw(&mut state, 120, 13);
     let cols = columns(120);
-    assert_eq!((cols.name, cols.bar), (48, 51));
+    assert_eq!((cols.name, cols.duration, cols.bar), (71, 6, 30));
     let bar_x = 2 + cols.name + 1 + cols.offset + 1 + cols.duration + 1;
     let buf = terminal.backend().buffer();
     let row_cells = |y: u16| -> String {
@@ -267,16 +257,21 @@ fn bars_share_one_time_axis() {
             .map(|x| buf[(x, y)].symbol().to_string())
             .collect()
     };
-    // llm_call 750..2000 ms of 4000 over 51 cells → cells 9..26.
+    // llm_call 750..2000 ms of 4000 over 30 cells → cells 5..15.
     let llm = row_cells(2);
-    assert_eq!(llm.chars().position(|c| c == '█'), Some(9), "{llm}");
-    assert_eq!(llm.matches('█').count(), 17, "{llm}");
-    // tool_call 2000..3500 → cells 25..45.
+    assert_eq!(llm.chars().position(|c| c == '█'), Some(5), "{llm}");
+    assert_eq!(llm.matches('█').count(), 10, "{llm}");
+    // tool_call 2000..3500 → cells 15..27: waiting for approval until 3000 (cell 23),
+    // then running.
     let call = row_cells(3);
-    assert_eq!(call.chars().position(|c| c == '█'), Some(25), "{call}");
-    assert_eq!(call.matches('█').count(), 20, "{call}");
+    assert_eq!(call.chars().position(|c| c == '░'), Some(15), "{call}");
+    assert_eq!(call.matches('░').count(), 8, "{call}");
+    assert_eq!(call.matches('█').count(), 4, "{call}");
+    // The approval's own row spans the wait, drawn as waiting.
+    let approved = row_cells(5);
+    assert_eq!(approved.matches('░').count(), 8, "{approved}");
     // The final event is an instant in the last cell.
-    assert_eq!(row_cells(12).chars().position(|c| c == '│'), Some(50));
+    assert_eq!(row_cells(12).chars().position(|c| c == '│'), Some(29));
 }
 
 #[test]
@@ -385,12 +380,6 @@ fn enter_opens_the_detail_and_esc_closes_it() {
         "no filtering under a detail: the detail does not take `f`, and it hides the list"
     );
     assert!(detail.on_key(key(KeyCode::Esc), &CTX).taken());
-    assert!(detail.finished());
-    let mut detail = open(&mut state);
-    assert!(
-        detail.on_key(key(KeyCode::Enter), &CTX).taken(),
-        "Enter closes too"
-    );
     assert!(detail.finished());
 }
 

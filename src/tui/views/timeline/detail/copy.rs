@@ -1,6 +1,5 @@
 //! What `y` copies from the detail view: the payload as it is shown (each logical line with
-//! its indent, unwrapped, control characters shown as their placeholders); and the key hint
-//! that says so.
+//! its indent, unwrapped, control characters shown as their placeholders).
 
 use super::Detail;
 
@@ -17,16 +16,4 @@ impl Detail {
         }
         out
     }
-}
-
-/// The longest key hint shorter than `room` cells: every key stays readable, none is cut.
-pub(super) fn keys(room: usize) -> &'static str {
-    const KEYS: [&str; 3] = [
-        "Esc close · ↑↓ PgUp PgDn scroll · y copy",
-        "Esc close · ↑↓ scroll · y copy",
-        "Esc · ↑↓ · y copy",
-    ];
-    (KEYS.iter())
-        .find(|k| k.chars().count() < room)
-        .unwrap_or(&KEYS[2])
 }

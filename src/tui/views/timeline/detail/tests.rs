@@ -167,3 +167,58 @@ fn a_compaction_shows_its_counts_and_its_summary_as_prose() {
     );
     assert!(!text.contains("\\n"), "{text}");
 }
+
+/// The rows of a drawn detail.
+fn rows(terminal: &Terminal<TestBackend>) -> Vec<String> {
+    let buf = terminal.backend().buffer();
+    (buf.content.chunks(usize::from(buf.area.width)))
+        .map(|row| row.iter().map(|c| c.symbol()).collect())
+        .collect()
+}
+
+#[test]
+fn unwrapped_lines_are_cut_and_pan_and_wrapped_ones_hang_under_their_start() {
+    use crate::tui::layout::Focus;
+    use crate::tui::overlay::{Effect, Handled, KeyCtx};
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let ctx = KeyCtx {
+        focus: Focus::Timeline,
+        held: false,
+    };
+    let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    let mut detail = approval_detail();
+    // Wrapped: the long argument line's further rows hang two cells under its start.
+    let wrapped = rows(&draw(&mut detail, 40, 60));
+    let at = (wrapped.iter())
+        .position(|r| r.starts_with("  \"content\""))
+        .unwrap();
+    assert!(wrapped[at + 1].starts_with("    "), "{wrapped:#?}");
+    assert!(
+        !detail.on_key(key(KeyCode::Right), &ctx).taken(),
+        "nothing to pan"
+    );
+    // Unwrapped: one row a line, `›` where it is cut; → pans and `‹` says so.
+    assert!(detail.on_key(key(KeyCode::Char('w')), &ctx).taken());
+    let cut = rows(&draw(&mut detail, 40, 60));
+    assert_eq!(cut.len(), 60);
+    let content = cut.iter().find(|r| r.starts_with("  \"content\"")).unwrap();
+    assert!(content.ends_with('›'), "{content}");
+    assert!(cut.iter().any(|r| r.contains("←→ pan")), "{cut:#?}");
+    assert!(detail.on_key(key(KeyCode::Right), &ctx).taken());
+    let panned = rows(&draw(&mut detail, 40, 60));
+    let content = panned.iter().find(|r| r.contains("main() {")).unwrap();
+    assert!(content.starts_with('‹'), "{content}");
+    assert!(!content.contains("\"content\""), "8 cells in: {content}");
+    // Panning stops where the widest line ends.
+    for _ in 0..100 {
+        detail.on_key(key(KeyCode::Right), &ctx);
+    }
+    let far = rows(&draw(&mut detail, 40, 60));
+    assert!(far.iter().all(|r| !r.ends_with('›')), "{far:#?}");
+    // z takes it to the whole screen, as it is.
+    let Handled::Effects(mut effects) = detail.on_key(key(KeyCode::Char('z')), &ctx) else {
+        panic!("z zooms");
+    };
+    assert!(detail.finished(), "the pane's view closes");
+    assert!(matches!(effects.pop(), Some(Effect::Open(_))));
+}

@@ -1,0 +1,144 @@
+//! The approval dialog's keys and how it lays arguments out.
+
+use super::*;
+use crate::event::Decision;
+use serde_json::json;
+
+fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
+    Pending {
+        id: id.into(),
+        name: name.into(),
+        arguments: json!({"path": "a"}),
+        position,
+        of,
+        lead: None,
+        from: None,
+        note: None,
+        diff: None,
+    }
+}
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+#[test]
+fn p_allows_a_shell_commands_prefix_and_nothing_else() {
+    let mut s = ApprovalState::new();
+    let mut shell = pending("1", "shell", 1, 1);
+    shell.arguments = json!({"command": "cargo test --test mcp"});
+    s.push(shell);
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('p'))) else {
+        panic!("p answers a shell call");
+    };
+    assert_eq!(d[0].1.prefix.as_deref(), Some("cargo test"));
+    assert_eq!(
+        d[0].1.scope,
+        Scope::Once,
+        "the prefix is the grant, not the tool"
+    );
+
+    let mut s = ApprovalState::new();
+    let mut chained = pending("1", "shell", 1, 1);
+    chained.arguments = json!({"command": "cargo test; rm -rf x"});
+    s.push(chained);
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('p'))),
+        Outcome::Ignored,
+        "no prefix for a chain"
+    );
+    let mut s = ApprovalState::new();
+    s.push(pending("1", "write_file", 1, 1));
+    assert_eq!(s.on_key(key(KeyCode::Char('p'))), Outcome::Ignored);
+}
+
+#[test]
+fn each_key_sends_the_right_decision_and_scope() {
+    let cases = [
+        (KeyCode::Char('y'), Decision::Approved, Scope::Once),
+        (KeyCode::Char('t'), Decision::Approved, Scope::Turn),
+        (KeyCode::Char('a'), Decision::Approved, Scope::Session),
+        (KeyCode::Esc, Decision::Denied, Scope::Once),
+    ];
+    for (code, decision, scope) in cases {
+        let mut s = ApprovalState::new();
+        s.push(pending("1", "shell", 1, 1));
+        let Outcome::Decided(d) = s.on_key(key(code)) else {
+            panic!("{code:?}")
+        };
+        assert_eq!(d.len(), 1);
+        assert_eq!(
+            (d[0].1.decision, d[0].1.scope),
+            (decision, scope),
+            "{code:?}"
+        );
+        assert!(!s.is_open());
+    }
+}
+
+#[test]
+fn n_asks_for_an_optional_reason() {
+    let mut s = ApprovalState::new();
+    s.push(pending("1", "shell", 1, 1));
+    assert_eq!(s.on_key(key(KeyCode::Char('n'))), Outcome::Used);
+    assert!(s.is_typing_reason());
+    for c in "no rm".chars() {
+        s.on_key(key(KeyCode::Char(c)));
+    }
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Enter)) else {
+        panic!()
+    };
+    assert_eq!(d[0].1, ApprovalAnswer::deny(Some("no rm".into())));
+
+    s.push(pending("2", "shell", 1, 1));
+    s.on_key(key(KeyCode::Char('n')));
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Esc)) else {
+        panic!()
+    };
+    assert_eq!(d[0].1, ApprovalAnswer::deny(None));
+}
+
+#[test]
+fn a_grant_covers_the_other_calls_of_that_tool_in_the_batch() {
+    let mut s = ApprovalState::new();
+    s.push(pending("1", "shell", 1, 3));
+    s.push(pending("2", "write_file", 2, 3));
+    s.push(pending("3", "shell", 3, 3));
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('t'))) else {
+        panic!()
+    };
+    assert_eq!(
+        d.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        ["1", "3"]
+    );
+    assert_eq!(s.current().map(|p| p.id.as_str()), Some("2"));
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+        panic!()
+    };
+    assert_eq!(d.len(), 1);
+    assert!(!s.is_open());
+}
+
+#[test]
+fn arguments_read_as_text() {
+    let shown = pretty(&json!({"path": "a.txt", "content": "line 1\nline 2", "n": 3}));
+    assert_eq!(shown, "n: 3\npath: a.txt\ncontent:\n  line 1\n  line 2\n");
+    assert_eq!(pretty(&json!("raw")), "\"raw\"");
+}
+
+#[test]
+fn other_keys_are_not_taken() {
+    let mut s = ApprovalState::new();
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('y'))),
+        Outcome::Ignored,
+        "closed dialog"
+    );
+    s.push(pending("1", "shell", 1, 1));
+    assert_eq!(s.on_key(key(KeyCode::Char('x'))), Outcome::Ignored);
+    assert_eq!(
+        s.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        Outcome::Ignored
+    );
+    assert!(s.is_open());
+}
