@@ -7,6 +7,7 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 
 use super::list::{Columns, columns, short_duration};
+use super::tests::draw;
 use super::*;
 use crate::conversation::Usage;
 use crate::event::{Decision, LlmCall, Scope};
@@ -140,14 +141,6 @@ fn two_runs() -> Fed<TimelineState> {
         state.on_event(event);
     }
     state
-}
-
-fn draw(state: &mut TimelineState, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), true))
-        .unwrap();
-    terminal
 }
 
 fn rows(terminal: &Terminal<TestBackend>) -> Vec<String> {

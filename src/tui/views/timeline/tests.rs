@@ -118,7 +118,8 @@ fn filled() -> Fed<TimelineState> {
     state
 }
 
-fn draw(state: &mut TimelineState, width: u16, height: u16) -> Terminal<TestBackend> {
+/// The list drawn at `width` × `height`, focused.
+pub(super) fn draw(state: &mut TimelineState, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), true))
