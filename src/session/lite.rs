@@ -12,6 +12,9 @@ use serde::de::IgnoredAny;
 use super::reader::MAX_LINE;
 use crate::conversation::{Role, Usage};
 
+/// Lines up to this long are read whole before they are parsed.
+const HEAD: u64 = 1 << 20;
+
 /// What the index reads of one line (any other field is skipped as it streams by).
 #[derive(Debug, Default, Deserialize)]
 pub struct Lite {
@@ -66,7 +69,15 @@ pub fn next(reader: &mut impl BufRead) -> io::Result<Option<Read1>> {
         taken: 0,
         ended: false,
     };
-    let lite = serde_json::from_reader::<_, Lite>(&mut line).ok();
+    // Most lines are short: read whole and parsed at once (fast); a longer one streams
+    // through the parser after its head (a byte at a time, but never held).
+    let mut head = Vec::new();
+    (&mut line).take(HEAD).read_to_end(&mut head)?;
+    let lite = if line.ended {
+        serde_json::from_slice::<Lite>(&head).ok()
+    } else {
+        serde_json::from_reader::<_, Lite>(io::Cursor::new(head).chain(&mut line)).ok()
+    };
     // Whatever the parse left of the line (after an error, or trailing blanks).
     io::copy(&mut line, &mut io::sink())?;
     if !line.ended {
