@@ -124,3 +124,19 @@ async fn a_compaction_in_force_is_kept_with_everything_from_its_cut() {
     assert_eq!(contents(&sent[2..]), expected);
     assert_eq!(sent[2]["content"], "question 300");
 }
+
+#[test]
+fn the_tui_resumes_a_long_session_from_its_end_and_says_where_the_rest_is() {
+    let (home, work) = setup();
+    session(home.path(), work.path(), None);
+    let tmux =
+        support::tmux::launch_taco(home.path(), work.path(), "-p demo --resume", "", (120, 40));
+    let screen = tmux.wait_for("earlier ones stay in the session file");
+    // The newest run is on screen; the first one was never read.
+    assert!(
+        screen.contains("question 400") || screen.contains("answer 400"),
+        "{screen}"
+    );
+    assert!(!screen.contains("question 1\n"), "{screen}");
+    assert!(screen.contains("(801 messages)"), "{screen}");
+}

@@ -137,6 +137,13 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     });
     let mut notes = opened.notes;
     notes.extend(said);
+    // Only a resumed session's end was read: say where the rest is.
+    if let Some(earlier) = &opened.earlier {
+        notes.push(format!(
+            "The newest runs are shown; the earlier ones stay in the session file ('taco trace {}' shows them all).",
+            earlier.path.display()
+        ));
+    }
     let launch = Launch {
         info,
         engine: Some(Box::new(engine)),
