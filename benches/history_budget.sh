@@ -46,6 +46,8 @@ for mb in "${sizes[@]}"; do
   home="$scratch/h$mb"
   mkdir -p "$home"
   file=$(python3 benches/big_session.py "$taco" "$home" "$mb")
+  # The file was just written: let its pages reach the disk before anything is timed.
+  sync
   echo "${mb} MB session: $(wc -c <"$file") bytes, $(wc -l <"$file") lines, $(grep -c '"type":"run_started"' "$file") runs"
   # The file was written by this script, so the session index has no row for it yet: the
   # first resume builds it (as after a lost index); the next ones find it.
