@@ -6,17 +6,16 @@ use std::time::{Duration, Instant};
 
 use super::commands::{CallRecord, ToolInfo};
 use super::layout::{self, Focus};
-use super::overlay::{ApprovalDialog, OverlayStack, Place, QuestionDialog};
+use super::overlay::{ApprovalDialog, OverlayStack, QuestionDialog};
 use super::theme::Theme;
 use super::views::approval::Pending;
 use super::views::chat::{ChatState, NoticeKind};
-use super::views::composer::{Composer, PopupKind, shown_from_sent};
-use super::views::help::Help;
+use super::views::composer::{Composer, shown_from_sent};
 use super::views::stack::StackState;
 use super::views::status::Activity;
 use super::views::timeline::TimelineState;
 use crate::conversation::Role;
-use crate::event::{Event, EventData, InputRequest};
+use crate::event::{Event, EventData};
 use crate::history::PromptLog;
 use crate::orchestrator::task::Op;
 use crate::run_model::RunModel;
@@ -244,97 +243,6 @@ impl App {
         self.chat.scroll_to_bottom();
     }
 
-    /// Whether the user asked to leave.
-    pub fn should_quit(&self) -> bool {
-        self.quit
-    }
-
-    /// The focused pane.
-    pub fn focus(&self) -> Focus {
-        self.focus
-    }
-
-    /// What the status line says is happening.
-    pub fn activity(&self) -> Activity {
-        self.activity
-    }
-
-    /// Whether a request is running.
-    pub fn is_busy(&self) -> bool {
-        self.busy
-    }
-
-    /// Prompts waiting for the running request to end.
-    pub fn queued(&self) -> impl Iterator<Item = &str> {
-        self.queued.iter().map(String::as_str)
-    }
-
-    /// The text in the composer.
-    pub fn composer_text(&self) -> String {
-        self.composer.text()
-    }
-
-    /// The composer's popup when it shows: what it lists, its choices best first and the
-    /// selected one.
-    pub fn popup(&mut self) -> Option<(PopupKind, Vec<String>, usize)> {
-        self.composer.popup()
-    }
-
-    /// Whether the file list for `@` is still being made (takes it when it is done).
-    pub fn listing_files(&mut self) -> bool {
-        self.composer.listing_files()
-    }
-
-    /// Whether the approval dialog is open (it shows before any question).
-    pub fn approval_open(&self) -> bool {
-        self.overlays.get::<ApprovalDialog>().is_some()
-    }
-
-    /// Whether the question dialog is open (a missing parameter or the depth limit).
-    pub fn question_open(&self) -> bool {
-        self.overlays.get::<QuestionDialog>().is_some()
-    }
-
-    /// The question the dialog asks now.
-    pub fn question(&self) -> Option<&InputRequest> {
-        self.overlays.get::<QuestionDialog>()?.current()
-    }
-
-    /// Whether the question dialog asks "Continue with current task?".
-    pub fn question_confirming(&self) -> bool {
-        (self.overlays.get::<QuestionDialog>()).is_some_and(QuestionDialog::is_confirming)
-    }
-
-    /// How long until the dialog on screen takes answer keys; `None` when it takes them now
-    /// (or none shows). Until then keys go to the composer.
-    pub fn dialog_wait(&self, now: Instant) -> Option<Duration> {
-        self.guard.wait(now)
-    }
-
-    /// Whether the help overlay shows.
-    pub fn help_open(&self) -> bool {
-        self.overlays.get::<Help>().is_some()
-    }
-
-    /// Whether the timeline shows an event's detail view instead of its list.
-    pub fn detail_open(&self) -> bool {
-        self.overlays.is_open(Place::Pane(Focus::Timeline))
-    }
-
-    /// Whether something moves on screen by itself (spinner, elapsed times, fading frames).
-    pub fn needs_tick(&self, now: Instant) -> bool {
-        self.busy
-            || self.stack.is_animating(now)
-            // The dialog's countdown, and the frame where its keys come alive.
-            || self.guard.wait(now).is_some()
-            // The `@` finder's file list, shown when it is done.
-            || self.composer.is_listing()
-            || self
-                .flash
-                .as_ref()
-                .is_some_and(|(_, at)| now.duration_since(*at) < FLASH_FOR)
-    }
-
     /// Says what is happening; while a dialog is open the run waits for the user, whatever
     /// else goes on.
     fn set_activity(&mut self, activity: Activity, now: Instant) {
@@ -507,6 +415,7 @@ mod copy;
 mod guard;
 mod keys;
 mod mouse;
+mod query;
 mod render;
 mod slash;
 mod switch;
