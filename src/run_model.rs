@@ -307,6 +307,15 @@ impl RunModel {
         self.context = None;
     }
 
+    /// Counts the tokens of a resumed session's part that was not read (`session::tail`), so
+    /// the session's tokens and cost are the whole file's.
+    pub fn add_earlier(&mut self, by_model: &BTreeMap<String, Usage>) {
+        for (model, used) in by_model {
+            self.usage.add(*used);
+            self.by_model.entry(model.clone()).or_default().add(*used);
+        }
+    }
+
     /// The session's tokens by model.
     pub fn usage_by_model(&self) -> &BTreeMap<String, Usage> {
         &self.by_model

@@ -96,6 +96,8 @@ pub struct Opened {
     pub history: Vec<Entry>,
     /// The older part of a resumed session, not read yet.
     pub earlier: Option<Earlier>,
+    /// Its tokens by model (the session's cost counts them).
+    pub earlier_usage: std::collections::BTreeMap<String, crate::conversation::Usage>,
     /// Things to tell the user (warnings, what was resumed).
     pub notes: Vec<String>,
 }
@@ -121,6 +123,7 @@ pub fn open_session(
             recorder: recorder.with_secrets(secrets),
             history: Vec::new(),
             earlier: None,
+            earlier_usage: Default::default(),
             notes,
         });
     };
@@ -174,6 +177,7 @@ pub fn open_session(
         recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
         history: tail.loaded.entries,
         earlier,
+        earlier_usage: tail.skipped_usage,
         notes,
     })
 }

@@ -139,4 +139,6 @@ fn the_tui_resumes_a_long_session_from_its_end_and_says_where_the_rest_is() {
     );
     assert!(!screen.contains("question 1\n"), "{screen}");
     assert!(screen.contains("(801 messages)"), "{screen}");
+    // The session's tokens are the whole file's, read or not: 400 runs of 10 in, 10 out.
+    assert!(screen.contains("↑4000 ↓4000 tok"), "{screen}");
 }

@@ -11,7 +11,7 @@
 //! wins; a lister rewrites the journal whole (temp file + rename) when it has changed or has
 //! grown well past one row per session. A row lost to that race is rebuilt the same way.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -69,6 +69,13 @@ struct Tally {
     /// The newest compaction of the user's conversation: requests go on from its cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     compacted: Option<Compaction>,
+    /// Tokens by model (a compaction's go to the model called last), for the cost of the
+    /// part of a session a resume does not read.
+    #[serde(default)]
+    by_model: BTreeMap<String, Usage>,
+    /// The model called last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_model: Option<String>,
 }
 
 /// Where a compaction is, and what it kept.
@@ -81,7 +88,7 @@ pub struct Compaction {
 }
 
 /// What a resume needs to know of a whole file to read only its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counted {
     /// Bytes summarized: complete lines only.
     pub size: u64,
@@ -89,6 +96,8 @@ pub struct Counted {
     pub messages: usize,
     /// The newest compaction of the user's conversation.
     pub compacted: Option<Compaction>,
+    /// Tokens by model.
+    pub by_model: BTreeMap<String, Usage>,
 }
 
 /// A file's size and modification time (unix ms).
@@ -236,10 +245,19 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
                 if data.parent.is_none() {
                     t.turns = t.turns.saturating_add(1);
                 }
-                t.tokens.add(data.usage.unwrap_or_default());
+                let usage = data.usage.unwrap_or_default();
+                t.tokens.add(usage);
+                if let Some(model) = data.model {
+                    t.by_model.entry(model.clone()).or_default().add(usage);
+                    t.last_model = Some(model);
+                }
             }
             "compacted" => {
-                t.tokens.add(data.usage.unwrap_or_default());
+                let usage = data.usage.unwrap_or_default();
+                t.tokens.add(usage);
+                if let Some(model) = &t.last_model {
+                    t.by_model.entry(model.clone()).or_default().add(usage);
+                }
                 if data.parent.is_none()
                     && data.error.is_none()
                     && let Some(kept_from) = data.kept_from
@@ -281,6 +299,8 @@ fn header(line: Lite) -> Result<Tally, String> {
             tokens: Usage::default(),
             messages: 0,
             compacted: None,
+            by_model: BTreeMap::new(),
+            last_model: None,
         }),
         _ => Err(NO_HEADER.into()),
     }
@@ -355,6 +375,7 @@ pub fn count(path: &Path) -> Option<Counted> {
         size,
         messages: tally.messages,
         compacted: tally.compacted,
+        by_model: tally.by_model,
     })
 }
 

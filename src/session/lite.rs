@@ -41,7 +41,7 @@ pub struct LiteData {
     pub prompt: Option<String>,
     /// The provider a run started with, or a `/model` switch chose.
     pub provider: Option<String>,
-    /// The model of a run or a switch (a model call's too, which the index does not use).
+    /// The model of a run, a switch or a model call.
     pub model: Option<String>,
     /// A model call's or a compaction's tokens.
     pub usage: Option<Usage>,

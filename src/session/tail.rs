@@ -13,6 +13,7 @@
 //! [`load`]: super::load
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -20,6 +21,8 @@ use std::path::Path;
 use super::catalog::{self, Counted};
 use super::reader::{Item, MAX_LINE, Part, read_header, scan_from};
 use super::{Loaded, SessionError};
+use crate::conversation::Usage;
+use crate::run_model::RunModel;
 
 /// Bytes read per step backwards.
 const CHUNK: u64 = 1 << 20;
@@ -49,6 +52,8 @@ pub struct Tail {
     pub header_end: u64,
     /// Message lines before `from`: the file index of the first message loaded.
     pub skipped_messages: usize,
+    /// Tokens by model of what is before `from` (the session's cost counts them).
+    pub skipped_usage: BTreeMap<String, Usage>,
 }
 
 impl Tail {
@@ -65,12 +70,38 @@ pub fn tail(path: &Path, want: &Want) -> Result<Tail, SessionError> {
     let header_end = header_end(&mut file, path)?;
     // The index says how many messages the file holds, up to a line end: the skipped part
     // is counted from it, not read.
-    let cut = match catalog::count(path) {
-        Some(counted) if header_end > 0 => find_cut(&mut file, header_end, &counted, want)
-            .map_err(|e| SessionError::io(path, e))?,
-        _ => Cut::all(header_end),
+    let counted = catalog::count(path).filter(|_| header_end > 0);
+    let cut = match &counted {
+        Some(counted) => {
+            find_cut(&mut file, header_end, counted, want).map_err(|e| SessionError::io(path, e))?
+        }
+        None => Cut::all(header_end),
     };
-    read_part(path, header_end, cut, None)
+    let mut tail = read_part(path, header_end, cut, None)?;
+    if let Some(counted) = counted.filter(|_| tail.has_earlier()) {
+        tail.skipped_usage = skipped_usage(counted.by_model, &tail.loaded.entries);
+    }
+    Ok(tail)
+}
+
+/// The whole file's tokens by model less those of the entries read.
+fn skipped_usage(
+    mut total: BTreeMap<String, Usage>,
+    read: &[super::Entry],
+) -> BTreeMap<String, Usage> {
+    let model = RunModel::replay(read.iter().filter_map(|e| match e {
+        super::Entry::Event(e) => Some(e),
+        super::Entry::Message(_) => None,
+    }));
+    for (name, used) in model.usage_by_model() {
+        if let Some(sum) = total.get_mut(name) {
+            sum.input_tokens = sum.input_tokens.saturating_sub(used.input_tokens);
+            sum.output_tokens = sum.output_tokens.saturating_sub(used.output_tokens);
+            sum.cached_tokens = sum.cached_tokens.saturating_sub(used.cached_tokens);
+        }
+    }
+    total.retain(|_, u| *u != Usage::default());
+    total
 }
 
 /// The runs just before byte `before` of `path` (where an earlier [`Tail`] started): at
@@ -83,6 +114,7 @@ pub fn earlier(path: &Path, before: u64, entries: usize) -> Result<Tail, Session
         size: before,
         messages: 0,
         compacted: None,
+        by_model: BTreeMap::new(),
     };
     let want = Want {
         tokens: 0,
@@ -130,6 +162,7 @@ fn read_part(
         from: cut.at,
         header_end,
         skipped_messages: cut.skipped,
+        skipped_usage: BTreeMap::new(),
     })
 }
 

@@ -42,6 +42,7 @@ fn a_small_session_is_read_whole() {
     let tail = tail(&path, &want(1000, 1000)).unwrap();
     assert!(!tail.has_earlier());
     assert_eq!(tail.skipped_messages, 0);
+    assert!(tail.skipped_usage.is_empty());
     assert_eq!(tail.loaded, load(&path).unwrap());
 }
 
@@ -66,8 +67,14 @@ fn a_long_session_is_read_from_the_run_that_makes_enough_and_ends_as_the_whole_d
         &tail.loaded.entries[0],
         Entry::Event(e) if matches!(&e.data, EventData::RunStarted { prompt, .. } if prompt == "prompt 198")
     ));
-    // Everything before is counted, not read: the system prompt and 197 runs.
+    // Everything before is counted, not read: the system prompt and 197 runs, and their
+    // tokens (3 in, 3 out a run) for the session's cost.
     assert_eq!(tail.skipped_messages, 1 + 197 * 2);
+    let skipped = tail.skipped_usage.get("m").copied().unwrap_or_default();
+    assert_eq!(
+        (skipped.input_tokens, skipped.output_tokens),
+        (197 * 3, 197 * 3)
+    );
     assert_eq!(
         tail.skipped_messages + messages_in(&tail.loaded.entries),
         messages_in(&whole.entries)

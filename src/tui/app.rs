@@ -56,6 +56,8 @@ pub struct AppInfo {
     pub secrets: std::sync::Arc<crate::secrets::Secrets>,
     /// The providers `/model` and `/provider` offer (none: no switching).
     pub providers: Vec<crate::orchestrator::switch::ProviderModels>,
+    /// Tokens by model of a resumed session's part that was not read.
+    pub earlier_usage: std::collections::BTreeMap<String, crate::conversation::Usage>,
 }
 
 /// A side effect the event loop carries out.
@@ -236,6 +238,7 @@ impl App {
         // Grants belong to the process that gave them: a resumed session starts with none,
         // and `/tools` must not show any.
         self.run.resumed();
+        self.run.add_earlier(&self.info.earlier_usage);
         self.queued.clear();
         let _ = self.end_run(now);
         self.sync_guard(now);

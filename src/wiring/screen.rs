@@ -116,6 +116,7 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     let mut info = tui_info(&resolved, &orchestrator);
     info.mcp = Some(Arc::clone(&mcp));
     info.providers = resolved.catalog.catalog();
+    info.earlier_usage = opened.earlier_usage.clone();
     tracing::info!(provider = %info.provider, model = %info.model, "tui started");
     // The task records the session (file, audit log) behind the events it sends, and
     // switches among the configured providers.
@@ -249,6 +250,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         stack_flags: Default::default(),
         secrets: Default::default(),
         providers: Vec::new(),
+        earlier_usage: Default::default(),
     }
 }
 
@@ -287,6 +289,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         },
         secrets: Arc::clone(&resolved.tools.secrets),
         providers: Vec::new(),
+        earlier_usage: Default::default(),
     }
 }
 
