@@ -2,6 +2,10 @@
 # DESIGN §10: `taco exec` CPU and peak RSS on the reference stream (20,000 events), 64 and
 # 1 events per socket read. Needs a release build (`cargo build --release`) and python3.
 #   bash benches/exec_budget.sh [runs]
+# For each stream it also times `curl -N` reading the same bytes (when curl is installed): the
+# floor a one-event-per-read stream costs any reader, since each event is a wake-up and a
+# receive in the kernel. On the paced stream it samples /proc for taco's anonymous memory (heap
+# and stacks: what taco itself owns), apart from the binary's mapped pages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 taco="${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}"
@@ -13,6 +17,20 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+
+# Prints the largest RssAnon and RssFile (kB) seen while process $1 runs.
+sample_rss() {
+  local pid=$1 anon=0 file=0 a f
+  while [ -r "/proc/$pid/status" ]; do
+    a=$(awk '/^RssAnon:/{print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    f=$(awk '/^RssFile:/{print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
+    [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
+    sleep 0.05
+  done
+  echo "rss_anon_kb=$anon rss_file_kb=$file"
+}
+
 for per_read in 64 1; do
   python3 benches/reference_server.py --per-read "$per_read" >"$scratch/port" 2>/dev/null </dev/null &
   server=$!
@@ -23,6 +41,19 @@ for per_read in 64 1; do
       env -i PATH="$PATH" HOME="$scratch" "$taco" exec -p openai \
       --base-url "http://127.0.0.1:$port/v1" -m m hi >/dev/null
   done
+  if [ "$per_read" = 1 ]; then
+    env -i PATH="$PATH" HOME="$scratch" "$taco" exec -p openai \
+      --base-url "http://127.0.0.1:$port/v1" -m m hi >/dev/null &
+    echo "per_read=1 taco $(sample_rss $!)"
+    wait $! || true
+  fi
+  if command -v curl >/dev/null; then
+    for _ in $(seq "$runs"); do
+      /usr/bin/time -f "per_read=$per_read baseline=curl user=%U sys=%S max_rss_kb=%M" \
+        curl -sN -X POST -H 'content-type: application/json' -d '{}' \
+        "http://127.0.0.1:$port/v1/chat/completions" >/dev/null
+    done
+  fi
   kill "$server"
   wait "$server" 2>/dev/null || true
   server=""
