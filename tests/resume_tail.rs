@@ -142,3 +142,93 @@ fn the_tui_resumes_a_long_session_from_its_end_and_says_where_the_rest_is() {
     // The session's tokens are the whole file's, read or not: 400 runs of 10 in, 10 out.
     assert!(screen.contains("↑4000 ↓4000 tok"), "{screen}");
 }
+
+/// The app's screen at 120×40, as text.
+fn screen(app: &mut taco::tui::app::App, now: std::time::Instant) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|f| app.render(f.area(), f.buffer_mut(), now))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+#[test]
+fn scrolling_back_to_the_top_reads_earlier_runs_until_the_first_without_moving_the_view() {
+    use taco::tui::app::{App, Command};
+    let (home, work) = setup();
+    let (path, _) = session(home.path(), work.path(), None);
+    let size = std::fs::metadata(&path).unwrap().len();
+    // What a resume shows: the newest entries; the rest stays in the file.
+    let tail = taco::session::earlier(&path, size, 1_000).unwrap();
+    assert!(tail.has_earlier());
+    let mut info = support::app::info();
+    info.earlier = Some(taco::startup::Earlier {
+        path: path.clone(),
+        before: tail.from,
+    });
+    let now = std::time::Instant::now();
+    let mut app = App::new(info, now);
+    app.replay(&tail.loaded.entries, now);
+    screen(&mut app, now);
+    assert!(
+        app.want_earlier().is_none(),
+        "the chat shows its end: nothing to read yet"
+    );
+    let rows_read = app.timeline.len();
+
+    // Up to the top of what was read: the runs before it are asked for, once.
+    app.chat.scroll_up(1_000_000);
+    let before = screen(&mut app, now);
+    let Some(Command::LoadEarlier(asked)) = app.want_earlier() else {
+        panic!("the top of the chat asks for earlier runs");
+    };
+    assert_eq!(asked.before, tail.from);
+    assert!(app.want_earlier().is_none(), "one read at a time");
+    app.prepend_earlier(
+        taco::session::earlier(&asked.path, asked.before, 1_000),
+        now,
+    );
+    assert!(app.timeline.len() > rows_read);
+    // The view stays on the history it showed: its first run is now at the top, and the
+    // runs just read are above it.
+    let after = screen(&mut app, now);
+    let first = before.find("› question").expect(&before);
+    let first = &before[first..first + "› question 201".len()];
+    // (under the pane's border and the blank line before a message)
+    assert!(
+        after.lines().nth(2).unwrap().contains(first),
+        "{first}\n{after}"
+    );
+    assert!(!after.contains("Welcome to taco"), "{after}");
+    assert!(
+        after.contains("earlier runs read; scroll up for more"),
+        "{after}"
+    );
+
+    // On to the first run: then nothing more is asked for.
+    let mut reads = 1;
+    loop {
+        app.chat.scroll_up(1_000_000);
+        screen(&mut app, now);
+        let Some(Command::LoadEarlier(asked)) = app.want_earlier() else {
+            break;
+        };
+        reads += 1;
+        assert!(reads < 20, "each read goes further back");
+        app.prepend_earlier(
+            taco::session::earlier(&asked.path, asked.before, 1_000),
+            now,
+        );
+    }
+    // 400 runs of three rows each (run, model call, final), every one once.
+    assert_eq!(app.timeline.len(), 3 * RUNS);
+    let top = screen(&mut app, now);
+    assert!(top.contains("start of the session"), "{top}");
+    assert!(
+        top.contains("question 1 ") || top.contains("question 1\n") || top.contains("question 1│"),
+        "{top}"
+    );
+    // The greeting stays above the earliest run.
+    let greeting = top.find("Welcome to taco").expect(&top);
+    assert!(greeting < top.find("question 1").unwrap(), "{top}");
+}

@@ -58,6 +58,8 @@ pub struct AppInfo {
     pub providers: Vec<crate::orchestrator::switch::ProviderModels>,
     /// Tokens by model of a resumed session's part that was not read.
     pub earlier_usage: std::collections::BTreeMap<String, crate::conversation::Usage>,
+    /// That part, read when the user scrolls back to it.
+    pub earlier: Option<crate::startup::Earlier>,
 }
 
 /// A side effect the event loop carries out.
@@ -71,6 +73,9 @@ pub enum Command {
     Copy(super::clipboard::Osc52),
     /// Leave this session for the saved one with this id (`/resume`), in place.
     Resume(String),
+    /// Read the runs of the session file before this point, then give them to
+    /// [`App::prepend_earlier`].
+    LoadEarlier(crate::startup::Earlier),
 }
 
 /// The whole UI state.
@@ -114,6 +119,12 @@ pub struct App {
     clipboard: super::clipboard::Route,
     /// Where the chat's messages and its docked dialog were drawn, for the mouse.
     areas: mouse::Areas,
+    /// The part of a resumed session not read yet.
+    earlier: Option<crate::startup::Earlier>,
+    /// It is being read.
+    loading_earlier: bool,
+    /// The chat cell a resume's replay began at (earlier runs go before it).
+    history_at: usize,
 }
 
 impl App {
@@ -147,6 +158,7 @@ impl App {
         let mut composer = Composer::new();
         // `@` lists and attaches the workspace's files.
         composer.set_workspace((!info.workdir.is_empty()).then(|| info.workdir.clone().into()));
+        let earlier = info.earlier.clone();
         Self {
             guard: guard::DialogGuard::new(info.dialog_guard),
             info,
@@ -174,6 +186,9 @@ impl App {
             prompt_log: None,
             clipboard: Default::default(),
             areas: Default::default(),
+            earlier,
+            loading_earlier: false,
+            history_at: 0,
         }
     }
 
@@ -205,6 +220,7 @@ impl App {
     /// run's prompt), events replay as they happened. Whatever was running when the file
     /// ended is over now.
     pub fn replay(&mut self, entries: &[Entry], now: Instant) {
+        self.history_at = self.chat.len();
         let has_messages = entries.iter().any(|e| matches!(e, Entry::Message(_)));
         let running = self.running_model();
         for entry in entries {
@@ -228,11 +244,13 @@ impl App {
             }
         }
         if has_messages {
-            let messages = entries.iter().filter_map(|e| match e {
-                Entry::Message(m) => Some(m.clone()),
-                Entry::Event(_) => None,
-            });
-            self.timeline.restore_conversation(messages.collect());
+            let messages: Vec<_> = (entries.iter())
+                .filter_map(|e| match e {
+                    Entry::Message(m) => Some(m.clone()),
+                    Entry::Event(_) => None,
+                })
+                .collect();
+            self.timeline.restore_conversation(&messages);
         }
         self.keep_running_model(running);
         // Grants belong to the process that gave them: a resumed session starts with none,
@@ -415,6 +433,7 @@ impl App {
 }
 
 mod copy;
+mod earlier;
 mod guard;
 mod keys;
 mod mouse;

@@ -184,6 +184,8 @@ where
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
     let mut frames: u64 = 0;
+    // Earlier runs of a resumed session being read (off the UI thread).
+    let mut reading: Option<Reading> = None;
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
@@ -207,7 +209,9 @@ where
             maybe = io.input.next() => match maybe {
                 Some(Ok(event)) => {
                     dirty = true;
-                    handle_terminal(app, event)
+                    let mut commands = handle_terminal(app, event);
+                    commands.extend(app.want_earlier());
+                    commands
                 }
                 // The terminal is gone or broken: nothing more can be shown or typed.
                 Some(Err(e)) => break Err(e),
@@ -239,6 +243,12 @@ where
                     Vec::new()
                 }
             },
+            read = recv_read(&mut reading), if reading.is_some() => {
+                reading = None;
+                dirty = true;
+                app.prepend_earlier(read, Instant::now());
+                Vec::new()
+            }
             _ = sleep_until(next_frame), if dirty => Vec::new(),
             _ = sleep_until(next_tick), if ticking && !dirty => {
                 dirty = true;
@@ -265,6 +275,17 @@ where
                     }
                 }
                 Command::Resume(id) => resume = Some(id),
+                Command::LoadEarlier(earlier) => {
+                    let path = earlier.path.clone();
+                    let handle = tokio::task::spawn_blocking(move || {
+                        crate::session::earlier(
+                            &earlier.path,
+                            earlier.before,
+                            crate::startup::RESUME_ENTRIES,
+                        )
+                    });
+                    reading = Some((path, handle));
+                }
             }
         }
         if quit {
@@ -297,6 +318,24 @@ pub enum Ended {
 async fn recv_event(engine: &mut Option<Box<dyn Engine>>) -> Option<Event> {
     match engine {
         Some(engine) => next_event(engine.as_mut()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What reading earlier runs gives.
+type EarlierRead = Result<crate::session::Tail, crate::session::SessionError>;
+/// Earlier runs being read from a session file.
+type Reading = (std::path::PathBuf, tokio::task::JoinHandle<EarlierRead>);
+
+/// The earlier runs being read, once read; never when none are.
+async fn recv_read(reading: &mut Option<Reading>) -> EarlierRead {
+    match reading {
+        Some((path, handle)) => handle.await.unwrap_or_else(|e| {
+            Err(crate::session::SessionError::Unreadable {
+                path: path.clone(),
+                source: io::Error::other(e.to_string()),
+            })
+        }),
         None => std::future::pending().await,
     }
 }

@@ -117,6 +117,7 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     info.mcp = Some(Arc::clone(&mcp));
     info.providers = resolved.catalog.catalog();
     info.earlier_usage = opened.earlier_usage.clone();
+    info.earlier = opened.earlier.clone();
     tracing::info!(provider = %info.provider, model = %info.model, "tui started");
     // The task records the session (file, audit log) behind the events it sends, and
     // switches among the configured providers.
@@ -141,7 +142,7 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     // Only a resumed session's end was read: say where the rest is.
     if let Some(earlier) = &opened.earlier {
         notes.push(format!(
-            "The newest runs are shown; the earlier ones stay in the session file ('taco trace {}' shows them all).",
+            "The newest runs are shown; the earlier ones stay in the session file and are read when you scroll back to the top ('taco trace {}' shows them all).",
             earlier.path.display()
         ));
     }
@@ -251,6 +252,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         secrets: Default::default(),
         providers: Vec::new(),
         earlier_usage: Default::default(),
+        earlier: None,
     }
 }
 
@@ -290,6 +292,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         secrets: Arc::clone(&resolved.tools.secrets),
         providers: Vec::new(),
         earlier_usage: Default::default(),
+        earlier: None,
     }
 }
 

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use unicode_width::UnicodeWidthChar;
 
-use super::row::Row;
+use super::Shown;
 use crate::conversation::Message;
 use crate::tui::highlight;
 use crate::tui::theme::Theme;
@@ -48,9 +48,9 @@ pub struct Detail {
 }
 
 impl Detail {
-    /// The detail of `rows[row]`, with times relative to `origin`.
-    pub(super) fn new(rows: &[Row], row: usize, origin: u64, conversation: &[Message]) -> Self {
-        let lines = doc::build(rows, row, origin, conversation);
+    /// The detail of a row, with times relative to `origin`.
+    pub(super) fn new(shown: &Shown, origin: u64, conversation: &[Message]) -> Self {
+        let lines = doc::build(shown, origin, conversation);
         let widest = (lines.iter())
             .map(|l| usize::from(l.indent) + cells(&l.text))
             .max()

@@ -17,7 +17,7 @@ const OFFSET_W: u16 = 8;
 /// Width of the duration column (`850 ms`, `12.5 s`, `10m01s`, `2h05m`).
 const DURATION_W: u16 = 6;
 /// Nesting levels that still indent a row's name.
-const MAX_INDENT: usize = 8;
+const MAX_INDENT: u16 = 8;
 
 /// Column widths for one pane width; 0 means the column is hidden.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +114,7 @@ impl TimelineState {
             let Some(row) = self.rows.get(index) else {
                 continue;
             };
-            let Some(run) = self.runs.get_mut(&row.event.request_id) else {
+            let Some(run) = self.runs.get_mut(&row.run) else {
                 continue;
             };
             let origin = run.origin;
@@ -122,7 +122,7 @@ impl TimelineState {
             let axis = run.axis();
             let tone = row.tone.style(theme);
             // Nested work indents by its level, leaving at least half the column for the name.
-            let indent = (row.depth.min(MAX_INDENT) as u16 * 2).min(cols.name / 2);
+            let indent = (row.depth.min(MAX_INDENT) * 2).min(cols.name / 2);
             let room = usize::from(cols.name - indent);
             buf.set_stringn(area.x + indent, y, row.symbol, 1, tone);
             let mut x = area.x.saturating_add(2);

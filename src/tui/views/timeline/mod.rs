@@ -21,18 +21,31 @@ use crate::tui::theme::Theme;
 mod axis;
 mod click;
 mod detail;
+mod earlier;
+#[cfg(test)]
+mod earlier_tests;
+mod label;
 mod list;
 #[cfg(test)]
 mod nested_tests;
 mod row;
 #[cfg(test)]
 mod scale_tests;
+mod store;
 #[cfg(test)]
 mod tests;
 
 use axis::{MIN_IDLE_MS, RunSpan};
 pub use detail::Detail;
 use row::{Filter, Row};
+use store::{Payload, Store};
+
+/// What a detail view shows: a row, its event and, for a tool call, its result's event.
+struct Shown<'a> {
+    row: &'a Row,
+    event: &'a Event,
+    result: Option<&'a Event>,
+}
 
 /// State of the timeline pane: the rows, the filter and the selection.
 #[derive(Debug)]
@@ -56,10 +69,15 @@ pub struct TimelineState {
     runs: HashMap<Arc<str>, RunSpan>,
     /// The run of the newest row.
     last_run: Option<Arc<str>>,
-    /// The conversation rebuilt from `llm_call` events, for "messages sent" in details.
-    conversation: Vec<Message>,
+    /// Every row's event, packed (the rows hold what they draw).
+    store: Store,
+    /// The call id of the newest row when it is a call's progress (updated in place).
+    last_progress: Option<String>,
+    /// The conversation rebuilt from `llm_call` events, for "messages sent" in details:
+    /// where each message is kept, unpacked only when a model call's detail opens.
+    conversation: Vec<Said>,
     /// Each sub-agent's own conversation, by its `delegate` frame id.
-    sub_conversations: HashMap<String, Vec<Message>>,
+    sub_conversations: HashMap<String, Vec<Said>>,
     /// Prices, for the cost of each model call and sub-agent.
     pub(crate) pricing: Pricing,
 }
@@ -73,8 +91,11 @@ impl Default for TimelineState {
 impl TimelineState {
     /// The user's conversation as a saved session has it (its `message` lines), so the
     /// messages sent by the next call after a resume show whole.
-    pub fn restore_conversation(&mut self, messages: Vec<Message>) {
-        self.conversation = messages;
+    pub fn restore_conversation(&mut self, messages: &[Message]) {
+        let store = &mut self.store;
+        self.conversation = (messages.iter())
+            .filter_map(|m| store.push(m).map(Said::Message))
+            .collect();
     }
 
     /// An empty timeline that follows new events.
@@ -90,6 +111,8 @@ impl TimelineState {
             page: 10,
             runs: HashMap::new(),
             last_run: None,
+            store: Store::default(),
+            last_progress: None,
             conversation: Vec::new(),
             sub_conversations: HashMap::new(),
             pricing: Pricing::default(),
@@ -105,21 +128,31 @@ impl TimelineState {
         // A sub-agent's result says what its whole subtree of model calls spent.
         if let EventData::ToolResult { id, .. } = &event.data
             && let Some(spent) = run.subtree_usage(id)
-            && let Some(spent) = row::spend(&spent, run.subtree_cost(id, &self.pricing))
+            && let Some(spent) = label::spend(&spent, run.subtree_cost(id, &self.pricing))
         {
-            row.name.push_str(&format!(" · subtree {spent}"));
+            row.name = format!("{} · subtree {spent}", row.name).into_boxed_str();
         }
-        row.depth = row_depth(&event.data, run);
+        row.depth = u16::try_from(row_depth(&event.data, run)).unwrap_or(u16::MAX);
         self.follow_run(event, &mut row);
         // A call's progress takes one row, updated in place: a server reporting every
-        // millisecond must not flood the timeline.
-        if let EventData::ToolProgress { id, .. } = &event.data
+        // millisecond must not flood the timeline (nor its store).
+        let progress = match &event.data {
+            EventData::ToolProgress { id, .. } => Some(id),
+            _ => None,
+        };
+        if let Some(id) = progress
+            && self.last_progress.as_ref() == Some(id)
             && let Some(last) = self.rows.last_mut()
-            && matches!(&last.event.data, EventData::ToolProgress { id: previous, .. } if previous == id)
         {
+            if let Some(old) = last.payload {
+                self.store.forget(old);
+            }
+            row.payload = self.store.push(event);
             *last = row;
             return;
         }
+        self.last_progress = progress.cloned();
+        row.payload = self.store.push(event);
         let index = self.rows.len();
         match &event.data {
             EventData::LlmCall(call) => {
@@ -130,7 +163,10 @@ impl TimelineState {
                     None => &mut self.conversation,
                 };
                 conversation.truncate(kept);
-                conversation.extend(call.new_messages.iter().cloned());
+                if let (Some(payload), Ok(row)) = (row.payload, u32::try_from(index)) {
+                    let count = u32::try_from(call.new_messages.len()).unwrap_or(0);
+                    conversation.extend((0..count).map(|nth| Said::InCall { payload, row, nth }));
+                }
             }
             EventData::ToolCall { id, .. } => {
                 self.open_calls.insert(id.clone(), index);
@@ -222,21 +258,9 @@ impl TimelineState {
                 self.follow = true;
             }
             KeyCode::Enter => {
-                let Some(&index) = self.visible.get(self.selected) else {
+                let Some(detail) = self.detail() else {
                     return Handled::NotConsumed;
                 };
-                let parent = match self.rows.get(index).map(|r| &r.event.data) {
-                    Some(EventData::LlmCall(call)) => call.parent.as_deref(),
-                    _ => None,
-                };
-                let conversation = match parent {
-                    Some(p) => self.sub_conversations.get(p).map_or(&[][..], Vec::as_slice),
-                    None => self.conversation.as_slice(),
-                };
-                let origin = (self.rows.get(index))
-                    .and_then(|r| self.runs.get(&r.event.request_id))
-                    .map_or(0, |r| r.origin);
-                let detail = Detail::new(&self.rows, index, origin, conversation);
                 return Handled::effect(Effect::Open(Box::new(detail)));
             }
             KeyCode::Char('f') => {
@@ -246,6 +270,36 @@ impl TimelineState {
             _ => return Handled::NotConsumed,
         }
         Handled::Consumed
+    }
+
+    /// The detail view of the selected row: its event unpacked, with its call's result and,
+    /// for a model call, the messages it was sent.
+    fn detail(&self) -> Option<Detail> {
+        let index = *self.visible.get(self.selected)?;
+        let row = self.rows.get(index)?;
+        let mut reader = self.store.reader();
+        let event: Event = reader.get(row.payload?)?;
+        let result: Option<Event> = (row.link.and_then(|i| self.rows.get(i as usize)))
+            .and_then(|r| r.payload)
+            .and_then(|p| reader.get(p));
+        let conversation = match &event.data {
+            EventData::LlmCall(call) => {
+                let said = match call.parent.as_deref() {
+                    Some(p) => self.sub_conversations.get(p).map_or(&[][..], Vec::as_slice),
+                    None => self.conversation.as_slice(),
+                };
+                // Only the messages this call was sent; later ones are not unpacked.
+                unpack_messages(&mut reader, &said[..call.message_count.min(said.len())])
+            }
+            _ => Vec::new(),
+        };
+        let origin = self.runs.get(&row.run).map_or(0, |r| r.origin);
+        let shown = Shown {
+            row,
+            event: &event,
+            result: result.as_ref(),
+        };
+        Some(Detail::new(&shown, origin, &conversation))
     }
 
     /// The current filter, for the pane title.
@@ -290,7 +344,11 @@ impl TimelineState {
 
     /// Rebuilds the filtered list, keeping the selected row or the nearest one before it.
     fn refilter(&mut self) {
-        let current = self.visible.get(self.selected).copied();
+        self.refilter_at(self.visible.get(self.selected).copied());
+    }
+
+    /// Rebuilds the filtered list, keeping row `current` selected or the nearest before it.
+    fn refilter_at(&mut self, current: Option<usize>) {
         let filter = self.filter;
         self.visible = (self.rows.iter().enumerate())
             .filter(|(_, row)| row.matches(filter))
@@ -304,6 +362,44 @@ impl TimelineState {
             _ => self.visible.len().saturating_sub(1),
         };
     }
+}
+
+/// Where one message of a rebuilt conversation is kept.
+#[derive(Debug, Clone, Copy)]
+enum Said {
+    /// A message of its own (restored from a session file).
+    Message(Payload),
+    /// The `nth` new message of the `llm_call` event at `row`, kept in `payload`: messages
+    /// are not kept twice.
+    InCall {
+        payload: Payload,
+        row: u32,
+        nth: u32,
+    },
+}
+
+/// The messages `said` points at, each event unpacked once for its run of messages.
+fn unpack_messages(reader: &mut store::Reader, said: &[Said]) -> Vec<Message> {
+    let mut out = Vec::with_capacity(said.len());
+    let mut call: Option<(u32, Vec<Message>)> = None;
+    for said in said {
+        match *said {
+            Said::Message(payload) => out.extend(reader.get::<Message>(payload)),
+            Said::InCall { payload, row, nth } => {
+                if call.as_ref().map(|(r, _)| *r) != Some(row) {
+                    let messages = match reader.get::<Event>(payload).map(|e| e.data) {
+                        Some(EventData::LlmCall(c)) => c.new_messages,
+                        _ => Vec::new(),
+                    };
+                    call = Some((row, messages));
+                }
+                if let Some(message) = (call.as_ref()).and_then(|(_, m)| m.get(nth as usize)) {
+                    out.push(message.clone());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `+1.25s`, `+16m40s`, `+2h05m`: a start offset from the start of the run.

@@ -120,7 +120,7 @@ fn draw(state: &mut TimelineState, width: u16, height: u16) -> String {
 fn rows_indent_by_their_parent_chain() {
     let mut state = nested();
     let depths: Vec<(usize, &str)> = (state.rows.iter())
-        .map(|r| (r.depth, r.name.as_str()))
+        .map(|r| (usize::from(r.depth), &*r.name))
         .collect();
     assert_eq!(
         depths,

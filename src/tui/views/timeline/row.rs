@@ -1,10 +1,14 @@
 //! One timeline row per trace event: its symbol, tone, one-line name and time span.
 
+use std::sync::Arc;
+
 use ratatui::style::Style;
-use serde_json::Value;
+
+use super::label::{one_line, scope_label, spend, summary, titled};
+use super::store::Payload;
 
 use crate::config::pricing::Pricing;
-use crate::event::{Decision, Event, EventData, InputKind, Scope};
+use crate::event::{Decision, Event, EventData, InputKind};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -73,15 +77,63 @@ impl Filter {
     }
 }
 
-/// One row of the timeline.
+/// What kind of event a row shows: all that filters, spans and grouping need of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Kind {
+    Llm,
+    Compacted,
+    ToolCall,
+    ToolResult {
+        ok: bool,
+    },
+    /// A call's progress (one row per call, updated in place).
+    Progress,
+    ApprovalAsked,
+    ApprovalDecided,
+    Revoked,
+    Question,
+    Answer,
+    /// An error, retry, limit, loop warning or cancellation.
+    Problem,
+    Other,
+}
+
+impl Kind {
+    fn of(data: &EventData) -> Self {
+        match data {
+            EventData::LlmCall(_) => Self::Llm,
+            EventData::Compacted(_) => Self::Compacted,
+            EventData::ToolCall { .. } => Self::ToolCall,
+            EventData::ToolResult { ok, .. } => Self::ToolResult { ok: *ok },
+            EventData::ToolProgress { .. } => Self::Progress,
+            EventData::ApprovalRequested { .. } => Self::ApprovalAsked,
+            EventData::ApprovalDecided { .. } => Self::ApprovalDecided,
+            EventData::GrantRevoked { .. } => Self::Revoked,
+            EventData::InputRequested(_) => Self::Question,
+            EventData::InputAnswered { .. } => Self::Answer,
+            EventData::Error { .. }
+            | EventData::Retry { .. }
+            | EventData::MaxTurnsReached { .. }
+            | EventData::MaxTurnsPromptInjected { .. }
+            | EventData::LoopWarning { .. }
+            | EventData::Cancelled { .. } => Self::Problem,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// One row of the timeline: what it draws, and its event packed for the detail view.
 #[derive(Debug, Clone)]
 pub(super) struct Row {
-    /// The whole event, for the detail view.
-    pub event: Event,
+    pub kind: Kind,
+    /// The run (request id) the row belongs to: its bar is drawn on that run's axis.
+    pub run: Arc<str>,
+    /// Where the whole event is kept (`store`), for the detail view.
+    pub payload: Option<Payload>,
     pub symbol: &'static str,
     pub tone: Tone,
     /// One line, no control characters.
-    pub name: String,
+    pub name: Box<str>,
     /// Unix ms.
     pub start: u64,
     /// Unix ms; equal to `start` for instants.
@@ -89,9 +141,9 @@ pub(super) struct Row {
     /// A tool call still waiting for its result: its bar runs to the end of the axis.
     pub pending: bool,
     /// For a tool call: the row of its result, once it arrived.
-    pub link: Option<usize>,
+    pub link: Option<u32>,
     /// Nesting level of the work (0: the top-level agent), from the `parent` chain.
-    pub depth: usize,
+    pub depth: u16,
     /// For a tool call: when it waited for approval (the end once decided).
     pub wait: Option<(u64, Option<u64>)>,
     /// For the first row of a run: how long nothing ran since the run before.
@@ -323,10 +375,12 @@ impl Row {
             }
         };
         Some(Self {
-            event: event.clone(),
+            kind: Kind::of(&event.data),
+            run: event.request_id.clone(),
+            payload: None,
             symbol,
             tone,
-            name,
+            name: name.into_boxed_str(),
             start: start.min(at),
             end: at,
             pending,
@@ -341,16 +395,14 @@ impl Row {
     pub(super) fn close(&mut self, at: u64, link: usize) {
         self.pending = false;
         self.end = at.max(self.start);
-        self.link = Some(link);
+        self.link = u32::try_from(link).ok();
     }
 
     /// How long the row lasted; `None` for instants and for calls still running.
     pub(super) fn duration_ms(&self) -> Option<u64> {
-        match &self.event.data {
-            EventData::LlmCall(_) | EventData::ToolResult { .. } | EventData::Compacted(_) => {
-                Some(self.end - self.start)
-            }
-            EventData::ToolCall { .. } if !self.pending => Some(self.end - self.start),
+        match &self.kind {
+            Kind::Llm | Kind::ToolResult { .. } | Kind::Compacted => Some(self.end - self.start),
+            Kind::ToolCall if !self.pending => Some(self.end - self.start),
             _ if self.is_wait() => Some(self.end - self.start),
             _ => None,
         }
@@ -359,141 +411,28 @@ impl Row {
     /// Whether the row is an answer whose span is the wait for it (from the question or
     /// the approval request, when seen).
     pub(super) fn is_wait(&self) -> bool {
-        let answer = matches!(
-            self.event.data,
-            EventData::ApprovalDecided { .. } | EventData::InputAnswered { .. }
-        );
-        answer && self.end > self.start
+        matches!(self.kind, Kind::ApprovalDecided | Kind::Answer) && self.end > self.start
     }
 
     /// Whether the row passes `filter`.
     pub(super) fn matches(&self, filter: Filter) -> bool {
-        let data = &self.event.data;
+        let kind = &self.kind;
         match filter {
             Filter::All => true,
-            Filter::Llm => matches!(data, EventData::LlmCall(_) | EventData::Compacted(_)),
+            Filter::Llm => matches!(kind, Kind::Llm | Kind::Compacted),
             Filter::Tools => matches!(
-                data,
-                EventData::ToolCall { .. }
-                    | EventData::ToolResult { .. }
-                    | EventData::ToolProgress { .. }
+                kind,
+                Kind::ToolCall | Kind::ToolResult { .. } | Kind::Progress
             ),
             Filter::Asks => matches!(
-                data,
-                EventData::ApprovalRequested { .. }
-                    | EventData::GrantRevoked { .. }
-                    | EventData::ApprovalDecided { .. }
-                    | EventData::InputRequested(_)
-                    | EventData::InputAnswered { .. }
+                kind,
+                Kind::ApprovalAsked
+                    | Kind::Revoked
+                    | Kind::ApprovalDecided
+                    | Kind::Question
+                    | Kind::Answer
             ),
-            Filter::Problems => matches!(
-                data,
-                EventData::Error { .. }
-                    | EventData::Retry { .. }
-                    | EventData::MaxTurnsReached { .. }
-                    | EventData::MaxTurnsPromptInjected { .. }
-                    | EventData::LoopWarning { .. }
-                    | EventData::Cancelled { .. }
-                    | EventData::ToolResult { ok: false, .. }
-            ),
+            Filter::Problems => matches!(kind, Kind::Problem | Kind::ToolResult { ok: false }),
         }
     }
-}
-
-/// `once`, `turn`, `session`.
-pub(super) fn scope_label(scope: Scope) -> &'static str {
-    match scope {
-        Scope::Once => "once",
-        Scope::Turn => "turn",
-        Scope::Session => "session",
-    }
-}
-
-/// `name rest` on one line, without a trailing space when `rest` is empty.
-fn titled(name: &str, rest: &str) -> String {
-    let name = one_line(name);
-    let rest = one_line(rest);
-    if rest.is_empty() {
-        name
-    } else {
-        format!("{name} {rest}")
-    }
-}
-
-/// `key=value` pairs of the top-level arguments, at most a few hundred characters (the row
-/// is clipped to the pane anyway; this only bounds the work for huge arguments).
-fn summary(arguments: &Value) -> String {
-    const MAX: usize = 300;
-    let mut out = String::new();
-    match arguments {
-        Value::Object(map) => {
-            // The telling keys first, like the stack's summaries.
-            const FIRST: [&str; 6] = ["command", "path", "url", "pattern", "task", "query"];
-            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
-            pairs.sort_by_key(|(k, _)| FIRST.iter().position(|f| f == k).unwrap_or(FIRST.len()));
-            for (key, value) in pairs {
-                if out.len() >= MAX {
-                    break;
-                }
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(key);
-                out.push('=');
-                match value {
-                    Value::String(s) => push_clipped(&mut out, s, MAX),
-                    other => push_clipped(&mut out, &other.to_string(), MAX),
-                }
-            }
-        }
-        Value::Null => {}
-        Value::String(s) => push_clipped(&mut out, s, MAX),
-        other => push_clipped(&mut out, &other.to_string(), MAX),
-    }
-    out
-}
-
-fn push_clipped(out: &mut String, text: &str, max: usize) {
-    let room = max.saturating_sub(out.len());
-    match text.char_indices().nth(room) {
-        Some((cut, _)) => {
-            out.push_str(&text[..cut]);
-            out.push('…');
-        }
-        None => out.push_str(text),
-    }
-}
-
-/// Collapses whitespace (newlines included) so a name fits one row; drops control characters.
-pub(super) fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(512));
-    // Names are clipped to the pane; 2000 characters is more than any pane is wide.
-    for word in text.split_whitespace().take(2000) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.extend(word.chars().filter(|c| !c.is_control()));
-        if out.len() > 2000 {
-            break;
-        }
-    }
-    out
-}
-
-/// `1.2k tok $0.004`: the tokens of a call (in and out), and its cost when priced; `None`
-/// when the provider reported no tokens.
-pub(super) fn spend(usage: &crate::conversation::Usage, cost: Option<f64>) -> Option<String> {
-    let tokens = usage.input_tokens.saturating_add(usage.output_tokens);
-    if tokens == 0 {
-        return None;
-    }
-    let tokens = if tokens >= 1000 {
-        format!("{:.1}k tok", tokens as f64 / 1000.0)
-    } else {
-        format!("{tokens} tok")
-    };
-    Some(match cost {
-        Some(cost) => format!("{tokens} {}", crate::config::pricing::dollars(cost)),
-        None => tokens,
-    })
 }

@@ -173,7 +173,7 @@ fn one_row_per_trace_event_without_deltas_or_stack_events() {
     let summary: Vec<(&str, Tone, &str)> = state
         .rows
         .iter()
-        .map(|r| (r.symbol, r.tone, r.name.as_str()))
+        .map(|r| (r.symbol, r.tone, &*r.name))
         .collect();
     use super::row::Tone;
     assert_eq!(

@@ -3,8 +3,10 @@
 
 use serde_json::Value;
 
+use super::super::Shown;
+use super::super::label::{one_line, scope_label};
 use super::super::offset_label;
-use super::super::row::{Row, Tone, one_line, scope_label};
+use super::super::row::Tone;
 use crate::conversation::{Message, Role, ToolCall};
 use crate::event::{EventData, InputKind, InputRequest, LlmCall};
 use crate::tui::highlight::{self, MAX_JSON_BYTES, Paint};
@@ -40,16 +42,14 @@ impl Line {
     }
 }
 
-/// The lines of `rows[row]`'s detail, with times relative to `origin`.
-pub(super) fn build(rows: &[Row], row: usize, origin: u64, conversation: &[Message]) -> Vec<Line> {
+/// The lines of a row's detail, with times relative to `origin`.
+pub(super) fn build(shown: &Shown, origin: u64, conversation: &[Message]) -> Vec<Line> {
     let mut doc = Doc {
         lines: Vec::new(),
         indent: 0,
         budget: JSON_BUDGET,
     };
-    if let Some(r) = rows.get(row) {
-        describe(&mut doc, rows, r, origin, conversation);
-    }
+    describe(&mut doc, shown, origin, conversation);
     doc.lines
 }
 
@@ -153,8 +153,8 @@ fn clean(line: &str) -> String {
     escape(line.strip_suffix('\r').unwrap_or(line)).into_owned()
 }
 
-fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &[Message]) {
-    let event = &row.event;
+fn describe(doc: &mut Doc, shown: &Shown, origin: u64, conversation: &[Message]) {
+    let (row, event) = (shown.row, shown.event);
     doc.push(format!("{} {}", row.symbol, event.kind()), row.tone, 0);
     let mut when = format!("at {}", offset_label(row.start.saturating_sub(origin)));
     match row.duration_ms() {
@@ -179,9 +179,9 @@ fn describe(doc: &mut Doc, rows: &[Row], row: &Row, origin: u64, conversation: &
             doc.field("parent", parent.as_deref().unwrap_or("none"));
             doc.heading("arguments");
             doc.json(arguments);
-            if let Some(result) = row.link.and_then(|i| rows.get(i)) {
+            if let Some(result) = shown.result {
                 doc.heading("result");
-                tool_result(doc, &result.event.data);
+                tool_result(doc, &result.data);
             }
         }
         EventData::ToolResult { .. } => tool_result(doc, &event.data),
