@@ -232,3 +232,19 @@ fn scrolling_back_to_the_top_reads_earlier_runs_until_the_first_without_moving_t
     let greeting = top.find("Welcome to taco").expect(&top);
     assert!(greeting < top.find("question 1").unwrap(), "{top}");
 }
+
+#[test]
+fn a_long_trace_opens_at_its_end_and_scrolling_back_reads_the_rest() {
+    let (home, work) = setup();
+    let (path, _) = session(home.path(), work.path(), None);
+    let args = format!("trace {}", path.display());
+    let tmux = support::tmux::launch_taco(home.path(), work.path(), &args, "", (120, 40));
+    // The newest run is at the bottom; the first was never read.
+    let screen = tmux.wait_for("answer 400");
+    assert!(!screen.contains("question 1\n"), "{screen}");
+    // Up past the top of what was read: the runs before it are read and shown above.
+    let pages = vec!["PPage"; 60];
+    tmux.keys(&pages);
+    let screen = tmux.wait_for("earlier runs read; scroll up for more");
+    assert!(!screen.contains("answer 400"), "{screen}");
+}

@@ -165,13 +165,26 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
 
 /// `taco trace FILE`: a saved session or trace, read-only in the TUI.
 pub fn trace(file: &Path, launched: Instant) -> i32 {
-    // What is wrong with the file is said first: it is worth knowing in any terminal.
-    let loaded = match session::load(file) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            crate::say!("taco: {e}");
-            return EXIT_USAGE;
+    // Only the end is read, as for a resume: the screen reads earlier runs when scrolled
+    // back to its top, so a long trace opens in the time its end takes.
+    let size = std::fs::metadata(file).map_or(0, |m| m.len());
+    let (loaded, earlier) = match session::earlier(file, size, crate::startup::RESUME_ENTRIES) {
+        Ok(tail) if !tail.loaded.entries.is_empty() => {
+            let earlier = tail.has_earlier().then(|| crate::startup::Earlier {
+                path: file.to_path_buf(),
+                before: tail.from,
+            });
+            (tail.loaded, earlier)
         }
+        // Nothing readable at its end: a whole read says what is wrong with the file, first,
+        // as it is worth knowing in any terminal.
+        _ => match session::load(file) {
+            Ok(loaded) => (loaded, None),
+            Err(e) => {
+                crate::say!("taco: {e}");
+                return EXIT_USAGE;
+            }
+        },
     };
     if let Err(code) = need_terminal() {
         return code;
@@ -181,8 +194,15 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
         Err(code) => return code,
     };
     let _log = logging::init();
-    let info = trace_info(&loaded);
-    let notes = loaded.warnings.join("\n\n");
+    let mut info = trace_info(&loaded);
+    let mut notes = loaded.warnings.clone();
+    if earlier.is_some() {
+        notes.push(
+            "The newest runs are shown; scroll back to the top to read the earlier ones.".into(),
+        );
+    }
+    info.earlier = earlier;
+    let notes = notes.join("\n\n");
     let launch = Launch {
         info,
         engine: None,
