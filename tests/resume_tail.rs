@@ -248,3 +248,41 @@ fn a_long_trace_opens_at_its_end_and_scrolling_back_reads_the_rest() {
     let screen = tmux.wait_for("earlier runs read; scroll up for more");
     assert!(!screen.contains("answer 400"), "{screen}");
 }
+
+#[test]
+fn a_damaged_line_in_the_earlier_part_is_said_when_it_is_read() {
+    use taco::tui::app::{App, Command};
+    let (home, work) = setup();
+    let (path, _) = session(home.path(), work.path(), None);
+    // Line 5 (of the first run) is damaged; the end of the file is whole.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[4] = "{\"type\":\"final\",\"timestamp\":1,\"request_id\":\"r1\",\"data\":{broken";
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let tail = taco::session::earlier(&path, size, 1_000).unwrap();
+    assert!(tail.loaded.warnings.is_empty(), "the end is whole");
+    let mut info = support::app::info();
+    info.earlier = Some(taco::startup::Earlier {
+        path: path.clone(),
+        before: tail.from,
+    });
+    let now = std::time::Instant::now();
+    let mut app = App::new(info, now);
+    app.replay(&tail.loaded.entries, now);
+    loop {
+        screen(&mut app, now);
+        app.chat.scroll_up(1_000_000);
+        screen(&mut app, now);
+        let Some(Command::LoadEarlier(asked)) = app.want_earlier() else {
+            break;
+        };
+        app.prepend_earlier(
+            taco::session::earlier(&asked.path, asked.before, 1_000),
+            now,
+        );
+    }
+    app.chat.scroll_to_bottom();
+    let bottom = screen(&mut app, now);
+    assert!(bottom.contains("it was skipped"), "{bottom}");
+}

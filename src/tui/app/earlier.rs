@@ -53,6 +53,11 @@ impl App {
                 path: asked.path,
                 before: tail.from,
             });
+        // Damaged lines in the part read are said, as a resume says them.
+        if !tail.loaded.warnings.is_empty() {
+            let warnings = tail.loaded.warnings.join("\n");
+            self.chat.push_notice(NoticeKind::Warn, warnings);
+        }
         let entries = &tail.loaded.entries;
         let (chat, timeline) = views_of(entries, self.timeline.pricing.clone(), now);
         let runs = entries
