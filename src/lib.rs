@@ -29,6 +29,7 @@ pub mod provider;
 pub mod reaper;
 pub mod recorder;
 pub mod run_model;
+pub mod sandbox;
 pub mod secrets;
 pub mod session;
 pub mod signals;

@@ -1,0 +1,277 @@
+//! The sandbox of what tools run (issue 17): a `shell` command, and an MCP stdio server that
+//! asks for it, run under a Landlock ruleset applied in the child before it executes, with
+//! `PR_SET_NO_NEW_PRIVS`, so the rules bind the whole process tree. `workspace-write` lets it
+//! read everything and write only the workspace, the temp dir and `[sandbox] writable`;
+//! `read-only` writes nothing; TCP bind and connect are refused unless `[sandbox] network`.
+//! On a kernel that cannot enforce this, nothing pretends: the state says so and every shell
+//! call is asked about (`Sandbox::asks_every_call`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub mod denial;
+mod probe;
+mod rules;
+
+pub use probe::{TEST_SWITCH, kernel_support};
+
+/// `[sandbox] mode` / `--sandbox`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Read anything; write only the workspace, the temp dir and the configured paths.
+    #[default]
+    WorkspaceWrite,
+    /// Read anything, write nothing (but `/dev/null`).
+    ReadOnly,
+    /// No sandbox: commands run with the user's full rights.
+    Off,
+}
+
+impl SandboxMode {
+    /// The word the config and the command line use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// Whether the running kernel can enforce the sandbox as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// Landlock with this ABI, enough for every rule asked for.
+    Available {
+        /// The kernel's Landlock ABI version.
+        abi: u32,
+    },
+    /// It cannot, and why (said once to the user).
+    Unavailable(String),
+}
+
+/// The sandbox as configured and as the kernel allows: what each sandboxed process gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The configured mode.
+    pub mode: SandboxMode,
+    /// Whether sandboxed processes may open TCP connections and listen.
+    pub network: bool,
+    /// More directories sandboxed processes may write (`[sandbox] writable`), absolute.
+    pub writable: Vec<PathBuf>,
+    /// What the kernel supports.
+    pub support: Support,
+}
+
+impl Default for Sandbox {
+    /// No sandbox (tests and tools built without a config); a resolved config is never this
+    /// unless the user said `off`.
+    fn default() -> Self {
+        Self {
+            mode: SandboxMode::Off,
+            network: true,
+            writable: Vec::new(),
+            support: Support::Unavailable("not checked".to_string()),
+        }
+    }
+}
+
+/// Where the sandbox stands for this session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State<'a> {
+    /// Commands run confined.
+    Enforced,
+    /// The user turned it off.
+    Off,
+    /// The kernel cannot confine them; every shell call is asked about.
+    Unavailable(&'a str),
+}
+
+/// How one call runs: shown in the approval dialog, the chat, the stack and the timeline, and
+/// carried by `tool_call` and `approval_requested` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "run", rename_all = "snake_case")]
+pub enum Confinement {
+    /// Inside the sandbox.
+    Sandboxed {
+        /// `workspace-write` or `read-only`.
+        mode: SandboxMode,
+        /// Whether TCP is allowed.
+        network: bool,
+    },
+    /// Outside the sandbox because the user approved this one call so (an escalation).
+    Unsandboxed,
+    /// Unconfined: the user set `[sandbox] mode = "off"`.
+    Off,
+    /// Unconfined: the kernel cannot sandbox it.
+    Unavailable,
+}
+
+impl Confinement {
+    /// A sentence for the approval dialog and the chat.
+    pub fn label(self) -> String {
+        match self {
+            Self::Sandboxed { mode, network } => format!(
+                "sandboxed: {}, {}",
+                mode.as_str(),
+                if network { "network on" } else { "no network" }
+            ),
+            Self::Unsandboxed => "runs OUTSIDE the sandbox, with your full rights".to_string(),
+            Self::Off => "not sandboxed: [sandbox] mode is off".to_string(),
+            Self::Unavailable => "not sandboxed: this kernel cannot (no Landlock)".to_string(),
+        }
+    }
+
+    /// A word or two for the stack and the timeline.
+    pub fn short(self) -> &'static str {
+        match self {
+            Self::Sandboxed {
+                mode: SandboxMode::ReadOnly,
+                network: false,
+            } => "read-only",
+            Self::Sandboxed {
+                mode: SandboxMode::ReadOnly,
+                network: true,
+            } => "read-only+net",
+            Self::Sandboxed { network: false, .. } => "sandboxed",
+            Self::Sandboxed { network: true, .. } => "sandboxed+net",
+            Self::Unsandboxed => "UNSANDBOXED",
+            Self::Off => "sandbox off",
+            Self::Unavailable => "no sandbox",
+        }
+    }
+
+    /// Whether the call runs confined.
+    pub fn is_sandboxed(self) -> bool {
+        matches!(self, Self::Sandboxed { .. })
+    }
+}
+
+/// Why a process could not be put in the sandbox (it is then not started).
+#[derive(Debug, thiserror::Error)]
+#[error("could not build the sandbox: {0}")]
+pub struct SandboxError(String);
+
+impl Sandbox {
+    /// The sandbox a config asks for, checked against this kernel (`env` may hold the test
+    /// switch that makes Landlock look absent).
+    pub fn resolve(
+        mode: SandboxMode,
+        network: bool,
+        writable: Vec<PathBuf>,
+        workdir: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
+        let mut sandbox = Self {
+            mode,
+            network,
+            writable,
+            support: kernel_support(network, env),
+        };
+        // Building the ruleset once proves the kernel takes it (a seccomp filter or a
+        // container may refuse what the version promises).
+        if mode != SandboxMode::Off
+            && matches!(sandbox.support, Support::Available { .. })
+            && let Err(e) = rules::ruleset(&sandbox, workdir)
+        {
+            sandbox.support = Support::Unavailable(e.to_string());
+        }
+        sandbox
+    }
+
+    /// Where it stands.
+    pub fn state(&self) -> State<'_> {
+        match (&self.mode, &self.support) {
+            (SandboxMode::Off, _) => State::Off,
+            (_, Support::Unavailable(reason)) => State::Unavailable(reason),
+            (_, Support::Available { .. }) => State::Enforced,
+        }
+    }
+
+    /// How a call runs; `escalated` when the user approved it outside the sandbox.
+    pub fn confinement(&self, escalated: bool) -> Confinement {
+        match self.state() {
+            State::Off => Confinement::Off,
+            State::Unavailable(_) => Confinement::Unavailable,
+            State::Enforced if escalated => Confinement::Unsandboxed,
+            State::Enforced => Confinement::Sandboxed {
+                mode: self.mode,
+                network: self.network,
+            },
+        }
+    }
+
+    /// The kernel cannot confine commands the user expects confined: each one is asked
+    /// about, and no turn or session grant covers it.
+    pub fn asks_every_call(&self) -> bool {
+        matches!(self.state(), State::Unavailable(_))
+    }
+
+    /// The directories a sandboxed process may write: none in `read-only`; the workspace,
+    /// the temp dir and the configured ones in `workspace-write`.
+    pub fn writable_dirs(&self, workdir: &Path) -> Vec<PathBuf> {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return Vec::new();
+        }
+        let mut dirs = vec![workdir.to_path_buf(), std::env::temp_dir()];
+        dirs.extend(self.writable.iter().cloned());
+        dirs
+    }
+
+    /// Puts `command` in the sandbox when `confinement` says it runs sandboxed: the ruleset
+    /// is built here, before the fork, and only enforced in the child.
+    pub fn confine(
+        &self,
+        command: &mut tokio::process::Command,
+        workdir: &Path,
+        confinement: Confinement,
+    ) -> Result<(), SandboxError> {
+        if !confinement.is_sandboxed() {
+            return Ok(());
+        }
+        let ruleset = rules::ruleset(self, workdir)?;
+        rules::enforce_in_child(command, ruleset);
+        Ok(())
+    }
+
+    /// The state in a few lines, for `/status` and `exec`'s stderr.
+    pub fn describe(&self, workdir: &Path) -> String {
+        match self.state() {
+            State::Off => "off ([sandbox] mode = \"off\"): shell commands run with your full rights".to_string(),
+            State::Unavailable(reason) => format!(
+                "unavailable: {reason}. Every shell command is asked about, one by one (set [sandbox] mode = \"off\" to run them unconfined)"
+            ),
+            State::Enforced => {
+                let writes = match self.mode {
+                    SandboxMode::ReadOnly => "writes nothing".to_string(),
+                    _ => {
+                        let dirs: Vec<String> = self
+                            .writable_dirs(workdir)
+                            .iter()
+                            .map(|d| d.display().to_string())
+                            .collect();
+                        format!("writes only {}", dirs.join(", "))
+                    }
+                };
+                let abi = match self.support {
+                    Support::Available { abi } => abi,
+                    Support::Unavailable(_) => 0,
+                };
+                format!(
+                    "{} (Landlock ABI {abi}): shell commands read anything, {writes}; {}",
+                    self.mode.as_str(),
+                    if self.network {
+                        "TCP allowed"
+                    } else {
+                        "no TCP connections or listening"
+                    }
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
