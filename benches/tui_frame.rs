@@ -85,6 +85,7 @@ fn filled(n: usize) -> ChatState {
                     name: "read_file".into(),
                     arguments: json!({"path": "src/config.rs"}),
                     parent: None,
+                    sandbox: None,
                 }), &top_level());
                 chat.on_event(&event(EventData::ToolResult {
                     id,

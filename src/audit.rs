@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tracing_appender::rolling::{Builder, Rotation};
 
-use crate::event::{DeniedBy, Event, EventData, ToolStatus};
+use crate::event::{Confinement, Decision, DeniedBy, Event, EventData, ToolStatus};
 use crate::run_model::RunModel;
 
 /// Audit files are `audit.jsonl.YYYY-MM-DD` (UTC day, as tracing-appender names them).
@@ -176,6 +176,7 @@ impl AuditLog {
             } => {
                 let parent = self.calls.parent(call).map(String::from);
                 let parent = parent.as_deref().map(label);
+                let sandbox = self.calls.call(call).and_then(|c| c.sandbox);
                 let fields = match (ToolStatus::of(*status, *ok), denied_by) {
                     (ToolStatus::Denied, by) => Fields::ToolDenied {
                         tool: label(name),
@@ -187,12 +188,31 @@ impl AuditLog {
                         },
                         parent,
                     },
-                    _ => Fields::ToolExecuted {
+                    (status, _) => Fields::ToolExecuted {
                         tool: label(name),
                         ok: *ok,
                         duration_ms: *duration_ms,
                         parent,
+                        sandbox,
+                        sandbox_denied: status == ToolStatus::SandboxDenied,
                     },
+                };
+                self.write(ts, id, fields);
+            }
+            // Leaving the sandbox is recorded as its own decision, approved or not.
+            EventData::ApprovalDecided {
+                id: call,
+                name,
+                decision,
+                ..
+            } if self.calls.call(call).and_then(|c| c.sandbox)
+                == Some(Confinement::Unsandboxed) =>
+            {
+                let parent = self.calls.parent(call).map(String::from);
+                let fields = Fields::SandboxEscalation {
+                    tool: label(name),
+                    approved: *decision == Decision::Approved,
+                    parent: parent.as_deref().map(label),
                 };
                 self.write(ts, id, fields);
             }
@@ -312,6 +332,18 @@ enum Fields<'a> {
         duration_ms: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         parent: Option<&'a str>,
+        /// How it ran, for tools the sandbox covers.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sandbox: Option<Confinement>,
+        #[serde(skip_serializing_if = "is_false")]
+        sandbox_denied: bool,
+    },
+    /// A call asked to run outside the sandbox, and what the user said.
+    SandboxEscalation {
+        tool: &'a str,
+        approved: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent: Option<&'a str>,
     },
     ToolDenied {
         tool: &'a str,
@@ -336,10 +368,15 @@ impl Fields<'_> {
             Self::MessageReceived { .. } => "message_received",
             Self::ToolExecuted { .. } => "tool_executed",
             Self::ToolDenied { .. } => "tool_denied",
+            Self::SandboxEscalation { .. } => "sandbox_escalation",
             Self::MessageComplete { .. } => "message_complete",
             Self::MessageError { .. } => "message_error",
         }
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// Token counts, spelled out so the record's shape does not follow `Usage`'s changes.

@@ -14,6 +14,7 @@ mod catalog;
 mod file;
 mod presets;
 pub mod pricing;
+mod sandbox;
 mod windows;
 
 use file::check_url;
@@ -28,6 +29,7 @@ pub use file::{
 pub use presets::{
     ProviderChoice, build_provider, ollama_root, preset_names, probe_ollama, retry_policy,
 };
+pub use sandbox::SandboxConfig;
 pub use windows::known_window;
 
 /// The default system prompt; `{workdir}` is replaced by the workspace path.
@@ -65,6 +67,8 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `-C/--workdir`.
     pub workdir: Option<PathBuf>,
+    /// `--sandbox`.
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
 }
 
 /// How the TUI takes the terminal (`[ui] mouse`, `theme`).
@@ -167,6 +171,7 @@ where
     need_key(&provider)?;
     let mut tools = tool_settings(&file.tools);
     tools.secret_vars = key_vars(&file);
+    tools.sandbox = sandbox::resolve(&file.sandbox, overrides.sandbox, &workdir, env)?;
     let policies = file
         .tools
         .policy
@@ -260,11 +265,27 @@ fn context_settings(compact_at: f64, provider: &ProviderChoice) -> ContextSettin
 pub fn mcp_servers(
     overrides: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(Vec<crate::mcp::ServerSpec>, PathBuf), ConfigError> {
+) -> Result<McpSetup, ConfigError> {
     let (_, file) = read_config(overrides, env)?;
     let workdir = resolve_workdir(overrides.workdir.as_deref())?;
     let servers = crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?;
-    Ok((servers, workdir))
+    let sandbox = sandbox::resolve(&file.sandbox, overrides.sandbox, &workdir, env)?;
+    Ok(McpSetup {
+        servers,
+        workdir,
+        sandbox,
+    })
+}
+
+/// What `taco mcp list` starts its servers with.
+#[derive(Debug, Clone)]
+pub struct McpSetup {
+    /// The enabled servers.
+    pub servers: Vec<crate::mcp::ServerSpec>,
+    /// The workspace.
+    pub workdir: PathBuf,
+    /// The sandbox of servers that ask for it.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 fn resolve_workdir(dir: Option<&Path>) -> Result<PathBuf, ConfigError> {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::{Message, Timings, ToolCall, Usage};
+pub use crate::sandbox::{Confinement, SandboxMode};
 pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use switch::{Listed, ModelChoice};
 
@@ -298,6 +299,10 @@ pub enum EventData {
         arguments: Value,
         /// Stack frame this call runs under, if nested.
         parent: Option<String>,
+        /// Whether it runs in the sandbox, and how (tools that start processes: `shell`,
+        /// a sandboxed MCP server's tools).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<Confinement>,
     },
     /// A call waits for the user's consent.
     ApprovalRequested {
@@ -319,6 +324,10 @@ pub enum EventData {
         /// `write_file`), computed before the user is asked.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
+        /// How it would run: sandboxed, or `unsandboxed` when the model asks to run it outside
+        /// the sandbox (an escalation: approved once, never by an earlier grant).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<Confinement>,
     },
     /// The orchestrator waits for the user to answer a question.
     InputRequested(InputRequest),

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use taco::config::Overrides;
+use taco::sandbox::SandboxMode;
 use taco::wiring::{self, ExecRequest, Start};
 
 /// taco: a terminal cockpit for tool-using LLM agents.
@@ -37,6 +38,9 @@ struct GlobalArgs {
     /// Workspace directory (default: the current directory).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     workdir: Option<PathBuf>,
+    /// Sandbox of shell commands (default from [sandbox] mode, else workspace-write).
+    #[arg(long, global = true, value_enum, value_name = "MODE")]
+    sandbox: Option<SandboxArg>,
     /// Continue a saved session: its id (or a unique prefix), or the newest for this workdir.
     #[arg(long, global = true, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
@@ -83,6 +87,16 @@ struct ExecArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SandboxArg {
+    /// Read anything; write only the workspace, the temp dir and [sandbox] writable.
+    WorkspaceWrite,
+    /// Read anything, write nothing.
+    ReadOnly,
+    /// No sandbox: commands run with your full rights.
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Approve {
     /// Approve every call that asks.
     All,
@@ -122,6 +136,11 @@ fn start(global: GlobalArgs) -> Start {
             base_url: global.base_url,
             max_turns: global.max_turns,
             workdir: global.workdir,
+            sandbox: global.sandbox.map(|mode| match mode {
+                SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+                SandboxArg::ReadOnly => SandboxMode::ReadOnly,
+                SandboxArg::Off => SandboxMode::Off,
+            }),
         },
         resume: global.resume,
     }

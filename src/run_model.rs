@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::conversation::Usage;
 use crate::event::{
-    Decision, Event, EventData, FrameState, Grant, InputRequest, Scope, ToolStatus,
+    Confinement, Decision, Event, EventData, FrameState, Grant, InputRequest, Scope, ToolStatus,
 };
 
 mod gauge;
@@ -48,6 +48,8 @@ pub struct CallNode {
     pub started_ms: u64,
     /// How long it ran, once it ended.
     pub duration_ms: Option<u64>,
+    /// How it runs, for tools the sandbox covers (`unsandboxed`: an escalation).
+    pub sandbox: Option<Confinement>,
 }
 
 /// An approval the user has not answered yet.
@@ -182,8 +184,17 @@ impl RunModel {
                 }
             }
             EventData::ToolCall {
-                id, name, parent, ..
-            } => self.add(id, name, parent.as_deref(), event.timestamp),
+                id,
+                name,
+                parent,
+                sandbox,
+                ..
+            } => {
+                self.add(id, name, parent.as_deref(), event.timestamp);
+                if let Some(call) = self.calls.get_mut(id) {
+                    call.sandbox = *sandbox;
+                }
+            }
             EventData::StackPush(frame) => {
                 // Frames without a call (parameter collection) nest like calls.
                 if !self.calls.contains_key(&frame.id) {
@@ -383,6 +394,7 @@ impl RunModel {
                 state: CallState::Proposed,
                 started_ms: at,
                 duration_ms: None,
+                sandbox: None,
             },
         );
         self.order.push(id.to_string());

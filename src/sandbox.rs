@@ -236,10 +236,23 @@ impl Sandbox {
         Ok(())
     }
 
-    /// The state in a few lines, for `/status` and `exec`'s stderr.
+    /// What is said once when the kernel cannot give the sandbox the user expects.
+    pub fn fallback_notice(&self) -> Option<String> {
+        match self.state() {
+            State::Unavailable(reason) => Some(format!(
+                "the sandbox is unavailable: {reason}. Every shell command is asked about, one by one, and no grant covers it; set [sandbox] mode = \"off\" to run commands unconfined without asking"
+            )),
+            _ => None,
+        }
+    }
+
+    /// The state in a few lines, for `/status`.
     pub fn describe(&self, workdir: &Path) -> String {
         match self.state() {
-            State::Off => "off ([sandbox] mode = \"off\"): shell commands run with your full rights".to_string(),
+            State::Off => {
+                "off ([sandbox] mode = \"off\"): shell commands run with your full rights"
+                    .to_string()
+            }
             State::Unavailable(reason) => format!(
                 "unavailable: {reason}. Every shell command is asked about, one by one (set [sandbox] mode = \"off\" to run them unconfined)"
             ),

@@ -146,15 +146,16 @@ pub fn mcp_list(start: &Start) -> i32 {
     reaper_guarded(|| {
         runtime.block_on(async {
             let env = |name: &str| std::env::var(name).ok();
-            let (servers, workdir) = match config::mcp_servers(&start.overrides, &env) {
+            let setup = match config::mcp_servers(&start.overrides, &env) {
                 Ok(found) => found,
                 Err(e) => return usage(e),
             };
             let hub = McpHub::start(
-                servers,
+                setup.servers,
                 StartContext {
-                    workdir,
+                    workdir: setup.workdir,
                     settings: Arc::new(ToolSettings {
+                        sandbox: setup.sandbox,
                         secrets: Arc::new(Secrets::from_env(
                             std::env::vars_os(),
                             &ToolSettings::default().secret_vars,

@@ -95,6 +95,7 @@ impl Script {
             name: name.into(),
             arguments: json!({ "path": MARKER, "command": format!("echo {MARKER}") }),
             parent: parent.map(Into::into),
+            sandbox: None,
         });
     }
 
@@ -259,6 +260,7 @@ fn realistic_run() -> Vec<Event> {
             of: 2,
             note: None,
             diff: None,
+            sandbox: None,
         });
     }
     s.decided("c2", "shell", Decision::Approved, None);
@@ -315,6 +317,7 @@ fn realistic_run() -> Vec<Event> {
         of: 1,
         note: None,
         diff: None,
+        sandbox: None,
     });
     s.decided("n2", "shell", Decision::Denied, Some(EXEC_DENIED));
     s.denied(

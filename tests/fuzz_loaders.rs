@@ -132,6 +132,7 @@ fn session_bytes() -> &'static [u8] {
                 name: "shell".into(),
                 arguments: call.arguments.clone(),
                 parent: None,
+                sandbox: None,
             },
             EventData::ToolResult {
                 id: "c1".into(),

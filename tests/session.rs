@@ -86,6 +86,7 @@ fn conversation() -> Vec<Entry> {
             name: "shell".into(),
             arguments: json!({"command": "ls"}),
             parent: None,
+            sandbox: None,
         })),
         Entry::Event(event(EventData::ToolResult {
             id: "c1".into(),

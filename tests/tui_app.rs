@@ -149,6 +149,7 @@ impl Harness {
             name: name.into(),
             arguments: arguments.clone(),
             parent: None,
+            sandbox: None,
         });
         self.event(EventData::StackPush(StackFrame {
             id: id.into(),
@@ -165,6 +166,7 @@ impl Harness {
             of,
             note: None,
             diff: None,
+            sandbox: None,
         });
     }
 
@@ -637,6 +639,7 @@ impl Harness {
             name: name.into(),
             arguments,
             parent: parent.map(Into::into),
+            sandbox: None,
         });
         self.event(EventData::StackPush(frame(
             id,
@@ -1127,6 +1130,7 @@ fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
         name: name.into(),
         arguments: json!({"path": "notes.txt"}),
         parent: None,
+        sandbox: None,
     });
     h.event(EventData::ApprovalRequested {
         id: "c1".into(),
@@ -1139,6 +1143,7 @@ fn snapshot_approval_of_an_mcp_tool_shows_its_server_and_unchecked_hints() {
                 .into(),
         ),
         diff: None,
+        sandbox: None,
     });
     h.settle();
     let terminal = h.screen(150, 30);
@@ -1161,6 +1166,7 @@ fn approve_change(name: &str, path: &str, old: Option<&str>, new: &str) -> Harne
         of: 1,
         note: None,
         diff: Some(taco::tools::diff::render(path, old, new)),
+        sandbox: None,
     });
     h.settle();
     h

@@ -172,6 +172,7 @@ fn with_a_dialog_open_ctrl_c_cancels_at_once_and_keeps_the_draft() {
         of: 1,
         note: None,
         diff: None,
+        sandbox: None,
     });
     assert!(h.app.approval_open());
     h.paste("typed ahead");

@@ -143,6 +143,7 @@ fn a_hostile_string_is_neutralised_in_every_view() {
         name: "shell".into(),
         arguments: arguments.clone(),
         parent: None,
+        sandbox: None,
     });
     s.event(EventData::StackPush(StackFrame {
         id: "c1".into(),
@@ -159,6 +160,7 @@ fn a_hostile_string_is_neutralised_in_every_view() {
         of: 1,
         note: None,
         diff: None,
+        sandbox: None,
     });
     // The chat answer, the approval arguments, the stack summary and the timeline rows.
     let buf = s.draw(220, 60);
@@ -303,6 +305,7 @@ proptest! {
             from: Some(key.clone()),
             note: None,
             diff: None,
+            sandbox: None,
         });
         let theme = Theme::default();
         for width in WIDTHS {
@@ -341,6 +344,7 @@ proptest! {
             name: output.clone(),
             arguments: json!({"command": output.clone()}),
             parent: None,
+            sandbox: None,
         });
         s.event(EventData::StackPush(StackFrame {
             id: "c1".into(),

@@ -94,6 +94,7 @@ impl Harness {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         });
     }
 
@@ -328,6 +329,7 @@ fn a_session_that_ended_in_a_dialog_leaves_no_guard_behind() {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         }),
     ];
     let now = h.now();

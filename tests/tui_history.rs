@@ -110,6 +110,7 @@ fn session(with_messages: bool) -> Vec<Entry> {
             name: "list_dir".into(),
             arguments: json!({"path": "."}),
             parent: None,
+            sandbox: None,
         },
     ));
     entries.push(event(900, EventData::StackPush(frame(FrameState::Running))));

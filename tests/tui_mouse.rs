@@ -94,6 +94,7 @@ impl Harness {
             name: name.into(),
             arguments,
             parent: None,
+            sandbox: None,
         });
     }
 
@@ -262,6 +263,7 @@ fn the_wheel_over_a_docked_approval_scrolls_it_and_not_the_chat() {
         of: 1,
         note: None,
         diff: None,
+        sandbox: None,
     });
     let before = h.text();
     let row = before
@@ -367,6 +369,7 @@ fn with_an_approval_docked_y_approves_and_no_message_stays_selected() {
         of: 1,
         note: None,
         diff: None,
+        sandbox: None,
     });
     h.text();
     let commands = h.key(KeyCode::Char('y'));

@@ -61,6 +61,7 @@ impl Harness {
             name: name.into(),
             arguments: arguments.clone(),
             parent: None,
+            sandbox: None,
         });
         self.event(EventData::StackPush(StackFrame {
             id: "c1".into(),
@@ -77,6 +78,7 @@ impl Harness {
             of: 1,
             note: note.map(Into::into),
             diff,
+            sandbox: None,
         });
     }
 
@@ -388,6 +390,7 @@ fn shell_call(id: &str, command: &str) -> EventData {
         name: "shell".into(),
         arguments: json!({ "command": command }),
         parent: None,
+        sandbox: None,
     }
 }
 
@@ -447,6 +450,7 @@ fn the_timeline_gives_names_the_spare_columns_and_scales_each_run() {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         },
     );
     h.at(

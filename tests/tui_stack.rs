@@ -28,6 +28,7 @@ impl Harness {
             name: name.into(),
             arguments: args,
             parent: parent.map(Into::into),
+            sandbox: None,
         });
     }
 
@@ -162,6 +163,7 @@ fn sub_agent_asks(h: &mut Harness) {
         of: 1,
         note: None,
         diff: None,
+        sandbox: None,
     });
 }
 

@@ -246,6 +246,9 @@ pub struct ConfigFile {
     /// Prices per million tokens by model id (`[pricing."gpt-4.1"] input = 2.0 …`).
     #[serde(default)]
     pub pricing: BTreeMap<String, Spanned<super::pricing::Price>>,
+    /// The sandbox of shell commands.
+    #[serde(default)]
+    pub sandbox: super::sandbox::SandboxConfig,
 }
 
 /// `<config dir>/taco/config.toml`.
@@ -423,6 +426,10 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
                 format!("[tools.web_fetch] allow_private: {m}"),
             )
         })?;
+    }
+    let home = super::sandbox::home();
+    if let Err((span, m)) = file.sandbox.writable_paths(Path::new("/"), home.as_deref()) {
+        return Err(ConfigError::at(path, text, span, m));
     }
     for name in file.instructions.files.iter().flatten() {
         check_file_name(name.get_ref()).map_err(|m| ConfigError::at(path, text, name.span(), m))?;

@@ -64,6 +64,9 @@ pub struct ServerEntry {
     /// Let the server's `readOnlyHint` make a tool `allow` (default: hints never approve).
     #[serde(default)]
     pub trust_annotations: bool,
+    /// Start the (stdio) server inside the sandbox shell commands run in (`[sandbox]`).
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 fn yes() -> bool {
@@ -116,6 +119,8 @@ pub struct ServerSpec {
     pub tool_policies: BTreeMap<String, Policy>,
     /// Whether `readOnlyHint` may allow a tool.
     pub trust_annotations: bool,
+    /// Whether the server process runs in the sandbox.
+    pub sandbox: bool,
 }
 
 impl ServerSpec {
@@ -129,7 +134,7 @@ impl ServerSpec {
 
     /// A short description of how it is reached, for `/mcp` and errors.
     pub fn describe(&self) -> String {
-        match &self.transport {
+        let mut shown = match &self.transport {
             Transport::Stdio { command, args, .. } => {
                 let mut line = command.clone();
                 for arg in args {
@@ -139,7 +144,11 @@ impl ServerSpec {
                 format!("stdio: {line}")
             }
             Transport::Http { url, .. } => format!("http: {url}"),
+        };
+        if self.sandbox {
+            shown.push_str(", sandboxed");
         }
+        shown
     }
 }
 
@@ -179,6 +188,11 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
                 ));
             }
         };
+        if entry.sandbox && matches!(transport, Transport::Http { .. }) {
+            return Err(format!(
+                "{at} sandbox = true applies to servers taco starts (command), not to a url"
+            ));
+        }
         let secs = |value: Option<u64>, default: Duration| {
             value.map_or(default, |s| Duration::from_secs(s.clamp(1, 86_400)))
         };
@@ -192,6 +206,7 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
             policy: entry.policy.unwrap_or(Policy::Ask),
             tool_policies: entry.tool_policies.clone(),
             trust_annotations: entry.trust_annotations,
+            sandbox: entry.sandbox,
         });
     }
     Ok(specs)
@@ -256,6 +271,10 @@ mod tests {
             ("[servers.a]\ncommand = \"x\"\nurl = \"http://h\"", "both"),
             ("[servers.a]\nurl = \"file:///etc\"", "http(s)"),
             ("[servers.a]\ncommand = \"x\"\nbogus = 1", "unknown field"),
+            (
+                "[servers.a]\nurl = \"http://h\"\nsandbox = true",
+                "not to a url",
+            ),
         ] {
             let error = parse(text).unwrap_err();
             assert!(error.contains(says), "{text}: {error}");

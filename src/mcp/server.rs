@@ -59,6 +59,24 @@ pub struct Connection {
     pub child: Option<tokio::process::Child>,
 }
 
+/// Puts a server that asked for it in the sandbox; one the kernel cannot confine is not
+/// started (it asked not to run unconfined), unless the user turned the sandbox off.
+fn confine(
+    cmd: &mut tokio::process::Command,
+    workdir: &Path,
+    settings: &ToolSettings,
+) -> Result<(), String> {
+    let sandbox = &settings.sandbox;
+    if let crate::sandbox::State::Unavailable(reason) = sandbox.state() {
+        return Err(format!(
+            "it is configured with sandbox = true, but the sandbox is unavailable: {reason}"
+        ));
+    }
+    sandbox
+        .confine(cmd, workdir, sandbox.confinement(false))
+        .map_err(|e| e.to_string())
+}
+
 /// Connects to `spec`'s server. `Err` says what went wrong in words for the user.
 pub async fn connect(
     spec: &ServerSpec,
@@ -89,6 +107,9 @@ pub async fn connect(
             // Its own process group: quitting or a crash ends the server and its children.
             #[cfg(unix)]
             cmd.process_group(0);
+            if spec.sandbox {
+                confine(&mut cmd, workdir, settings)?;
+            }
             cmd.stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::client::ProgressRoutes;
 use super::config::ServerSpec;
 use super::result::convert;
+use crate::sandbox::Confinement;
 use crate::tools::{Policy, Tool, ToolContext, ToolError, ToolReply, ToolSettings};
 
 /// Schemas larger than this are not compiled (the tool is offered without a pre-check).
@@ -48,6 +49,8 @@ pub struct McpTool {
     timeout: Duration,
     peer: Peer<RoleClient>,
     routes: ProgressRoutes,
+    /// Its server runs in the sandbox (`sandbox = true`).
+    sandboxed: bool,
 }
 
 impl McpTool {
@@ -105,6 +108,7 @@ impl McpTool {
             timeout: spec.tool_timeout,
             peer,
             routes,
+            sandboxed: spec.sandbox,
         }
     }
 
@@ -178,6 +182,11 @@ impl Tool for McpTool {
 
     fn policy_note(&self) -> &str {
         &self.policy_note
+    }
+
+    fn confinement(&self, _arguments: &Value, settings: &ToolSettings) -> Option<Confinement> {
+        // The call runs in its server's process, confined as the server was started.
+        self.sandboxed.then(|| settings.sandbox.confinement(false))
     }
 
     fn approval_note(&self) -> Option<String> {

@@ -7,7 +7,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::event::{Decision, Grant, InputRequest, Scope};
+use crate::event::{Confinement, Decision, Grant, InputRequest, Scope};
 use crate::tools::outcome::DeniedBy;
 use crate::tools::{Policy, Tool, ToolSettings};
 
@@ -20,6 +20,25 @@ pub struct ApprovalRequest {
     pub name: String,
     /// Parsed arguments.
     pub arguments: Value,
+    /// How it would run, for tools the sandbox covers.
+    pub sandbox: Option<Confinement>,
+}
+
+impl ApprovalRequest {
+    /// Whether this call may only be approved once: it runs outside the sandbox (an
+    /// escalation) or where no sandbox exists. No grant comes of its answer, and no earlier
+    /// grant covered it.
+    pub fn once_only(&self) -> bool {
+        self.sandbox.is_some_and(needs_each_approval)
+    }
+}
+
+/// Whether a call that runs so must be asked about each time.
+pub fn needs_each_approval(confinement: Confinement) -> bool {
+    matches!(
+        confinement,
+        Confinement::Unsandboxed | Confinement::Unavailable
+    )
 }
 
 /// The answer to one [`ApprovalRequest`].
@@ -107,20 +126,27 @@ impl FixedApprover {
 /// What the model is told when `exec --approve none` denies a call.
 pub const EXEC_DENIED: &str = "it needs the user's approval, but taco exec runs without anyone to ask and --approve none is in effect. Do the task without this call, or tell the user to re-run with --approve all.";
 
+/// What the model is told when `exec` is asked to run a command outside the sandbox.
+pub const EXEC_NO_ESCALATION: &str = "taco exec never runs a command outside the sandbox, even with --approve all. Do the task inside the sandbox, or tell the user to run the command themselves or to re-run taco exec with --sandbox off.";
+
 impl Approver for FixedApprover {
     fn decide<'a>(
         &'a mut self,
         batch: &'a [ApprovalRequest],
     ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
-        let answer = if self.approve {
-            ApprovalAnswer::approve(Scope::Once)
-        } else {
-            ApprovalAnswer {
-                by: DeniedBy::Headless,
-                ..ApprovalAnswer::deny(Some(EXEC_DENIED.to_string()))
-            }
+        let headless = |reason: &str| ApprovalAnswer {
+            by: DeniedBy::Headless,
+            ..ApprovalAnswer::deny(Some(reason.to_string()))
         };
-        let answers = vec![answer; batch.len()];
+        let answers = batch
+            .iter()
+            .map(|request| match request.sandbox {
+                // Leaving the sandbox is never approved wholesale.
+                Some(Confinement::Unsandboxed) => headless(EXEC_NO_ESCALATION),
+                _ if self.approve => ApprovalAnswer::approve(Scope::Once),
+                _ => headless(EXEC_DENIED),
+            })
+            .collect();
         async move { answers }.boxed()
     }
 }
@@ -157,6 +183,18 @@ impl Policies {
             Some(policy) => *policy,
             None => tool.default_policy(arguments, settings),
         };
+        // Outside the sandbox (asked for, or none to be had): asked about every time; no
+        // grant, prefix or allow rule covers it.
+        if tool
+            .confinement(arguments, settings)
+            .is_some_and(needs_each_approval)
+        {
+            return if base == Policy::Deny {
+                Policy::Deny
+            } else {
+                Policy::Ask
+            };
+        }
         let prefix_allows = || {
             name == crate::tools::builtin::SHELL
                 && arguments

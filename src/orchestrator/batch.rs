@@ -94,12 +94,14 @@ impl Run<'_> {
     ) -> futures_util::future::BoxFuture<'a, Vec<CallOutcome>> {
         Box::pin(async move {
             for call in calls {
+                let sandbox = self.confinement(&call.name, &call.arguments);
                 self.emit(EventData::ToolCall {
                     turn,
                     id: call.frame.clone(),
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
                     parent: call.parent.clone(),
+                    sandbox,
                 });
             }
             let Some(first) = calls.first() else {
@@ -194,6 +196,12 @@ impl Run<'_> {
             self.approve(calls, &asks, &mut decided).await;
         }
         decided
+    }
+
+    /// How a call would run in the sandbox (`None`: the tool starts nothing it covers).
+    fn confinement(&self, name: &str, arguments: &Value) -> Option<crate::event::Confinement> {
+        let tool = self.orch.registry.get(name)?;
+        tool.confinement(arguments, &self.orch.settings.tools)
     }
 
     /// The plan for one call, from the run's state.
@@ -342,6 +350,7 @@ impl Run<'_> {
                 id: calls[i].frame.clone(),
                 name: calls[i].name.clone(),
                 arguments: decided.arguments[i].clone(),
+                sandbox: self.confinement(&calls[i].name, &decided.arguments[i]),
             })
             .collect();
         for (k, request) in requests.iter().enumerate() {
@@ -358,6 +367,7 @@ impl Run<'_> {
                 of: requests.len(),
                 note,
                 diff,
+                sandbox: request.sandbox,
             });
         }
         let cancel = self.cancel.clone();
@@ -367,10 +377,15 @@ impl Run<'_> {
             answers = self.approver.decide(&requests) => answers,
         };
         for (k, &i) in asks.iter().enumerate() {
-            let answer = answers
+            let mut answer = answers
                 .get(k)
                 .cloned()
                 .unwrap_or_else(|| super::approval::ApprovalAnswer::deny(None));
+            if requests[k].once_only() {
+                // Whatever key was pressed, this approval reaches this call alone.
+                answer.scope = crate::event::Scope::Once;
+                answer.prefix = None;
+            }
             let call = &calls[i];
             self.emit(EventData::ApprovalDecided {
                 id: call.frame.clone(),

@@ -55,14 +55,11 @@ impl Run<'_> {
     /// The `tool_result` event of an outcome.
     pub(super) fn emit_result(&mut self, outcome: &CallOutcome) {
         let ended = &outcome.ended;
-        let result = match ended {
-            Ended::Done(value) => Some(value.clone()),
-            _ => None,
-        };
+        let result = ended.result().cloned();
         self.emit(EventData::ToolResult {
             id: outcome.id.clone(),
             name: outcome.name.clone(),
-            ok: result.is_some(),
+            ok: matches!(ended, Ended::Done(_)),
             status: Some(ended.status()),
             denied_by: ended.denied_by(),
             result,

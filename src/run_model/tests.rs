@@ -59,6 +59,7 @@ fn call(id: &str, parent: Option<&str>) -> EventData {
         name: "t".into(),
         arguments: json!({}),
         parent: parent.map(Into::into),
+        sandbox: None,
     }
 }
 
@@ -141,6 +142,7 @@ fn approvals_questions_and_grants_open_and_close() {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         },
     ));
     assert_eq!(m.open_approvals().len(), 1);

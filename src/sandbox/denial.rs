@@ -43,7 +43,10 @@ mod tests {
     fn only_a_failure_that_says_permission_is_a_denial() {
         let denied = "sh: 1: cannot create /root/x: Permission denied";
         assert!(looks_denied(false, &["", denied]));
-        assert!(looks_denied(false, &["nc: connect failed: Permission Denied", ""]));
+        assert!(looks_denied(
+            false,
+            &["nc: connect failed: Permission Denied", ""]
+        ));
         assert!(looks_denied(false, &["kill: Operation not permitted"]));
         assert!(!looks_denied(true, &[denied]), "it succeeded all the same");
         assert!(!looks_denied(false, &["error: no such file"]));
@@ -59,7 +62,10 @@ mod tests {
         annotate(&mut result, confinement);
         assert_eq!(result["sandbox_denied"], json!(true));
         let note = result["note"].as_str().unwrap();
-        assert!(note.starts_with("the command exited with code 2; "), "{note}");
+        assert!(
+            note.starts_with("the command exited with code 2; "),
+            "{note}"
+        );
         assert!(
             note.contains("\"unsandboxed\": true") && note.contains("workspace-write"),
             "{note}"

@@ -78,7 +78,10 @@ mod tests {
         assert!(unavailable(judge(Err(libc::EOPNOTSUPP), true)).contains("lsm="));
         assert!(unavailable(judge(Ok(2), true)).contains("truncating"));
         let tcp = unavailable(judge(Ok(3), false));
-        assert!(tcp.contains("TCP") && tcp.contains("network = true"), "{tcp}");
+        assert!(
+            tcp.contains("TCP") && tcp.contains("network = true"),
+            "{tcp}"
+        );
         assert_eq!(judge(Ok(3), true), Support::Available { abi: 3 });
         assert_eq!(judge(Ok(7), false), Support::Available { abi: 7 });
     }

@@ -61,7 +61,10 @@ fn descriptions_say_what_is_allowed_and_what_to_do() {
             && text.contains("no TCP"),
         "{text}"
     );
-    let fallback = sandbox(SandboxMode::WorkspaceWrite, Support::Unavailable("old".into()));
+    let fallback = sandbox(
+        SandboxMode::WorkspaceWrite,
+        Support::Unavailable("old".into()),
+    );
     let text = fallback.describe(ws);
     assert!(
         text.contains("unavailable: old") && text.contains("asked about"),

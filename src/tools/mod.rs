@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::ToolSpec;
+use crate::sandbox::Confinement;
 use crate::secrets::Secrets;
 
 pub(crate) mod budget;
@@ -68,6 +69,8 @@ pub struct ToolSettings {
     /// The program that converts HTML in a child process (the taco binary, run with
     /// `builtin::HTML_HELPER_ARG`); `None` converts on a thread of this process.
     pub html_helper: Option<PathBuf>,
+    /// The sandbox shell commands (and MCP servers that ask) run in.
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl Default for ToolSettings {
@@ -86,6 +89,7 @@ impl Default for ToolSettings {
             max_redirects: 5,
             allow_private: Vec::new(),
             html_helper: None,
+            sandbox: Default::default(),
         }
     }
 }
@@ -115,6 +119,10 @@ pub enum ToolError {
     /// The tool ran and failed (or refused, e.g. a path outside the workspace).
     #[error("{0}")]
     Failed(String),
+    /// A sandboxed command failed the way the sandbox makes commands fail: its result, with
+    /// a note on how the model may ask to run it outside the sandbox.
+    #[error("the sandbox refused what the command tried")]
+    SandboxDenied(Box<Value>),
 }
 
 impl ToolError {
@@ -169,6 +177,12 @@ pub trait Tool: Send + Sync {
     /// A line for the approval dialog besides the arguments (where the tool comes from, what
     /// it claims about itself).
     fn approval_note(&self) -> Option<String> {
+        None
+    }
+    /// Whether and how the call would run in the sandbox; `None` for tools that start no
+    /// process the sandbox covers. An unsandboxed or unconfinable call is asked about every
+    /// time (see `approval::Policies::policy_for`).
+    fn confinement(&self, _arguments: &Value, _settings: &ToolSettings) -> Option<Confinement> {
         None
     }
     /// What the call would change, as a diff (see `tools::diff`), computed before it is
@@ -231,6 +245,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn preview(&self, _params: &Self::Params, _workdir: &std::path::Path) -> Option<String> {
         None
     }
+    /// See [`Tool::confinement`].
+    fn confinement(&self, _params: &Self::Params, _settings: &ToolSettings) -> Option<Confinement> {
+        None
+    }
     /// Runs the tool.
     fn run(
         &self,
@@ -274,6 +292,11 @@ impl<T: TypedTool> Tool for T {
 
     fn usage_instructions(&self) -> Option<&str> {
         T::USAGE
+    }
+
+    fn confinement(&self, arguments: &Value, settings: &ToolSettings) -> Option<Confinement> {
+        let params = parse_params::<T::Params>(arguments).ok()?;
+        TypedTool::confinement(self, &params, settings)
     }
 
     fn call<'a>(

@@ -9,6 +9,8 @@ use super::NeededCall;
 
 /// What the model is told when a call is cancelled.
 const CANCELLED: &str = "cancelled by the user";
+/// The error of a sandbox denial (its result says the rest).
+const SANDBOX_DENIED: &str = "the sandbox refused what the command tried";
 
 /// Who refused a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -44,6 +46,9 @@ pub enum ToolStatus {
     Abandoned,
     /// It ran past its time limit and was stopped.
     TimedOut,
+    /// It ran in the sandbox and failed the way the sandbox makes commands fail (a write
+    /// outside the allowed paths, a refused connection); its result says how to escalate.
+    SandboxDenied,
 }
 
 impl ToolStatus {
@@ -78,6 +83,9 @@ pub enum Ended {
     Abandoned(String),
     /// It ran out of time.
     TimedOut(String),
+    /// It ran in the sandbox, which refused what it tried: the result (exit code, output,
+    /// a note on how to ask for the call outside the sandbox).
+    SandboxDenied(Value),
     /// The tool needs these calls made first, then resumes with `then` (never an end a
     /// consumer sees: the orchestrator runs them and resumes the tool).
     NeedsFirst(Vec<NeededCall>, Value),
@@ -95,6 +103,7 @@ impl Ended {
             Self::Cancelled => ToolStatus::Cancelled,
             Self::Abandoned(_) => ToolStatus::Abandoned,
             Self::TimedOut(_) => ToolStatus::TimedOut,
+            Self::SandboxDenied(_) => ToolStatus::SandboxDenied,
         }
     }
 
@@ -117,6 +126,7 @@ impl Ended {
             | Self::TimedOut(m)
             | Self::Denied { message: m, .. } => Some(m),
             Self::Cancelled => Some(CANCELLED),
+            Self::SandboxDenied(_) => Some(SANDBOX_DENIED),
             Self::NeedsFirst(..) => Some("the tool did not resume"),
         }
     }
@@ -129,10 +139,18 @@ impl Ended {
         }
     }
 
+    /// The result the call produced, also when it failed (a sandbox denial keeps its output).
+    pub fn result(&self) -> Option<&Value> {
+        match self {
+            Self::Done(value) | Self::SandboxDenied(value) => Some(value),
+            _ => None,
+        }
+    }
+
     /// The content of the `tool` message: JSON of the result, or `{"error": …}`.
     pub fn message_content(&self) -> String {
         match self {
-            Self::Done(value) => value.to_string(),
+            Self::Done(value) | Self::SandboxDenied(value) => value.to_string(),
             other => json!({ "error": other.error() }).to_string(),
         }
     }
@@ -200,6 +218,11 @@ mod tests {
                 ToolStatus::TimedOut,
                 r#"{"error":"slow"}"#,
             ),
+            (
+                Ended::SandboxDenied(json!({"exit_code": 1})),
+                ToolStatus::SandboxDenied,
+                r#"{"exit_code":1}"#,
+            ),
         ];
         for (ended, status, content) in cases {
             assert_eq!(ended.status(), status, "{ended:?}");
@@ -219,6 +242,7 @@ mod tests {
             ToolStatus::Cancelled,
             ToolStatus::Abandoned,
             ToolStatus::TimedOut,
+            ToolStatus::SandboxDenied,
         ]
         .iter()
         .map(|s| {
@@ -239,7 +263,8 @@ mod tests {
                 "denied",
                 "cancelled",
                 "abandoned",
-                "timed_out"
+                "timed_out",
+                "sandbox_denied"
             ]
         );
         assert_eq!(ToolStatus::of(None, true), ToolStatus::Ok);

@@ -178,6 +178,10 @@ async fn run_one(
                         Ended::Invalid(format!("invalid arguments: {e}"))
                     }
                     Ok(Ok(Err(ToolError::Failed(e)))) => Ended::Failed(e),
+                    Ok(Ok(Err(ToolError::SandboxDenied(mut value)))) => {
+                        ctx.settings.secrets.redact_value(&mut value);
+                        Ended::SandboxDenied(cap_output(*value, ctx.settings.max_output_bytes))
+                    }
                     Ok(Ok(Ok(ToolReply::Done(mut value)))) => {
                         ctx.settings.secrets.redact_value(&mut value);
                         Ended::Done(cap_output(value, ctx.settings.max_output_bytes))

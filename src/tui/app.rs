@@ -60,6 +60,9 @@ pub struct AppInfo {
     pub earlier_usage: std::collections::BTreeMap<String, crate::conversation::Usage>,
     /// That part, read when the user scrolls back to it.
     pub earlier: Option<crate::startup::Earlier>,
+    /// The sandbox shell commands run in (the status line, `/status`); `None` when viewing a
+    /// saved trace.
+    pub sandbox: Option<crate::sandbox::Sandbox>,
 }
 
 /// A side effect the event loop carries out.
@@ -328,6 +331,7 @@ impl App {
                 of,
                 note,
                 diff,
+                sandbox,
             } => {
                 // A sub-agent's call: its own words led to it, not the parent's.
                 let (lead, from) = match self.stack.sub_agent(id) {
@@ -344,6 +348,7 @@ impl App {
                     from,
                     note: note.clone(),
                     diff: diff.clone(),
+                    sandbox: *sandbox,
                 };
                 self.overlays
                     .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));

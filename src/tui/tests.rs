@@ -183,6 +183,7 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         };
         for data in [started, delta, approval] {
             events.send(Event::now(&run, data)).unwrap();
@@ -249,6 +250,7 @@ async fn y_in_the_timeline_detail_writes_osc_52_to_the_terminal() {
             name: "read_file".into(),
             arguments: json!({"path": "notes.txt"}),
             parent: None,
+            sandbox: None,
         };
         events.send(Event::now(&run, call)).unwrap();
         taken(&counter, 1).await;

@@ -71,6 +71,9 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
         for note in resolved.instructions.notes.iter().chain(&opened.notes) {
             crate::say!("taco: {note}");
         }
+        if let Some(notice) = resolved.tools.sandbox.fallback_notice() {
+            crate::say!("taco: {notice}");
+        }
         // One request: its first model call gets every MCP tool that could be started (each
         // server is bounded by its startup time); a server that failed is said once.
         mcp.settled().await;

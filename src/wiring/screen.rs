@@ -138,6 +138,9 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
         }
     });
     let mut notes = opened.notes;
+    // A sandbox the kernel cannot give is said once, at the start (and stays in the status
+    // line and /status).
+    notes.extend(resolved.tools.sandbox.fallback_notice());
     notes.extend(said);
     // Only a resumed session's end was read: say where the rest is.
     if let Some(earlier) = &opened.earlier {
@@ -273,6 +276,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         providers: Vec::new(),
         earlier_usage: Default::default(),
         earlier: None,
+        sandbox: None,
     }
 }
 
@@ -313,6 +317,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         providers: Vec::new(),
         earlier_usage: Default::default(),
         earlier: None,
+        sandbox: Some(resolved.tools.sandbox.clone()),
     }
 }
 

@@ -19,6 +19,7 @@ mod output;
 pub mod rules;
 
 use super::cancelled;
+use crate::sandbox::{Confinement, denial};
 use crate::tools::budget;
 use crate::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
 use output::{Capture, Shown, Stream, show_both};
@@ -42,6 +43,10 @@ pub struct ShellParams {
     /// Seconds before the command is killed (default from the settings, at most 600).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Run outside the sandbox. Only after this command failed with a sandbox denial
+    /// (sandbox_denied in its result) and the task needs it: the user is asked every time.
+    #[serde(default)]
+    pub unsandboxed: bool,
 }
 
 impl TypedTool for Shell {
@@ -55,11 +60,18 @@ impl TypedTool for Shell {
         stdin closed. Returns exit_code, stdout and stderr (long output keeps its head and \
         tail; stdout_omitted and stderr_omitted count the bytes cut from the middle). A \
         non-zero exit code is reported, not treated as a failure. The command and all its \
-        children are killed when it times out.";
+        children are killed when it times out. It usually runs in a sandbox: writing outside \
+        the workspace and the temp dir, and TCP connections, fail; such a failure comes back \
+        with sandbox_denied, and the call may then be made again with unsandboxed: true, \
+        which the user must approve.";
 
     fn default_policy(&self, params: &ShellParams, settings: &ToolSettings) -> Policy {
         rules::policy(&params.command, &settings.shell_allow, &settings.shell_ask)
             .unwrap_or(Policy::Ask)
+    }
+
+    fn confinement(&self, params: &ShellParams, settings: &ToolSettings) -> Option<Confinement> {
+        Some(settings.sandbox.confinement(params.unsandboxed))
     }
 
     async fn run(&self, params: ShellParams, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -75,6 +87,11 @@ impl TypedTool for Shell {
         for name in ctx.settings.scrubbed_vars() {
             command.env_remove(name);
         }
+        let confinement = ctx.settings.sandbox.confinement(params.unsandboxed);
+        ctx.settings
+            .sandbox
+            .confine(&mut command, &ctx.workdir, confinement)
+            .map_err(|e| ToolError::failed(format!("sh was not started: {e}")))?;
         let mut child = command
             .arg("-c")
             .arg(&params.command)
@@ -85,7 +102,14 @@ impl TypedTool for Shell {
             .process_group(0)
             .kill_on_drop(true)
             .spawn()
-            .map_err(|e| ToolError::failed(format!("could not start sh: {e}")))?;
+            .map_err(|e| {
+                let inside = if confinement.is_sandboxed() {
+                    " in the sandbox"
+                } else {
+                    ""
+                };
+                ToolError::failed(format!("could not start sh{inside}: {e}"))
+            })?;
         // Declared after `child` so it drops first: the group is killed while the shell is
         // still unreaped, so its process group id cannot have been reused.
         let mut group = GroupKill::new(child.id());
@@ -95,9 +119,10 @@ impl TypedTool for Shell {
         let end = supervise(&mut child, &mut group, &mut out, &mut err, secs, ctx).await;
         let (out, err) = (out.finish(), err.finish());
         match end {
-            End::Exited { status, pipes_held } => Ok(budget::fit(cap, |room| {
-                exited(status, pipes_held, &out, &err, room)
-            })),
+            End::Exited { status, pipes_held } => {
+                let result = budget::fit(cap, |room| exited(status, pipes_held, &out, &err, room));
+                denied_or(result, status.success(), confinement)
+            }
             End::TimedOut => {
                 let head = format!(
                     "command timed out after {secs} s and was killed (with its process group)"
@@ -111,6 +136,23 @@ impl TypedTool for Shell {
             End::WaitFailed(e) => Err(ToolError::failed(format!("waiting for sh failed: {e}"))),
         }
     }
+}
+
+/// The result of a command that exited, or a sandbox denial when it ran sandboxed and
+/// failed the way the sandbox makes commands fail.
+fn denied_or(
+    mut result: Value,
+    success: bool,
+    confinement: Confinement,
+) -> Result<Value, ToolError> {
+    let text = |key: &str| result.get(key).and_then(Value::as_str).unwrap_or_default();
+    if !confinement.is_sandboxed()
+        || !denial::looks_denied(success, &[text("stderr"), text("stdout")])
+    {
+        return Ok(result);
+    }
+    denial::annotate(&mut result, confinement);
+    Err(ToolError::SandboxDenied(Box::new(result)))
 }
 
 /// How a command ended.

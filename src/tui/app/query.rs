@@ -52,6 +52,16 @@ impl App {
         self.composer.listing_files()
     }
 
+    /// The status line's word when shell commands run unconfined: `sandbox off` (chosen)
+    /// or `no sandbox` (the kernel cannot).
+    pub fn unconfined(&self) -> Option<&'static str> {
+        match self.info.sandbox.as_ref()?.state() {
+            crate::sandbox::State::Enforced => None,
+            crate::sandbox::State::Off => Some("sandbox off"),
+            crate::sandbox::State::Unavailable(_) => Some("no sandbox"),
+        }
+    }
+
     /// Whether the approval dialog is open (it shows before any question).
     pub fn approval_open(&self) -> bool {
         self.overlays.get::<ApprovalDialog>().is_some()

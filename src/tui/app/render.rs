@@ -104,6 +104,7 @@ impl App {
             queued: self.queued.len(),
             flash: self.flash.as_ref().map(|(text, _)| text.as_str()),
             hints: self.hints(),
+            sandbox: self.unconfined(),
         };
         status.render(panes.status, buf, &theme);
         self.render_place(Place::Screen, area, buf, now);

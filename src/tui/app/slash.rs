@@ -130,7 +130,11 @@ impl App {
                     question: self.question().map(|q| q.prompt.as_str()),
                     instructions: &self.info.instructions,
                 });
-                let text = format!("{text}\n\n{}", context_line(self.run.context()));
+                let mut text = format!("{text}\n\n{}", context_line(self.run.context()));
+                if let Some(sandbox) = &self.info.sandbox {
+                    let workdir = std::path::Path::new(&self.info.workdir);
+                    text.push_str(&format!("\n\nSandbox: {}.", sandbox.describe(workdir)));
+                }
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Cancel => {

@@ -38,6 +38,7 @@ fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
         from: None,
         note: None,
         diff: None,
+        sandbox: None,
     }
 }
 

@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Value;
 
-use crate::event::Scope;
-use crate::orchestrator::approval::ApprovalAnswer;
+use crate::event::{Confinement, Scope};
+use crate::orchestrator::approval::{ApprovalAnswer, needs_each_approval};
 use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
 use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
@@ -38,6 +38,16 @@ pub struct Pending {
     /// What the call would change (a summary line, then a unified diff): shown instead of
     /// the arguments, which would repeat the whole new content.
     pub diff: Option<String>,
+    /// How the call would run, for tools the sandbox covers.
+    pub sandbox: Option<Confinement>,
+}
+
+impl Pending {
+    /// Only `y` and `n`: the call leaves the sandbox (or there is none), so no grant may
+    /// come of it.
+    pub fn once_only(&self) -> bool {
+        self.sandbox.is_some_and(needs_each_approval)
+    }
 }
 
 /// What a key did to the dialog.
@@ -136,6 +146,7 @@ impl ApprovalState {
         }
         match key.code {
             KeyCode::Char('y') => self.approve(Scope::Once),
+            KeyCode::Char('t' | 'a') if current.once_only() => Outcome::Ignored,
             KeyCode::Char('t') => self.approve(Scope::Turn),
             KeyCode::Char('a') => self.approve(Scope::Session),
             KeyCode::Char('p') => match self.offered_prefix() {
@@ -174,7 +185,7 @@ impl ApprovalState {
     /// For a shell call: the command prefix `p` would allow for the session.
     fn offered_prefix(&self) -> Option<String> {
         let current = self.pending.first()?;
-        if current.name != crate::tools::builtin::SHELL {
+        if current.name != crate::tools::builtin::SHELL || current.once_only() {
             return None;
         }
         let command = current.arguments.get("command")?.as_str()?;
@@ -276,12 +287,16 @@ impl ApprovalState {
             return ("Reason for the model:".to_string(), hints);
         }
         let note = wait.map_or(String::new(), |wait| format!("{} ·", guard_note(wait)));
-        let mut hints = vec![
-            hint("y", "once"),
-            hint("t", "this turn").or("turn"),
-            hint("a", "this session").or("session"),
-            hint("n", "deny"),
-        ];
+        let mut hints = if self.current().is_some_and(Pending::once_only) {
+            vec![hint("y", "run it once").or("once"), hint("n", "deny")]
+        } else {
+            vec![
+                hint("y", "once"),
+                hint("t", "this turn").or("turn"),
+                hint("a", "this session").or("session"),
+                hint("n", "deny"),
+            ]
+        };
         if let Some(prefix) = self.offered_prefix() {
             let always = format!("always '{}'", escape(&prefix).replace('\n', "^J"));
             hints.push(hint("p", always).or("prefix"));
@@ -335,13 +350,18 @@ fn title(current: &Pending, theme: &Theme) -> Line<'static> {
     } else {
         String::new()
     };
+    // Leaving the sandbox is its own question: `Run shell unsandboxed?`.
+    let (verb, after) = match current.sandbox {
+        Some(Confinement::Unsandboxed) => (" Run ", " unsandboxed"),
+        _ => (" Approve ", ""),
+    };
     let mut title = Line::from(vec![
-        Span::styled(" Approve ", theme.warn),
+        Span::styled(verb, theme.warn),
         Span::styled(
             escape(&current.name).replace('\n', "^J"),
             theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
         ),
-        Span::styled(format!("?{batch} "), theme.warn),
+        Span::styled(format!("{after}?{batch} "), theme.warn),
     ]);
     // A sub-agent's call says so: the lead quoted is the sub-agent's, not the parent's.
     if let Some(from) = &current.from {
@@ -373,6 +393,9 @@ fn body_lines(current: &Pending, width: u16, theme: &Theme) -> Vec<Line<'static>
     if let Some(note) = &current.note {
         lines.push(Line::styled(format!("⚑ {}", escape(note)), theme.warn));
     }
+    if let Some(sandbox) = current.sandbox {
+        lines.push(sandbox_line(sandbox, theme));
+    }
     match &current.diff {
         Some(diff) => lines.extend(diff_lines(diff, theme)),
         None => {
@@ -384,6 +407,18 @@ fn body_lines(current: &Pending, width: u16, theme: &Theme) -> Vec<Line<'static>
     (lines.iter())
         .flat_map(|line| crate::tui::markdown::wrap_line(line, width))
         .collect()
+}
+
+/// How the call would run: plain when sandboxed, a warning when it would not be.
+fn sandbox_line(sandbox: Confinement, theme: &Theme) -> Line<'static> {
+    let label = sandbox.label();
+    match sandbox {
+        Confinement::Sandboxed { .. } | Confinement::Off => Line::styled(label, theme.dim),
+        _ => Line::styled(
+            format!("⚠ {label}; asked each time, no grant covers it"),
+            theme.warn,
+        ),
+    }
 }
 
 /// What a guarded dialog says instead of taking keys: `keys active in 0.3 s` (rounded up,

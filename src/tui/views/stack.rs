@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::event::{Event, EventData, FrameState, StackFrame};
+use crate::event::{Confinement, Event, EventData, FrameState, StackFrame};
 
 mod click;
 mod draw;
@@ -44,16 +44,30 @@ struct Entry {
     said: Option<String>,
     /// The user asked to cancel it; it has not ended yet.
     cancelling: bool,
+    /// How it runs, for tools the sandbox covers (from its `tool_call`).
+    sandbox: Option<Confinement>,
+}
+
+/// What a `tool_call` said about a call that has no frame yet.
+#[derive(Debug, Clone)]
+struct Announced {
+    arguments: Value,
+    sandbox: Option<Confinement>,
 }
 
 impl Entry {
-    fn new(frame: StackFrame, now: Instant, arguments: Option<Value>) -> Self {
+    fn new(frame: StackFrame, now: Instant, announced: Option<Announced>) -> Self {
+        let (arguments, sandbox) = match announced {
+            Some(a) => (Some(a.arguments), a.sandbox),
+            None => (None, None),
+        };
         Self {
             frame,
             started: now,
             finished: None,
             took: Duration::ZERO,
             progress: None,
+            sandbox,
             arguments,
             output: None,
             said: None,
@@ -96,7 +110,7 @@ pub struct StackState {
     expanded: bool,
     /// Arguments of calls announced (`tool_call`) but not on the stack yet, by id; dropped
     /// with their result.
-    announced: HashMap<String, Value>,
+    announced: HashMap<String, Announced>,
     /// Typical durations per tool, for the ⚠ flags.
     pub flags: Flags,
     /// The frame id each row of the last frame showed (`None`: a detail line), for clicks.
@@ -145,8 +159,17 @@ impl StackState {
                     self.entries.push(entry);
                 }
             },
-            EventData::ToolCall { id, arguments, .. } if self.announced.len() < MAX_ANNOUNCED => {
-                self.announced.insert(id.clone(), arguments.clone());
+            EventData::ToolCall {
+                id,
+                arguments,
+                sandbox,
+                ..
+            } if self.announced.len() < MAX_ANNOUNCED => {
+                let announced = Announced {
+                    arguments: arguments.clone(),
+                    sandbox: *sandbox,
+                };
+                self.announced.insert(id.clone(), announced);
             }
             EventData::ToolResult {
                 id,

@@ -74,6 +74,9 @@ pub struct Status<'a> {
     pub flash: Option<&'a str>,
     /// Keys for the focused pane.
     pub hints: &'a [(&'a str, &'a str)],
+    /// Shell commands run unconfined: `sandbox off` (the user's choice) or `no sandbox`
+    /// (the kernel cannot); `None` while they run sandboxed.
+    pub sandbox: Option<&'a str>,
 }
 
 /// `12.3k` for big counts.
@@ -97,6 +100,10 @@ impl Status<'_> {
         ];
         if self.auto.is_some() {
             left.push(Span::styled(" (auto)", theme.dim));
+        }
+        if let Some(sandbox) = self.sandbox {
+            left.push(Span::styled(" │ ", theme.dim));
+            left.push(Span::styled(sandbox.to_string(), theme.warn));
         }
         left.push(Span::styled(" │ ", theme.dim));
         left.push(Span::raw(format!("turn {}/{}", self.turn, self.max_turns)));

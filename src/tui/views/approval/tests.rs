@@ -15,6 +15,7 @@ fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
         from: None,
         note: None,
         diff: None,
+        sandbox: None,
     }
 }
 

@@ -31,9 +31,11 @@ impl ChatState {
                 name,
                 arguments,
                 parent,
+                sandbox,
                 ..
             } => {
-                let tool = Tool::new(name, arguments);
+                let mut tool = Tool::new(name, arguments);
+                tool.sandbox = *sandbox;
                 let nested = parent
                     .as_deref()
                     .and_then(|p| self.run.tools.get(p).copied());
@@ -108,6 +110,7 @@ impl ChatState {
                     | ToolStatus::Unknown
                     | ToolStatus::Abandoned
                     | ToolStatus::TimedOut => ToolState::Failed,
+                    ToolStatus::SandboxDenied => ToolState::SandboxDenied,
                 };
             }),
             EventData::StackPush(frame) | EventData::StackPop(frame) => {

@@ -31,6 +31,7 @@ fn call(ts: u64, id: &str, parent: Option<&str>, name: &str, arguments: Value) -
             name: name.into(),
             arguments,
             parent: parent.map(Into::into),
+            sandbox: None,
         },
     )
 }

@@ -82,6 +82,7 @@ fn tool_call(ts: u64, id: &str, name: &str, arguments: Value) -> Event {
             name: name.into(),
             arguments,
             parent: None,
+            sandbox: None,
         },
     )
 }
@@ -271,6 +272,7 @@ fn tool_cell_goes_through_call_approval_and_result() {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         },
     ));
     assert_eq!(
@@ -575,6 +577,7 @@ fn a_file_change_shows_its_summary_and_expands_to_its_diff() {
                 Some("x = 1\n"),
                 "x = 2\n",
             )),
+            sandbox: None,
         },
     ));
     let s = screen(&mut chat, 60, 3);
@@ -629,6 +632,7 @@ fn calls_waiting_for_their_batchs_approvals_show_as_queued() {
             of: 1,
             note: None,
             diff: None,
+            sandbox: None,
         },
     ));
     let s = screen(&mut chat, 60, 3);

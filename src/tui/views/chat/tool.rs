@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
+use crate::sandbox::Confinement;
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
 
@@ -29,6 +30,8 @@ pub(super) enum ToolState {
     Failed,
     Denied,
     Cancelled,
+    /// It ran in the sandbox, which refused what it tried.
+    SandboxDenied,
 }
 
 /// A tool call and what became of it.
@@ -50,6 +53,8 @@ pub(super) struct Tool {
     pub live: Option<String>,
     /// The stack's ⚠ flag while it runs slow or quiet (`⚠ slow`, `⚠ quiet 45 s`).
     pub flag: Option<String>,
+    /// How it runs, for tools the sandbox covers.
+    pub sandbox: Option<Confinement>,
 }
 
 impl Tool {
@@ -66,6 +71,7 @@ impl Tool {
             diff: None,
             live: None,
             flag: None,
+            sandbox: None,
         }
     }
 
@@ -118,6 +124,7 @@ impl Tool {
             ToolState::Failed => ("✗", t.error),
             ToolState::Denied => ("⊘", t.warn),
             ToolState::Cancelled => ("■", t.dim),
+            ToolState::SandboxDenied => ("⊘", t.error),
         };
         let (suffix, suffix_style) = match self.state {
             ToolState::Running => match &self.flag {
@@ -128,12 +135,15 @@ impl Tool {
             ToolState::AwaitingApproval => (" · awaiting approval".to_string(), t.warn),
             ToolState::Denied => (" · denied".to_string(), t.warn),
             ToolState::Cancelled => (" · cancelled".to_string(), t.dim),
+            ToolState::SandboxDenied => (" · refused by the sandbox".to_string(), t.error),
             ToolState::Ok | ToolState::Failed => match self.duration_ms {
                 Some(ms) => (format!(" · {}", duration(ms)), t.dim),
                 None => (String::new(), t.dim),
             },
         };
-        let used = 2 + str_width(&self.name) + str_width(&suffix);
+        let tag = self.sandbox_tag(t);
+        let tag_width = tag.as_ref().map_or(0, |(text, _)| str_width(text));
+        let used = 2 + str_width(&self.name) + str_width(&suffix) + tag_width;
         let room = usize::from(width).saturating_sub(used + 1);
         let mut spans = vec![
             Span::styled(format!("{mark} "), mark_style),
@@ -145,6 +155,9 @@ impl Tool {
         }
         if !suffix.is_empty() {
             spans.push(Span::styled(suffix, suffix_style));
+        }
+        if let Some((text, style)) = tag {
+            spans.push(Span::styled(text, style));
         }
         lines.push(Line::from(spans));
 
@@ -162,6 +175,7 @@ impl Tool {
         if !details {
             let (note, style) = match self.state {
                 ToolState::Failed => (self.error.as_deref(), t.error),
+                ToolState::SandboxDenied => (Some(SANDBOX_DENIED_NOTE), t.error),
                 ToolState::Denied => (self.reason.as_deref().or(self.error.as_deref()), t.dim),
                 // A file change says what it changes; Ctrl-O shows the diff.
                 _ => (self.diff.as_deref(), t.dim),
@@ -194,6 +208,12 @@ impl Tool {
             }
             None => section(lines, "arguments", &self.arguments, t.text, width, t),
         }
+        if let Some(sandbox) = self.sandbox {
+            lines.push(Line::from(Span::styled(
+                format!("  {}", sandbox.label()),
+                t.dim,
+            )));
+        }
         if let Some(result) = &self.result {
             section(lines, "result", result, t.text, width, t);
         }
@@ -212,6 +232,23 @@ impl Tool {
         }
     }
 }
+
+impl Tool {
+    /// ` · sandboxed`: how the call runs, after its state; a warning when it runs
+    /// unconfined although a sandbox was expected.
+    fn sandbox_tag(&self, t: &Theme) -> Option<(String, Style)> {
+        let sandbox = self.sandbox?;
+        let style = match sandbox {
+            Confinement::Unsandboxed | Confinement::Unavailable => t.warn,
+            _ => t.dim,
+        };
+        Some((format!(" · {}", sandbox.short()), style))
+    }
+}
+
+/// What a call the sandbox refused says under its line (Ctrl-O shows its output).
+const SANDBOX_DENIED_NOTE: &str =
+    "the sandbox refused it; the model may ask to run it unsandboxed, which you approve or not";
 
 /// A labelled, capped block of `value` lines.
 fn section(

@@ -10,7 +10,7 @@ use ratatui::style::{Modifier, Style};
 use unicode_width::UnicodeWidthStr;
 
 use super::{Entry, MAX_INDENT, StackState};
-use crate::event::FrameState;
+use crate::event::{Confinement, FrameState};
 use crate::tui::theme::{Theme, duration, spinner};
 
 /// A row of the pane: a frame (entry index, guide prefix) or a line of the selected frame's
@@ -239,12 +239,14 @@ fn draw_row(
     let right = x.saturating_add(room);
     let mut cx = x;
     let mut cut = false;
+    let (tag, tag_style) = sandbox_tag(entry, theme, fading);
     for (text, style) in [
         (guides, theme.dim),
         (mark, mark_style),
         (" ", text_style),
         (entry.frame.name.as_str(), name_style),
         (" ", text_style),
+        (tag.as_str(), tag_style),
         (entry.progress.as_deref().unwrap_or(""), theme.key),
         (entry.frame.summary.as_str(), text_style),
     ] {
@@ -267,6 +269,19 @@ fn draw_row(
             buf.set_stringn(cx, y, &clock, usize::from(note_w), theme.warn);
         }
     }
+}
+
+/// `[sandboxed] ` after a call's name: how it runs, a warning when unconfined although a
+/// sandbox was expected.
+fn sandbox_tag(entry: &Entry, theme: &Theme, fading: bool) -> (String, Style) {
+    let Some(sandbox) = entry.sandbox else {
+        return (String::new(), theme.dim);
+    };
+    let style = match sandbox {
+        Confinement::Unsandboxed | Confinement::Unavailable if !fading => theme.warn,
+        _ => theme.dim,
+    };
+    (format!("[{}] ", sandbox.short()), style)
 }
 
 /// A progress report as the stack shows it: a bar and `n/total` when the total is known,

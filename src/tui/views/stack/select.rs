@@ -175,6 +175,9 @@ impl StackState {
         }
         out.push((status, theme.text));
         out.push((format!("under: {}", self.chain(entry)), theme.dim));
+        if let Some(sandbox) = entry.sandbox {
+            out.push((sandbox.label(), theme.dim));
+        }
         match &entry.arguments {
             Some(arguments) => {
                 let text = serde_json::to_string_pretty(arguments).unwrap_or_default();

@@ -602,6 +602,7 @@ fn with_detail(base: Instant) -> StackState {
             name: "shell".into(),
             arguments: serde_json::json!({"command": "cargo test", "timeout_secs": 600}),
             parent: Some("d".into()),
+            sandbox: None,
         }),
         base,
     );
@@ -717,6 +718,7 @@ fn a_sub_agents_call_knows_its_sub_agent_and_what_it_said() {
             name: "delegate".into(),
             arguments: serde_json::json!({"task": "tidy the README and fix its links"}),
             parent: None,
+            sandbox: None,
         }),
         base,
     );
@@ -783,6 +785,7 @@ fn arguments_are_dropped_with_their_call() {
             name: "read_file".into(),
             arguments: serde_json::json!({}),
             parent: None,
+            sandbox: None,
         }),
         base,
     );

@@ -33,6 +33,7 @@ fn call(id: &str, parent: Option<&str>, name: &str) -> EventData {
         name: name.into(),
         arguments: json!({"path": id}),
         parent: parent.map(Into::into),
+        sandbox: None,
     }
 }
 

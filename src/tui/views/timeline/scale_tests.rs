@@ -70,6 +70,7 @@ fn call(id: &str, command: &str) -> EventData {
         name: "shell".into(),
         arguments: json!({ "command": command }),
         parent: None,
+        sandbox: None,
     }
 }
 
@@ -119,6 +120,7 @@ fn two_runs() -> Fed<TimelineState> {
                 of: 1,
                 note: None,
                 diff: None,
+                sandbox: None,
             },
         ),
         ev(
