@@ -508,3 +508,91 @@ async fn configured_prices_win_over_the_built_in_ones() {
     assert_eq!(r.pricing.price("gpt-4.1").unwrap().input, 1.5);
     assert_eq!(r.pricing.price("gpt-4.1-mini").unwrap().input, 0.40);
 }
+
+#[tokio::test]
+async fn the_sandbox_is_workspace_write_without_network_by_default_and_the_flag_wins() {
+    use taco::sandbox::{SandboxMode, TEST_SWITCH};
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let demo = |text: &str, flag: Option<SandboxMode>| Overrides {
+        config: Some(write(dir.path(), text)),
+        provider: Some("demo".into()),
+        sandbox: flag,
+        ..Default::default()
+    };
+    let plain = resolve(dir.path(), demo("", None), &[]).await.unwrap();
+    let sandbox = plain.tools.sandbox;
+    assert_eq!(
+        (sandbox.mode, sandbox.network),
+        (SandboxMode::WorkspaceWrite, false)
+    );
+    assert!(sandbox.writable.is_empty());
+
+    let text =
+        "[sandbox]\nmode = \"read-only\"\nnetwork = true\nwritable = [\"out\", \"/opt/x\"]\n";
+    let sandbox = resolve(dir.path(), demo(text, None), &[])
+        .await
+        .unwrap()
+        .tools
+        .sandbox;
+    assert_eq!(
+        (sandbox.mode, sandbox.network),
+        (SandboxMode::ReadOnly, true)
+    );
+    assert_eq!(sandbox.writable, [ws.join("out"), PathBuf::from("/opt/x")]);
+    let flagged = resolve(dir.path(), demo(text, Some(SandboxMode::Off)), &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        flagged.tools.sandbox.mode,
+        SandboxMode::Off,
+        "--sandbox wins"
+    );
+
+    let forced = resolve(dir.path(), demo("", None), &[(TEST_SWITCH, "1")])
+        .await
+        .unwrap();
+    assert!(forced.tools.sandbox.asks_every_call());
+
+    let path = write(dir.path(), "[sandbox]\nwritable = [\"\"]\n");
+    let error = resolve(
+        dir.path(),
+        Overrides {
+            config: Some(path.clone()),
+            provider: Some("demo".into()),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with(&format!("{}:2: ", path.display())) && error.contains("not a path"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn the_example_config_documents_the_sandbox_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let overrides = Overrides {
+        config: Some(example),
+        provider: Some("demo".into()),
+        ..Default::default()
+    };
+    let documented = resolve(dir.path(), overrides, &[]).await.unwrap();
+    let defaults = resolve(
+        dir.path(),
+        Overrides {
+            config: Some(write(dir.path(), "")),
+            provider: Some("demo".into()),
+            ..Default::default()
+        },
+        &[],
+    )
+    .await
+    .unwrap();
+    assert_eq!(documented.tools.sandbox, defaults.tools.sandbox);
+}

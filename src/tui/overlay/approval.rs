@@ -30,6 +30,10 @@ impl ApprovalDialog {
     pub fn remove(&mut self, id: &str) {
         self.state.remove(id);
     }
+
+    fn once_only(&self) -> bool {
+        self.state.current().is_some_and(Pending::once_only)
+    }
 }
 
 impl Overlay for ApprovalDialog {
@@ -78,6 +82,10 @@ impl Overlay for ApprovalDialog {
     }
 
     fn hints(&self) -> Option<Hints> {
+        // A call that leaves the sandbox (or has none) is approved once or not at all.
+        if self.once_only() {
+            return Some(&[("y", "approve once"), ("n", "deny"), ("Tab", "panes")]);
+        }
         Some(&[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")])
     }
 
@@ -98,6 +106,9 @@ impl Overlay for ApprovalDialog {
     }
 
     fn composer_note(&self) -> Option<&'static str> {
+        if self.once_only() {
+            return Some("answer the approval above (y / n)");
+        }
         Some("answer the approval above (y / t / a / n)")
     }
 
