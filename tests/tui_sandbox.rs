@@ -121,7 +121,10 @@ fn snapshot_leaving_the_sandbox_asks_run_shell_unsandboxed_with_y_and_n_only() {
     let text = screen_text(&terminal);
     assert!(text.contains("Run shell unsandboxed?"), "{text}");
     assert!(text.contains("runs OUTSIDE the sandbox"), "{text}");
-    assert!(text.contains("shell [UNSANDBOXED"), "the stack says so: {text}");
+    assert!(
+        text.contains("shell [UNSANDBOXED"),
+        "the stack says so: {text}"
+    );
     assert!(text.contains("answer the approval above (y / n)"), "{text}");
     assert!(
         !text.contains("this session") && !text.contains("always '"),
