@@ -647,3 +647,69 @@ fn state_dir_ends_in_taco() {
         assert!(dir.ends_with("taco"));
     }
 }
+
+#[test]
+fn leaving_the_sandbox_and_sandbox_denials_are_recorded() {
+    use taco::event::{Confinement, SandboxMode};
+    let out = Shared::default();
+    let mut log = AuditLog::to_writer(Box::new(out.clone()));
+    let mut s = Script::new("r", 10);
+    let sandboxed = Confinement::Sandboxed {
+        mode: SandboxMode::WorkspaceWrite,
+        network: false,
+    };
+    let call = |s: &mut Script, id: &str, sandbox: Confinement| {
+        s.push(EventData::ToolCall {
+            turn: 1,
+            id: id.into(),
+            name: "shell".into(),
+            arguments: json!({"command": MARKER}),
+            parent: None,
+            sandbox: Some(sandbox),
+        });
+    };
+    call(&mut s, "a", sandboxed);
+    s.push(EventData::ToolResult {
+        id: "a".into(),
+        name: "shell".into(),
+        ok: false,
+        status: Some(ToolStatus::SandboxDenied),
+        denied_by: None,
+        result: Some(json!({"stderr": MARKER, "sandbox_denied": true})),
+        error: Some(MARKER.into()),
+        duration_ms: 4,
+    });
+    call(&mut s, "b", Confinement::Unsandboxed);
+    s.decided("b", "shell", Decision::Approved, None);
+    s.result("b", "shell", Ok(json!({"stdout": MARKER})), 6);
+    call(&mut s, "c", Confinement::Unsandboxed);
+    s.decided("c", "shell", Decision::Denied, Some(MARKER));
+    s.denied("c", "shell", DeniedBy::User, MARKER.into());
+    for event in &s.events {
+        log.record(event);
+    }
+    assert!(!out.text().contains(MARKER), "{}", out.text());
+    let records = out.records();
+    assert_eq!(
+        names(&records),
+        [
+            "tool_executed",
+            "sandbox_escalation",
+            "tool_executed",
+            "sandbox_escalation",
+            "tool_denied"
+        ]
+    );
+    assert_eq!(
+        records[0]["sandbox"],
+        json!({"run": "sandboxed", "mode": "workspace-write", "network": false})
+    );
+    assert_eq!(records[0]["sandbox_denied"], true);
+    assert_eq!(
+        (&records[1]["tool"], &records[1]["approved"]),
+        (&json!("shell"), &json!(true))
+    );
+    assert_eq!(records[2]["sandbox"], json!({"run": "unsandboxed"}));
+    assert!(records[2].get("sandbox_denied").is_none());
+    assert_eq!(records[3]["approved"], false);
+}

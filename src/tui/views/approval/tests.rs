@@ -143,3 +143,29 @@ fn other_keys_are_not_taken() {
     );
     assert!(s.is_open());
 }
+
+#[test]
+fn leaving_the_sandbox_takes_only_y_and_n_and_says_so() {
+    use crate::event::Confinement;
+    let mut s = ApprovalState::new();
+    let mut shell = pending("1", "shell", 1, 2);
+    shell.arguments = json!({"command": "cargo fetch"});
+    shell.sandbox = Some(Confinement::Unsandboxed);
+    let mut other = pending("2", "shell", 2, 2);
+    other.arguments = json!({"command": "cargo test"});
+    s.push(shell);
+    s.push(other);
+    for c in ['t', 'a', 'p'] {
+        assert_eq!(s.on_key(key(KeyCode::Char(c))), Outcome::Ignored, "{c}");
+    }
+    let (_, hints) = s.hints(None);
+    let keys: Vec<String> = hints.iter().map(|h| format!("{h:?}")).collect();
+    assert_eq!(hints.len(), 3, "y, n and scrolling: {keys:?}");
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+        panic!("y approves it");
+    };
+    assert_eq!(d.len(), 1, "it answers that call alone");
+    assert_eq!((d[0].0.as_str(), d[0].1.scope), ("1", Scope::Once));
+    // The next call is an ordinary one: its grants are offered again.
+    assert_eq!(s.hints(None).1.len(), 6);
+}
