@@ -299,8 +299,7 @@ pub enum EventData {
         arguments: Value,
         /// Stack frame this call runs under, if nested.
         parent: Option<String>,
-        /// Whether it runs in the sandbox, and how (tools that start processes: `shell`,
-        /// a sandboxed MCP server's tools).
+        /// How it runs in the sandbox (`shell`, a sandboxed MCP server's tools).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandbox: Option<Confinement>,
     },
@@ -324,8 +323,7 @@ pub enum EventData {
         /// `write_file`), computed before the user is asked.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         diff: Option<String>,
-        /// How it would run: sandboxed, or `unsandboxed` when the model asks to run it outside
-        /// the sandbox (an escalation: approved once, never by an earlier grant).
+        /// How it would run; `unsandboxed`: leaving the sandbox, asked every time.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandbox: Option<Confinement>,
     },

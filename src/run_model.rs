@@ -189,21 +189,12 @@ impl RunModel {
                 parent,
                 sandbox,
                 ..
-            } => {
-                self.add(id, name, parent.as_deref(), event.timestamp);
-                if let Some(call) = self.calls.get_mut(id) {
-                    call.sandbox = *sandbox;
-                }
-            }
+            } => self.add(id, name, parent.as_deref(), event.timestamp, *sandbox),
             EventData::StackPush(frame) => {
                 // Frames without a call (parameter collection) nest like calls.
                 if !self.calls.contains_key(&frame.id) {
-                    self.add(
-                        &frame.id,
-                        &frame.name,
-                        frame.parent.as_deref(),
-                        event.timestamp,
-                    );
+                    let parent = frame.parent.as_deref();
+                    self.add(&frame.id, &frame.name, parent, event.timestamp, None);
                 }
                 self.set_state(&frame.id, frame.state);
             }
@@ -380,7 +371,14 @@ impl RunModel {
         self.grants.retain(|_, scope| *scope == Scope::Session);
     }
 
-    fn add(&mut self, id: &str, name: &str, parent: Option<&str>, at: u64) {
+    fn add(
+        &mut self,
+        id: &str,
+        name: &str,
+        parent: Option<&str>,
+        at: u64,
+        sandbox: Option<Confinement>,
+    ) {
         if self.calls.contains_key(id) {
             return;
         }
@@ -394,7 +392,7 @@ impl RunModel {
                 state: CallState::Proposed,
                 started_ms: at,
                 duration_ms: None,
-                sandbox: None,
+                sandbox,
             },
         );
         self.order.push(id.to_string());

@@ -31,6 +31,15 @@ impl ApprovalRequest {
     pub fn once_only(&self) -> bool {
         self.sandbox.is_some_and(needs_each_approval)
     }
+
+    /// Keeps `answer` to this call alone when it may only be approved once, whatever key
+    /// was pressed.
+    pub fn limit(&self, answer: &mut ApprovalAnswer) {
+        if self.once_only() {
+            answer.scope = Scope::Once;
+            answer.prefix = None;
+        }
+    }
 }
 
 /// Whether a call that runs so must be asked about each time.

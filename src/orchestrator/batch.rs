@@ -198,12 +198,6 @@ impl Run<'_> {
         decided
     }
 
-    /// How a call would run in the sandbox (`None`: the tool starts nothing it covers).
-    fn confinement(&self, name: &str, arguments: &Value) -> Option<crate::event::Confinement> {
-        let tool = self.orch.registry.get(name)?;
-        tool.confinement(arguments, &self.orch.settings.tools)
-    }
-
     /// The plan for one call, from the run's state.
     fn plan(
         &self,
@@ -381,11 +375,7 @@ impl Run<'_> {
                 .get(k)
                 .cloned()
                 .unwrap_or_else(|| super::approval::ApprovalAnswer::deny(None));
-            if requests[k].once_only() {
-                // Whatever key was pressed, this approval reaches this call alone.
-                answer.scope = crate::event::Scope::Once;
-                answer.prefix = None;
-            }
+            requests[k].limit(&mut answer);
             let call = &calls[i];
             self.emit(EventData::ApprovalDecided {
                 id: call.frame.clone(),

@@ -14,7 +14,7 @@ use super::stack::argument_summary;
 use super::{EventSink, Orchestrator, log};
 use crate::clock::Clock;
 use crate::conversation::Usage;
-use crate::event::{Event, EventData, FrameState, StackFrame};
+use crate::event::{Confinement, Event, EventData, FrameState, StackFrame};
 use crate::tools::ToolContext;
 
 /// One run (one user request) in progress.
@@ -124,6 +124,12 @@ impl Run<'_> {
     pub(super) fn next_number(&mut self) -> u32 {
         self.next_id += 1;
         self.next_id
+    }
+
+    /// How a call would run in the sandbox (`None`: the tool starts nothing it covers).
+    pub(super) fn confinement(&self, name: &str, arguments: &Value) -> Option<Confinement> {
+        let tool = self.orch.registry.get(name)?;
+        tool.confinement(arguments, &self.orch.settings.tools)
     }
 
     /// What a running tool sees.
