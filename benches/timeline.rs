@@ -144,6 +144,7 @@ fn run(n: usize, t: u64, sent: &mut usize) -> Vec<Event> {
                 name: "read_file".into(),
                 arguments: tool_call.arguments.clone(),
                 parent: None,
+                sandbox: None,
             },
         ),
         at(
@@ -156,6 +157,7 @@ fn run(n: usize, t: u64, sent: &mut usize) -> Vec<Event> {
                 of: 1,
                 note: None,
                 diff: None,
+                sandbox: None,
             },
         ),
         at(

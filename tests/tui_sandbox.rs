@@ -127,6 +127,10 @@ fn snapshot_leaving_the_sandbox_asks_run_shell_unsandboxed_with_y_and_n_only() {
     );
     assert!(text.contains("answer the approval above (y / n)"), "{text}");
     assert!(
+        text.contains("→ shell [UNSANDBOXED]") && text.contains("? run unsandboxed? (1/1)"),
+        "the timeline says so: {text}"
+    );
+    assert!(
         !text.contains("this session") && !text.contains("always '"),
         "no grant is offered: {text}"
     );

@@ -65,6 +65,7 @@ fn run(name: &str, t: u64, content: &str, sent_before: usize) -> Vec<Event> {
                 name: call.name.clone(),
                 arguments: call.arguments.clone(),
                 parent: None,
+                sandbox: None,
             },
         ),
         at(

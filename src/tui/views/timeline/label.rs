@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::event::Scope;
+use crate::event::{Confinement, Scope};
 
 /// `once`, `turn`, `session`.
 pub(super) fn scope_label(scope: Scope) -> &'static str {
@@ -10,6 +10,14 @@ pub(super) fn scope_label(scope: Scope) -> &'static str {
         Scope::Once => "once",
         Scope::Turn => "turn",
         Scope::Session => "session",
+    }
+}
+
+/// `shell [sandboxed]`: a call's name and how it runs, for tools the sandbox covers.
+pub(super) fn sandboxed(name: &str, sandbox: Option<Confinement>) -> String {
+    match sandbox {
+        Some(sandbox) => format!("{name} [{}]", sandbox.short()),
+        None => name.to_string(),
     }
 }
 

@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use ratatui::style::Style;
 
-use super::label::{one_line, scope_label, spend, summary, titled};
+use super::label::{one_line, sandboxed, scope_label, spend, summary, titled};
 use super::store::Payload;
 
 use crate::config::pricing::Pricing;
-use crate::event::{Decision, Event, EventData, InputKind};
+use crate::event::{Confinement, Decision, Event, EventData, InputKind, ToolStatus};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -225,20 +225,30 @@ impl Row {
                 ("◆", Tone::Llm, name)
             }
             EventData::ToolCall {
-                name, arguments, ..
+                name,
+                arguments,
+                sandbox,
+                ..
             } => {
                 pending = true;
-                ("→", Tone::Tool, titled(name, &summary(arguments)))
+                let name = sandboxed(name, *sandbox);
+                ("→", Tone::Tool, titled(&name, &summary(arguments)))
             }
             EventData::ToolResult {
                 name,
                 ok,
+                status,
                 error,
                 duration_ms,
                 ..
             } => {
                 start = at.saturating_sub(*duration_ms);
                 match (ok, error) {
+                    _ if *status == Some(ToolStatus::SandboxDenied) => (
+                        "⊘",
+                        Tone::Error,
+                        format!("{} refused by the sandbox", one_line(name)),
+                    ),
                     (true, _) => ("✓", Tone::Ok, format!("{} ok", one_line(name))),
                     (false, Some(e)) => ("✗", Tone::Error, titled(name, &format!("failed: {e}"))),
                     (false, None) => ("✗", Tone::Error, format!("{} failed", one_line(name))),
@@ -249,13 +259,18 @@ impl Row {
                 arguments,
                 position,
                 of,
+                sandbox,
                 ..
             } => (
                 "?",
                 Tone::Warn,
                 format!(
-                    "approve? ({position}/{of}) {}",
-                    titled(name, &summary(arguments))
+                    "{} ({position}/{of}) {}",
+                    match sandbox {
+                        Some(Confinement::Unsandboxed) => "run unsandboxed?",
+                        _ => "approve?",
+                    },
+                    titled(&sandboxed(name, *sandbox), &summary(arguments))
                 ),
             ),
             EventData::ApprovalDecided {
