@@ -17,6 +17,7 @@ use crate::signals::{Signals, Stop};
 pub mod app;
 pub mod clipboard;
 pub mod commands;
+pub mod frames;
 pub mod highlight;
 pub mod layout;
 pub mod markdown;
@@ -183,7 +184,7 @@ where
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
-    let mut frames: u64 = 0;
+    let mut draws = frames::DrawTimes::default();
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
     let ended: io::Result<Ended> = loop {
@@ -192,13 +193,14 @@ where
             if let Err(e) = io.screen.draw(app, now) {
                 break Err(e);
             }
-            if frames == 0 {
+            // The whole draw: layout, render, the diff and the write to the terminal.
+            draws.record(now.elapsed());
+            if draws.count() == 1 {
                 tracing::info!(
                     ms_since_launch = io.launched.elapsed().as_secs_f64() * 1000.0,
                     "first frame"
                 );
             }
-            frames += 1;
             last_frame = now;
             dirty = false;
         }
@@ -295,9 +297,14 @@ where
             break Ok(Ended::Resume(id));
         }
     };
+    let summary = draws.summary();
     tracing::info!(
-        frames,
+        frames = draws.count(),
         seconds = started.elapsed().as_secs_f64(),
+        draw_p50_us = summary.map(|s| s.p50_us),
+        draw_p99_us = summary.map(|s| s.p99_us),
+        draw_max_us = summary.map(|s| s.max_us),
+        peak_rss_kib = frames::peak_rss_kib(),
         "tui quit"
     );
     ended

@@ -1,0 +1,155 @@
+//! How long frames take to draw, kept for the whole session in fixed log-scale buckets (no
+//! allocation per frame), and the process's peak RSS: the figures the `tui quit` log line
+//! reports, so a long live session's cost can be read after it ends (`benches/live_session.sh`).
+
+use std::time::Duration;
+
+/// log2 of [`SUB`].
+const SUB_BITS: u32 = 3;
+/// Buckets per power of two (8: a bucket is at most 1/8 of its lower bound wide, so a
+/// percentile read from it is at most 12.5 % high, and never above the largest sample).
+/// Below this many µs every value has a bucket of its own.
+const SUB: u64 = 1 << SUB_BITS;
+/// Powers of two covered above [`SUB`] µs: up to 2^27 µs (≈ 134 s); longer draws count in
+/// the last bucket (the exact maximum is kept apart).
+const OCTAVES: u64 = 24;
+/// How many buckets there are.
+const BUCKETS: usize = (SUB + OCTAVES * SUB) as usize;
+
+/// Draw durations in µs: counts per bucket, the exact smallest and largest.
+#[derive(Debug, Clone)]
+pub struct DrawTimes {
+    counts: [u64; BUCKETS],
+    total: u64,
+    min_us: u64,
+    max_us: u64,
+}
+
+impl Default for DrawTimes {
+    fn default() -> Self {
+        Self {
+            counts: [0; BUCKETS],
+            total: 0,
+            min_us: u64::MAX,
+            max_us: 0,
+        }
+    }
+}
+
+/// What a session's draws came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Frames drawn.
+    pub frames: u64,
+    /// The median draw, µs (the upper bound of its bucket, at most the largest draw).
+    pub p50_us: u64,
+    /// The 99th percentile draw, µs (likewise).
+    pub p99_us: u64,
+    /// The longest draw, µs (exact).
+    pub max_us: u64,
+}
+
+impl DrawTimes {
+    /// Counts one draw.
+    pub fn record(&mut self, took: Duration) {
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        if let Some(count) = self.counts.get_mut(bucket(us)) {
+            *count += 1;
+        }
+        self.total += 1;
+        self.min_us = self.min_us.min(us);
+        self.max_us = self.max_us.max(us);
+    }
+
+    /// How many draws were counted.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// The draw time below or at which a share `q` (0.0–1.0) of draws fall, µs: the upper
+    /// bound of the bucket holding that rank, kept within the smallest and largest draw.
+    /// `None` before any draw.
+    pub fn percentile_us(&self, q: f64) -> Option<u64> {
+        if self.total == 0 {
+            return None;
+        }
+        // The 1-based rank of the sample asked for: ceil(q·n), at least the first.
+        let wanted = (q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64;
+        let wanted = wanted.clamp(1, self.total);
+        let mut seen = 0;
+        for (index, count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= wanted {
+                return Some(upper_bound(index).clamp(self.min_us, self.max_us));
+            }
+        }
+        Some(self.max_us)
+    }
+
+    /// Frames, p50, p99 and max; `None` before any draw.
+    pub fn summary(&self) -> Option<Summary> {
+        Some(Summary {
+            frames: self.total,
+            p50_us: self.percentile_us(0.50)?,
+            p99_us: self.percentile_us(0.99)?,
+            max_us: self.max_us,
+        })
+    }
+}
+
+/// The bucket of a draw of `us` µs.
+fn bucket(us: u64) -> usize {
+    if us < SUB {
+        return us as usize;
+    }
+    // us ≥ SUB: its top SUB_BITS + 1 bits, shifted down by `octave`, lie in SUB..2·SUB.
+    let octave = u64::from(63 - us.leading_zeros() - SUB_BITS);
+    if octave >= OCTAVES {
+        return BUCKETS - 1;
+    }
+    let sub = (us >> octave) - SUB;
+    (SUB + octave * SUB + sub) as usize
+}
+
+/// The largest value bucket `index` holds, µs.
+fn upper_bound(index: usize) -> u64 {
+    let index = index as u64;
+    if index < SUB {
+        return index;
+    }
+    let octave = (index - SUB) / SUB;
+    let sub = (index - SUB) % SUB;
+    ((SUB + sub + 1) << octave) - 1
+}
+
+/// The process's peak resident memory in KiB (`VmHWM` in `/proc/self/status`); `None` where
+/// the system does not say (not Linux, or the file could not be read).
+pub fn peak_rss_kib() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::io::Read as _;
+        // The file is a few KiB; a bound all the same.
+        let mut text = String::new();
+        std::fs::File::open("/proc/self/status")
+            .ok()?
+            .take(64 * 1024)
+            .read_to_string(&mut text)
+            .ok()?;
+        vm_hwm_kib(&text)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// `VmHWM` of a `/proc/PID/status` text, in KiB.
+fn vm_hwm_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let mut words = line.split_whitespace();
+    let value = words.next()?.parse().ok()?;
+    (words.next()? == "kB").then_some(value)
+}
+
+#[cfg(test)]
+mod tests;
