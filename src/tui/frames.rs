@@ -1,8 +1,9 @@
 //! How long frames take to draw, kept for the whole session in fixed log-scale buckets (no
 //! allocation per frame), and the process's peak RSS: the figures the `tui quit` log line
 //! reports, so a long live session's cost can be read after it ends (`benches/live_session.sh`).
+//! The clocks are read here and in the event loop only; views never see them.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// log2 of [`SUB`].
 const SUB_BITS: u32 = 3;
@@ -120,6 +121,52 @@ fn upper_bound(index: usize) -> u64 {
     let octave = (index - SUB) / SUB;
     let sub = (index - SUB) % SUB;
     ((SUB + sub + 1) << octave) - 1
+}
+
+/// How long one render took: on the wall clock, and on this thread's CPU clock (`None` where
+/// the system has none), so a frame made slow by other processes taking the CPU can be told
+/// from one that did more work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Took {
+    /// Wall-clock time.
+    pub wall: Duration,
+    /// CPU time of the thread that ran it.
+    pub cpu: Option<Duration>,
+}
+
+impl Took {
+    /// Nothing measured yet.
+    pub const ZERO: Took = Took {
+        wall: Duration::ZERO,
+        cpu: None,
+    };
+}
+
+/// Runs `work`, timing it on both clocks.
+pub fn timed(work: impl FnOnce()) -> Took {
+    let (cpu_start, start) = (thread_cpu(), Instant::now());
+    work();
+    let wall = start.elapsed();
+    let cpu = thread_cpu()
+        .zip(cpu_start)
+        .map(|(end, start)| end.saturating_sub(start));
+    Took { wall, cpu }
+}
+
+/// CPU time used by the calling thread; `None` where the system does not say.
+fn thread_cpu() -> Option<Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::time::{ClockId, clock_gettime};
+        let now = clock_gettime(ClockId::ThreadCPUTime);
+        let secs = u64::try_from(now.tv_sec).ok()?;
+        let nanos = u32::try_from(now.tv_nsec).ok()?;
+        Some(Duration::new(secs, nanos))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
 }
 
 /// The process's peak resident memory in KiB (`VmHWM` in `/proc/self/status`); `None` where

@@ -135,19 +135,21 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
 
 /// Where the loop draws, and writes what is not a frame (a clipboard copy).
 trait Screen {
-    /// Draws the app at `now` (the frame is complete when it returns).
-    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<()>;
+    /// Draws the app at `now` (the frame is complete when it returns); says how long the
+    /// app's render into the frame's buffer took, the diff and the write to the terminal
+    /// left out.
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took>;
     /// Writes escape sequences straight to the terminal, between frames.
     fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
 }
 
 impl Screen for terminal::TerminalGuard {
-    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
-        let drawn = self.terminal.draw(|frame| {
-            let area = frame.area();
-            app.render(area, frame.buffer_mut(), now);
-        });
-        drawn.map(drop)
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took> {
+        let mut rendered = frames::Took::ZERO;
+        let drawn = self
+            .terminal
+            .draw(|frame| rendered = render_timed(app, frame, now));
+        drawn.map(|_| rendered)
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -156,6 +158,13 @@ impl Screen for terminal::TerminalGuard {
         out.write_all(bytes)?;
         out.flush()
     }
+}
+
+/// Renders the app into the frame's buffer; returns how long that took (the real clocks, read
+/// here at the loop's edge: the app itself only sees `now`).
+fn render_timed(app: &mut App, frame: &mut ratatui::Frame<'_>, now: Instant) -> frames::Took {
+    let area = frame.area();
+    frames::timed(|| app.render(area, frame.buffer_mut(), now))
 }
 
 /// What the loop reads and draws besides the engine: the real terminal, or a test's.
@@ -184,16 +193,25 @@ where
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
+    // The app's render alone (what the frame budget covers) on the wall and the CPU clock,
+    // and the whole draw: render, the diff against the last frame and the terminal write.
+    let mut renders = frames::DrawTimes::default();
+    let mut render_cpu = frames::DrawTimes::default();
     let mut draws = frames::DrawTimes::default();
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
-            if let Err(e) = io.screen.draw(app, now) {
-                break Err(e);
+            match io.screen.draw(app, now) {
+                Ok(rendered) => {
+                    renders.record(rendered.wall);
+                    if let Some(cpu) = rendered.cpu {
+                        render_cpu.record(cpu);
+                    }
+                }
+                Err(e) => break Err(e),
             }
-            // The whole draw: layout, render, the diff and the write to the terminal.
             draws.record(now.elapsed());
             if draws.count() == 1 {
                 tracing::info!(
@@ -297,13 +315,19 @@ where
             break Ok(Ended::Resume(id));
         }
     };
-    let summary = draws.summary();
+    let (render, cpu, draw) = (renders.summary(), render_cpu.summary(), draws.summary());
     tracing::info!(
         frames = draws.count(),
         seconds = started.elapsed().as_secs_f64(),
-        draw_p50_us = summary.map(|s| s.p50_us),
-        draw_p99_us = summary.map(|s| s.p99_us),
-        draw_max_us = summary.map(|s| s.max_us),
+        render_p50_us = render.map(|s| s.p50_us),
+        render_p99_us = render.map(|s| s.p99_us),
+        render_max_us = render.map(|s| s.max_us),
+        render_cpu_p50_us = cpu.map(|s| s.p50_us),
+        render_cpu_p99_us = cpu.map(|s| s.p99_us),
+        render_cpu_max_us = cpu.map(|s| s.max_us),
+        draw_p50_us = draw.map(|s| s.p50_us),
+        draw_p99_us = draw.map(|s| s.p99_us),
+        draw_max_us = draw.map(|s| s.max_us),
         peak_rss_kib = frames::peak_rss_kib(),
         "tui quit"
     );

@@ -83,9 +83,10 @@ impl TestScreen {
 }
 
 impl Screen for TestScreen {
-    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<()> {
-        let drawn = (self.terminal).draw(|frame| app.render(frame.area(), frame.buffer_mut(), now));
-        drawn.map(drop).map_err(|never| match never {})
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took> {
+        let mut rendered = frames::Took::ZERO;
+        let drawn = (self.terminal).draw(|frame| rendered = render_timed(app, frame, now));
+        drawn.map(|_| rendered).map_err(|never| match never {})
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {

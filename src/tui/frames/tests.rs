@@ -118,3 +118,21 @@ fn vm_hwm_is_read_in_kib() {
 fn this_process_has_a_peak_rss() {
     assert!(peak_rss_kib().is_some_and(|kib| kib > 0));
 }
+
+#[test]
+fn timed_work_is_measured_on_both_clocks() {
+    // Spinning until the wall clock moves costs CPU time too; a sleep would not.
+    let took = timed(|| {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(5) {
+            std::hint::black_box(0);
+        }
+    });
+    assert!(took.wall >= Duration::from_millis(5));
+    #[cfg(target_os = "linux")]
+    assert!(took.cpu.is_some_and(|cpu| cpu > Duration::ZERO && cpu <= took.wall * 2));
+    let slept = timed(|| std::thread::sleep(Duration::from_millis(20)));
+    assert!(slept.wall >= Duration::from_millis(20));
+    #[cfg(target_os = "linux")]
+    assert!(slept.cpu.is_some_and(|cpu| cpu < Duration::from_millis(10)));
+}
