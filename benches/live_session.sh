@@ -92,7 +92,7 @@ for i in $(seq "$runs"); do
 done
 # The last answer is on screen and the run over (the stack empty) before the end is measured.
 sleep 1
-echo "load average $(cut -d' ' -f1-3 /proc/loadavg) (2,000 runs keep about one core busy: taco, tmux, the server)"
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "after $runs runs: $(grep -E '^(Rss|Anonymous|Private_Dirty)' "/proc/$pid/smaps_rollup" | tr -s ' ' | tr '\n' ' ')"
 read -r utime stime < <(awk '{print $14, $15}' "/proc/$pid/stat")
 ticks=$(getconf CLK_TCK)

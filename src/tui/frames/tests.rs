@@ -130,7 +130,10 @@ fn timed_work_is_measured_on_both_clocks() {
     });
     assert!(took.wall >= Duration::from_millis(5));
     #[cfg(target_os = "linux")]
-    assert!(took.cpu.is_some_and(|cpu| cpu > Duration::ZERO && cpu <= took.wall * 2));
+    assert!(
+        took.cpu
+            .is_some_and(|cpu| cpu > Duration::ZERO && cpu <= took.wall * 2)
+    );
     let slept = timed(|| std::thread::sleep(Duration::from_millis(20)));
     assert!(slept.wall >= Duration::from_millis(20));
     #[cfg(target_os = "linux")]
