@@ -9,8 +9,12 @@ use serde_json::Value;
 use crate::conversation::{Message, Timings, ToolCall, Usage};
 pub use crate::sandbox::{Confinement, SandboxMode};
 pub use crate::tools::outcome::{DeniedBy, ToolStatus};
+pub use abandon::{SwitchedBy, WorkflowAbandoned};
+pub use compact::{CompactTrigger, Compacted};
 pub use switch::{Listed, ModelChoice};
 
+mod abandon;
+mod compact;
 mod switch;
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
@@ -179,49 +183,6 @@ pub enum Grant {
     ShellPrefix(String),
 }
 
-/// Why a conversation was compacted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompactTrigger {
-    /// The next request would have passed the threshold (`compact_at_percent`).
-    Auto,
-    /// The provider answered that the request was too long.
-    Overflow,
-    /// The user asked (`/compact`).
-    Manual,
-}
-
-/// Data of a `compacted` event: older messages were summarised by one model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Compacted {
-    /// What asked for it.
-    pub trigger: CompactTrigger,
-    /// Estimated tokens of the request before.
-    pub before_tokens: u64,
-    /// Estimated tokens of the request after.
-    pub after_tokens: u64,
-    /// The window it was measured against, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub window: Option<u64>,
-    /// Messages the summary now stands for (earlier compactions included).
-    pub summarized: usize,
-    /// The first message still sent verbatim (its index in the conversation, the system
-    /// prompt being 0); a resumed session starts compacted from here.
-    pub kept_from: usize,
-    /// The summary.
-    pub summary: String,
-    /// Tokens of the summary call.
-    pub usage: Usage,
-    /// Wall time of the summary call.
-    pub duration_ms: u64,
-    /// The stack frame of the conversation, if a sub-agent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
-    /// Why nothing was compacted (the history is sent as before); `None` when it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -336,6 +297,8 @@ pub enum EventData {
         /// The answer.
         value: Option<String>,
     },
+    /// A reply to a parameter question was a new request: the workflow was abandoned.
+    WorkflowAbandoned(Box<WorkflowAbandoned>),
     /// The user (or `--approve`) decided.
     ApprovalDecided {
         /// Call id.
@@ -482,6 +445,7 @@ impl EventData {
             Self::ApprovalDecided { .. } => "approval_decided",
             Self::InputRequested(_) => "input_requested",
             Self::InputAnswered { .. } => "input_answered",
+            Self::WorkflowAbandoned(_) => "workflow_abandoned",
             Self::ToolResult { .. } => "tool_result",
             Self::ToolProgress { .. } => "tool_progress",
             Self::ToolOutput { .. } => "tool_output",

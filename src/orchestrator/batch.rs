@@ -329,6 +329,7 @@ impl Run<'_> {
                 // The call may have ended meanwhile (a timeout): then nobody waits.
                 let _ = ask.reply.send(answer);
             }
+            Progress::Generate(generate) => self.generate(generate).await,
         }
     }
 

@@ -164,6 +164,10 @@ impl Run<'_> {
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
         let limits = self.orch.settings.limits;
+        // A tool that asked for an answer may take less than any reply.
+        let max_reply = (self.answer_cap).map_or(limits.max_reply_bytes, |cap| {
+            cap.min(limits.max_reply_bytes)
+        });
         let deadline = tokio::time::Instant::now() + limits.call_deadline;
         let opened = tokio::select! {
             biased;
@@ -215,8 +219,11 @@ impl Run<'_> {
                 progress_at = tokio::time::Instant::now();
             }
             reply_bytes = reply_bytes.saturating_add(size);
-            if reply_bytes > limits.max_reply_bytes {
-                let error = limits::too_large(limits.max_reply_bytes);
+            if reply_bytes > max_reply {
+                let error = match self.answer_cap {
+                    Some(cap) if cap < limits.max_reply_bytes => limits::answer_too_large(cap),
+                    _ => limits::too_large(limits.max_reply_bytes),
+                };
                 return Err(CallError::Provider(error, assembler.finish()));
             }
             if progress {

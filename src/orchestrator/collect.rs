@@ -1,6 +1,7 @@
 //! Questions to the user while tools run: required parameters the model left out, collected
-//! one at a time under a `collect_tool_parameters` frame (spec/004), and whether to go past
-//! the stack's depth limit. Headless runs cannot ask: a missing parameter stays a validation
+//! one at a time under a `collect_tool_parameters` frame (spec/004; a reply that is a new
+//! request abandons the workflow, `reply.rs`), and whether to go past the stack's depth
+//! limit. Headless runs cannot ask: a missing parameter stays a validation
 //! error that names it, and the depth limit stops the nested work.
 
 use serde_json::Value;
@@ -136,6 +137,9 @@ impl Run<'_> {
             };
             match answer {
                 Some(text) => {
+                    if let Some(by) = self.new_request(&request, schema, &text).await {
+                        return self.switch(call, name, by, text);
+                    }
                     if let Some(map) = arguments.as_object_mut() {
                         map.insert(name.clone(), parse_answer(&text, kind.as_deref()));
                     }

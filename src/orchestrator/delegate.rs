@@ -1,14 +1,18 @@
 //! Sub-agents (DESIGN §5): a `delegate` call runs a nested loop with its own conversation.
 //! Its model calls and tool calls carry the delegate frame as their parent, go through the
-//! same approvals and stack, and its final answer is the tool's result.
+//! same approvals and stack, and its final answer is the tool's result. A nested turn
+//! without tools is the same machinery cut to one call: the code a tool asks for
+//! (`create_code`), and whether a reply answers a question (`reply.rs`).
 
 use serde_json::{Value, json};
 
 use super::LoopEnd;
+use super::call::CallError;
 use super::conversation::Conversation;
 use super::scope::{Pending, Run};
 use crate::conversation::Message;
 use crate::tools::builtin::delegate::DelegateParams;
+use crate::tools::Generate;
 use crate::tools::outcome::Ended;
 use crate::tools::runner::CallOutcome;
 
@@ -82,6 +86,13 @@ impl Run<'_> {
         self.agents.push(max_turns);
         let end = self.run_loop(&mut conv).await;
         self.agents.pop();
+        if self.switched.is_some() {
+            // A reply to one of its questions was a new request: the user moved on.
+            return Ended::Abandoned(
+                "the user made a new request instead of answering; this sub-agent was stopped"
+                    .to_string(),
+            );
+        }
         match end {
             LoopEnd::Answer {
                 content,
@@ -105,5 +116,39 @@ impl Run<'_> {
             }
             LoopEnd::Cancelled { .. } => Ended::Cancelled,
         }
+    }
+}
+
+impl Run<'_> {
+    /// One model call without tools in a conversation of its own under frame `parent`
+    /// (`system`, then `user`): a sub-agent's single turn, shown under that frame in the
+    /// stack, the chat and the timeline. `Err` says why there is no answer.
+    pub(super) async fn nested_answer(
+        &mut self,
+        parent: &str,
+        system: &str,
+        user: String,
+    ) -> Result<String, String> {
+        let mut conv = Conversation::new(system.to_string(), Vec::new(), Some(parent.into()), 1);
+        conv.messages.push(Message::user(user));
+        match self.call_model(&mut conv, 1, false).await {
+            Ok(turn) => Ok(turn.content),
+            Err(CallError::Provider(error, _)) => Err(self.describe(&error)),
+            Err(CallError::Cancelled(_)) => Err("cancelled".to_string()),
+        }
+    }
+
+    /// A running tool's request for text from the model: made under its frame and its own
+    /// cancel token, the answer bounded as it streams.
+    pub(super) async fn generate(&mut self, generate: Generate) {
+        self.answer_cap = Some(generate.max_bytes);
+        let outer = std::mem::replace(&mut self.cancel, generate.cancel);
+        let answer = self
+            .nested_answer(&generate.call, &generate.system, generate.prompt)
+            .await;
+        self.cancel = outer;
+        self.answer_cap = None;
+        // The call may have ended meanwhile (a timeout): then nobody waits.
+        let _ = generate.reply.send(answer);
     }
 }

@@ -49,10 +49,18 @@ pub(super) fn weigh(chunk: &Chunk) -> (usize, bool) {
     }
 }
 
-/// The error for a reply that grew past `max` bytes.
+/// The error for a reply that grew past `max` bytes (`max_reply_bytes`).
 pub(super) fn too_large(max: usize) -> ProviderError {
     ProviderError::Limit(format!(
         "the reply passed {} (max_reply_bytes); stopped reading it",
+        bytes(max)
+    ))
+}
+
+/// The error for a nested call's answer that grew past the `max` bytes its tool takes.
+pub(super) fn answer_too_large(max: usize) -> ProviderError {
+    ProviderError::Limit(format!(
+        "the answer passed {}, the most this tool takes; stopped reading it",
         bytes(max)
     ))
 }
@@ -97,6 +105,8 @@ pub(super) fn does_not_fit(said: &str, window: Option<u64>) -> ProviderError {
 fn bytes(n: usize) -> String {
     if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")
     }

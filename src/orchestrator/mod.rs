@@ -29,6 +29,7 @@ pub mod limits;
 mod plan;
 pub mod recorded;
 mod repeats;
+mod reply;
 mod results;
 pub mod retry;
 mod scope;
@@ -367,6 +368,12 @@ impl Run<'_> {
                 if !self.run_batch(conv, turn_no, &calls).await {
                     return LoopEnd::Cancelled {
                         running: "tool calls",
+                    };
+                }
+                if self.take_switch(conv) {
+                    return LoopEnd::Failed {
+                        kind: "abandoned",
+                        message: "the user turned to a new request".to_string(),
                     };
                 }
             }

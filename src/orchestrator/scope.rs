@@ -46,6 +46,11 @@ pub(super) struct Run<'s> {
     pub(super) agents: Vec<u32>,
     /// The model's calls so far, to flag one repeated with the same arguments.
     pub(super) repeats: super::repeats::Repeats,
+    /// A reply to a parameter question that was a new request: the user's next message,
+    /// once the batch that asked has ended.
+    pub(super) switched: Option<String>,
+    /// The most bytes of answer the nested call in progress may stream (a tool's bound).
+    pub(super) answer_cap: Option<usize>,
 }
 
 impl<'s> Run<'s> {
@@ -74,6 +79,8 @@ impl<'s> Run<'s> {
             model_calls: 0,
             agents: vec![max_turns],
             repeats: Default::default(),
+            switched: None,
+            answer_cap: None,
         }
     }
 }

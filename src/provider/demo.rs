@@ -1,6 +1,7 @@
-//! The offline demo provider: deterministic, behind the same [`Provider`] port. For any prompt
-//! it lists the workspace, asks to write a short note (so a first-time user meets an
-//! approval), then streams an answer that says what happened.
+//! The offline demo provider: deterministic, behind the same [`Provider`] port. For most
+//! prompts it lists the workspace, asks to write a short note (so a first-time user meets an
+//! approval), then streams an answer that says what happened; a prompt that asks to create a
+//! program runs spec/004's `create_code` flow instead (`demo/create.rs`).
 
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ use serde_json::{Value, json};
 
 use super::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError, ToolCallDelta};
 use crate::conversation::{Message, Role, Usage};
+
+mod create;
 
 /// The file the demo asks to write.
 pub const NOTE_PATH: &str = "taco-demo-note.md";
@@ -78,7 +81,9 @@ fn script(request: &ChatRequest<'_>) -> Vec<Chunk> {
     };
 
     let mut out = Vec::new();
-    if offered("list_dir") && result_of("list_dir").is_none() {
+    if create::script(&mut out, request, prompt) {
+        // A program to create, its nested generation, or the classifier's question.
+    } else if offered("list_dir") && result_of("list_dir").is_none() {
         pieces(
             &mut out,
             true,

@@ -1,5 +1,6 @@
 //! What a running tool sees and can say while it runs: the workspace, its settings, the
-//! cancel signal, and a channel back to the batch for progress, live output and questions.
+//! cancel signal, and a channel back to the batch for progress, live output, questions and
+//! nested model calls.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,6 +69,36 @@ impl ToolContext {
         }
         answer.await.unwrap_or(AskReply::Cancel)
     }
+
+    /// Asks the model for a text answer in a nested call without tools, made by the
+    /// orchestrator under this call's frame (it shows there like a sub-agent's turn). The
+    /// answer is cut off at `max_bytes` as it streams (an error then); `Err` says why there
+    /// is no answer.
+    pub async fn generate(
+        &self,
+        system: &str,
+        prompt: &str,
+        max_bytes: usize,
+    ) -> Result<String, String> {
+        let Some(sink) = &self.progress else {
+            return Err("no model to ask: this tool runs only inside a conversation".into());
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let generate = Generate {
+            call: self.call.clone(),
+            system: system.to_string(),
+            prompt: prompt.to_string(),
+            max_bytes,
+            cancel: self.cancel.clone(),
+            reply,
+        };
+        if sink.send(Progress::Generate(generate)).is_err() {
+            return Err("the conversation ended before the model was asked".into());
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Err("the conversation ended before the model answered".into()))
+    }
 }
 
 /// What a running call tells the batch it runs in.
@@ -93,6 +124,26 @@ pub enum Progress {
     },
     /// It needs the user to fill in a form (an MCP server's `elicitation/create`).
     Ask(Ask),
+    /// It needs a text answer from the model (`create_code`'s code).
+    Generate(Generate),
+}
+
+/// A nested model call a running tool asks for: one system prompt, one user message, no
+/// tools.
+#[derive(Debug)]
+pub struct Generate {
+    /// The call that asks (the nested call runs under its frame).
+    pub call: String,
+    /// The system prompt.
+    pub system: String,
+    /// The one user message.
+    pub prompt: String,
+    /// The most bytes of answer taken; a longer one is stopped as it streams.
+    pub max_bytes: usize,
+    /// The asking call's own token: cancelling the call stops the nested call too.
+    pub cancel: CancellationToken,
+    /// Where the answer goes (`Err`: why there is none).
+    pub reply: tokio::sync::oneshot::Sender<Result<String, String>>,
 }
 
 /// A form a running call puts to the user.

@@ -20,7 +20,7 @@ use crate::secrets::Secrets;
 pub(crate) mod budget;
 pub mod builtin;
 mod context;
-pub use context::{Ask, AskReply, Progress, ToolContext};
+pub use context::{Ask, AskReply, Generate, Progress, ToolContext};
 pub mod diff;
 pub mod outcome;
 pub mod runner;

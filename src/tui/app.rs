@@ -128,6 +128,8 @@ pub struct App {
     loading_earlier: bool,
     /// The chat cell a resume's replay began at (earlier runs go before it).
     history_at: usize,
+    /// A saved session is being replayed: its user messages come from its message lines.
+    replaying: bool,
 }
 
 impl App {
@@ -192,6 +194,7 @@ impl App {
             earlier,
             loading_earlier: false,
             history_at: 0,
+            replaying: false,
         }
     }
 
@@ -226,6 +229,7 @@ impl App {
         self.history_at = self.chat.len();
         let has_messages = entries.iter().any(|e| matches!(e, Entry::Message(_)));
         let running = self.running_model();
+        self.replaying = has_messages;
         for entry in entries {
             match entry {
                 Entry::Message(message) if message.role == Role::User => {
@@ -255,6 +259,7 @@ impl App {
                 .collect();
             self.timeline.restore_conversation(&messages);
         }
+        self.replaying = false;
         self.keep_running_model(running);
         // Grants belong to the process that gave them: a resumed session starts with none,
         // and `/tools` must not show any.
@@ -317,6 +322,11 @@ impl App {
                 self.overlays
                     .upsert(QuestionDialog::new, |dialog| dialog.push(request));
                 self.set_activity(Activity::AwaitingInput, now);
+            }
+            // The reply that was a new request is the user's next message.
+            EventData::WorkflowAbandoned(abandoned) if !self.replaying => {
+                self.chat.push_user(&abandoned.request);
+                self.original_request = Some(abandoned.request.clone());
             }
             EventData::InputAnswered { id, .. } => {
                 self.overlays

@@ -1,9 +1,11 @@
-//! The built-in tools: files (confined to the workspace), search, shell and web fetch.
+//! The built-in tools: files (confined to the workspace), search, shell, web fetch,
+//! sub-agents and code generation.
 
 use std::sync::Arc;
 
 use super::{Tool, ToolError};
 
+pub mod create_code;
 pub mod delegate;
 mod edit_file;
 mod list_dir;
@@ -13,6 +15,7 @@ pub mod shell;
 mod web_fetch;
 mod write_file;
 
+pub use create_code::CreateCode;
 pub use delegate::Delegate;
 pub use edit_file::EditFile;
 pub use list_dir::ListDir;
@@ -37,6 +40,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(Shell),
         Arc::new(WebFetch::new()),
         Arc::new(Delegate),
+        Arc::new(CreateCode),
     ]
 }
 
@@ -103,6 +107,7 @@ mod tests {
             "shell",
             "web_fetch",
             "delegate",
+            "create_code",
         ];
         assert_eq!(names, expected);
     }

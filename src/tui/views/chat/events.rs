@@ -193,6 +193,7 @@ impl ChatState {
             }),
             // The question shows in its own dialog; the answer goes to the tool.
             EventData::InputRequested(_) => {}
+            EventData::WorkflowAbandoned(abandoned) => self.abandoned(abandoned, ts),
             EventData::InputAnswered { id, value } => {
                 if let Some(request) = run.question(id) {
                     self.answered(request, run, value.as_deref());

@@ -3,7 +3,7 @@
 
 use super::cell::{CellKind, NoteStyle};
 use super::{Cell, ChatState};
-use crate::event::{InputKind, InputRequest, LlmCall};
+use crate::event::{InputKind, InputRequest, LlmCall, WorkflowAbandoned};
 use crate::run_model::RunModel;
 use crate::tui::theme::duration;
 
@@ -86,5 +86,15 @@ impl ChatState {
                 });
             }
         }
+    }
+
+    /// A reply to a question was a new request: the workflow that asked was abandoned (its
+    /// cell shows it failed). The request itself follows as the user's message.
+    pub(super) fn abandoned(&mut self, abandoned: &WorkflowAbandoned, ts: u64) {
+        self.close_streams(Some(ts));
+        self.push(CellKind::Notice {
+            style: NoteStyle::Warn,
+            text: format!("workflow abandoned: new request ({})", abandoned.tool),
+        });
     }
 }

@@ -185,6 +185,11 @@ impl Row {
                 };
                 ("?", Tone::Warn, titled(&request.tool, &asks))
             }
+            EventData::WorkflowAbandoned(abandoned) => (
+                "⊘",
+                Tone::Warn,
+                format!("workflow abandoned: new request · {}", one_line(&abandoned.tool)),
+            ),
             EventData::InputAnswered { value, .. } => match value {
                 Some(value) => ("✎", Tone::Text, titled("answered", value)),
                 None => ("⊘", Tone::Warn, "declined".to_string()),
