@@ -172,7 +172,8 @@ async fn the_spec_004_flow_collects_the_path_nests_the_save_and_unwinds() {
         Ok(text("Saved hello.py.")),
     ]);
     let mut user = User::answering(&["hello.py"]);
-    let (outcome, sink, orch) = run_in(work.path(), provider.clone(), "make hello", &mut user).await;
+    let (outcome, sink, orch) =
+        run_in(work.path(), provider.clone(), "make hello", &mut user).await;
     let events = sink.events();
     assert_eq!(
         outcome,
@@ -198,8 +199,14 @@ async fn the_spec_004_flow_collects_the_path_nests_the_save_and_unwinds() {
     // Every push and pop, in order, with its parent and state.
     let save = (events.iter())
         .find_map(|e| match &e.data {
-            EventData::ToolCall { id, name, parent, .. } if name == "write_file" => {
-                assert_eq!(parent.as_deref(), Some("c1"), "the save nests under create_code");
+            EventData::ToolCall {
+                id, name, parent, ..
+            } if name == "write_file" => {
+                assert_eq!(
+                    parent.as_deref(),
+                    Some("c1"),
+                    "the save nests under create_code"
+                );
                 Some(id.clone())
             }
             _ => None,
@@ -250,7 +257,9 @@ async fn the_spec_004_flow_collects_the_path_nests_the_save_and_unwinds() {
     );
     let asked = sent[1].messages[1].content.as_deref().unwrap();
     assert!(
-        asked.contains("python") && asked.contains("hello.py") && asked.contains("a hello world program"),
+        asked.contains("python")
+            && asked.contains("hello.py")
+            && asked.contains("a hello world program"),
         "{asked}"
     );
     let parents: Vec<Option<String>> = (events.iter())
@@ -264,7 +273,10 @@ async fn the_spec_004_flow_collects_the_path_nests_the_save_and_unwinds() {
     // The model gets {path, language, lines}; the nested call never joins the conversation.
     assert_eq!(
         tool_messages(orch.messages()),
-        [("c1".to_string(), json!({"path": "hello.py", "language": "python", "lines": 1}))]
+        [(
+            "c1".to_string(),
+            json!({"path": "hello.py", "language": "python", "lines": 1})
+        )]
     );
     assert_eq!(
         statuses(&events),
@@ -371,7 +383,10 @@ fn assert_switched(
     assert_eq!(
         popped,
         [
-            (format!("{id}/collect_tool_parameters"), FrameState::Cancelled),
+            (
+                format!("{id}/collect_tool_parameters"),
+                FrameState::Cancelled
+            ),
             (id.to_string(), FrameState::Cancelled)
         ]
     );
@@ -415,8 +430,15 @@ async fn an_unrelated_question_abandons_the_workflow_by_rule() {
     let reply = "what's the weather in Paris?";
     let provider = Scripted::new(vec![create_call(), Ok(text("Sunny, I'd guess."))]);
     let mut user = User::answering(&[reply]);
-    let (outcome, recorded, orch) = run_in(work.path(), provider.clone(), "make hello", &mut user).await;
-    assert_switched(&recorded, &orch, &outcome, ("c1", reply), SwitchedBy::UnrelatedQuestion);
+    let (outcome, recorded, orch) =
+        run_in(work.path(), provider.clone(), "make hello", &mut user).await;
+    assert_switched(
+        &recorded,
+        &orch,
+        &outcome,
+        ("c1", reply),
+        SwitchedBy::UnrelatedQuestion,
+    );
     assert_eq!(
         outcome,
         Outcome::Final {
@@ -442,7 +464,8 @@ async fn a_slash_command_abandons_the_workflow_by_rule() {
         Ok(text("There is no /deploy command.")),
     ]);
     let mut user = User::answering(&["/deploy"]);
-    let (outcome, recorded, orch) = run_in(work.path(), provider.clone(), "make hi", &mut user).await;
+    let (outcome, recorded, orch) =
+        run_in(work.path(), provider.clone(), "make hi", &mut user).await;
     let events = recorded.events();
     assert_eq!(
         abandoned(&events),
@@ -450,7 +473,10 @@ async fn a_slash_command_abandons_the_workflow_by_rule() {
     );
     assert_eq!(user.asked[0].parameter.as_deref(), Some("language"));
     assert_eq!(provider.sent().len(), 2, "no classifier call");
-    assert_eq!(orch.messages().last().unwrap().content.as_deref(), Some("There is no /deploy command."));
+    assert_eq!(
+        orch.messages().last().unwrap().content.as_deref(),
+        Some("There is no /deploy command.")
+    );
     assert!(matches!(outcome, Outcome::Final { .. }));
 }
 
@@ -464,8 +490,15 @@ async fn the_classifier_call_decides_when_the_rules_are_unsure() {
         Ok(text("Why did the function return early? It had a date.")),
     ]);
     let mut user = User::answering(&[reply]);
-    let (outcome, recorded, orch) = run_in(work.path(), provider.clone(), "make hello", &mut user).await;
-    assert_switched(&recorded, &orch, &outcome, ("c1", reply), SwitchedBy::Classifier);
+    let (outcome, recorded, orch) =
+        run_in(work.path(), provider.clone(), "make hello", &mut user).await;
+    assert_switched(
+        &recorded,
+        &orch,
+        &outcome,
+        ("c1", reply),
+        SwitchedBy::Classifier,
+    );
 
     // One small call without tools, asking the question, under the collecting frame.
     let sent = provider.sent();
@@ -573,7 +606,12 @@ async fn a_headless_run_cannot_collect_and_the_demo_says_what_to_do() {
     settings.workdir = work.path().canonicalize().unwrap();
     let mut orch = Orchestrator::new(demo(), Arc::new(ToolRegistry::builtins()), settings);
     let mut events = Vec::new();
-    let outcome = headless(&mut orch, "create a hello world program in python", &mut events).await;
+    let outcome = headless(
+        &mut orch,
+        "create a hello world program in python",
+        &mut events,
+    )
+    .await;
     assert_eq!(
         statuses(&events),
         [("demo_create_code_2".to_string(), ToolStatus::Invalid, None)]
@@ -582,4 +620,67 @@ async fn a_headless_run_cannot_collect_and_the_demo_says_what_to_do() {
         panic!();
     };
     assert!(content.contains("as hello.py"), "{content}");
+}
+
+/// The screen of an app as text.
+fn screen_of(app: &mut taco::tui::app::App, now: std::time::Instant) -> String {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    terminal
+        .draw(|f| app.render(f.area(), f.buffer_mut(), now))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_chat_and_timeline_say_the_workflow_was_abandoned_live_and_on_resume() {
+    let work = tempfile::tempdir().unwrap();
+    let reply = "what's the weather in Paris?";
+    let provider = Scripted::new(vec![create_call(), Ok(text("Sunny, I'd guess."))]);
+    let mut user = User::answering(&[reply]);
+    let (_, recorded, _) = run_in(work.path(), provider, "make hello", &mut user).await;
+    let info = || taco::tui::app::AppInfo {
+        provider: "scripted".into(),
+        model: "m1".into(),
+        max_turns: 10,
+        ..Default::default()
+    };
+    let now = std::time::Instant::now();
+    let shown = format!("› {reply}");
+
+    // Live: the events alone (the app shows the reply as the user's next message).
+    let mut live = taco::tui::app::App::new(info(), now);
+    for event in recorded.events() {
+        live.on_event(&event, now);
+    }
+    let screen = screen_of(&mut live, now);
+    assert!(
+        screen.contains("! workflow abandoned: new request (create_code)"),
+        "the chat says it:\n{screen}"
+    );
+    assert!(
+        screen.contains("││⊘ workflow abandoned: new request · create_"),
+        "the timeline says it:\n{screen}"
+    );
+    assert_eq!(screen.matches(&shown).count(), 1, "{screen}");
+    assert!(screen.contains("Sunny, I'd guess."), "{screen}");
+
+    // Resumed: the session's message line shows the reply, once.
+    let mut resumed = taco::tui::app::App::new(info(), now);
+    resumed.replay(&recorded.entries, now);
+    let screen = screen_of(&mut resumed, now);
+    assert!(
+        screen.contains("workflow abandoned: new request (create_code)"),
+        "{screen}"
+    );
+    assert_eq!(screen.matches(&shown).count(), 1, "{screen}");
 }

@@ -11,8 +11,8 @@ use super::call::CallError;
 use super::conversation::Conversation;
 use super::scope::{Pending, Run};
 use crate::conversation::Message;
-use crate::tools::builtin::delegate::DelegateParams;
 use crate::tools::Generate;
+use crate::tools::builtin::delegate::DelegateParams;
 use crate::tools::outcome::Ended;
 use crate::tools::runner::CallOutcome;
 

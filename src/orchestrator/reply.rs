@@ -135,7 +135,8 @@ impl<'a> Asked<'a> {
     /// parameter's name or description, or a number for a numeric parameter.
     fn overlaps(&self, reply: &str) -> bool {
         let reply_words = words(reply);
-        if matches!(self.kind, Some("integer" | "number")) && reply.chars().any(|c| c.is_ascii_digit())
+        if matches!(self.kind, Some("integer" | "number"))
+            && reply.chars().any(|c| c.is_ascii_digit())
         {
             return true;
         }
@@ -225,7 +226,9 @@ impl Run<'_> {
                 let ask = format!(
                     "Is this reply an answer to: {question}? Answer yes or no.\n\nReply: {shown}"
                 );
-                let said = self.nested_answer(&request.frame, CLASSIFY_PROMPT, ask).await;
+                let said = self
+                    .nested_answer(&request.frame, CLASSIFY_PROMPT, ask)
+                    .await;
                 // No verdict (the call failed): keep the workflow.
                 match said.map(|s| Verdict::read(&s)) {
                     Ok(Verdict::NewRequest) => Some(SwitchedBy::Classifier),
@@ -247,7 +250,13 @@ impl Run<'_> {
         by: SwitchedBy,
         request: String,
     ) -> Collected {
-        let request = self.orch.settings.tools.secrets.redact(&request).into_owned();
+        let request = self
+            .orch
+            .settings
+            .tools
+            .secrets
+            .redact(&request)
+            .into_owned();
         self.emit(EventData::WorkflowAbandoned(Box::new(WorkflowAbandoned {
             id: call.frame.clone(),
             tool: call.name.clone(),

@@ -26,7 +26,11 @@ const LANGUAGES: &[Language] = &[
         names: &["python", "py"],
         extension: "py",
         run: "python3",
-        code: |what| format!("# {what}\n\n\ndef main():\n    print(\"Hello, world!\")\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        code: |what| {
+            format!(
+                "# {what}\n\n\ndef main():\n    print(\"Hello, world!\")\n\n\nif __name__ == \"__main__\":\n    main()\n"
+            )
+        },
     },
     Language {
         names: &["rust"],
@@ -44,13 +48,21 @@ const LANGUAGES: &[Language] = &[
         names: &["go", "golang"],
         extension: "go",
         run: "go run",
-        code: |what| format!("// {what}\npackage main\n\nimport \"fmt\"\n\nfunc main() {{\n\tfmt.Println(\"Hello, world!\")\n}}\n"),
+        code: |what| {
+            format!(
+                "// {what}\npackage main\n\nimport \"fmt\"\n\nfunc main() {{\n\tfmt.Println(\"Hello, world!\")\n}}\n"
+            )
+        },
     },
     Language {
         names: &["c"],
         extension: "c",
         run: "cc",
-        code: |what| format!("/* {what} */\n#include <stdio.h>\n\nint main(void) {{\n    printf(\"Hello, world!\\n\");\n    return 0;\n}}\n"),
+        code: |what| {
+            format!(
+                "/* {what} */\n#include <stdio.h>\n\nint main(void) {{\n    printf(\"Hello, world!\\n\");\n    return 0;\n}}\n"
+            )
+        },
     },
     Language {
         names: &["bash", "shell", "sh"],
@@ -137,8 +149,9 @@ fn propose(out: &mut Vec<Chunk>, prompt: &str, seq: usize) {
     let words = words(prompt);
     let lang = words.iter().find_map(|w| language(w));
     let file = words.iter().find(|w| {
-        w.rsplit_once('.')
-            .is_some_and(|(stem, ext)| !stem.is_empty() && LANGUAGES.iter().any(|l| l.extension == ext))
+        w.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && LANGUAGES.iter().any(|l| l.extension == ext)
+        })
     });
     let mut description = prompt.trim().trim_end_matches(['.', '!', '?']);
     for verb in ["please ", "create ", "write ", "make ", "generate "] {
@@ -217,7 +230,11 @@ fn generate(out: &mut Vec<Chunk>, prompt: &str) {
     };
     let what = field("What the code should do:");
     let lang = language(field("Language:")).unwrap_or(&LANGUAGES[0]);
-    let code = (lang.code)(if what.is_empty() { "hello, world" } else { what });
+    let code = (lang.code)(if what.is_empty() {
+        "hello, world"
+    } else {
+        what
+    });
     pieces(out, false, &format!("```{}\n{code}```\n", lang.names[0]));
     out.push(Chunk::Finish("stop".into()));
 }

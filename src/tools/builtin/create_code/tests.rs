@@ -14,7 +14,10 @@ fn a_fenced_answer_keeps_only_the_code() {
 #[test]
 fn a_bare_answer_is_the_code_with_a_final_newline() {
     assert_eq!(code_of("\n\necho hi").unwrap(), "echo hi\n");
-    assert_eq!(code_of("  indented\n  kept\n\n").unwrap(), "  indented\n  kept\n");
+    assert_eq!(
+        code_of("  indented\n  kept\n\n").unwrap(),
+        "  indented\n  kept\n"
+    );
 }
 
 #[test]

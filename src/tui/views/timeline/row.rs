@@ -188,7 +188,10 @@ impl Row {
             EventData::WorkflowAbandoned(abandoned) => (
                 "⊘",
                 Tone::Warn,
-                format!("workflow abandoned: new request · {}", one_line(&abandoned.tool)),
+                format!(
+                    "workflow abandoned: new request · {}",
+                    one_line(&abandoned.tool)
+                ),
             ),
             EventData::InputAnswered { value, .. } => match value {
                 Some(value) => ("✎", Tone::Text, titled("answered", value)),
