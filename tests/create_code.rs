@@ -552,17 +552,17 @@ fn demo() -> Arc<dyn Provider> {
     Arc::new(DemoProvider::new(Duration::ZERO))
 }
 
+/// The demo asked for a hello world program in python; the path question answered so.
+async fn demo_hello(work: &Path, answer: &'static str) -> (Outcome, Recorded, Orchestrator) {
+    let mut user = User::answering(&[answer]);
+    let prompt = "create a hello world program in python";
+    run_in(work, demo(), prompt, &mut user).await
+}
+
 #[tokio::test]
 async fn the_demo_runs_the_flow_without_a_key() {
     let work = tempfile::tempdir().unwrap();
-    let mut user = User::answering(&["hello.py"]);
-    let (outcome, recorded, _) = run_in(
-        work.path(),
-        demo(),
-        "create a hello world program in python",
-        &mut user,
-    )
-    .await;
+    let (outcome, recorded, _) = demo_hello(work.path(), "hello.py").await;
     let events = recorded.events();
     assert_eq!(stack_names(&events).len(), 7, "{:?}", stack_names(&events));
     let code = std::fs::read_to_string(work.path().join("hello.py")).unwrap();
@@ -582,14 +582,7 @@ async fn the_demo_scripts_the_classifier_and_answers_the_new_request() {
     let work = tempfile::tempdir().unwrap();
     // The path is asked; a few words are unsure by rule, the demo's classifier says no;
     // then the demo's usual tour answers the new request (its note write approved).
-    let mut user = User::answering(&["tell me a joke"]);
-    let (outcome, recorded, orch) = run_in(
-        work.path(),
-        demo(),
-        "create a hello world program in python",
-        &mut user,
-    )
-    .await;
+    let (outcome, recorded, orch) = demo_hello(work.path(), "tell me a joke").await;
     let call = ("demo_create_code_2", "tell me a joke");
     assert_switched(&recorded, &orch, &outcome, call, SwitchedBy::Classifier);
     let Outcome::Final { content, .. } = outcome else {

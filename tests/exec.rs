@@ -52,7 +52,8 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
             "search_files",
             "shell",
             "web_fetch",
-            "delegate"
+            "delegate",
+            "create_code"
         ]
     );
     let second = requests[1].json();

@@ -73,7 +73,7 @@ fn assert_refused(result: Result<Value, ToolError>) {
 
 #[test]
 fn schemas_are_objects_with_the_right_required_fields() {
-    let expected: [(&str, &[&str]); 8] = [
+    let expected: [(&str, &[&str]); 9] = [
         ("list_dir", &[]),
         ("read_file", &["path"]),
         ("write_file", &["path", "content"]),
@@ -82,6 +82,7 @@ fn schemas_are_objects_with_the_right_required_fields() {
         ("shell", &["command"]),
         ("web_fetch", &["url"]),
         ("delegate", &["task"]),
+        ("create_code", &["description", "language", "path"]),
     ];
     let tools = builtin::all();
     assert_eq!(tools.len(), expected.len());

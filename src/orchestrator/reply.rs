@@ -164,7 +164,8 @@ fn words(text: &str) -> Vec<String> {
 
 /// The cheap rules: a slash command, a question that shares nothing with what is asked, a
 /// reply of several words much longer than the value could be. A single word, a choice or a
-/// number where one is asked is an answer; the rest is unsure.
+/// number where one is asked, or words where free text is asked, is an answer; the rest
+/// (several words for a short value, a question about what is asked) is unsure.
 pub(super) fn judge(reply: &str, asked: &Asked<'_>) -> Judged {
     let reply = reply.trim();
     let first = reply.split_whitespace().next().unwrap_or("");
@@ -187,19 +188,22 @@ pub(super) fn judge(reply: &str, asked: &Asked<'_>) -> Judged {
         }
         _ => {}
     }
-    if reply.contains('?') && !asked.overlaps(reply) {
+    let question = reply.contains('?');
+    if question && !asked.overlaps(reply) {
         return Judged::NewRequest(SwitchedBy::UnrelatedQuestion);
     }
-    if let Some(expected) = asked.expected_len()
-        && several
-        && reply.chars().count() > LONGER * expected.max(8)
-    {
-        return Judged::NewRequest(SwitchedBy::MuchLonger);
-    }
-    if !several && !reply.contains('?') {
+    if !several && !question {
         return Judged::Answer;
     }
-    Judged::Unsure
+    match asked.expected_len() {
+        // Free text: words are what is asked for; only a question leaves a doubt.
+        None if question => Judged::Unsure,
+        None => Judged::Answer,
+        Some(expected) if several && reply.chars().count() > LONGER * expected.max(8) => {
+            Judged::NewRequest(SwitchedBy::MuchLonger)
+        }
+        Some(_) => Judged::Unsure,
+    }
 }
 
 impl Run<'_> {

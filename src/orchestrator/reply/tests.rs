@@ -53,9 +53,14 @@ fn much_longer_replies_are_new_requests_except_for_free_text() {
         judged(long, "path"),
         Judged::NewRequest(SwitchedBy::MuchLonger)
     );
-    assert_eq!(judged(long, "description"), Judged::Unsure);
+    // Free text is words: an answer, unless it asks about what is asked.
+    assert_eq!(judged(long, "description"), Judged::Answer);
     assert_eq!(
         judged("it should print the numbers from one to ten", "description"),
+        Judged::Answer
+    );
+    assert_eq!(
+        judged("what should the code do?", "description"),
         Judged::Unsure
     );
 }

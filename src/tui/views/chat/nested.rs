@@ -36,7 +36,13 @@ impl ChatState {
         };
         let mut text = format!("sub-agent turn {}", call.turn);
         // The line is cut to the pane anyway: a few dozen words are plenty.
-        let said = (call.content.split_whitespace().take(40))
+        // Code a tool asked for often comes fenced; the fence line says nothing.
+        let content = call.content.trim_start();
+        let content = match content.strip_prefix("```") {
+            Some(fenced) => fenced.split_once('\n').map_or("", |(_, code)| code),
+            None => content,
+        };
+        let said = (content.split_whitespace().take(40))
             .collect::<Vec<_>>()
             .join(" ");
         if !said.is_empty() {
