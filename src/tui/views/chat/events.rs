@@ -171,8 +171,6 @@ impl ChatState {
                     text: notices::switched(&chosen.provider, &chosen.model),
                 });
             }
-            // The pickers take these; the chat has nothing to show.
-            EventData::Listed(_) => {}
             EventData::MaxTurnsReached { turns } => {
                 self.close_streams(Some(ts));
                 self.push(CellKind::Notice {
@@ -182,7 +180,8 @@ impl ChatState {
                     ),
                 });
             }
-            EventData::MaxTurnsPromptInjected { .. } => {}
+            // The pickers take what was listed; the chat has nothing to show.
+            EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
             // Progress shows in the stack pane and the timeline; the cell keeps its state.
             EventData::ToolProgress { .. } => {}
             // A running command's last lines show under its cell until it ends.
