@@ -137,6 +137,24 @@ pub fn code(lang: &str, code: &str) -> Option<Highlighted> {
     Some(cache::highlight(grammar, code))
 }
 
+/// Runs `f` with at most `bytes` of not yet highlighted code coloured on this thread (`None`:
+/// no limit); the rest is drawn plain and [`take_deferred`] turns true. The TUI loop gives each
+/// frame's chat layout a budget, so a block's colours may arrive over a few frames but no
+/// frame pays for a whole block.
+pub fn budgeted<R>(bytes: Option<usize>, f: impl FnOnce() -> R) -> R {
+    cache::budgeted(bytes, f)
+}
+
+/// Whether some code was drawn plain for want of budget since the last call (and clears it).
+pub fn take_deferred() -> bool {
+    cache::take_deferred()
+}
+
+/// Notes again that code was left plain (after [`take_deferred`] was used to decide).
+pub fn defer() {
+    cache::defer();
+}
+
 /// `lines` highlighted together as `lang`, as paints per line (empty where a line is plain).
 pub fn painted(lang: &str, lines: &[String]) -> Vec<Vec<(usize, Paint)>> {
     let Some(painted) = code(lang, &lines.join("\n")) else {

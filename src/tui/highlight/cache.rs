@@ -1,6 +1,12 @@
 //! Highlighted blocks kept by their text, so a block is highlighted once however often it
 //! is drawn, and a growing block (a streamed answer) only has its new lines highlighted.
+//!
+//! Inside [`budgeted`], new highlighting stops once a byte budget is spent: the lines past it
+//! come back plain and [`take_deferred`] says so, and the next call (the next frame) goes on
+//! from there. A fast stream (a few code lines a frame) or a long block shown at once thus
+//! costs a frame a bounded slice of the ~0.15 ms-a-line regex work instead of all of it.
 
+use std::cell::Cell;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::engine::{Grammar, Lines};
@@ -35,6 +41,49 @@ static CACHE: Mutex<Cache> = Mutex::new(Cache {
     entries: Vec::new(),
     clock: 0,
 });
+
+thread_local! {
+    /// Bytes of new code this thread may still highlight (`None`: no limit, outside
+    /// [`budgeted`]). Per thread, so a budget set by the UI loop never reaches another.
+    static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+    /// Some code was left plain for want of budget since the last [`take_deferred`].
+    static DEFERRED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with at most `bytes` of new code highlighted on this thread (`None`: no limit);
+/// the budget in force before is restored after.
+pub(super) fn budgeted<R>(bytes: Option<usize>, f: impl FnOnce() -> R) -> R {
+    let before = BUDGET.replace(bytes);
+    let out = f();
+    BUDGET.set(before);
+    out
+}
+
+/// Whether code was left plain for want of budget since the last call (and clears it).
+pub(super) fn take_deferred() -> bool {
+    DEFERRED.replace(false)
+}
+
+/// Notes a deferral again (a caller that took it to decide something passes it on).
+pub(super) fn defer() {
+    DEFERRED.set(true);
+}
+
+/// Takes `len` bytes from the budget; `false` (and the deferral noted) when none is left. A
+/// line is taken whole once any budget is left, so every call makes progress.
+fn spend(len: usize) -> bool {
+    match BUDGET.get() {
+        None => true,
+        Some(0) => {
+            DEFERRED.set(true);
+            false
+        }
+        Some(left) => {
+            BUDGET.set(Some(left.saturating_sub(len.max(1))));
+            true
+        }
+    }
+}
 
 /// `code` highlighted with `grammar`, continuing the longest cached prefix of it.
 pub(super) fn highlight(grammar: Grammar, code: &str) -> Highlighted {
@@ -91,6 +140,9 @@ impl Entry {
                 self.state = None;
                 break;
             }
+            if !spend(line.len()) {
+                break;
+            }
             lines.push(state.line(line.strip_suffix('\n').unwrap_or(line)));
             self.source.push_str(line);
         }
@@ -106,6 +158,7 @@ impl Entry {
             Some(state) if fits && !tail.is_empty() && !tail.contains('\n') => {
                 match &self.tail {
                     Some((text, runs)) if text == tail => Some(Arc::clone(runs)),
+                    _ if !spend(tail.len()) => None,
                     _ => {
                         // The line may still grow: colour it from a copy of the state.
                         let runs = Arc::new(state.clone().line(tail));

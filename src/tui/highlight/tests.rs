@@ -356,3 +356,48 @@ fn the_cache_stays_bounded_in_blocks_and_bytes() {
     // Other tests add blocks meanwhile: room for a few of them past the bound.
     assert!(bytes <= 1024 * 1024 + 4 * MAX_JSON_BYTES, "{bytes} bytes");
 }
+
+#[test]
+fn a_budget_colours_a_block_over_several_calls_exactly_as_one_call_would() {
+    // Text no other test uses: the cache is shared by every test thread.
+    let code: String = (0..12)
+        .map(|i| format!("let budget_{i} = \"{i}\"; // on line {i}\n"))
+        .collect();
+    let want = fresh("rust", &code);
+    // ~32 bytes a line, 64 a call: two or three lines coloured each time.
+    let mut calls = 0;
+    let painted = loop {
+        calls += 1;
+        let (painted, deferred) =
+            budgeted(Some(64), || (super::code("rust", &code), take_deferred()));
+        let painted = painted.unwrap();
+        let coloured = (0..12).filter(|&n| painted.line(n).is_some()).count();
+        assert!(
+            coloured <= 3 * calls,
+            "call {calls} coloured {coloured} lines"
+        );
+        if !deferred {
+            break painted;
+        }
+        assert!(calls < 12, "a budget must make progress");
+    };
+    assert!(calls >= 4, "the budget was not applied ({calls} calls)");
+    for (n, runs) in want.iter().take(12).enumerate() {
+        assert_eq!(painted.line(n), Some(runs.as_slice()), "line {n}");
+    }
+    // Outside a budget nothing is deferred, and the budget before is back.
+    assert!(super::code("rust", "let outside_budget = 1;\n").is_some());
+    assert!(!take_deferred());
+}
+
+#[test]
+fn an_exhausted_budget_leaves_the_unfinished_line_plain_too() {
+    let code = "let first_of_budget_tail = 1;\nlet unfinished_budget_tail";
+    let painted = budgeted(Some(1), || super::code("rust", code)).unwrap();
+    assert!(painted.line(0).is_some(), "one line is always coloured");
+    assert!(painted.line(1).is_none(), "the tail waits for budget");
+    assert!(take_deferred());
+    let painted = budgeted(Some(1), || super::code("rust", code)).unwrap();
+    assert!(painted.line(1).is_some());
+    assert!(!take_deferred());
+}

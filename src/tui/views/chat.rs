@@ -91,6 +91,10 @@ pub struct ChatState {
     selected: Option<usize>,
     /// What each row of the last frame showed: (cell, line), `None` for the hint row.
     drawn: Vec<Option<(usize, usize)>>,
+    /// Bytes of new code a frame may highlight (`None`: all of it; see `highlight::budgeted`).
+    highlight_budget: Option<usize>,
+    /// A cell shown in the last frame has code still to colour.
+    highlight_pending: bool,
     /// Layouts done (tests check that unchanged cells are not laid out again).
     #[cfg(test)]
     layouts: usize,
@@ -118,6 +122,8 @@ impl ChatState {
             now: None,
             selected: None,
             drawn: Vec::new(),
+            highlight_budget: None,
+            highlight_pending: false,
             #[cfg(test)]
             layouts: 0,
         }
@@ -264,6 +270,29 @@ impl ChatState {
         if area.is_empty() {
             return;
         }
+        let budget = self.highlight_budget;
+        crate::tui::highlight::take_deferred();
+        crate::tui::highlight::budgeted(budget, || self.draw_rows(area, buf, theme, now));
+        self.highlight_pending = self
+            .drawn
+            .iter()
+            .flatten()
+            .any(|&(i, _)| self.cells.get(i).is_some_and(Cell::highlight_pending));
+    }
+
+    /// Caps the code newly highlighted per frame at `bytes` (the TUI loop sets it; `None`, the
+    /// default, colours everything at once, as tests and snapshots want).
+    pub fn set_highlight_budget(&mut self, bytes: Option<usize>) {
+        self.highlight_budget = bytes;
+    }
+
+    /// Whether a cell in view has code still to colour: another frame should be drawn.
+    pub fn highlight_pending(&self) -> bool {
+        self.highlight_pending
+    }
+
+    /// Draws the rows of the view (`render` after its setup).
+    fn draw_rows(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
         let height = usize::from(area.height);
         if !self.following && self.fits_from_anchor() {
             self.scroll_to_bottom();

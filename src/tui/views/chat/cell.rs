@@ -7,6 +7,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
 use super::tool::Tool;
+use crate::tui::highlight;
 use crate::tui::markdown::{self, str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
 
@@ -90,6 +91,9 @@ struct Layout {
     stable_end: usize,
     /// Text was appended since the layout was made.
     dirty: bool,
+    /// Some code was drawn plain for want of the frame's highlight budget: lay the cell out
+    /// again next time, when its colours can go on.
+    redo: bool,
 }
 
 /// A cell and its cached layout.
@@ -123,6 +127,25 @@ impl Cell {
         if let Some(layout) = &mut self.layout {
             layout.dirty = true;
         }
+    }
+
+    /// Some of the cell's code was drawn plain (the frame's highlight budget ran out): the
+    /// next layout starts over and colours more of it.
+    pub fn highlight_later(&mut self) {
+        let streams = matches!(self.kind, CellKind::Assistant(_) | CellKind::Reasoning(_));
+        if let Some(layout) = &mut self.layout {
+            // A streamed body keeps plain code in its tail: laying that out again is enough.
+            if streams {
+                layout.dirty = true;
+            } else {
+                layout.redo = true;
+            }
+        }
+    }
+
+    /// Whether the cell waits for [`Cell::highlight_later`]'s layout.
+    pub fn highlight_pending(&self) -> bool {
+        self.layout.as_ref().is_some_and(|l| l.redo || l.dirty)
     }
 
     /// The cached lines (empty before the first layout).
@@ -174,6 +197,7 @@ impl Cell {
         if let Some(layout) = &mut self.layout
             && layout.width == width
             && (!uses_details || layout.details == details)
+            && !layout.redo
         {
             if !layout.dirty {
                 return false;
@@ -194,6 +218,7 @@ impl Cell {
             lines,
             stable_end: 0,
             dirty: false,
+            redo: false,
         };
         if streams {
             extend(&mut layout, &self.kind, theme);
@@ -348,12 +373,19 @@ fn extend_with(
 ) {
     layout.lines.truncate(layout.stable_len);
     let rest = text.get(layout.stable_end..).unwrap_or("");
-    let cut = stable(rest);
+    let mut cut = stable(rest);
     let mut lines = std::mem::take(&mut layout.lines);
     if cut > 0 {
-        append_block(&mut lines, layout.body_start, render(&rest[..cut]));
-        layout.stable_end += cut;
-        layout.stable_len = lines.len();
+        let block = render(&rest[..cut]);
+        if highlight::take_deferred() {
+            // Code in it is still plain: it stays in the tail, laid out again until coloured.
+            highlight::defer();
+            cut = 0;
+        } else {
+            append_block(&mut lines, layout.body_start, block);
+            layout.stable_end += cut;
+            layout.stable_len = lines.len();
+        }
     }
     append_block(&mut lines, layout.body_start, render(&rest[cut..]));
     layout.lines = lines;

@@ -14,6 +14,9 @@ impl ChatState {
                     {
                         self.layouts += 1;
                     }
+                    if crate::tui::highlight::take_deferred() {
+                        cell.highlight_later();
+                    }
                 }
                 cell.lines().len()
             }

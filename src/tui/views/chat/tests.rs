@@ -891,3 +891,80 @@ fn a_retry_drops_what_the_failed_attempt_streamed() {
     assert!(s.contains("retrying 2/4 in 1.0 s"), "{s}");
     assert_eq!(chat.last_assistant_text(), Some("Hello, world!"));
 }
+
+#[test]
+fn a_highlight_budget_colours_code_over_frames_and_ends_as_an_unbudgeted_frame() {
+    // Code no other test highlights (the cache is shared), 30 lines of ~40 bytes.
+    let code: String = (0..30)
+        .map(|i| format!("    let frame_budget_{i} = compute({i}, \"x\");\n"))
+        .collect();
+    let answer = format!("Here:\n\n```rust\nfn budgeted() {{\n{code}}}\n```\n\nDone.");
+    let area = Rect::new(0, 0, 70, 40);
+    let theme = Theme::default();
+    let mut chat = new_chat();
+    chat.set_highlight_budget(Some(200));
+    chat.on_event(&run_started(0));
+    chat.push_user("show me");
+    chat.on_event(&llm(1, &answer, None));
+    let mut frames = 0;
+    let budgeted = loop {
+        let mut buf = Buffer::empty(area);
+        chat.render(area, &mut buf, &theme, *EPOCH);
+        frames += 1;
+        if !chat.highlight_pending() {
+            break buf;
+        }
+        assert!(frames < 20, "colours must arrive");
+    };
+    assert!(frames >= 3, "the budget was not applied ({frames} frames)");
+    let mut whole = new_chat();
+    whole.on_event(&run_started(0));
+    whole.push_user("show me");
+    whole.on_event(&llm(1, &answer, None));
+    let mut buf = Buffer::empty(area);
+    whole.render(area, &mut buf, &theme, *EPOCH);
+    assert!(!whole.highlight_pending());
+    assert_eq!(
+        budgeted, buf,
+        "the last budgeted frame is the whole one, styles included"
+    );
+}
+
+#[test]
+fn a_streamed_answer_under_a_highlight_budget_ends_as_an_unbudgeted_frame() {
+    let code: String = (0..20)
+        .map(|i| format!("    let streamed_budget_{i} = step({i});\n"))
+        .collect();
+    let answer = format!("Intro.\n\n```rust\nfn streamed() {{\n{code}}}\n```\n\nAfter the code.\n");
+    let area = Rect::new(0, 0, 70, 40);
+    let theme = Theme::default();
+    let mut chat = new_chat();
+    chat.set_highlight_budget(Some(64));
+    chat.on_event(&run_started(0));
+    chat.push_user("stream it");
+    let mut buf = Buffer::empty(area);
+    let bytes = answer.as_bytes();
+    for (i, piece) in bytes.chunks(150).enumerate() {
+        chat.on_event(&text(i as u64, std::str::from_utf8(piece).unwrap()));
+        buf = Buffer::empty(area);
+        chat.render(area, &mut buf, &theme, *EPOCH);
+    }
+    assert!(chat.highlight_pending(), "the stream outpaced the budget");
+    let mut frames = 0;
+    while chat.highlight_pending() {
+        buf = Buffer::empty(area);
+        chat.render(area, &mut buf, &theme, *EPOCH);
+        frames += 1;
+        assert!(frames < 40, "colours must arrive");
+    }
+    let mut whole = new_chat();
+    whole.on_event(&run_started(0));
+    whole.push_user("stream it");
+    whole.on_event(&text(0, &answer));
+    let mut want = Buffer::empty(area);
+    whole.render(area, &mut want, &theme, *EPOCH);
+    assert_eq!(
+        buf, want,
+        "the last budgeted frame is the whole one, styles included"
+    );
+}
