@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tracing_appender::rolling::{Builder, Rotation};
 
-use crate::event::{Confinement, Decision, DeniedBy, Event, EventData, ToolStatus};
+use crate::event::{Confinement, Decision, DeniedBy, Event, EventData, Grant, ToolStatus};
 use crate::run_model::RunModel;
 
 /// Audit files are `audit.jsonl.YYYY-MM-DD` (UTC day, as tracing-appender names them).
@@ -216,6 +216,20 @@ impl AuditLog {
                 };
                 self.write(ts, id, fields);
             }
+            // Which grant, never what it allowed (a shell prefix is a command's words).
+            EventData::ApprovalRevoked { grant } => {
+                let fields = match grant {
+                    Grant::Tool(name) => Fields::ApprovalRevoked {
+                        tool: label(name),
+                        grant: "tool",
+                    },
+                    Grant::ShellPrefix(_) => Fields::ApprovalRevoked {
+                        tool: crate::tools::builtin::SHELL,
+                        grant: "shell_prefix",
+                    },
+                };
+                self.write(ts, id, fields);
+            }
             EventData::Final { turns, usage, .. } => {
                 let run = self.runs.remove(id).unwrap_or_default();
                 let fields = Fields::MessageComplete {
@@ -351,6 +365,12 @@ enum Fields<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         parent: Option<&'a str>,
     },
+    /// The user took a grant back: the tool, and whether it was the tool's grant or a
+    /// shell prefix (never the prefix itself).
+    ApprovalRevoked {
+        tool: &'a str,
+        grant: &'static str,
+    },
     MessageComplete {
         turns: u32,
         usage: UsageRecord,
@@ -369,6 +389,7 @@ impl Fields<'_> {
             Self::ToolExecuted { .. } => "tool_executed",
             Self::ToolDenied { .. } => "tool_denied",
             Self::SandboxEscalation { .. } => "sandbox_escalation",
+            Self::ApprovalRevoked { .. } => "approval_revoked",
             Self::MessageComplete { .. } => "message_complete",
             Self::MessageError { .. } => "message_error",
         }

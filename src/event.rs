@@ -10,10 +10,12 @@ use crate::conversation::{Message, Timings, ToolCall, Usage};
 pub use crate::sandbox::{Confinement, SandboxMode};
 pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use abandon::{SwitchedBy, WorkflowAbandoned};
+pub use approval::{Decision, Grant, Scope};
 pub use compact::{CompactTrigger, Compacted};
 pub use switch::{Listed, ModelChoice};
 
 mod abandon;
+mod approval;
 mod compact;
 mod switch;
 
@@ -69,28 +71,6 @@ pub enum DeltaKind {
     Text,
     /// Reasoning text.
     Reasoning,
-}
-
-/// The user's answer to an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// Run it.
-    Approved,
-    /// Do not run it; the model is told.
-    Denied,
-}
-
-/// How far an approval reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    /// This call only.
-    Once,
-    /// Every call of this tool until the current request is answered.
-    Turn,
-    /// Every call of this tool for the rest of the session.
-    Session,
 }
 
 /// State of a tool-stack frame.
@@ -171,16 +151,6 @@ pub struct LlmCall {
     /// The model's context window in tokens, when known (the status line's gauge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
-}
-
-/// A permission the user gave from the approval dialog, beyond one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Grant {
-    /// A tool allowed for the turn or the session (`t`, `a`).
-    Tool(String),
-    /// Simple shell commands starting with these words, for the session (`p`).
-    ShellPrefix(String),
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -389,9 +359,20 @@ pub enum EventData {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parent: Option<String>,
     },
-    /// The user took a grant back (`/tools revoke`): calls it allowed are asked about again.
-    GrantRevoked {
+    /// The user took a grant back (`/revoke`, `r` in `/tools`): calls it allowed are asked
+    /// about again. Files written before the rename call it `grant_revoked`.
+    #[serde(alias = "grant_revoked")]
+    ApprovalRevoked {
         /// The grant.
+        grant: Grant,
+    },
+    /// A call that would have been asked about ran because of a grant the user gave.
+    GrantUsed {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// The grant that allowed it.
         grant: Grant,
     },
     /// Older messages were summarised to keep the conversation in the context window.
@@ -453,7 +434,8 @@ impl EventData {
             Self::StackPop(_) => "stack_pop",
             Self::Retry { .. } => "retry",
             Self::Compacted(_) => "compacted",
-            Self::GrantRevoked { .. } => "grant_revoked",
+            Self::ApprovalRevoked { .. } => "approval_revoked",
+            Self::GrantUsed { .. } => "grant_used",
             Self::LoopWarning { .. } => "loop_warning",
             Self::MaxTurnsReached { .. } => "max_turns_reached",
             Self::MaxTurnsPromptInjected { .. } => "max_turns_prompt_injected",

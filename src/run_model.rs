@@ -11,12 +11,14 @@ use std::sync::Arc;
 
 use crate::conversation::Usage;
 use crate::event::{
-    Confinement, Decision, Event, EventData, FrameState, Grant, InputRequest, Scope, ToolStatus,
+    Confinement, Decision, Event, EventData, FrameState, InputRequest, ToolStatus,
 };
 
 mod gauge;
+mod grants;
 
 pub use gauge::ContextGauge;
+pub use grants::{GrantRecord, Grants};
 
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,9 +82,8 @@ pub struct RunModel {
     questions: Vec<InputRequest>,
     run_usage: Usage,
     usage: Usage,
-    grants: BTreeMap<String, Scope>,
-    /// Shell command prefixes allowed for the session from the dialog.
-    shell_prefixes: Vec<String>,
+    /// Tools and shell prefixes the user allowed beyond one call.
+    grants: Grants,
     runs: usize,
     /// Model calls of the user's conversation, every run (a sub-agent's are its own).
     model_calls: u32,
@@ -161,12 +162,8 @@ impl RunModel {
                     }
                 }
             }
-            EventData::GrantRevoked { grant } => match grant {
-                Grant::Tool(name) => {
-                    self.grants.remove(name);
-                }
-                Grant::ShellPrefix(prefix) => self.shell_prefixes.retain(|p| p != prefix),
-            },
+            EventData::ApprovalRevoked { grant } => self.grants.revoked(grant),
+            EventData::GrantUsed { grant, .. } => self.grants.used(grant),
             EventData::Compacted(compacted) => {
                 self.run_usage.add(compacted.usage);
                 self.usage.add(compacted.usage);
@@ -233,15 +230,11 @@ impl RunModel {
                 ..
             } => {
                 self.approvals.retain(|a| a.id != *id);
-                if let Some(prefix) = prefix
-                    && !self.shell_prefixes.contains(prefix)
-                {
-                    self.shell_prefixes.push(prefix.clone());
-                }
                 if *decision == Decision::Approved {
-                    if *scope != Scope::Once {
-                        self.grants.insert(name.clone(), *scope);
+                    if let Some(prefix) = prefix {
+                        self.grants.prefix(prefix, event.timestamp);
                     }
+                    self.grants.tool(name, *scope, event.timestamp);
                     self.set_state(id, FrameState::Running);
                 }
             }
@@ -298,7 +291,6 @@ impl RunModel {
     pub fn resumed(&mut self) {
         self.end_run();
         self.grants.clear();
-        self.shell_prefixes.clear();
     }
 
     /// A new conversation (`/clear`): its turn and token counts start again; session
@@ -368,7 +360,7 @@ impl RunModel {
         self.approvals.clear();
         self.questions.clear();
         self.results_due = 0;
-        self.grants.retain(|_, scope| *scope == Scope::Session);
+        self.grants.end_run();
     }
 
     fn add(
@@ -493,14 +485,15 @@ impl RunModel {
         &self.questions
     }
 
-    /// Tools the user approved beyond one call, with how far.
-    pub fn grants(&self) -> &BTreeMap<String, Scope> {
+    /// Tools and shell prefixes the user approved beyond one call: how far, since when,
+    /// how many calls each let through.
+    pub fn grants(&self) -> &Grants {
         &self.grants
     }
 
     /// Shell command prefixes the user allowed for the session from the dialog.
-    pub fn shell_prefixes(&self) -> &[String] {
-        &self.shell_prefixes
+    pub fn shell_prefixes(&self) -> Vec<&str> {
+        self.grants.prefixes().collect()
     }
 
     /// Runs started.

@@ -33,11 +33,43 @@ impl ApprovalRequest {
     }
 
     /// Keeps `answer` to this call alone when it may only be approved once, whatever key
-    /// was pressed.
+    /// was pressed; a batch-wide approval never reaches it (see [`ApprovalRequest::accepts`]).
     pub fn limit(&self, answer: &mut ApprovalAnswer) {
         if self.once_only() {
+            if answer.scope == Scope::Batch && answer.decision == Decision::Approved {
+                *answer = ApprovalAnswer::deny(None);
+            }
             answer.scope = Scope::Once;
             answer.prefix = None;
+        }
+    }
+
+    /// Whether `answer` may decide this call: an approval of the whole batch (`Y`) never
+    /// approves a call that may only be approved once; that call waits for its own answer.
+    pub fn accepts(&self, answer: &ApprovalAnswer) -> bool {
+        !(self.once_only() && answer.scope == Scope::Batch && answer.decision == Decision::Approved)
+    }
+}
+
+/// One decision for every call of a batch still waiting (`Y`, `N` in the dialog).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchDecision {
+    /// Approve each call once (a call that may only be approved once is left to ask).
+    ApproveAll,
+    /// Deny each call, with one reason for the model, if the user gave one.
+    DenyAll(Option<String>),
+}
+
+impl BatchDecision {
+    /// The answer each call of the batch gets (scope `batch`: no grant comes of it).
+    pub fn answer(&self) -> ApprovalAnswer {
+        let answer = match self {
+            Self::ApproveAll => ApprovalAnswer::approve(Scope::Batch),
+            Self::DenyAll(reason) => ApprovalAnswer::deny(reason.clone()),
+        };
+        ApprovalAnswer {
+            scope: Scope::Batch,
+            ..answer
         }
     }
 }
@@ -228,10 +260,48 @@ impl Policies {
         }
     }
 
+    /// The grant that allows this call without asking, when its policy would ask and a
+    /// grant (a tool for the turn or session, a shell prefix) covers it.
+    pub fn granting(
+        &self,
+        tool: &dyn Tool,
+        arguments: &Value,
+        settings: &ToolSettings,
+    ) -> Option<Grant> {
+        let name = tool.name();
+        let base = match self.overrides.get(name) {
+            Some(policy) => *policy,
+            None => tool.default_policy(arguments, settings),
+        };
+        if base != Policy::Ask
+            || tool
+                .confinement(arguments, settings)
+                .is_some_and(needs_each_approval)
+        {
+            return None;
+        }
+        if self.session_grants.contains(name) || self.turn_grants.contains(name) {
+            return Some(Grant::Tool(name.to_string()));
+        }
+        let command = arguments.get("command").and_then(Value::as_str)?;
+        (name == crate::tools::builtin::SHELL)
+            .then(|| {
+                self.shell_prefixes.iter().find(|prefix| {
+                    crate::tools::builtin::shell_rule(
+                        command,
+                        std::slice::from_ref(*prefix),
+                        &settings.shell_ask,
+                    ) == Some(Policy::Allow)
+                })
+            })
+            .flatten()
+            .map(|prefix| Grant::ShellPrefix(prefix.clone()))
+    }
+
     /// Records an approval that reaches beyond one call.
     pub fn grant(&mut self, tool: &str, scope: Scope) {
         match scope {
-            Scope::Once => {}
+            Scope::Once | Scope::Batch => {}
             Scope::Turn => {
                 self.turn_grants.insert(tool.to_string());
             }
@@ -276,6 +346,11 @@ impl Policies {
     /// Tools granted for the rest of the session.
     pub fn session_grants(&self) -> impl Iterator<Item = &str> {
         self.session_grants.iter().map(String::as_str)
+    }
+
+    /// Every configured override, by tool name.
+    pub fn overrides(&self) -> impl Iterator<Item = (&str, Policy)> {
+        self.overrides.iter().map(|(name, p)| (name.as_str(), *p))
     }
 
     /// The configured override for a tool, if any.

@@ -21,10 +21,10 @@ use crate::tools::{NeededCall, Policy, Progress};
 const MAX_PROGRESS_MESSAGE: usize = 200;
 
 /// Where a batch stands after planning and asking: one slot per call, and which run.
-struct Decided {
-    outcomes: Vec<Option<CallOutcome>>,
-    arguments: Vec<Value>,
-    ready: Vec<usize>,
+pub(super) struct Decided {
+    pub(super) outcomes: Vec<Option<CallOutcome>>,
+    pub(super) arguments: Vec<Value>,
+    pub(super) ready: Vec<usize>,
 }
 
 impl Run<'_> {
@@ -170,7 +170,10 @@ impl Run<'_> {
                 planned = self.plan(call, &decided.arguments[i], offered, false);
             }
             match planned {
-                Planned::Policy(Policy::Allow) => decided.ready.push(i),
+                Planned::Policy(Policy::Allow) => {
+                    self.note_grant(call, &decided.arguments[i]);
+                    decided.ready.push(i);
+                }
                 Planned::Policy(Policy::Ask) => asks.push(i),
                 Planned::Policy(Policy::Deny) => {
                     let ended = Ended::Denied {
@@ -333,85 +336,6 @@ impl Run<'_> {
         }
     }
 
-    /// Asks about the `ask` calls as one batch and records the answers; a cancel leaves
-    /// their slots empty.
-    async fn approve(&mut self, calls: &[Pending], asks: &[usize], decided: &mut Decided) {
-        for &i in asks {
-            self.push_frame(calls[i].frame(&decided.arguments[i], FrameState::AwaitingApproval));
-        }
-        let requests: Vec<_> = asks
-            .iter()
-            .map(|&i| super::approval::ApprovalRequest {
-                id: calls[i].frame.clone(),
-                name: calls[i].name.clone(),
-                arguments: decided.arguments[i].clone(),
-                sandbox: self.confinement(&calls[i].name, &decided.arguments[i]),
-            })
-            .collect();
-        for (k, request) in requests.iter().enumerate() {
-            let tool = self.orch.registry.get(&request.name);
-            let note = tool.as_ref().and_then(|t| t.approval_note());
-            // Read from disk now, before anyone decides: the dialog shows what would change.
-            let diff =
-                tool.and_then(|t| t.preview(&request.arguments, &self.orch.settings.workdir));
-            self.emit(EventData::ApprovalRequested {
-                id: request.id.clone(),
-                name: request.name.clone(),
-                arguments: request.arguments.clone(),
-                position: k + 1,
-                of: requests.len(),
-                note,
-                diff,
-                sandbox: request.sandbox,
-            });
-        }
-        let cancel = self.cancel.clone();
-        let answers = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return,
-            answers = self.approver.decide(&requests) => answers,
-        };
-        for (k, &i) in asks.iter().enumerate() {
-            let mut answer = answers
-                .get(k)
-                .cloned()
-                .unwrap_or_else(|| super::approval::ApprovalAnswer::deny(None));
-            requests[k].limit(&mut answer);
-            let call = &calls[i];
-            self.emit(EventData::ApprovalDecided {
-                id: call.frame.clone(),
-                name: call.name.clone(),
-                decision: answer.decision,
-                scope: answer.scope,
-                reason: answer.reason.clone(),
-                prefix: answer
-                    .prefix
-                    .clone()
-                    .filter(|_| answer.decision == crate::event::Decision::Approved),
-            });
-            if answer.decision == crate::event::Decision::Approved {
-                self.orch.policies.grant(&call.name, answer.scope);
-                if let Some(prefix) = &answer.prefix {
-                    self.orch.policies.allow_shell_prefix(prefix);
-                }
-                decided.ready.push(i);
-                continue;
-            }
-            let message = match &answer.reason {
-                Some(reason) => format!("the call was denied: {reason}"),
-                None => "the call was denied by the user".to_string(),
-            };
-            let ended = Ended::Denied {
-                by: answer.by,
-                message,
-            };
-            let denied = self.not_run(call, ended);
-            let frames = self.orch.stack.pop(&call.frame, FrameState::Denied);
-            self.popped(frames);
-            decided.outcomes[i] = Some(denied);
-        }
-    }
-
     /// Runs the calls a tool needs first, above it on the stack, then resumes it with their
     /// results; repeats while it needs more. A needed call that fails fails the tool, so the
     /// whole workflow unwinds (spec/004: a tool failure clears the stack).
@@ -472,7 +396,7 @@ impl Run<'_> {
     }
 
     /// An outcome for a call that did not run, reported at once.
-    fn not_run(&mut self, call: &Pending, ended: Ended) -> CallOutcome {
+    pub(super) fn not_run(&mut self, call: &Pending, ended: Ended) -> CallOutcome {
         let outcome = self.quiet(call, ended);
         self.emit_result(&outcome);
         outcome

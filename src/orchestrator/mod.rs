@@ -18,6 +18,7 @@ use crate::text::summarize;
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
 
 pub mod approval;
+mod asking;
 mod batch;
 mod call;
 mod collect;
@@ -228,7 +229,7 @@ impl Orchestrator {
             sink.emit(Event {
                 timestamp: self.clock.unix_ms(),
                 request_id,
-                data: EventData::GrantRevoked { grant },
+                data: EventData::ApprovalRevoked { grant },
             });
         }
     }

@@ -90,7 +90,7 @@ impl Run<'_> {
     pub(super) fn take_revocations(&mut self) {
         for grant in self.approver.revocations() {
             if self.orch.policies.revoke(&grant) {
-                self.emit(EventData::GrantRevoked { grant });
+                self.emit(EventData::ApprovalRevoked { grant });
             }
         }
     }

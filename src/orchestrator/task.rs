@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::Orchestrator;
-use super::approval::{ApprovalAnswer, ApprovalRequest, Approver};
+use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, BatchDecision};
 use super::recorded::{ProblemSink, Recorded};
 use super::switch::{Lists, Providers};
 use crate::event::{Event, EventData, Grant, InputRequest};
@@ -30,6 +30,15 @@ pub enum Op {
         id: String,
         /// The decision.
         answer: ApprovalAnswer,
+    },
+    /// One decision for several calls of the batch waiting for approval (`Y`, `N`): each
+    /// call gets its own `approval_decided` (scope `batch`). A call that may only be approved
+    /// once (leaving the sandbox) is never approved this way; it waits for its own answer.
+    DecideBatch {
+        /// The call ids from the requests.
+        ids: Vec<String>,
+        /// Approve all, or deny all with one reason.
+        decision: BatchDecision,
     },
     /// The answer to an `input_requested` event (`None`: declined / abandoned).
     Answer {
@@ -188,7 +197,13 @@ async fn serve(
                     continue;
                 }
                 // Nothing is running: stale answers and cancels have nothing to act on.
-                Some(Op::Approve { .. } | Op::Answer { .. } | Op::Cancel | Op::CancelCall(_)) => {
+                Some(
+                    Op::Approve { .. }
+                    | Op::DecideBatch { .. }
+                    | Op::Answer { .. }
+                    | Op::Cancel
+                    | Op::CancelCall(_),
+                ) => {
                     continue;
                 }
             },
@@ -233,6 +248,11 @@ async fn serve(
                         }
                         Some(Op::Approve { id, answer }) => {
                             let _ = replies_tx.send(Reply::Approval(id, answer));
+                        }
+                        Some(Op::DecideBatch { ids, decision }) => {
+                            for id in ids {
+                                let _ = replies_tx.send(Reply::Approval(id, decision.answer()));
+                            }
                         }
                         Some(Op::Answer { id, value }) => {
                             let _ = replies_tx.send(Reply::Input(id, value));
@@ -311,8 +331,17 @@ impl Approver for ChannelApprover {
         batch: &'a [ApprovalRequest],
     ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
         async move {
-            while batch.iter().any(|r| !self.approvals.contains_key(&r.id)) {
-                if !self.receive().await {
+            loop {
+                // A batch-wide approval of a call it may not approve is dropped: that call
+                // is still asked about.
+                for r in batch {
+                    if self.approvals.get(&r.id).is_some_and(|a| !r.accepts(a)) {
+                        self.approvals.remove(&r.id);
+                    }
+                }
+                if batch.iter().all(|r| self.approvals.contains_key(&r.id))
+                    || !self.receive().await
+                {
                     break;
                 }
             }

@@ -63,6 +63,8 @@ pub struct AppInfo {
     /// The sandbox shell commands run in (the status line, `/status`); `None` when viewing a
     /// saved trace.
     pub sandbox: Option<crate::sandbox::Sandbox>,
+    /// The configured approval rules, one line each (`/tools`).
+    pub rules: Vec<String>,
 }
 
 /// A side effect the event loop carries out.
@@ -130,6 +132,9 @@ pub struct App {
     history_at: usize,
     /// A saved session is being replayed: its user messages come from its message lines.
     replaying: bool,
+    /// The latest event's time (Unix ms) and when it arrived: the wall clock `/tools` ages
+    /// grants by.
+    wall: Option<(u64, Instant)>,
 }
 
 impl App {
@@ -195,6 +200,7 @@ impl App {
             loading_earlier: false,
             history_at: 0,
             replaying: false,
+            wall: None,
         }
     }
 
@@ -305,6 +311,7 @@ impl App {
         self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
         self.chat.on_event_at(event, &self.run, now);
+        self.refresh_tools(event, now);
         // A call that left the stack undecided (its sub-agent was cancelled) asks no more.
         if let EventData::StackPop(frame) = &event.data {
             self.overlays
@@ -449,6 +456,7 @@ impl App {
 
 mod copy;
 mod earlier;
+mod grants;
 mod guard;
 mod keys;
 mod mouse;

@@ -45,8 +45,13 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo::new("/help", "", "every key and command"),
     CommandInfo::new(
         "/tools",
-        "[revoke X]",
-        "tools, policies, grants; revoke X takes one back",
+        "",
+        "grants (r revokes one), configured rules, tools",
+    ),
+    CommandInfo::new(
+        "/revoke",
+        "NAME",
+        "take a grant back (all: every one); the next call asks",
     ),
     CommandInfo::new(
         "/tool",
@@ -96,7 +101,7 @@ pub enum SlashCommand {
     Help,
     /// `/tools`.
     Tools,
-    /// `/tools revoke NAME|PREFIX`: take a grant back.
+    /// `/revoke NAME|PREFIX|all` (or `/tools revoke …`): take a grant back.
     Revoke(String),
     /// `/tool NAME` (empty name: asks for one).
     Tool(String),
@@ -133,6 +138,7 @@ pub fn parse(text: &str) -> SlashCommand {
             None if rest.trim() == "revoke" => SlashCommand::Revoke(String::new()),
             _ => SlashCommand::Tools,
         },
+        "/revoke" => SlashCommand::Revoke(rest.trim().to_string()),
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
         "/mcp" => SlashCommand::Mcp,

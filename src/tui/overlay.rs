@@ -30,6 +30,7 @@ use crate::orchestrator::approval::ApprovalAnswer;
 
 mod approval;
 mod detail;
+mod grants;
 mod help;
 mod picker;
 mod question;
@@ -113,6 +114,13 @@ impl Handled {
 pub enum Effect {
     /// Decisions on pending approvals, by call id.
     Approve(Vec<(String, ApprovalAnswer)>),
+    /// One decision for several calls of the batch (`Y`, `N`), by call id.
+    DecideBatch {
+        /// The calls it decides.
+        ids: Vec<String>,
+        /// Approve all, or deny all with one reason.
+        decision: crate::orchestrator::approval::BatchDecision,
+    },
     /// The answer to a question; `None` declines it.
     Answer {
         /// The question's id.
@@ -128,6 +136,8 @@ pub enum Effect {
     Focus(Focus),
     /// Push another overlay (a pane's detail view).
     Open(Box<dyn Overlay>),
+    /// Take a grant back (`r` in `/tools`).
+    Revoke(crate::event::Grant),
     /// Copy this text to the clipboard (`y`): the app redacts it and sends OSC 52.
     Copy(String),
     /// A picker's row was chosen (`/model`, `/provider`, `/resume`).

@@ -277,6 +277,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         earlier_usage: Default::default(),
         earlier: None,
         sandbox: None,
+        rules: Vec::new(),
     }
 }
 
@@ -318,7 +319,30 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         earlier_usage: Default::default(),
         earlier: None,
         sandbox: Some(resolved.tools.sandbox.clone()),
+        rules: approval_rules(orchestrator),
     }
+}
+
+/// The approval rules the config sets, one line each, for `/tools`: tool policies, shell
+/// command prefixes, hosts `web_fetch` may fetch without asking.
+fn approval_rules(orchestrator: &Orchestrator) -> Vec<String> {
+    let mut overrides: Vec<(&str, Policy)> = orchestrator.policies().overrides().collect();
+    overrides.sort_unstable_by_key(|(name, _)| *name);
+    let mut rules: Vec<String> = (overrides.into_iter())
+        .map(|(name, policy)| format!("[tools.policy] {name} = {}", policy_word(policy)))
+        .collect();
+    let tools = &orchestrator.settings().tools;
+    let lists = [
+        ("[tools.shell] allow", &tools.shell_allow),
+        ("[tools.shell] ask", &tools.shell_ask),
+        ("[tools.web_fetch] allow_hosts", &tools.allow_hosts),
+    ];
+    for (what, list) in lists {
+        if !list.is_empty() {
+            rules.push(format!("{what}: {}", list.join(", ")));
+        }
+    }
+    rules
 }
 
 fn policy_word(policy: Policy) -> &'static str {

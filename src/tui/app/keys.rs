@@ -97,6 +97,10 @@ impl App {
                 Vec::new()
             }
             Effect::CancelCall(id) => vec![Command::Op(Op::CancelCall(id))],
+            Effect::Revoke(grant) => self.revoke(grant, now),
+            Effect::DecideBatch { ids, decision } => {
+                vec![Command::Op(Op::DecideBatch { ids, decision })]
+            }
             Effect::Copy(text) => self.copy(&text, now),
             Effect::Pick(pick) => self.picked(pick, now),
         }

@@ -3,7 +3,6 @@
 use std::time::Instant;
 
 use super::{App, Command};
-use crate::event::Grant;
 use crate::orchestrator::task::Op;
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
@@ -42,51 +41,8 @@ impl App {
     pub(super) fn run_command(&mut self, text: &str, now: Instant) -> Vec<Command> {
         match commands::parse(text) {
             SlashCommand::Help => self.open_help(),
-            SlashCommand::Tools => {
-                let mut text = commands::tools_text(&self.info.tools, self.run.grants());
-                let prefixes = self.run.shell_prefixes();
-                if !prefixes.is_empty() {
-                    let listed: Vec<String> = prefixes.iter().map(|p| format!("`{p}`")).collect();
-                    text.push_str(&format!(
-                        "\n\nShell commands allowed for this session: {}.",
-                        listed.join(", ")
-                    ));
-                }
-                if !prefixes.is_empty() || !self.run.grants().is_empty() {
-                    text.push_str(
-                        "\n\n`/tools revoke NAME` takes a tool's grant back; \
-                         `/tools revoke PREFIX` a shell command prefix.",
-                    );
-                }
-                if let Some(hub) = self.info.mcp.as_ref().filter(|hub| !hub.is_empty()) {
-                    text.push_str("\n\n**MCP servers**\n\n");
-                    text.push_str(&crate::mcp::describe_servers(&hub.view()));
-                }
-                self.chat.push_notice(NoticeKind::Info, text);
-            }
-            SlashCommand::Revoke(what) => {
-                let grant = if self.run.shell_prefixes().contains(&what) {
-                    Some(Grant::ShellPrefix(what.clone()))
-                } else if self.run.grants().contains_key(&what) {
-                    Some(Grant::Tool(what.clone()))
-                } else {
-                    None
-                };
-                match grant {
-                    Some(grant) => return vec![Command::Op(Op::Revoke(grant))],
-                    None => {
-                        let mut granted: Vec<String> =
-                            self.run.grants().keys().map(|k| format!("'{k}'")).collect();
-                        granted.extend(self.run.shell_prefixes().iter().map(|p| format!("'{p}'")));
-                        let text = if granted.is_empty() {
-                            "Nothing to revoke: no grants were given this session.".to_string()
-                        } else {
-                            format!("No grant named '{what}'. Granted: {}.", granted.join(", "))
-                        };
-                        self.chat.push_notice(NoticeKind::Warn, text);
-                    }
-                }
-            }
+            SlashCommand::Tools => self.open_tools(now),
+            SlashCommand::Revoke(what) => return self.revoke_command(&what, now),
             SlashCommand::Mcp => {
                 let servers = self
                     .info
@@ -195,7 +151,7 @@ impl App {
     }
 
     /// Every tool now: the built-ins, then the MCP servers' (which come and go).
-    fn tool_infos(&self) -> Vec<commands::ToolInfo> {
+    pub(super) fn tool_infos(&self) -> Vec<commands::ToolInfo> {
         let mut tools = self.info.tools.clone();
         if let Some(hub) = &self.info.mcp {
             use crate::tools::ToolSource;

@@ -59,6 +59,7 @@ impl Overlay for ApprovalDialog {
         }
         match self.state.on_key(key) {
             Outcome::Decided(decided) => Handled::effect(Effect::Approve(decided)),
+            Outcome::Batch(ids, decision) => Handled::effect(Effect::DecideBatch { ids, decision }),
             _ if typing => Handled::Consumed,
             // Page keys scroll the chat too; an Esc the dialog did not take still cancels.
             _ if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Esc) => {
@@ -83,10 +84,17 @@ impl Overlay for ApprovalDialog {
 
     fn hints(&self) -> Option<Hints> {
         // A call that leaves the sandbox (or has none) is approved once or not at all.
-        if self.once_only() {
-            return Some(&[("y", "approve once"), ("n", "deny"), ("Tab", "panes")]);
-        }
-        Some(&[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")])
+        Some(match (self.once_only(), self.state.offers_batch()) {
+            (true, false) => &[("y", "approve once"), ("n", "deny"), ("Tab", "panes")],
+            (true, true) => &[("y", "once"), ("n", "deny"), ("Y/N", "all"), ("Tab", "panes")],
+            (false, false) => &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")],
+            (false, true) => &[
+                ("y/t/a", "approve"),
+                ("n", "deny"),
+                ("Y/N", "all"),
+                ("Tab", "panes"),
+            ],
+        })
     }
 
     fn height(&self, width: u16, _ctx: &DrawCtx) -> u16 {
@@ -106,10 +114,12 @@ impl Overlay for ApprovalDialog {
     }
 
     fn composer_note(&self) -> Option<&'static str> {
-        if self.once_only() {
-            return Some("answer the approval above (y / n)");
-        }
-        Some("answer the approval above (y / t / a / n)")
+        Some(match (self.once_only(), self.state.offers_batch()) {
+            (true, false) => "answer the approval above (y / n)",
+            (true, true) => "answer the approval above (y / n; Y / N: the whole batch)",
+            (false, false) => "answer the approval above (y / t / a / n)",
+            (false, true) => "answer the approval above (y / t / a / n; Y / N: the whole batch)",
+        })
     }
 
     fn run_bound(&self) -> bool {

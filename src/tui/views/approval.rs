@@ -1,5 +1,6 @@
 //! The inline approval dialog (DESIGN §7): one pending call at a time, decided with one key.
-//! Keys are letters that never renumber: `y` once, `t` this turn, `a` this session, `n` deny.
+//! Keys are letters that never renumber: `y` once, `t` this turn, `a` this session, `n` deny;
+//! with several calls waiting, `Y` / `N` decide the whole batch (`approval/batch.rs`).
 
 use std::time::Duration;
 
@@ -10,11 +11,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Value;
 
-use crate::event::{Confinement, Scope};
-use crate::orchestrator::approval::{ApprovalAnswer, needs_each_approval};
+use crate::event::{Confinement, Decision, Scope};
+use crate::orchestrator::approval::{ApprovalAnswer, BatchDecision, needs_each_approval};
 use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
 use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
+
+pub use args::pretty;
 
 /// A call waiting for the user's decision.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +62,8 @@ pub enum Outcome {
     Used,
     /// Decisions to send, by call id.
     Decided(Vec<(String, ApprovalAnswer)>),
+    /// One decision for these calls of the batch (`Y`, `N`).
+    Batch(Vec<String>, BatchDecision),
 }
 
 /// The calls waiting for approval and the dialog's own state.
@@ -66,8 +71,12 @@ pub enum Outcome {
 pub struct ApprovalState {
     pending: Vec<Pending>,
     scroll: u16,
-    /// Set while the user types a reason after `n`.
+    /// Set while the user types a reason after `n` (or `N`).
     reason: Option<String>,
+    /// The reason being typed is for every call of the batch (`N`).
+    reason_for_all: bool,
+    /// Calls of the batch answered here while others still wait, for the list.
+    done: Vec<(Pending, Decision)>,
 }
 
 impl ApprovalState {
@@ -105,14 +114,17 @@ impl ApprovalState {
         if was_current {
             self.scroll = 0;
             self.reason = None;
+            self.reason_for_all = false;
         }
     }
 
     /// Drops every pending call.
     pub fn clear(&mut self) {
         self.pending.clear();
+        self.done.clear();
         self.scroll = 0;
         self.reason = None;
+        self.reason_for_all = false;
     }
 
     /// Handles a key while the dialog is open.
@@ -124,9 +136,13 @@ impl ApprovalState {
             match key.code {
                 KeyCode::Enter => {
                     let text = reason.trim().to_string();
-                    let answer = ApprovalAnswer::deny((!text.is_empty()).then_some(text));
-                    return self.decide(vec![(current.id, answer)]);
+                    let reason = (!text.is_empty()).then_some(text);
+                    if self.reason_for_all {
+                        return self.deny_all(reason);
+                    }
+                    return self.decide(vec![(current.id, ApprovalAnswer::deny(reason))]);
                 }
+                KeyCode::Esc if self.reason_for_all => return self.deny_all(None),
                 KeyCode::Esc => return self.decide(vec![(current.id, ApprovalAnswer::deny(None))]),
                 KeyCode::Backspace => {
                     reason.pop();
@@ -159,6 +175,12 @@ impl ApprovalState {
             },
             KeyCode::Char('n') => {
                 self.reason = Some(String::new());
+                Outcome::Used
+            }
+            KeyCode::Char('Y') => self.approve_all(),
+            KeyCode::Char('N') if self.offers_batch() => {
+                self.reason = Some(String::new());
+                self.reason_for_all = true;
                 Outcome::Used
             }
             KeyCode::Esc => self.decide(vec![(current.id, ApprovalAnswer::deny(None))]),
@@ -213,8 +235,8 @@ impl ApprovalState {
     }
 
     fn decide(&mut self, decided: Vec<(String, ApprovalAnswer)>) -> Outcome {
-        for (id, _) in &decided {
-            self.remove(id);
+        for (id, answer) in &decided {
+            self.answered(id, answer.decision);
         }
         Outcome::Decided(decided)
     }
@@ -227,7 +249,7 @@ impl ApprovalState {
         };
         let inner = width.saturating_sub(2).max(1);
         let theme = Theme::default();
-        let body = body_lines(current, inner, &theme).len();
+        let body = self.batch_lines(inner, &theme).len() + body_lines(current, inner, &theme).len();
         let footer = usize::from(self.footer_rows(inner, None));
         // Two borders.
         (body + footer + 2).min(usize::from(u16::MAX)) as u16
@@ -245,7 +267,8 @@ impl ApprovalState {
         }
         Clear.render(area, buf);
         let inner_width = area.width - 2;
-        let lines = body_lines(current, inner_width, theme);
+        let mut lines = self.batch_lines(inner_width, theme);
+        lines.extend(body_lines(current, inner_width, theme));
         let inside = area.height - 2;
         let total = lines.len();
         let max_footer = keyline::footer_room(inside, total);
@@ -284,7 +307,13 @@ impl ApprovalState {
     fn hints(&self, wait: Option<Duration>) -> (String, Vec<KeyHint>) {
         if self.reason.is_some() {
             let hints = vec![hint("Enter", "sends"), hint("Esc", "skips")];
-            return ("Reason for the model:".to_string(), hints);
+            let prompt = if self.reason_for_all {
+                let calls = self.pending.iter().filter(|p| p.from.is_none()).count();
+                format!("Reason for the model (denies all {calls}):")
+            } else {
+                "Reason for the model:".to_string()
+            };
+            return (prompt, hints);
         }
         let note = wait.map_or(String::new(), |wait| format!("{} ·", guard_note(wait)));
         let mut hints = if self.current().is_some_and(Pending::once_only) {
@@ -300,6 +329,12 @@ impl ApprovalState {
         if let Some(prefix) = self.offered_prefix() {
             let always = format!("always '{}'", escape(&prefix).replace('\n', "^J"));
             hints.push(hint("p", always).or("prefix"));
+        }
+        if self.offers_approve_all() {
+            hints.push(hint("Y", "approve all").or("all"));
+        }
+        if self.offers_batch() {
+            hints.push(hint("N", "deny all").or("none"));
         }
         hints.push(hint("↑↓", "scroll").or(""));
         (note, hints)
@@ -428,45 +463,6 @@ pub fn guard_note(wait: Duration) -> String {
     format!("keys active in {}.{} s", tenths / 10, tenths % 10)
 }
 
-/// Arguments for a person to review: `key: value` per line, multi-line strings (file
-/// contents, scripts) shown as the text they are, other values as indented JSON. Controls
-/// show as placeholders (`^[`, see `safe::escape`): what is approved is what is seen.
-pub fn pretty(arguments: &Value) -> String {
-    let Value::Object(map) = arguments else {
-        // JSON escapes C0 controls but not C1 controls or bidi overrides.
-        return escape(&json_text(arguments)).into_owned();
-    };
-    // Short values first, so `path` or `command` is seen before a long file body.
-    let mut fields: Vec<(&String, &Value)> = map.iter().collect();
-    fields.sort_by_key(|(_, v)| matches!(v, Value::String(t) if t.contains('\n')));
-    let mut out = String::new();
-    for (key, value) in fields {
-        let key = escape(key).replace('\n', "^J");
-        match value {
-            Value::String(text) if text.contains('\n') => {
-                out.push_str(&key);
-                out.push_str(":\n");
-                for line in text.lines() {
-                    out.push_str("  ");
-                    out.push_str(&escape(line));
-                    out.push('\n');
-                }
-            }
-            Value::String(text) => {
-                out.push_str(&format!("{key}: {}\n", escape(text)));
-            }
-            other => {
-                out.push_str(&format!("{key}: {}\n", escape(&json_text(other))));
-            }
-        }
-    }
-    out
-}
-
-fn json_text(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-}
-
 /// A diff as coloured lines: the summary bold, headers dim, `+` added, `-` removed, and the
 /// code on added and context lines coloured by the file's language (`highlight::diff`).
 /// Control characters from the file are shown escaped, never sent to the terminal.
@@ -474,5 +470,7 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
     crate::tui::highlight::diff::styled(diff, theme)
 }
 
+mod args;
+mod batch;
 #[cfg(test)]
 mod tests;

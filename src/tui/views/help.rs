@@ -57,6 +57,8 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("a", "approve this tool for the session"),
             ("p", "shell: approve, and allow its command prefix"),
             ("n", "deny, then optionally type a reason for the model"),
+            ("Y", "several calls wait: approve every one once"),
+            ("N", "several calls wait: deny every one (one reason)"),
             ("Esc", "deny"),
             ("↑ / ↓", "scroll long arguments"),
         ],

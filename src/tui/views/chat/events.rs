@@ -156,7 +156,9 @@ impl ChatState {
                     text,
                 });
             }
-            EventData::GrantRevoked { grant } => {
+            // The timeline and `/tools` count these; the call's own cell says enough.
+            EventData::GrantUsed { .. } => {}
+            EventData::ApprovalRevoked { grant } => {
                 let text = notices::revoked(grant);
                 self.push(CellKind::Notice {
                     style: NoteStyle::Markdown,

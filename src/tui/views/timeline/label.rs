@@ -2,14 +2,23 @@
 
 use serde_json::Value;
 
-use crate::event::{Confinement, Scope};
+use crate::event::{Confinement, Grant, Scope};
 
-/// `once`, `turn`, `session`.
+/// `once`, `batch`, `turn`, `session`.
 pub(super) fn scope_label(scope: Scope) -> &'static str {
     match scope {
         Scope::Once => "once",
+        Scope::Batch => "batch",
         Scope::Turn => "turn",
         Scope::Session => "session",
+    }
+}
+
+/// `write_file`, or `shell 'cargo test'` for a shell prefix.
+pub(super) fn grant_label(grant: &Grant) -> String {
+    match grant {
+        Grant::Tool(name) => one_line(name),
+        Grant::ShellPrefix(prefix) => format!("shell '{}'", one_line(prefix)),
     }
 }
 

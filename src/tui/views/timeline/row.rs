@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ratatui::style::Style;
 
-use super::label::{one_line, sandboxed, scope_label, spend, summary, titled};
+use super::label::{grant_label, one_line, sandboxed, scope_label, spend, summary, titled};
 use super::store::Payload;
 
 use crate::config::pricing::Pricing;
@@ -108,7 +108,8 @@ impl Kind {
             EventData::ToolProgress { .. } => Self::Progress,
             EventData::ApprovalRequested { .. } => Self::ApprovalAsked,
             EventData::ApprovalDecided { .. } => Self::ApprovalDecided,
-            EventData::GrantRevoked { .. } => Self::Revoked,
+            EventData::ApprovalRevoked { .. } => Self::Revoked,
+            EventData::GrantUsed { .. } => Self::ApprovalDecided,
             EventData::InputRequested(_) => Self::Question,
             EventData::InputAnswered { .. } => Self::Answer,
             EventData::Error { .. }
@@ -338,16 +339,12 @@ impl Row {
                 Tone::Warn,
                 format!("repeated call: {} ×{times}, same arguments", one_line(name)),
             ),
-            EventData::GrantRevoked { grant } => (
-                "⊘",
-                Tone::Warn,
-                match grant {
-                    crate::event::Grant::Tool(name) => format!("revoked {}", one_line(name)),
-                    crate::event::Grant::ShellPrefix(prefix) => {
-                        format!("revoked shell '{}'", one_line(prefix))
-                    }
-                },
-            ),
+            EventData::ApprovalRevoked { grant } => {
+                ("⊘", Tone::Warn, format!("revoked {}", grant_label(grant)))
+            }
+            EventData::GrantUsed { grant, .. } => {
+                ("✔", Tone::Ok, format!("allowed {} (grant)", grant_label(grant)))
+            }
             EventData::Compacted(c) => match &c.error {
                 None => {
                     start = at.saturating_sub(c.duration_ms);
