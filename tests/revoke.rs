@@ -16,7 +16,7 @@ use support::scripted::*;
 
 /// Runs the task until `finals` answers came, approving every ask for the session, and
 /// sending `after_approval` once right after the first approval. Returns the ids asked about
-/// and whether a `grant_revoked` event came.
+/// and whether an `approval_revoked` event came.
 async fn drive(
     t: &mut OrchestratorTask,
     finals: usize,
@@ -39,7 +39,7 @@ async fn drive(
                     t.ops.send(op).unwrap();
                 }
             }
-            EventData::GrantRevoked { grant } => {
+            EventData::ApprovalRevoked { grant } => {
                 assert_eq!(grant, Grant::Tool("guarded".into()));
                 revoked = true;
             }

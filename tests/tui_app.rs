@@ -1390,7 +1390,7 @@ fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
     let sent = h.key(KeyCode::Enter);
     let grant = taco::event::Grant::ShellPrefix("cargo test".into());
     assert_eq!(sent, vec![Command::Op(Op::Revoke(grant.clone()))]);
-    h.event(EventData::GrantRevoked { grant });
+    h.event(EventData::ApprovalRevoked { grant });
     let screen = screen_text(&h.screen(300, 60));
     assert!(
         screen.contains("starting cargo test are asked about again"),

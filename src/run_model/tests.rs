@@ -1,6 +1,6 @@
 use super::*;
 use crate::conversation::ToolCall;
-use crate::event::{InputKind, LlmCall, StackFrame};
+use crate::event::{InputKind, LlmCall, Scope, StackFrame};
 use serde_json::json;
 
 fn ev(request: &str, data: EventData) -> Event {

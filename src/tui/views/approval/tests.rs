@@ -159,8 +159,17 @@ fn leaving_the_sandbox_takes_only_y_and_n_and_says_so() {
         assert_eq!(s.on_key(key(KeyCode::Char(c))), Outcome::Ignored, "{c}");
     }
     let (_, hints) = s.hints(None);
-    let keys: Vec<String> = hints.iter().map(|h| format!("{h:?}")).collect();
-    assert_eq!(hints.len(), 3, "y, n and scrolling: {keys:?}");
+    let keys: Vec<&str> = hints.iter().map(|h| h.key.as_ref()).collect();
+    // For this call y and n; for the batch Y (the other call) and N; and scrolling.
+    assert_eq!(keys, ["y", "n", "Y", "N", "↑↓"]);
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('Y'))),
+        Outcome::Batch(vec!["2".into()], BatchDecision::ApproveAll),
+        "Y leaves the escalation to its own answer"
+    );
+    assert_eq!(s.current().map(|p| p.id.as_str()), Some("1"));
+    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
+    s.push(other_call());
     let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
         panic!("y approves it");
     };
@@ -168,4 +177,88 @@ fn leaving_the_sandbox_takes_only_y_and_n_and_says_so() {
     assert_eq!((d[0].0.as_str(), d[0].1.scope), ("1", Scope::Once));
     // The next call is an ordinary one: its grants are offered again.
     assert_eq!(s.hints(None).1.len(), 6);
+}
+
+fn other_call() -> Pending {
+    let mut other = pending("2", "shell", 2, 2);
+    other.arguments = json!({"command": "cargo test"});
+    other
+}
+
+fn batch_of_three() -> ApprovalState {
+    let mut s = ApprovalState::new();
+    for i in 1..=3 {
+        s.push(pending(&i.to_string(), "write_file", i, 3));
+    }
+    s
+}
+
+#[test]
+fn shift_y_approves_the_whole_batch_once() {
+    let mut s = batch_of_three();
+    assert!(s.offers_batch());
+    let ids = vec!["1".to_string(), "2".into(), "3".into()];
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('Y'))),
+        Outcome::Batch(ids, BatchDecision::ApproveAll)
+    );
+    assert!(!s.is_open(), "nothing is left to ask");
+}
+
+#[test]
+fn shift_n_denies_the_whole_batch_with_one_reason() {
+    let mut s = batch_of_three();
+    assert_eq!(s.on_key(key(KeyCode::Char('N'))), Outcome::Used);
+    assert!(s.is_typing_reason());
+    assert_eq!(s.hints(None).0, "Reason for the model (denies all 3):");
+    for c in "not now".chars() {
+        s.on_key(key(KeyCode::Char(c)));
+    }
+    let ids = vec!["1".to_string(), "2".into(), "3".into()];
+    assert_eq!(
+        s.on_key(key(KeyCode::Enter)),
+        Outcome::Batch(ids, BatchDecision::DenyAll(Some("not now".into())))
+    );
+    assert!(!s.is_open());
+}
+
+#[test]
+fn y_goes_call_by_call_and_the_list_marks_what_was_answered() {
+    let mut s = batch_of_three();
+    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+        panic!("y answers the current call");
+    };
+    assert_eq!(d.len(), 1);
+    let lines: Vec<String> = (s.batch_lines(60, &Theme::default()).iter())
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    assert_eq!(lines[0], "3 calls in this batch, 2 waiting:");
+    assert!(lines[1].starts_with("✓ write_file path=a"), "{lines:?}");
+    assert!(lines[2].starts_with("▸ write_file"), "{lines:?}");
+    // Y now decides the two still waiting.
+    assert_eq!(
+        s.on_key(key(KeyCode::Char('Y'))),
+        Outcome::Batch(vec!["2".into(), "3".into()], BatchDecision::ApproveAll)
+    );
+}
+
+#[test]
+fn a_lone_call_or_a_sub_agents_batch_has_no_batch_keys() {
+    let mut s = ApprovalState::new();
+    s.push(pending("1", "write_file", 1, 1));
+    assert!(!s.offers_batch());
+    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
+    assert_eq!(s.on_key(key(KeyCode::Char('N'))), Outcome::Ignored);
+    assert!(s.batch_lines(60, &Theme::default()).is_empty());
+
+    let mut s = ApprovalState::new();
+    for i in 1..=2 {
+        let mut call = pending(&format!("d1/{i}"), "write_file", i, 2);
+        call.from = Some("delegate: tidy up".into());
+        s.push(call);
+    }
+    assert!(!s.offers_batch(), "a sub-agent's calls go one by one");
+    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
+    let keys: Vec<String> = (s.hints(None).1.iter()).map(|h| h.key.to_string()).collect();
+    assert!(!keys.contains(&"Y".to_string()), "{keys:?}");
 }
