@@ -116,9 +116,9 @@ impl Overlay for ApprovalDialog {
     fn composer_note(&self) -> Option<&'static str> {
         Some(match (self.once_only(), self.state.offers_batch()) {
             (true, false) => "answer the approval above (y / n)",
-            (true, true) => "answer the approval above (y / n; Y / N: the whole batch)",
+            (true, true) => "answer above (y / n; Y / N: all)",
             (false, false) => "answer the approval above (y / t / a / n)",
-            (false, true) => "answer the approval above (y / t / a / n; Y / N: the whole batch)",
+            (false, true) => "answer above (y / t / a / n; Y / N: all)",
         })
     }
 

@@ -108,12 +108,12 @@ impl ToolsView {
                 n => format!("{n} calls"),
             };
             let state = if self.revoking.contains(grant) {
-                " · revoking (before the next call)".to_string()
+                " · revoked at the next call".to_string()
             } else {
                 String::new()
             };
             let text = format!(
-                "{mark}{name:<name_width$}  {scope:<12}  since {}  allowed {calls} without asking{state}",
+                "{mark}{name:<name_width$}  {scope:<12}  since {:<14}  {calls} allowed{state}",
                 age(record.since_ms, self.now_ms),
             );
             let style = if i == self.selected {

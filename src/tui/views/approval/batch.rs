@@ -112,13 +112,15 @@ impl ApprovalState {
     }
 }
 
-/// One call of the list on one line: `▸ write_file path=a.txt · +12 −3 in a.txt`, cut to
+/// One call of the list on one line: `▸ edit_file · +12 −3 in a.rs · path=a.rs edits=…`, cut to
 /// `width`; a call that leaves the sandbox says it is asked on its own.
 fn row(mark: &str, call: &Pending, width: usize, style: Style) -> Line<'static> {
-    let mut text = format!("{} {}", call.name, argument_summary(&call.arguments));
-    if let Some(summary) = call.diff.as_deref().and_then(|d| d.lines().next()) {
-        text.push_str(&format!(" · {summary}"));
-    }
+    // The change's summary before the arguments: on a narrow screen it is what is kept.
+    let mut text = match call.diff.as_deref().and_then(|d| d.lines().next()) {
+        Some(summary) => format!("{} · {summary} · ", call.name),
+        None => format!("{} ", call.name),
+    };
+    text.push_str(&argument_summary(&call.arguments));
     if call.once_only() {
         text.push_str(" · asked on its own");
     }

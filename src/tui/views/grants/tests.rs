@@ -39,11 +39,11 @@ fn text(view: &ToolsView, width: u16) -> String {
 fn each_grant_says_how_far_since_when_and_how_many_calls() {
     let shown = text(&view(), 120);
     assert!(
-        shown.contains("▸ write_file          session       since 5 min ago  allowed 3 calls"),
+        shown.contains("▸ write_file          session       since 5 min ago       3 calls allowed"),
         "{shown}"
     );
     assert!(
-        shown.contains("edit_file           this request  since 4 min ago  allowed 1 call "),
+        shown.contains("edit_file           this request  since 4 min ago       1 call allowed"),
         "{shown}"
     );
     assert!(shown.contains("shell 'cargo test'"), "{shown}");
@@ -56,7 +56,7 @@ fn r_takes_the_selected_grant_and_the_selection_follows_it() {
     let mut v = view();
     v.move_by(1);
     assert_eq!(v.revoke_selected(), Some(Grant::Tool("edit_file".into())));
-    assert!(text(&v, 120).contains("revoking"), "marked until the event");
+    assert!(text(&v, 120).contains("revoked at the next call"), "marked until the event");
     v.move_by(5);
     assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
     // The edit_file grant is reported gone: the selection stays on the prefix.
@@ -64,7 +64,7 @@ fn r_takes_the_selected_grant_and_the_selection_follows_it() {
     left.remove(1);
     v.refresh(left, 0);
     assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
-    assert!(!text(&v, 120).contains("revoking"));
+    assert!(!text(&v, 120).contains("revoked at the next call"));
     v.refresh(Vec::new(), 0);
     assert_eq!(v.revoke_selected(), None);
     assert!(text(&v, 120).contains("None: every call that asks is asked about"));

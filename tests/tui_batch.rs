@@ -1,0 +1,418 @@
+//! The app with keys (issue 16.4, 16.5): `Y` / `N` over a batch of three, the batch dialog
+//! and its key hints, `Y` leaving an escalation to its own answer; `/tools` listing the
+//! grants with their scope, age and uses, `r` and `/revoke` taking one back, and snapshots
+//! of the batch dialog and the grants list at 200×50 and 80×24.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use taco::event::{
+    Confinement, Decision, DeltaKind, EventData, FrameState, Grant, Scope, StackFrame,
+};
+use taco::orchestrator::approval::BatchDecision;
+use taco::orchestrator::task::Op;
+use taco::tui::app::{App, AppInfo, Command};
+use taco::tui::commands::ToolInfo;
+
+mod support;
+use support::app::Harness;
+
+/// The sizes the batch dialog and the grants list are drawn at.
+const SIZES: [(u16, u16); 2] = [(200, 50), (80, 24)];
+
+impl Harness {
+    fn key(&mut self, code: KeyCode) -> Vec<Command> {
+        let now = self.now();
+        self.app
+            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn command(&mut self, line: &str) -> Vec<Command> {
+        self.type_text(line);
+        self.key(KeyCode::Enter)
+    }
+
+    fn start(&mut self) {
+        self.command("tidy the project");
+        self.event(EventData::RunStarted {
+            prompt: "tidy the project".into(),
+            provider: "demo".into(),
+            model: "demo".into(),
+            max_turns: 10,
+        });
+        self.event(EventData::Delta {
+            kind: DeltaKind::Text,
+            text: "I'll update the notes, fix the typo and run the tests.".into(),
+        });
+    }
+
+    /// Calls `(id, tool, arguments, diff, sandbox)` of one batch, each waiting for approval.
+    fn ask_batch(
+        &mut self,
+        calls: &[(&str, &str, serde_json::Value, Option<&str>, Option<Confinement>)],
+    ) {
+        for (id, name, arguments, _, sandbox) in calls {
+            self.event(EventData::ToolCall {
+                turn: 1,
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: arguments.clone(),
+                parent: None,
+                sandbox: *sandbox,
+            });
+        }
+        for (k, (id, name, arguments, diff, sandbox)) in calls.iter().enumerate() {
+            self.event(EventData::StackPush(StackFrame {
+                id: (*id).into(),
+                parent: None,
+                name: (*name).into(),
+                summary: "x".into(),
+                state: FrameState::AwaitingApproval,
+            }));
+            self.event(EventData::ApprovalRequested {
+                id: (*id).into(),
+                name: (*name).into(),
+                arguments: arguments.clone(),
+                position: k + 1,
+                of: calls.len(),
+                note: None,
+                diff: diff.map(String::from),
+                sandbox: *sandbox,
+            });
+        }
+    }
+
+    fn ask_three(&mut self) {
+        let diff = "+2 −1 in src/main.rs\n--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,2 +1,3 @@\n-fn mian() {}\n+fn main() {}\n+// fixed\n";
+        self.ask_batch(&[
+            (
+                "c1",
+                "write_file",
+                json!({"path": "NOTES.md", "content": "# Notes\n- tidy\n"}),
+                Some("new file NOTES.md: 2 lines, 16 bytes\n--- /dev/null\n+++ b/NOTES.md\n@@ -0,0 +1,2 @@\n+# Notes\n+- tidy\n"),
+                None,
+            ),
+            (
+                "c2",
+                "edit_file",
+                json!({"path": "src/main.rs", "edits": [{"old_string": "mian", "new_string": "main"}]}),
+                Some(diff),
+                None,
+            ),
+            ("c3", "shell", json!({"command": "cargo test"}), None, None),
+        ]);
+    }
+
+    fn text(&mut self, width: u16, height: u16) -> String {
+        screen_text(&self.screen(width, height))
+    }
+}
+
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn each_size(name: &str, h: &mut Harness, needles: &[&str]) {
+    for (width, height) in SIZES {
+        let terminal = h.screen(width, height);
+        let text = screen_text(&terminal);
+        for needle in needles {
+            assert!(
+                text.contains(needle),
+                "{name} at {width}×{height}: {needle:?} missing from\n{text}"
+            );
+        }
+        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
+    }
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn shift_y_approves_the_batch_of_three_in_one_op() {
+    let mut h = Harness::new();
+    h.start();
+    h.ask_three();
+    assert_eq!(
+        h.key(KeyCode::Char('Y')),
+        [Command::Op(Op::DecideBatch {
+            ids: ids(&["c1", "c2", "c3"]),
+            decision: BatchDecision::ApproveAll,
+        })]
+    );
+    assert!(!h.app.approval_open(), "every call is answered");
+}
+
+#[test]
+fn shift_n_denies_the_batch_of_three_with_one_reason() {
+    let mut h = Harness::new();
+    h.start();
+    h.ask_three();
+    assert!(h.key(KeyCode::Char('N')).is_empty(), "it asks for a reason first");
+    h.type_text("not on a Friday");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [Command::Op(Op::DecideBatch {
+            ids: ids(&["c1", "c2", "c3"]),
+            decision: BatchDecision::DenyAll(Some("not on a Friday".into())),
+        })]
+    );
+    assert!(!h.app.approval_open());
+}
+
+#[test]
+fn y_and_n_still_go_call_by_call() {
+    let mut h = Harness::new();
+    h.start();
+    h.ask_three();
+    let sent = h.key(KeyCode::Char('y'));
+    let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
+        panic!("{sent:?}");
+    };
+    assert_eq!((id.as_str(), answer.scope), ("c1", Scope::Once));
+    h.key(KeyCode::Char('n'));
+    let sent = h.key(KeyCode::Enter);
+    let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
+        panic!("{sent:?}");
+    };
+    assert_eq!((id.as_str(), answer.decision), ("c2", Decision::Denied));
+    let text = h.text(200, 50);
+    assert!(text.contains("✓ write_file · new file NOTES.md"), "{text}");
+    assert!(text.contains("✗ edit_file · +2 −1 in src/main.rs · path=src/main.rs"), "{text}");
+    assert!(!text.contains("Y/N all"), "one call left: {text}");
+}
+
+#[test]
+fn shift_y_leaves_an_escalation_to_its_own_answer() {
+    let mut h = Harness::new();
+    h.start();
+    h.ask_batch(&[
+        ("c1", "shell", json!({"command": "cargo build"}), None, None),
+        (
+            "c2",
+            "shell",
+            json!({"command": "cargo fetch", "unsandboxed": true}),
+            None,
+            Some(Confinement::Unsandboxed),
+        ),
+    ]);
+    assert_eq!(
+        h.key(KeyCode::Char('Y')),
+        [Command::Op(Op::DecideBatch {
+            ids: ids(&["c1"]),
+            decision: BatchDecision::ApproveAll,
+        })]
+    );
+    assert!(h.app.approval_open(), "the escalation still asks");
+    assert!(h.key(KeyCode::Char('Y')).is_empty(), "Y never approves it");
+    let text = h.text(200, 50);
+    assert!(text.contains("Run shell unsandboxed?"), "{text}");
+    assert!(text.contains("y run it once"), "{text}");
+}
+
+#[test]
+fn the_key_hints_and_help_show_y_and_n_for_a_batch() {
+    let mut h = Harness::new();
+    h.start();
+    h.ask_batch(&[("c1", "shell", json!({"command": "ls"}), None, None)]);
+    let text = h.text(200, 50);
+    assert!(!text.contains("Y/N all"), "one call: {text}");
+    assert!(!text.contains("Y approve all"), "{text}");
+    let mut h = Harness::new();
+    h.start();
+    h.ask_three();
+    let text = h.text(200, 50);
+    let status = text.lines().last().unwrap();
+    assert!(status.contains("Y/N all"), "{status}");
+    assert!(text.contains("Y approve all"), "{text}");
+    assert!(text.contains("N deny all"), "{text}");
+    let mut h = Harness::new();
+    h.command("/help");
+    let text = h.text(200, 80);
+    assert!(text.contains("several calls wait: approve every one once"), "{text}");
+    assert!(text.contains("several calls wait: deny every one"), "{text}");
+}
+
+#[test]
+fn snapshot_the_batch_dialog() {
+    let mut h = Harness::new();
+    h.start();
+    h.ask_three();
+    h.key(KeyCode::Char('y'));
+    each_size(
+        "batch_dialog",
+        &mut h,
+        &["3 calls in this batch, 2 waiting", "✓ write_file", "Y", "N"],
+    );
+}
+
+/// An app whose tools and rules come from the config.
+fn configured() -> Harness {
+    let mut h = Harness::new();
+    let info = AppInfo {
+        tools: vec![
+            tool("read_file", "allow"),
+            tool("write_file", "ask"),
+            tool("edit_file", "ask"),
+            tool("shell", "ask; allow for [tools.shell] allow prefixes"),
+        ],
+        rules: vec![
+            "[tools.policy] edit_file = ask".into(),
+            "[tools.shell] allow: git status, git diff".into(),
+            "[tools.shell] ask: git push".into(),
+        ],
+        ..support::app::info()
+    };
+    h.app = App::new(info, h.now());
+    h
+}
+
+fn tool(name: &str, policy: &str) -> ToolInfo {
+    ToolInfo {
+        name: name.into(),
+        description: format!("The {name} tool."),
+        schema: json!({"type": "object"}),
+        policy: policy.into(),
+        usage: None,
+    }
+}
+
+/// A run in which the user allowed write_file for the session, edit_file for the request
+/// and `cargo test` as a shell prefix, and the grants let calls through.
+fn granted() -> Harness {
+    let mut h = configured();
+    h.start();
+    let decided = |id: &str, name: &str, scope: Scope, prefix: Option<&str>| {
+        EventData::ApprovalDecided {
+            id: id.into(),
+            name: name.into(),
+            decision: Decision::Approved,
+            scope,
+            reason: None,
+            prefix: prefix.map(String::from),
+        }
+    };
+    h.event(decided("c1", "write_file", Scope::Session, None));
+    h.event(decided("c2", "edit_file", Scope::Turn, None));
+    h.event(decided("c3", "shell", Scope::Once, Some("cargo test")));
+    for (id, grant) in [
+        ("c4", Grant::Tool("write_file".into())),
+        ("c5", Grant::Tool("write_file".into())),
+        ("c6", Grant::ShellPrefix("cargo test".into())),
+    ] {
+        let name = match &grant {
+            Grant::Tool(name) => name.clone(),
+            Grant::ShellPrefix(_) => "shell".into(),
+        };
+        h.event(EventData::GrantUsed {
+            id: id.into(),
+            name,
+            grant,
+        });
+    }
+    // Three minutes pass.
+    h.ms += 180_000;
+    h
+}
+
+#[test]
+fn snapshot_the_grants_list() {
+    let mut h = granted();
+    h.command("/tools");
+    each_size(
+        "grants_list",
+        &mut h,
+        &[
+            "write_file",
+            "session",
+            "since 3 min ago",
+            "2 calls allowed",
+            "this request",
+            "shell 'cargo test'",
+            "[tools.shell] ask: git push",
+            "r revoke",
+        ],
+    );
+}
+
+#[test]
+fn r_in_tools_revokes_the_selected_grant_and_the_list_follows_the_event() {
+    let mut h = granted();
+    h.command("/tools");
+    h.key(KeyCode::Down);
+    let grant = Grant::Tool("write_file".into());
+    assert_eq!(
+        h.key(KeyCode::Char('r')),
+        [Command::Op(Op::Revoke(grant.clone()))],
+        "edit_file sorts first, then write_file"
+    );
+    let text = h.text(200, 50);
+    assert!(
+        text.contains("2 calls allowed · revoked at the next call"),
+        "{text}"
+    );
+    h.event(EventData::ApprovalRevoked { grant });
+    let text = h.text(200, 50);
+    assert!(!text.contains("revoked at the next"), "{text}");
+    assert!(!text.contains("2 calls allowed"), "write_file is gone: {text}");
+    assert!(text.contains("shell 'cargo test'"), "{text}");
+    h.key(KeyCode::Esc);
+    assert!(
+        h.text(200, 50).contains("`write_file` is asked about again")
+            || h.text(200, 50).contains("write_file is asked about again"),
+        "the chat says so"
+    );
+}
+
+#[test]
+fn revoke_by_name_all_or_an_unknown_name() {
+    let mut h = granted();
+    assert_eq!(
+        h.command("/revoke cargo test"),
+        [Command::Op(Op::Revoke(Grant::ShellPrefix("cargo test".into())))]
+    );
+    assert!(h.command("/revoke read_file").is_empty());
+    let text = h.text(400, 50);
+    assert!(
+        text.contains(
+            "No grant named 'read_file'. Granted: 'edit_file', 'write_file', 'cargo test'."
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        h.command("/revoke all"),
+        [
+            Command::Op(Op::Revoke(Grant::Tool("edit_file".into()))),
+            Command::Op(Op::Revoke(Grant::Tool("write_file".into()))),
+            Command::Op(Op::Revoke(Grant::ShellPrefix("cargo test".into()))),
+        ]
+    );
+    // The run ends: the turn grant goes with it, the session's stay.
+    h.event(EventData::Final {
+        content: "done".into(),
+        turns: 1,
+        usage: Default::default(),
+    });
+    h.command("/tools");
+    let text = h.text(200, 50);
+    assert!(!text.contains("this request"), "the turn grant ended: {text}");
+    assert!(text.contains("write_file"), "{text}");
+}
