@@ -416,3 +416,86 @@ fn revoke_by_name_all_or_an_unknown_name() {
     assert!(!text.contains("this request"), "the turn grant ended: {text}");
     assert!(text.contains("write_file"), "{text}");
 }
+
+/// The app wired to the real orchestrator task (a scripted model, a tool that asks): `a`
+/// grants it for the session, the next request's call runs without asking, `/revoke guarded`
+/// takes the grant back, and the request after that asks again.
+#[tokio::test]
+async fn revoke_through_the_app_makes_the_next_call_ask_again() {
+    use std::sync::Arc;
+    use support::scripted::{Scripted, calls, registry, settings, text};
+    use taco::orchestrator::Orchestrator;
+    use taco::orchestrator::task;
+
+    let (r, _) = registry();
+    let provider = Scripted::new(vec![
+        Ok(calls(&[("g1", "guarded", json!({}))])),
+        Ok(text("first")),
+        Ok(calls(&[("g2", "guarded", json!({}))])),
+        Ok(text("second")),
+        Ok(calls(&[("g3", "guarded", json!({}))])),
+        Ok(text("third")),
+    ]);
+    let mut t = task::spawn(Orchestrator::new(provider, Arc::new(r), settings(10)));
+    let mut h = Harness::new();
+    let mut asked = Vec::new();
+    // Sends what the app asks for, and feeds it the task's events until the run ends.
+    async fn pump(
+        h: &mut Harness,
+        t: &mut task::OrchestratorTask,
+        sent: Vec<Command>,
+        answer: Option<KeyCode>,
+        asked: &mut Vec<String>,
+    ) {
+        for command in sent {
+            if let Command::Op(op) = command {
+                t.ops.send(op).unwrap();
+            }
+        }
+        loop {
+            let event = tokio::time::timeout(std::time::Duration::from_secs(30), t.events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            h.ms += 10;
+            let now = h.now();
+            let mut sent = h.app.on_event(&event, now);
+            if let EventData::ApprovalRequested { id, .. } = &event.data {
+                asked.push(id.clone());
+                if let Some(key) = answer {
+                    sent.extend(h.key(key));
+                }
+            }
+            for command in sent {
+                if let Command::Op(op) = command {
+                    t.ops.send(op).unwrap();
+                }
+            }
+            if matches!(
+                event.data,
+                EventData::Final { .. } | EventData::ApprovalRevoked { .. }
+            ) {
+                return;
+            }
+        }
+    }
+    let sent = h.command("one");
+    pump(&mut h, &mut t, sent, Some(KeyCode::Char('a')), &mut asked).await;
+    let sent = h.command("two");
+    pump(&mut h, &mut t, sent, None, &mut asked).await;
+    assert_eq!(asked, ["g1"], "the session grant let g2 through");
+    let sent = h.command("/revoke guarded");
+    assert_eq!(
+        sent,
+        [Command::Op(Op::Revoke(Grant::Tool("guarded".into())))]
+    );
+    pump(&mut h, &mut t, sent, None, &mut asked).await;
+    h.command("/tools");
+    let text = h.text(200, 50);
+    assert!(text.contains("None: every call that asks is asked about"), "{text}");
+    h.key(KeyCode::Esc);
+    let sent = h.command("three");
+    pump(&mut h, &mut t, sent, Some(KeyCode::Char('y')), &mut asked).await;
+    assert_eq!(asked, ["g1", "g3"], "asked again after /revoke");
+    t.ops.send(Op::Shutdown).unwrap();
+}
