@@ -10,9 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::conversation::Usage;
-use crate::event::{
-    Confinement, Decision, Event, EventData, FrameState, InputRequest, ToolStatus,
-};
+use crate::event::{Confinement, Decision, Event, EventData, FrameState, InputRequest, ToolStatus};
 
 mod gauge;
 mod grants;

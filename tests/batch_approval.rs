@@ -155,10 +155,7 @@ async fn shift_n_runs_none_and_the_one_reason_reaches_the_model_for_each() {
         .unwrap();
     until_final(&mut t, &mut seen).await;
     let denied = |id: &str| (id.to_string(), Decision::Denied, Scope::Batch);
-    assert_eq!(
-        decisions(&seen),
-        [denied("g1"), denied("g2"), denied("g3")]
-    );
+    assert_eq!(decisions(&seen), [denied("g1"), denied("g2"), denied("g3")]);
     assert!(
         statuses(&seen)
             .iter()
@@ -200,7 +197,10 @@ async fn shift_y_never_approves_an_escalation_and_nothing_runs_until_it_is_answe
     // Time is paused: the timeout fires only once the task has nothing left to do, so an
     // empty wait means the batch is waiting for the escalation's answer.
     let quiet = tokio::time::timeout(Duration::from_secs(60), t.events.recv()).await;
-    assert!(quiet.is_err(), "nothing happened before e1 was answered: {quiet:?}");
+    assert!(
+        quiet.is_err(),
+        "nothing happened before e1 was answered: {quiet:?}"
+    );
     t.ops
         .send(Op::Approve {
             id: "e1".into(),
@@ -303,7 +303,10 @@ async fn a_revoked_session_grant_asks_again_and_is_in_the_trace_and_the_audit_fi
     let mut keys: Vec<&str> = record.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["event", "grant", "request_id", "tool", "ts"]);
-    assert_eq!((record["tool"].as_str(), record["grant"].as_str()), (Some("guarded"), Some("tool")));
+    assert_eq!(
+        (record["tool"].as_str(), record["grant"].as_str()),
+        (Some("guarded"), Some("tool"))
+    );
 }
 
 #[test]

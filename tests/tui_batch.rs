@@ -19,6 +19,15 @@ use taco::tui::commands::ToolInfo;
 mod support;
 use support::app::Harness;
 
+/// A call of a batch: id, tool, arguments, diff, how it would run.
+type AskedCall<'a> = (
+    &'a str,
+    &'a str,
+    serde_json::Value,
+    Option<&'a str>,
+    Option<Confinement>,
+);
+
 /// The sizes the batch dialog and the grants list are drawn at.
 const SIZES: [(u16, u16); 2] = [(200, 50), (80, 24)];
 
@@ -55,10 +64,7 @@ impl Harness {
     }
 
     /// Calls `(id, tool, arguments, diff, sandbox)` of one batch, each waiting for approval.
-    fn ask_batch(
-        &mut self,
-        calls: &[(&str, &str, serde_json::Value, Option<&str>, Option<Confinement>)],
-    ) {
+    fn ask_batch(&mut self, calls: &[AskedCall]) {
         for (id, name, arguments, _, sandbox) in calls {
             self.event(EventData::ToolCall {
                 turn: 1,
@@ -166,7 +172,10 @@ fn shift_n_denies_the_batch_of_three_with_one_reason() {
     let mut h = Harness::new();
     h.start();
     h.ask_three();
-    assert!(h.key(KeyCode::Char('N')).is_empty(), "it asks for a reason first");
+    assert!(
+        h.key(KeyCode::Char('N')).is_empty(),
+        "it asks for a reason first"
+    );
     h.type_text("not on a Friday");
     assert_eq!(
         h.key(KeyCode::Enter),
@@ -196,7 +205,10 @@ fn y_and_n_still_go_call_by_call() {
     assert_eq!((id.as_str(), answer.decision), ("c2", Decision::Denied));
     let text = h.text(200, 50);
     assert!(text.contains("✓ write_file · new file NOTES.md"), "{text}");
-    assert!(text.contains("✗ edit_file · +2 −1 in src/main.rs · path=src/main.rs"), "{text}");
+    assert!(
+        text.contains("✗ edit_file · +2 −1 in src/main.rs · path=src/main.rs"),
+        "{text}"
+    );
     assert!(!text.contains("Y/N all"), "one call left: {text}");
 }
 
@@ -247,8 +259,14 @@ fn the_key_hints_and_help_show_y_and_n_for_a_batch() {
     let mut h = Harness::new();
     h.command("/help");
     let text = h.text(200, 80);
-    assert!(text.contains("several calls wait: approve every one once"), "{text}");
-    assert!(text.contains("several calls wait: deny every one"), "{text}");
+    assert!(
+        text.contains("several calls wait: approve every one once"),
+        "{text}"
+    );
+    assert!(
+        text.contains("several calls wait: deny every one"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -300,16 +318,15 @@ fn tool(name: &str, policy: &str) -> ToolInfo {
 fn granted() -> Harness {
     let mut h = configured();
     h.start();
-    let decided = |id: &str, name: &str, scope: Scope, prefix: Option<&str>| {
-        EventData::ApprovalDecided {
+    let decided =
+        |id: &str, name: &str, scope: Scope, prefix: Option<&str>| EventData::ApprovalDecided {
             id: id.into(),
             name: name.into(),
             decision: Decision::Approved,
             scope,
             reason: None,
             prefix: prefix.map(String::from),
-        }
-    };
+        };
     h.event(decided("c1", "write_file", Scope::Session, None));
     h.event(decided("c2", "edit_file", Scope::Turn, None));
     h.event(decided("c3", "shell", Scope::Once, Some("cargo test")));
@@ -372,11 +389,15 @@ fn r_in_tools_revokes_the_selected_grant_and_the_list_follows_the_event() {
     h.event(EventData::ApprovalRevoked { grant });
     let text = h.text(200, 50);
     assert!(!text.contains("revoked at the next"), "{text}");
-    assert!(!text.contains("2 calls allowed"), "write_file is gone: {text}");
+    assert!(
+        !text.contains("2 calls allowed"),
+        "write_file is gone: {text}"
+    );
     assert!(text.contains("shell 'cargo test'"), "{text}");
     h.key(KeyCode::Esc);
     assert!(
-        h.text(200, 50).contains("`write_file` is asked about again")
+        h.text(200, 50)
+            .contains("`write_file` is asked about again")
             || h.text(200, 50).contains("write_file is asked about again"),
         "the chat says so"
     );
@@ -387,7 +408,9 @@ fn revoke_by_name_all_or_an_unknown_name() {
     let mut h = granted();
     assert_eq!(
         h.command("/revoke cargo test"),
-        [Command::Op(Op::Revoke(Grant::ShellPrefix("cargo test".into())))]
+        [Command::Op(Op::Revoke(Grant::ShellPrefix(
+            "cargo test".into()
+        )))]
     );
     assert!(h.command("/revoke read_file").is_empty());
     let text = h.text(400, 50);
@@ -413,7 +436,10 @@ fn revoke_by_name_all_or_an_unknown_name() {
     });
     h.command("/tools");
     let text = h.text(200, 50);
-    assert!(!text.contains("this request"), "the turn grant ended: {text}");
+    assert!(
+        !text.contains("this request"),
+        "the turn grant ended: {text}"
+    );
     assert!(text.contains("write_file"), "{text}");
 }
 
@@ -492,7 +518,10 @@ async fn revoke_through_the_app_makes_the_next_call_ask_again() {
     pump(&mut h, &mut t, sent, None, &mut asked).await;
     h.command("/tools");
     let text = h.text(200, 50);
-    assert!(text.contains("None: every call that asks is asked about"), "{text}");
+    assert!(
+        text.contains("None: every call that asks is asked about"),
+        "{text}"
+    );
     h.key(KeyCode::Esc);
     let sent = h.command("three");
     pump(&mut h, &mut t, sent, Some(KeyCode::Char('y')), &mut asked).await;

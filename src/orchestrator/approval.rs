@@ -139,7 +139,7 @@ pub trait Approver: Send {
         async { None }.boxed()
     }
 
-    /// Grants the user took back since the last call (`/tools revoke`), applied before the
+    /// Grants the user took back since the last call (`/revoke`), applied before the
     /// next batch is planned. Headless runs have no one to take them back.
     fn revocations(&mut self) -> Vec<Grant> {
         Vec::new()

@@ -16,7 +16,11 @@ impl Run<'_> {
             return;
         };
         let settings = &self.orch.settings.tools;
-        if let Some(grant) = self.orch.policies.granting(tool.as_ref(), arguments, settings) {
+        if let Some(grant) = self
+            .orch
+            .policies
+            .granting(tool.as_ref(), arguments, settings)
+        {
             self.emit(EventData::GrantUsed {
                 id: call.frame.clone(),
                 name: call.name.clone(),
@@ -27,7 +31,12 @@ impl Run<'_> {
 
     /// Asks about the `ask` calls as one batch and records the answers; a cancel leaves
     /// their slots empty.
-    pub(super) async fn approve(&mut self, calls: &[Pending], asks: &[usize], decided: &mut Decided) {
+    pub(super) async fn approve(
+        &mut self,
+        calls: &[Pending],
+        asks: &[usize],
+        decided: &mut Decided,
+    ) {
         for &i in asks {
             self.push_frame(calls[i].frame(&decided.arguments[i], FrameState::AwaitingApproval));
         }

@@ -222,7 +222,7 @@ impl Orchestrator {
         &self.policies
     }
 
-    /// Takes a grant back between requests (`/tools revoke`); reported when there was one.
+    /// Takes a grant back between requests (`/revoke`); reported when there was one.
     pub fn revoke(&mut self, grant: Grant, sink: &mut dyn EventSink) {
         if self.policies.revoke(&grant) {
             let request_id: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());

@@ -339,8 +339,7 @@ impl Approver for ChannelApprover {
                         self.approvals.remove(&r.id);
                     }
                 }
-                if batch.iter().all(|r| self.approvals.contains_key(&r.id))
-                    || !self.receive().await
+                if batch.iter().all(|r| self.approvals.contains_key(&r.id)) || !self.receive().await
                 {
                     break;
                 }

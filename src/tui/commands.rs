@@ -1,11 +1,10 @@
 //! Slash commands: parsing, completion, and the text of the informational ones.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::event::{FrameState, Scope, StackFrame};
+use crate::event::{FrameState, StackFrame};
 use crate::instructions::{Cut, Instructions};
 
 /// A slash command as Tab, the command popup and `/help` list it.
@@ -224,30 +223,6 @@ pub struct CallRecord {
     pub duration_ms: u64,
     /// Short arguments.
     pub summary: String,
-}
-
-/// `/tools`: each tool, its policy and this session's grants, as Markdown.
-pub fn tools_text(tools: &[ToolInfo], grants: &BTreeMap<String, Scope>) -> String {
-    let mut out = String::from("**Tools**\n\n");
-    for tool in tools {
-        let grant = match grants.get(&tool.name) {
-            Some(Scope::Session) => " · **approved for this session**",
-            Some(Scope::Turn) => " · approved for this request",
-            _ => "",
-        };
-        let first = tool
-            .description
-            .split(". ")
-            .next()
-            .unwrap_or("")
-            .trim_end_matches('.');
-        let _ = writeln!(out, "- `{}` ({}){grant}: {first}.", tool.name, tool.policy);
-    }
-    if tools.is_empty() {
-        out.push_str("No tools are available.\n");
-    }
-    out.push_str("\n`/tool NAME` shows a tool's schema and its calls.");
-    out
 }
 
 /// `/tool NAME`: description, schema and this session's calls, as Markdown.

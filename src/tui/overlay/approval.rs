@@ -86,7 +86,12 @@ impl Overlay for ApprovalDialog {
         // A call that leaves the sandbox (or has none) is approved once or not at all.
         Some(match (self.once_only(), self.state.offers_batch()) {
             (true, false) => &[("y", "approve once"), ("n", "deny"), ("Tab", "panes")],
-            (true, true) => &[("y", "once"), ("n", "deny"), ("Y/N", "all"), ("Tab", "panes")],
+            (true, true) => &[
+                ("y", "once"),
+                ("n", "deny"),
+                ("Y/N", "all"),
+                ("Tab", "panes"),
+            ],
             (false, false) => &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")],
             (false, true) => &[
                 ("y/t/a", "approve"),

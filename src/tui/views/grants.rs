@@ -124,14 +124,26 @@ impl ToolsView {
             lines.extend(wrap_plain(&text, style, width, &[], &[Span::raw("    ")]));
         }
         lines.push(Line::default());
-        lines.extend(wrap_plain("Configured rules", theme.heading, width, &[], &[]));
+        lines.extend(wrap_plain(
+            "Configured rules",
+            theme.heading,
+            width,
+            &[],
+            &[],
+        ));
         if self.rules.is_empty() {
             let none = "  None: each tool follows its default policy.";
             lines.extend(wrap_plain(none, theme.dim, width, &[], &[]));
         }
         for rule in &self.rules {
             let text = format!("  {rule}");
-            lines.extend(wrap_plain(&text, theme.text, width, &[], &[Span::raw("    ")]));
+            lines.extend(wrap_plain(
+                &text,
+                theme.text,
+                width,
+                &[],
+                &[Span::raw("    ")],
+            ));
         }
         lines.push(Line::default());
         lines.extend(wrap_plain("Tools", theme.heading, width, &[], &[]));

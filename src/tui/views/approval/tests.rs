@@ -259,6 +259,8 @@ fn a_lone_call_or_a_sub_agents_batch_has_no_batch_keys() {
     }
     assert!(!s.offers_batch(), "a sub-agent's calls go one by one");
     assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
-    let keys: Vec<String> = (s.hints(None).1.iter()).map(|h| h.key.to_string()).collect();
+    let keys: Vec<String> = (s.hints(None).1.iter())
+        .map(|h| h.key.to_string())
+        .collect();
     assert!(!keys.contains(&"Y".to_string()), "{keys:?}");
 }

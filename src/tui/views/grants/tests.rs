@@ -14,8 +14,14 @@ fn record(scope: Scope, since_ms: u64, used: u64) -> GrantRecord {
 fn view() -> ToolsView {
     ToolsView::new(
         vec![
-            (Grant::Tool("write_file".into()), record(Scope::Session, 0, 3)),
-            (Grant::Tool("edit_file".into()), record(Scope::Turn, 60_000, 1)),
+            (
+                Grant::Tool("write_file".into()),
+                record(Scope::Session, 0, 3),
+            ),
+            (
+                Grant::Tool("edit_file".into()),
+                record(Scope::Turn, 60_000, 1),
+            ),
             (
                 Grant::ShellPrefix("cargo test".into()),
                 record(Scope::Session, 0, 0),
@@ -30,7 +36,12 @@ fn view() -> ToolsView {
 fn text(view: &ToolsView, width: u16) -> String {
     let theme = Theme::default();
     (view.lines(&theme, width).iter())
-        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>())
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -56,7 +67,10 @@ fn r_takes_the_selected_grant_and_the_selection_follows_it() {
     let mut v = view();
     v.move_by(1);
     assert_eq!(v.revoke_selected(), Some(Grant::Tool("edit_file".into())));
-    assert!(text(&v, 120).contains("revoked at the next call"), "marked until the event");
+    assert!(
+        text(&v, 120).contains("revoked at the next call"),
+        "marked until the event"
+    );
     v.move_by(5);
     assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
     // The edit_file grant is reported gone: the selection stays on the prefix.

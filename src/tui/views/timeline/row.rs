@@ -342,9 +342,11 @@ impl Row {
             EventData::ApprovalRevoked { grant } => {
                 ("⊘", Tone::Warn, format!("revoked {}", grant_label(grant)))
             }
-            EventData::GrantUsed { grant, .. } => {
-                ("✔", Tone::Ok, format!("allowed {} (grant)", grant_label(grant)))
-            }
+            EventData::GrantUsed { grant, .. } => (
+                "✔",
+                Tone::Ok,
+                format!("allowed {} (grant)", grant_label(grant)),
+            ),
             EventData::Compacted(c) => match &c.error {
                 None => {
                     start = at.saturating_sub(c.duration_ms);
