@@ -36,6 +36,32 @@ impl TypedTool for Escalating {
     }
 }
 
+/// An audit log's output, read back by the test.
+#[derive(Clone, Default)]
+struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The audit records `events` make.
+fn audited(events: &[Event]) -> Vec<Value> {
+    let out = Shared::default();
+    let mut audit = AuditLog::to_writer(Box::new(out.clone()));
+    for event in events {
+        audit.record(event);
+    }
+    let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn spawn(replies: Vec<Reply>) -> (OrchestratorTask, Arc<Scripted>) {
     let (mut r, _) = registry();
     r.register(Arc::new(Escalating));
@@ -162,6 +188,17 @@ async fn shift_n_runs_none_and_the_one_reason_reaches_the_model_for_each() {
             .all(|(_, status, _)| *status == ToolStatus::Denied),
         "none ran: {:?}",
         statuses(&seen)
+    );
+    // The audit log records each call, as for a decision taken alone.
+    let denied: Vec<(String, String)> = (audited(&seen).iter())
+        .filter(|r| r["event"] == "tool_denied")
+        .map(|r| (r["tool"].to_string(), r["by"].to_string()))
+        .collect();
+    assert_eq!(denied.len(), 3, "{denied:?}");
+    assert!(
+        denied
+            .iter()
+            .all(|(t, by)| t == "\"guarded\"" && by == "\"user\"")
     );
     let sent = provider.sent();
     let results = tool_messages(&sent.last().unwrap().messages);
@@ -324,17 +361,6 @@ fn a_file_written_before_the_rename_still_reads_its_revocations() {
 
 #[test]
 fn a_shell_prefix_revoked_is_audited_without_its_words() {
-    #[derive(Clone, Default)]
-    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let out = Shared::default();
     let mut audit = AuditLog::to_writer(Box::new(out.clone()));
     audit.record(&Event {

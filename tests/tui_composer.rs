@@ -364,7 +364,7 @@ fn slash_opens_a_popup_of_every_command_in_the_table() {
     assert_eq!((items, selected), (table, 0));
     let screen = h.text(120, 30);
     assert!(
-        screen.contains("/help              every key and command"),
+        screen.contains("/help         every key and command"),
         "{screen}"
     );
     assert!(

@@ -47,11 +47,7 @@ pub const COMMANDS: &[CommandInfo] = &[
         "",
         "grants (r revokes one), configured rules, tools",
     ),
-    CommandInfo::new(
-        "/revoke",
-        "NAME",
-        "take a grant back (all: every one); the next call asks",
-    ),
+    CommandInfo::new("/revoke", "NAME", "take a grant back (all: every one)"),
     CommandInfo::new(
         "/tool",
         "NAME",
