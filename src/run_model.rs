@@ -14,6 +14,7 @@ use crate::event::{Confinement, Decision, Event, EventData, FrameState, InputReq
 
 mod gauge;
 mod grants;
+mod spend;
 
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
@@ -297,55 +298,6 @@ impl RunModel {
         self.usage = Usage::default();
         self.turn = 0;
         self.context = None;
-    }
-
-    /// Counts the tokens of a resumed session's part that was not read (`session::tail`), so
-    /// the session's tokens and cost are the whole file's.
-    pub fn add_earlier(&mut self, by_model: &BTreeMap<String, Usage>) {
-        for (model, used) in by_model {
-            self.usage.add(*used);
-            self.by_model.entry(model.clone()).or_default().add(*used);
-        }
-    }
-
-    /// The session's tokens by model.
-    pub fn usage_by_model(&self) -> &BTreeMap<String, Usage> {
-        &self.by_model
-    }
-
-    /// The tokens of every model call nested under a frame (a sub-agent's subtree).
-    pub fn subtree_usage(&self, frame: &str) -> Option<Usage> {
-        self.subtree.get(frame).map(|by_model| {
-            by_model.values().fold(Usage::default(), |mut sum, u| {
-                sum.add(*u);
-                sum
-            })
-        })
-    }
-
-    /// What the model calls under a frame cost, when their prices are known.
-    pub fn subtree_cost(
-        &self,
-        frame: &str,
-        pricing: &crate::config::pricing::Pricing,
-    ) -> Option<f64> {
-        let by_model = self.subtree.get(frame)?;
-        let costs: Vec<f64> = by_model
-            .iter()
-            .filter_map(|(model, usage)| pricing.cost(model, usage))
-            .collect();
-        (!costs.is_empty()).then(|| costs.iter().sum())
-    }
-
-    /// What the session cost so far, summed over the models whose price is known; `None`
-    /// when none is.
-    pub fn session_cost(&self, pricing: &crate::config::pricing::Pricing) -> Option<f64> {
-        let costs: Vec<f64> = self
-            .by_model
-            .iter()
-            .filter_map(|(model, usage)| pricing.cost(model, usage))
-            .collect();
-        (!costs.is_empty()).then(|| costs.iter().sum())
     }
 
     /// How full the user's conversation is, once a model call has said.
