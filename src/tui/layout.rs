@@ -105,9 +105,32 @@ pub fn panes(area: Rect, focus: Focus) -> Panes {
     }
 }
 
+/// A `width`×`height` rect centred in `area` (both at most `area`'s size): where a popup goes.
+pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let (width, height) = (width.min(area.width), height.min(area.height));
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_popup_is_centred_and_never_larger_than_its_area() {
+        assert_eq!(
+            centered(Rect::new(10, 5, 100, 40), 76, 20),
+            Rect::new(22, 15, 76, 20)
+        );
+        assert_eq!(
+            centered(Rect::new(0, 0, 60, 20), 76, 30),
+            Rect::new(0, 0, 60, 20)
+        );
+    }
 
     #[test]
     fn wide_medium_and_narrow_layouts() {

@@ -31,9 +31,9 @@ use app::{App, AppInfo, Command};
 
 /// Frames are at least this far apart (≈120 frames/s at most).
 const FRAME: Duration = Duration::from_micros(8_334);
-/// Bytes of code a frame's chat layout may newly highlight: about three lines, ~0.5 ms in a
-/// live session (regexes cost ~0.15 ms a line warm, several times that between frames); the
-/// rest is coloured over the next frames, ~15 KB/s, faster than any model streams (DESIGN §7).
+/// Bytes of code a frame's chat layout may newly highlight: about 1.5 lines, ~0.3 ms in a
+/// live session (regexes cost ~0.15 ms a line warm, twice that between frames); the rest is
+/// coloured over the next frames, ~7 KB/s, faster than any model streams (DESIGN §7).
 pub const HIGHLIGHT_PER_FRAME: usize = 64;
 /// How often moving things (spinners, elapsed times) redraw while something runs.
 const TICK: Duration = Duration::from_millis(100);

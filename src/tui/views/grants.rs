@@ -178,12 +178,7 @@ impl ToolsView {
         if width < 4 || height < 3 {
             return;
         }
-        let popup = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - height) / 2,
-            width,
-            height,
-        };
+        let popup = crate::tui::layout::centered(area, width, height);
         Clear.render(popup, buf);
         let inside = height - 2;
         let max_footer = keyline::footer_room(inside, lines.len());

@@ -177,12 +177,7 @@ impl Help {
         if width < 4 || height < 3 {
             return;
         }
-        let popup = Rect {
-            x: area.x + (area.width - width) / 2,
-            y: area.y + (area.height - height) / 2,
-            width,
-            height,
-        };
+        let popup = crate::tui::layout::centered(area, width, height);
         Clear.render(popup, buf);
         let page = usize::from(height - 2);
         let max_scroll = lines.len().saturating_sub(page);
