@@ -9,6 +9,7 @@
 mod catalog;
 mod compact;
 mod index;
+mod listing;
 mod lite;
 mod reader;
 mod repair;

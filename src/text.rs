@@ -23,6 +23,15 @@ pub fn plain(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// One line, at most `max` columns, cut at the end with "…".
 pub fn shorten_end(text: &str, max: usize) -> String {
+    // Most cells are short plain ASCII with single spaces: nothing to flatten or measure.
+    if text.len() <= max
+        && printable_ascii(text)
+        && !text.contains("  ")
+        && !text.starts_with(' ')
+        && !text.ends_with(' ')
+    {
+        return text.to_string();
+    }
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.width() <= max {
         return flat;
@@ -43,6 +52,9 @@ pub fn shorten_end(text: &str, max: usize) -> String {
 
 /// At most `max` columns, cut at the start with "…" (the end of a path says the most).
 pub fn shorten_start(text: &str, max: usize) -> String {
+    if text.len() <= max && printable_ascii(text) {
+        return text.to_string();
+    }
     let flat: String = text.chars().filter(|c| !c.is_control()).collect();
     if flat.width() <= max {
         return flat;
@@ -58,6 +70,20 @@ pub fn shorten_start(text: &str, max: usize) -> String {
         tail.push(c);
     }
     std::iter::once('…').chain(tail.into_iter().rev()).collect()
+}
+
+/// Whether `text` is ASCII without control characters: one column per byte.
+pub fn printable_ascii(text: &str) -> bool {
+    text.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// Display columns of `text` (a fast path for plain ASCII, which most cells are).
+pub fn columns(text: &str) -> usize {
+    if printable_ascii(text) {
+        text.len()
+    } else {
+        text.width()
+    }
 }
 
 /// 1234 → "1.2k": token counts at a glance.
@@ -80,5 +106,26 @@ mod plain_tests {
             "provider 'openai' failed"
         );
         assert!(matches!(plain("nothing"), std::borrow::Cow::Borrowed(_)));
+    }
+}
+
+#[cfg(test)]
+mod shorten_tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_ascii_fast_path_gives_what_the_general_path_gives() {
+        // Cases on each side of the fast path's conditions.
+        assert_eq!(shorten_end("fix the bug", 11), "fix the bug");
+        assert_eq!(shorten_end("fix the bug!", 11), "fix the bu…");
+        assert_eq!(shorten_end("fix  the bug", 11), "fix the bug");
+        assert_eq!(shorten_end(" fix", 11), "fix");
+        assert_eq!(shorten_end("fix\tit", 11), "fix it");
+        assert_eq!(shorten_start("/a/b", 4), "/a/b");
+        assert_eq!(shorten_start("/a/bc", 4), "…/bc");
+        assert_eq!(shorten_start("/a\u{7}/b", 5), "/a/b");
+        assert_eq!(columns("abc"), 3);
+        assert_eq!(columns("日本"), 4);
+        assert!(!printable_ascii("a\tb"));
     }
 }

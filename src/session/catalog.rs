@@ -12,7 +12,7 @@
 //! grown well past one row per session. A row lost to that race is rebuilt the same way.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,6 @@ use std::time::UNIX_EPOCH;
 use serde::{Deserialize, Serialize};
 
 use super::Entry;
-use super::index::Summary;
 use super::lite::{self, Lite};
 use super::reader::{Line, MAX_LINE, parse_line};
 use crate::conversation::{Role, Usage};
@@ -37,45 +36,45 @@ const PROMPT_CHARS: usize = 300;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The file's name in the sessions directory.
-    file: String,
+    pub(super) file: String,
     /// Bytes summarized: the file's length when the row was made, less a torn last line.
-    size: u64,
+    pub(super) size: u64,
     /// The file's modification time then (unix ms): a rewrite of the same size shows here.
-    mtime_ms: u64,
+    pub(super) mtime_ms: u64,
     /// What the bytes hold; `None` with `problem` when the file is no session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    tally: Option<Tally>,
+    pub(super) tally: Option<Tally>,
     /// Why the file is not listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    problem: Option<String>,
+    pub(super) problem: Option<String>,
 }
 
 /// A session's row data, extended as the file grows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Tally {
-    id: String,
-    started: u64,
-    workdir: PathBuf,
+pub(super) struct Tally {
+    pub(super) id: String,
+    pub(super) started: u64,
+    pub(super) workdir: PathBuf,
     /// The provider and model last used (a run's or a `/model` switch's), else the header's.
-    provider: String,
-    model: String,
+    pub(super) provider: String,
+    pub(super) model: String,
     /// The session's first request: the first run's prompt or user message, whichever
     /// comes first in the file.
-    first_prompt: Option<String>,
-    turns: u32,
-    tokens: Usage,
+    pub(super) first_prompt: Option<String>,
+    pub(super) turns: u32,
+    pub(super) tokens: Usage,
     /// Message lines: a resume that reads only the end counts the rest from this.
-    messages: usize,
+    pub(super) messages: usize,
     /// The newest compaction of the user's conversation: requests go on from its cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    compacted: Option<Compaction>,
+    pub(super) compacted: Option<Compaction>,
     /// Tokens by model (a compaction's go to the model called last), for the cost of the
     /// part of a session a resume does not read.
     #[serde(default)]
-    by_model: BTreeMap<String, Usage>,
+    pub(super) by_model: BTreeMap<String, Usage>,
     /// The model called last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    last_model: Option<String>,
+    pub(super) last_model: Option<String>,
 }
 
 /// Where a compaction is, and what it kept.
@@ -102,74 +101,22 @@ pub struct Counted {
 
 /// A file's size and modification time (unix ms).
 fn stat(path: &Path) -> Option<(u64, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
+    std::fs::metadata(path).ok().map(|meta| stamp(&meta))
+}
+
+/// Size and modification time (unix ms) from a file's metadata.
+pub(super) fn stamp(meta: &Metadata) -> (u64, u64) {
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_millis() as u64);
-    Some((meta.len(), mtime))
-}
-
-/// Sessions in `dir` from the journal, brought up to date with the files, newest first,
-/// and a line for each `.jsonl` file that is no session.
-pub fn list(dir: &Path, files: Vec<(String, PathBuf)>) -> (Vec<Summary>, Vec<String>) {
-    let (mut known, lines) = read_journal(dir);
-    let mut rows = Vec::with_capacity(files.len());
-    let mut changed = false;
-    for (_, path) in files {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()).map(String::from) else {
-            continue;
-        };
-        let Some((size, mtime)) = stat(&path) else {
-            continue;
-        };
-        let old = known.remove(&name);
-        let row = match old {
-            Some(row) if row.size == size && row.mtime_ms == mtime => row,
-            old => {
-                changed = true;
-                refresh(&path, name, old, size, mtime)
-            }
-        };
-        rows.push((path, row));
-    }
-    // Rows of deleted files, and superseded lines, are dropped by a rewrite.
-    if changed || !known.is_empty() || lines > rows.len() * 2 + 64 {
-        let _ = rewrite(dir, rows.iter().map(|(_, row)| row));
-    }
-    let mut sessions = Vec::new();
-    let mut problems = Vec::new();
-    for (path, row) in rows {
-        match (row.tally, row.problem) {
-            (Some(t), _) => sessions.push(Summary {
-                id: t.id,
-                path,
-                started: t.started,
-                workdir: t.workdir,
-                provider: t.provider,
-                model: t.model,
-                first_prompt: t.first_prompt,
-                turns: t.turns,
-                tokens: t.tokens,
-                size: row.size,
-                last_activity: row.mtime_ms,
-            }),
-            (None, problem) => problems.push(format!(
-                "{}: not listed: {}",
-                path.display(),
-                problem.unwrap_or_else(|| "unreadable".into())
-            )),
-        }
-    }
-    sessions.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
-    problems.sort();
-    (sessions, problems)
+    (meta.len(), mtime)
 }
 
 /// A fresh row for `path` (`size` bytes, modified at `mtime`): `old` extended by the bytes
 /// after it when the file only grew, else the whole file read again.
-fn refresh(path: &Path, name: String, old: Option<Row>, size: u64, mtime: u64) -> Row {
+pub(super) fn refresh(path: &Path, name: String, old: Option<Row>, size: u64, mtime: u64) -> Row {
     let grown = old.and_then(|row| match row.tally {
         Some(tally) if row.size > 0 && row.size <= size => Some((tally, row.size)),
         _ => None,
@@ -324,31 +271,34 @@ fn cap(text: &str) -> String {
     text.chars().take(PROMPT_CHARS).collect()
 }
 
-/// The journal's rows, the last of each file winning, and how many lines it has.
-fn read_journal(dir: &Path) -> (HashMap<String, Row>, usize) {
+/// The journal's bytes, read whole (none when it is missing or over [`MAX_JOURNAL`]).
+pub(super) fn journal_bytes(dir: &Path) -> Vec<u8> {
+    let mut text = Vec::new();
+    if let Ok(file) = File::open(dir.join(INDEX_FILE)) {
+        let len = file.metadata().map_or(0, |m| m.len());
+        if len <= MAX_JOURNAL {
+            text.reserve(len as usize + 1);
+            // A read error leaves what was read: whole lines of it still count.
+            let _ = file.take(MAX_JOURNAL).read_to_end(&mut text);
+        }
+    }
+    text
+}
+
+/// The journal's rows, the last of each file winning.
+fn read_journal(dir: &Path) -> HashMap<String, Row> {
     let mut rows = HashMap::new();
-    let Ok(file) = File::open(dir.join(INDEX_FILE)) else {
-        return (rows, 0);
-    };
-    let mut lines = 0;
-    for line in BufReader::new(file.take(MAX_JOURNAL)).split(b'\n') {
-        let Ok(line) = line else { break };
-        lines += 1;
+    for line in journal_bytes(dir).split(|b| *b == b'\n') {
         // A torn or foreign line is skipped: its file is read again instead.
-        if let Ok(row) = serde_json::from_slice::<Row>(&line) {
+        if let Ok(row) = serde_json::from_slice::<Row>(line) {
             rows.insert(row.file.clone(), row);
         }
     }
-    (rows, lines)
+    rows
 }
 
-/// Replaces the journal with these rows, atomically.
-fn rewrite<'a>(dir: &Path, rows: impl Iterator<Item = &'a Row>) -> io::Result<()> {
-    let mut text = Vec::new();
-    for row in rows {
-        serde_json::to_writer(&mut text, row)?;
-        text.push(b'\n');
-    }
+/// Replaces the journal with `text` (whole lines), atomically.
+pub(super) fn rewrite(dir: &Path, text: &[u8]) -> io::Result<()> {
     let temp = dir.join(format!("{INDEX_FILE}.{}.tmp", std::process::id()));
     let written = OpenOptions::new()
         .write(true)
@@ -356,7 +306,7 @@ fn rewrite<'a>(dir: &Path, rows: impl Iterator<Item = &'a Row>) -> io::Result<()
         .truncate(true)
         .mode(0o600)
         .open(&temp)
-        .and_then(|mut f| f.write_all(&text));
+        .and_then(|mut f| f.write_all(text));
     match written.and_then(|()| std::fs::rename(&temp, dir.join(INDEX_FILE))) {
         Ok(()) => Ok(()),
         Err(e) => {
@@ -391,7 +341,7 @@ fn current(path: &Path) -> Option<(u64, Tally)> {
     let dir = path.parent()?;
     let name = path.file_name()?.to_str()?.to_string();
     let (size, mtime) = stat(path)?;
-    let row = match read_journal(dir).0.remove(&name) {
+    let row = match read_journal(dir).remove(&name) {
         Some(row) if row.size == size && row.mtime_ms == mtime => row,
         old => {
             let row = refresh(path, name, old, size, mtime);
@@ -441,10 +391,7 @@ impl Indexer {
             return;
         };
         // The first time, the journal says how far this file was summarized (a resume).
-        let old = self
-            .row
-            .take()
-            .or_else(|| read_journal(dir).0.remove(&name));
+        let old = self.row.take().or_else(|| read_journal(dir).remove(&name));
         let row = refresh(path, name, old, size, mtime);
         append(dir, &row);
         self.row = Some(row);

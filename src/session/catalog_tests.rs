@@ -209,3 +209,80 @@ fn turns_and_tokens_match_the_run_model_on_a_whole_file() {
     assert_eq!(listed[0].turns, model.model_calls());
     assert_eq!(listed[0].tokens, model.usage());
 }
+
+#[test]
+fn a_listing_that_changes_nothing_keeps_the_journal_and_a_changed_file_rewrites_only_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    let b = dir.path().join("20261101-100000-bbbbbb.jsonl");
+    write(&a, &format!("{HEADER}\n{}", run(1, "first", 10)));
+    write(
+        &b,
+        &format!(
+            "{}\n{}",
+            HEADER.replace("aaaaaa", "bbbbbb"),
+            run(1, "other", 3)
+        ),
+    );
+    let first = list(dir.path());
+    assert_eq!(first.len(), 2);
+    // Rows kept as they were read are written back byte for byte; a row with a field the
+    // list does not read (tokens by model) keeps it.
+    let before = journal(dir.path());
+    assert!(before.contains("by_model"), "{before}");
+    let stamp = std::fs::metadata(dir.path().join(INDEX_FILE))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(list(dir.path()), first);
+    assert_eq!(journal(dir.path()), before);
+    assert_eq!(
+        std::fs::metadata(dir.path().join(INDEX_FILE))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        stamp,
+        "an unchanged listing does not rewrite the journal"
+    );
+    let mut file = OpenOptions::new().append(true).open(&b).unwrap();
+    file.write_all(run(2, "more", 4).as_bytes()).unwrap();
+    drop(file);
+    let grown = list(dir.path());
+    let text = journal(dir.path());
+    let a_line = before.lines().find(|l| l.contains("aaaaaa")).unwrap();
+    assert!(text.lines().any(|l| l == a_line), "{text}");
+    let rows: Vec<Row> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let b_row = grown.iter().find(|s| s.id.ends_with("bbbbbb")).unwrap();
+    assert_eq!((b_row.turns, b_row.tokens.input_tokens), (2, 7));
+}
+
+#[test]
+fn a_row_with_escapes_or_missing_counts_is_matched_or_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    write(&path, &format!("{HEADER}\n{}", run(1, "first", 10)));
+    let first = list(dir.path());
+    // The same row with its file name escaped still matches: the list borrows what it can
+    // and owns what it must.
+    // (Its turns are doctored so that only a matched row can say 42.)
+    let escaped = journal(dir.path())
+        .replace("aaaaaa.jsonl", "aaaaaa\\u002ejsonl")
+        .replace("\"turns\":1,", "\"turns\":42,");
+    assert!(escaped.contains("\"turns\":42,"), "{escaped}");
+    write(&dir.path().join(INDEX_FILE), &escaped);
+    assert_eq!(list(dir.path())[0].turns, 42);
+    // A row without the message count a resume needs is no row: the file is read again.
+    let row: Row = serde_json::from_str(journal(dir.path()).trim()).unwrap();
+    let mut value = serde_json::to_value(&row).unwrap();
+    value["tally"].as_object_mut().unwrap().remove("messages");
+    value["tally"]["turns"] = 99.into();
+    write(&dir.path().join(INDEX_FILE), &format!("{value}\n"));
+    assert_eq!(list(dir.path()), first);
+    let again: Row = serde_json::from_str(journal(dir.path()).trim()).unwrap();
+    let tally = again.tally.unwrap();
+    assert_eq!((tally.turns, tally.messages), (1, 2));
+}

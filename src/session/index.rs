@@ -1,15 +1,14 @@
 //! The sessions directory: listing (`taco sessions`) and picking one to resume (`--resume`).
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use unicode_width::UnicodeWidthStr;
-
 use super::reader::read_header;
 use super::{SessionError, SessionHeader, utc_parts};
 use crate::conversation::Usage;
-use crate::text::{human, shorten_end, shorten_start};
+use crate::text::{columns, human, shorten_end, shorten_start};
 
 /// How many ids an "unknown id" error suggests.
 const KNOWN_IDS: usize = 5;
@@ -56,7 +55,7 @@ pub fn list(dir: &Path) -> Vec<Summary> {
 /// listed (empty, a damaged header, unreadable): it is reported, never silently hidden.
 /// The session index (`catalog`) answers, kept up to date with the files.
 pub fn list_with_problems(dir: &Path) -> (Vec<Summary>, Vec<String>) {
-    super::catalog::list(dir, session_files(dir))
+    super::listing::list(dir)
 }
 
 /// The session to resume: by id (exact, or a unique prefix), or with `None` the newest whose workdir is `workdir`.
@@ -152,24 +151,30 @@ pub fn format_list(sessions: &[Summary]) -> String {
     if sessions.is_empty() {
         return "no sessions yet\n".to_string();
     }
-    let rows: Vec<[String; 6]> = sessions
+    // Each cell is made and measured once: at 10,000 sessions this table is a fair part of
+    // what `taco sessions` costs.
+    let rows: Vec<[(Cow<'_, str>, usize); 6]> = sessions
         .iter()
         .map(|s| {
             let (y, mo, d, h, mi, _) = utc_parts(s.started);
-            [
-                s.id.clone(),
-                format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}"),
-                s.turns.to_string(),
-                format!(
+            let cells = [
+                Cow::Borrowed(s.id.as_str()),
+                Cow::Owned(format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")),
+                Cow::Owned(s.turns.to_string()),
+                Cow::Owned(format!(
                     "{}/{}",
                     human(s.tokens.input_tokens),
                     human(s.tokens.output_tokens)
-                ),
-                shorten_start(&s.workdir.display().to_string(), WORKDIR_WIDTH),
-                s.first_prompt
-                    .as_deref()
-                    .map_or_else(|| "-".to_string(), |p| shorten_end(p, PROMPT_WIDTH)),
-            ]
+                )),
+                Cow::Owned(shorten_start(&s.workdir.to_string_lossy(), WORKDIR_WIDTH)),
+                s.first_prompt.as_deref().map_or(Cow::Borrowed("-"), |p| {
+                    Cow::Owned(shorten_end(p, PROMPT_WIDTH))
+                }),
+            ];
+            cells.map(|cell| {
+                let width = columns(&cell);
+                (cell, width)
+            })
         })
         .collect();
     let titles = [
@@ -179,44 +184,51 @@ pub fn format_list(sessions: &[Summary]) -> String {
         "TOKENS IN/OUT",
         "WORKDIR",
         "FIRST PROMPT",
-    ];
-    let mut widths = titles.map(UnicodeWidthStr::width);
+    ]
+    .map(|t| (Cow::Borrowed(t), t.len()));
+    let mut widths = titles.clone().map(|(_, w)| w);
     for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.width());
+        for (width, (_, w)) in widths.iter_mut().zip(row) {
+            *width = (*width).max(*w);
         }
     }
-    let mut out = String::new();
-    let titles = titles.map(str::to_string);
+    let line_len: usize = widths.iter().sum::<usize>() + 2 * 5 + 1;
+    let mut out = String::with_capacity(line_len * (rows.len() + 1));
     for row in std::iter::once(&titles).chain(&rows) {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
+        let start = out.len();
+        for (i, (cell, width)) in row.iter().enumerate() {
             if i > 0 {
-                line.push_str("  ");
+                out.push_str("  ");
             }
             // Counts read better right-aligned; the last column needs no padding.
-            let pad = " ".repeat(widths[i].saturating_sub(cell.width()));
+            let pad = widths[i].saturating_sub(*width);
             match i {
                 2 => {
-                    line.push_str(&pad);
-                    line.push_str(cell);
+                    push_spaces(&mut out, pad);
+                    out.push_str(cell);
                 }
-                5 => line.push_str(cell),
+                5 => out.push_str(cell),
                 _ => {
-                    line.push_str(cell);
-                    line.push_str(&pad);
+                    out.push_str(cell);
+                    push_spaces(&mut out, pad);
                 }
             }
         }
-        out.push_str(line.trim_end());
+        let end = start + out[start..].trim_end().len();
+        out.truncate(end);
         out.push('\n');
     }
     out
 }
 
+fn push_spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unicode_width::UnicodeWidthStr;
 
     #[test]
     fn token_counts_are_compact() {
