@@ -22,6 +22,7 @@ pub mod highlight;
 pub mod layout;
 pub mod markdown;
 pub mod overlay;
+pub mod put;
 pub mod safe;
 pub mod terminal;
 pub mod theme;

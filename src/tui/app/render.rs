@@ -11,9 +11,9 @@ use ratatui::widgets::Widget;
 use super::{App, FLASH_FOR};
 use crate::tui::layout::{self, Focus};
 use crate::tui::overlay::{DrawCtx, Hints, Place};
-use crate::tui::safe;
 use crate::tui::theme::Theme;
 use crate::tui::views::status::Status;
+use crate::tui::{put, safe};
 
 impl App {
     /// Key hints for the focused pane, or the overlay shown there.
@@ -246,9 +246,8 @@ fn pane(rect: Rect, buf: &mut Buffer, theme: &Theme, title: &str, focused: bool)
     let (left, right) = (rect.left(), rect.right() - 1);
     let (top, bottom) = (rect.top(), rect.bottom() - 1);
     let span = usize::from(rect.width - 2);
-    let rule = "─".repeat(span);
-    buf.set_stringn(left + 1, top, &rule, span, border);
-    buf.set_stringn(left + 1, bottom, &rule, span, border);
+    put::repeat(buf, left + 1, top, "─", rect.width - 2, border);
+    put::repeat(buf, left + 1, bottom, "─", rect.width - 2, border);
     for y in top + 1..bottom {
         buf[(left, y)].set_symbol("│").set_style(border);
         buf[(right, y)].set_symbol("│").set_style(border);
@@ -266,6 +265,6 @@ fn pane(rect: Rect, buf: &mut Buffer, theme: &Theme, title: &str, focused: bool)
     } else {
         theme.title
     };
-    buf.set_stringn(left + 1, top, title, span, title_style);
+    put::stringn(buf, left + 1, top, title, span, title_style);
     Rect::new(left + 1, top + 1, rect.width - 2, rect.height - 2)
 }

@@ -318,7 +318,7 @@ impl ChatState {
                 {
                     draw_spinner_line(buf, (area.x, y, area.width), line, span, spinner(elapsed));
                 } else {
-                    buf.set_line(area.x, y, line, area.width);
+                    crate::tui::put::line(buf, area.x, y, line, area.width);
                 }
                 let at = start + n;
                 if self.selected == Some(i) && !(cell.gap && at == 0) {
@@ -349,7 +349,7 @@ impl ChatState {
                 .find(|t| str_width(t) <= usize::from(area.width));
             let text = fits.unwrap_or(&texts[2]);
             let row = area.bottom() - 1;
-            buf.set_stringn(area.x, row, text, usize::from(area.width), style);
+            crate::tui::put::stringn(buf, area.x, row, text, usize::from(area.width), style);
         }
     }
 }
@@ -377,7 +377,7 @@ fn draw_spinner_line(
             if cx >= end {
                 return;
             }
-            cx = buf.set_stringn(cx, y, text, usize::from(end - cx), style).0;
+            cx = crate::tui::put::stringn(buf, cx, y, text, usize::from(end - cx), style).0;
         }
     }
 }

@@ -45,7 +45,7 @@ impl StackState {
             let text = "no tools running";
             let x = area.x + area.width.saturating_sub(text.width() as u16) / 2;
             let y = area.y + area.height / 2;
-            buf.set_stringn(x, y, text, usize::from(area.width), theme.dim);
+            crate::tui::put::stringn(buf, x, y, text, usize::from(area.width), theme.dim);
             return;
         }
         let mut rows: Vec<Row> = tree.into_iter().map(|(i, g)| Row::Frame(i, g)).collect();
@@ -96,7 +96,14 @@ impl StackState {
                         .saturating_add(u16::try_from(*indent).unwrap_or(u16::MAX));
                     if x < area.right() {
                         let text = clean(text);
-                        buf.set_stringn(x, y, &text, usize::from(area.right() - x), *style);
+                        crate::tui::put::stringn(
+                            buf,
+                            x,
+                            y,
+                            &text,
+                            usize::from(area.right() - x),
+                            *style,
+                        );
                     }
                 }
             }
@@ -108,10 +115,10 @@ impl StackState {
         // Say that more rows hide above or below.
         let edge = area.right() - 1;
         if top > 0 {
-            buf.set_stringn(edge, area.y, "↑", 1, theme.dim);
+            crate::tui::put::stringn(buf, edge, area.y, "↑", 1, theme.dim);
         }
         if top < bottom {
-            buf.set_stringn(edge, area.bottom() - 1, "↓", 1, theme.dim);
+            crate::tui::put::stringn(buf, edge, area.bottom() - 1, "↓", 1, theme.dim);
         }
     }
 
@@ -256,17 +263,17 @@ fn draw_row(
         if text.width() > left {
             cut = true;
         }
-        cx = buf.set_stringn(cx, y, &text, left, style).0;
+        cx = crate::tui::put::stringn(buf, cx, y, &text, left, style).0;
     }
     if cut && room > 1 {
         let style = if fading { theme.dim } else { theme.text };
-        buf.set_stringn(right - 1, y, "…", 1, style);
+        crate::tui::put::stringn(buf, right - 1, y, "…", 1, style);
     }
     if show_clock {
         let cx = x.saturating_add(width - clock_w);
-        buf.set_stringn(cx, y, &clock, usize::from(clock_w), theme.dim);
+        crate::tui::put::stringn(buf, cx, y, &clock, usize::from(clock_w), theme.dim);
         if note_w > 0 {
-            buf.set_stringn(cx, y, &clock, usize::from(note_w), theme.warn);
+            crate::tui::put::stringn(buf, cx, y, &clock, usize::from(note_w), theme.warn);
         }
     }
 }

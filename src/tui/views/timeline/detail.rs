@@ -161,7 +161,7 @@ impl Detail {
             let lines = keyline::lines(&hints, &note, area.width, key_rows, styles);
             let top = area.bottom() - key_rows;
             for (y, line) in (top..).zip(lines.iter().take(usize::from(key_rows))) {
-                buf.set_line(area.x, y, line, area.width);
+                crate::tui::put::line(buf, area.x, y, line, area.width);
             }
         }
     }
@@ -242,10 +242,10 @@ fn draw_row(
     if unwrapped.is_some() {
         let hidden = pan > 0 && !line.text.is_empty();
         if hidden {
-            buf.set_stringn(area.x, y, "‹", 1, theme.dim);
+            crate::tui::put::stringn(buf, area.x, y, "‹", 1, theme.dim);
         }
         if pen.cut && area.width > 1 {
-            buf.set_stringn(area.right() - 1, y, "›", 1, theme.dim);
+            crate::tui::put::stringn(buf, area.right() - 1, y, "›", 1, theme.dim);
         }
     }
 }
@@ -289,7 +289,7 @@ impl Pen {
             self.cut = true;
             return;
         }
-        buf.set_stringn(self.x, y, symbol, w.max(1), style);
+        crate::tui::put::stringn(buf, self.x, y, symbol, w.max(1), style);
         self.x = self.x.saturating_add(w as u16);
     }
 }

@@ -87,7 +87,8 @@ impl TimelineState {
             };
             let text = clip(&text, usize::from(area.width));
             let x = area.x + (area.width.saturating_sub(text.width() as u16)) / 2;
-            buf.set_stringn(
+            crate::tui::put::stringn(
+                buf,
                 x,
                 area.y + area.height / 2,
                 &text,
@@ -124,9 +125,9 @@ impl TimelineState {
             // Nested work indents by its level, leaving at least half the column for the name.
             let indent = (row.depth.min(MAX_INDENT) * 2).min(cols.name / 2);
             let room = usize::from(cols.name - indent);
-            buf.set_stringn(area.x + indent, y, row.symbol, 1, tone);
+            crate::tui::put::stringn(buf, area.x + indent, y, row.symbol, 1, tone);
             let mut x = area.x.saturating_add(2);
-            buf.set_stringn(x + indent, y, clip(&row.name, room), room, theme.text);
+            crate::tui::put::stringn(buf, x + indent, y, &clip(&row.name, room), room, theme.text);
             x += cols.name;
             if cols.offset > 0 {
                 let text = offset_label(row.start.saturating_sub(origin));
@@ -155,10 +156,11 @@ impl TimelineState {
                 };
                 draw_bar(buf, bar, axis, row, end, glyphs);
                 if let Some(idle) = idle.filter(|_| cols.bar >= 10) {
-                    buf.set_stringn(
+                    crate::tui::put::stringn(
+                        buf,
                         bar.x,
                         y,
-                        format!("{idle} idle"),
+                        &format!("{idle} idle"),
                         bar.width.into(),
                         theme.warn,
                     );
@@ -184,7 +186,7 @@ struct Glyphs {
 /// `│` for an instant.
 fn draw_bar(buf: &mut Buffer, bar: Rect, axis: &Axis, row: &Row, end: u64, glyphs: Glyphs) {
     let cell = |buf: &mut Buffer, at: u16, glyph: &str, style: Style| {
-        buf.set_stringn(bar.x + at, bar.y, glyph, 1, style);
+        crate::tui::put::stringn(buf, bar.x + at, bar.y, glyph, 1, style);
     };
     for at in axis.breaks(bar.width) {
         cell(buf, at, "┊", glyphs.dim);
@@ -224,5 +226,5 @@ pub(super) fn short_duration(ms: u64) -> String {
 fn right(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style) {
     let text = clip(text, usize::from(width));
     let pad = width.saturating_sub(text.width() as u16);
-    buf.set_stringn(x + pad, y, &text, usize::from(width), style);
+    crate::tui::put::stringn(buf, x + pad, y, &text, usize::from(width), style);
 }
