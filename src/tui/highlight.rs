@@ -137,15 +137,16 @@ pub fn code(lang: &str, code: &str) -> Option<Highlighted> {
     Some(cache::highlight(grammar, code))
 }
 
-/// Runs `f` with at most `bytes` of not yet highlighted code coloured on this thread (`None`:
-/// no limit); the rest is drawn plain and [`take_deferred`] turns true. The TUI loop gives each
-/// frame's chat layout a budget, so a block's colours may arrive over a few frames but no
-/// frame pays for a whole block.
-pub fn budgeted<R>(bytes: Option<usize>, f: impl FnOnce() -> R) -> R {
-    cache::budgeted(bytes, f)
+/// Runs `f` with new highlighting on this thread left to a background thread when `on`:
+/// code not yet highlighted is drawn plain and [`take_deferred`] turns true, and a later call
+/// finds its colours. The TUI loop lays the chat out so, so that no frame runs the regex work
+/// of a stream's new lines or of a long block shown at once.
+pub fn in_background<R>(on: bool, f: impl FnOnce() -> R) -> R {
+    cache::in_background(on, f)
 }
 
-/// Whether some code was drawn plain for want of budget since the last call (and clears it).
+/// Whether some code was drawn plain, its colours on the way, since the last call (and
+/// clears it).
 pub fn take_deferred() -> bool {
     cache::take_deferred()
 }

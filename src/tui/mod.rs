@@ -32,10 +32,6 @@ use app::{App, AppInfo, Command};
 
 /// Frames are at least this far apart (≈120 frames/s at most).
 const FRAME: Duration = Duration::from_micros(8_334);
-/// Bytes of code a frame's chat layout may newly highlight: about 1.5 lines, ~0.3 ms in a
-/// live session (regexes cost ~0.15 ms a line warm, twice that between frames); the rest is
-/// coloured over the next frames, ~7 KB/s, faster than any model streams (DESIGN §7).
-pub const HIGHLIGHT_PER_FRAME: usize = 64;
 /// How often moving things (spinners, elapsed times) redraw while something runs.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -76,7 +72,8 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         ui,
     } = launch;
     let mut app = App::new(info, Instant::now());
-    app.chat.set_highlight_budget(Some(HIGHLIGHT_PER_FRAME));
+    // Regexes cost ~0.15 ms a line: a stream's code is coloured off the frame (DESIGN §7).
+    app.chat.set_highlight_in_background(true);
     if let Some(log) = prompts {
         app.set_prompt_history(log.load(), Some(log));
     }
@@ -226,7 +223,7 @@ where
                 );
             }
             last_frame = now;
-            // Code the frame's budget left plain is coloured by the next one.
+            // Code drawn plain while its colours were on the way is drawn again.
             dirty = app.chat.highlight_pending();
         }
         let next_frame = tokio::time::Instant::from_std(last_frame + FRAME);

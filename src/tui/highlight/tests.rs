@@ -357,47 +357,102 @@ fn the_cache_stays_bounded_in_blocks_and_bytes() {
     assert!(bytes <= 1024 * 1024 + 4 * MAX_JSON_BYTES, "{bytes} bytes");
 }
 
-#[test]
-fn a_budget_colours_a_block_over_several_calls_exactly_as_one_call_would() {
-    // Text no other test uses: the cache is shared by every test thread.
-    let code: String = (0..12)
-        .map(|i| format!("let budget_{i} = \"{i}\"; // on line {i}\n"))
-        .collect();
-    let want = fresh("rust", &code);
-    // ~32 bytes a line, 64 a call: two or three lines coloured each time.
+/// `code` highlighted in the background until its colours are all in (or 10 s pass): how
+/// many calls that took, and the last result.
+fn in_background_until_done(code: &str) -> (usize, Highlighted) {
+    let start = std::time::Instant::now();
     let mut calls = 0;
-    let painted = loop {
+    loop {
         calls += 1;
         let (painted, deferred) =
-            budgeted(Some(64), || (super::code("rust", &code), take_deferred()));
-        let painted = painted.unwrap();
-        let coloured = (0..12).filter(|&n| painted.line(n).is_some()).count();
-        assert!(
-            coloured <= 3 * calls,
-            "call {calls} coloured {coloured} lines"
-        );
+            in_background(true, || (super::code("rust", code), take_deferred()));
         if !deferred {
-            break painted;
+            return (calls, painted.unwrap());
         }
-        assert!(calls < 12, "a budget must make progress");
-    };
-    assert!(calls >= 4, "the budget was not applied ({calls} calls)");
-    for (n, runs) in want.iter().take(12).enumerate() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "colours must arrive"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn the_background_colours_a_block_off_the_calling_thread_exactly_as_one_call_would() {
+    // Text no other test uses: the cache is shared by every test thread.
+    let code: String = (0..40)
+        .map(|i| format!("let in_background_{i} = \"{i}\"; // on line {i}\n"))
+        .collect();
+    let want = fresh("rust", &code);
+    // Nothing was cached: the first call colours nothing itself.
+    let (first, deferred) = in_background(true, || (super::code("rust", &code), take_deferred()));
+    assert!(deferred);
+    assert!(
+        first.unwrap().line(0).is_none(),
+        "no regex ran on this thread"
+    );
+    let (calls, painted) = in_background_until_done(&code);
+    assert!(calls >= 1);
+    for (n, runs) in want.iter().take(40).enumerate() {
         assert_eq!(painted.line(n), Some(runs.as_slice()), "line {n}");
     }
-    // Outside a budget nothing is deferred, and the budget before is back.
-    assert!(super::code("rust", "let outside_budget = 1;\n").is_some());
+    // Outside the background nothing is deferred, and the setting before is back.
+    assert!(super::code("rust", "let outside_background = 1;\n").is_some());
     assert!(!take_deferred());
 }
 
 #[test]
-fn an_exhausted_budget_leaves_the_unfinished_line_plain_too() {
-    let code = "let first_of_budget_tail = 1;\nlet unfinished_budget_tail";
-    let painted = budgeted(Some(1), || super::code("rust", code)).unwrap();
-    assert!(painted.line(0).is_some(), "one line is always coloured");
-    assert!(painted.line(1).is_none(), "the tail waits for budget");
-    assert!(take_deferred());
-    let painted = budgeted(Some(1), || super::code("rust", code)).unwrap();
-    assert!(painted.line(1).is_some());
-    assert!(!take_deferred());
+fn a_streamed_line_keeps_the_colours_of_its_start_while_the_rest_waits() {
+    let start = "let first_in_stream = 1;\nlet unfinished_in_stream = \"ab";
+    let (_, painted) = in_background_until_done(start);
+    let seen = painted.line(1).unwrap().to_vec();
+    assert_eq!(seen.last().map(|r| r.0), Some(30));
+    let grown = "let first_in_stream = 1;\nlet unfinished_in_stream = \"abc\";\nlet next";
+    let (painted, deferred) = in_background(true, || (super::code("rust", grown), take_deferred()));
+    assert!(deferred);
+    let painted = painted.unwrap();
+    assert_eq!(
+        painted.line(1),
+        Some(seen.as_slice()),
+        "its start keeps its colours"
+    );
+    let (_, painted) = in_background_until_done(grown);
+    let want = fresh("rust", grown);
+    for (n, runs) in want.iter().enumerate() {
+        assert_eq!(painted.line(n), Some(runs.as_slice()), "line {n}");
+    }
+}
+
+#[test]
+fn the_worker_and_lookups_on_other_threads_agree() {
+    // Lookups here and on three threads at once, in the background and not, of one
+    // growing block: each result is what one call on a fresh state gives.
+    let code: String = (0..60)
+        .map(|i| format!("fn racing_{i}() -> u32 {{ {i} }} // {i}\n"))
+        .collect();
+    let want = fresh("rust", &code);
+    let cuts: Vec<usize> = (1..=60)
+        .map(|n| code.match_indices('\n').nth(n - 1).unwrap().0 + 1)
+        .collect();
+    std::thread::scope(|scope| {
+        for t in 0..3 {
+            let (code, want, cuts) = (&code, &want, &cuts);
+            scope.spawn(move || {
+                for &cut in cuts.iter().skip(t).step_by(3) {
+                    let painted = in_background(t == 0, || super::code("rust", &code[..cut]));
+                    let painted = painted.unwrap();
+                    let lines = code[..cut].matches('\n').count();
+                    for (n, want) in want.iter().take(lines).enumerate() {
+                        if let Some(runs) = painted.line(n) {
+                            assert_eq!(runs, want.as_slice(), "line {n} of {cut}");
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let (_, painted) = in_background_until_done(&code);
+    for (n, runs) in want.iter().take(60).enumerate() {
+        assert_eq!(painted.line(n), Some(runs.as_slice()), "line {n}");
+    }
 }

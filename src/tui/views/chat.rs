@@ -92,8 +92,8 @@ pub struct ChatState {
     selected: Option<usize>,
     /// What each row of the last frame showed: (cell, line), `None` for the hint row.
     drawn: Vec<Option<(usize, usize)>>,
-    /// Bytes of new code a frame may highlight (`None`: all of it; see `highlight::budgeted`).
-    highlight_budget: Option<usize>,
+    /// New code is highlighted on a background thread (see `highlight::in_background`).
+    highlight_background: bool,
     /// A cell shown in the last frame has code still to colour.
     highlight_pending: bool,
     /// Layouts done (tests check that unchanged cells are not laid out again).
@@ -123,7 +123,7 @@ impl ChatState {
             now: None,
             selected: None,
             drawn: Vec::new(),
-            highlight_budget: None,
+            highlight_background: false,
             highlight_pending: false,
             #[cfg(test)]
             layouts: 0,
@@ -271,9 +271,11 @@ impl ChatState {
         if area.is_empty() {
             return;
         }
-        let budget = self.highlight_budget;
+        let background = self.highlight_background;
         crate::tui::highlight::take_deferred();
-        crate::tui::highlight::budgeted(budget, || self.draw_rows(area, buf, theme, now));
+        crate::tui::highlight::in_background(background, || {
+            self.draw_rows(area, buf, theme, now);
+        });
         self.highlight_pending = self
             .drawn
             .iter()
@@ -281,10 +283,11 @@ impl ChatState {
             .any(|&(i, _)| self.cells.get(i).is_some_and(Cell::highlight_pending));
     }
 
-    /// Caps the code newly highlighted per frame at `bytes` (the TUI loop sets it; `None`, the
-    /// default, colours everything at once, as tests and snapshots want).
-    pub fn set_highlight_budget(&mut self, bytes: Option<usize>) {
-        self.highlight_budget = bytes;
+    /// Leaves new code's highlighting to a background thread, drawn plain until its colours
+    /// are in (the TUI loop sets it; by default everything is coloured at once, as tests and
+    /// snapshots want).
+    pub fn set_highlight_in_background(&mut self, on: bool) {
+        self.highlight_background = on;
     }
 
     /// Whether a cell in view has code still to colour: another frame should be drawn.
