@@ -319,6 +319,7 @@ fn post(grammar: Grammar, code: &str) -> bool {
 /// The worker: takes jobs as they come, for the life of the process (it holds nothing a
 /// shutdown must wait for).
 fn work() {
+    yield_to_frames();
     loop {
         let job = {
             let mut queue = QUEUE.lock().unwrap_or_else(PoisonError::into_inner);
@@ -342,6 +343,19 @@ fn work() {
                 entry.busy = false;
             }
         }
+    }
+}
+
+/// Lowers this thread's scheduling weight, so that on a busy machine the UI thread's frames
+/// go first and colours wait instead (on 2 cores, a live session's render p99 was 0.9 ms of
+/// CPU but 2.3 ms on the wall clock, preempted by this thread; at nice 10, 0.9 ms on both).
+fn yield_to_frames() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on this thread's own id only changes its nice value; a failure
+    // leaves it as it was.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
     }
 }
 
