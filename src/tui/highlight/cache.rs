@@ -419,6 +419,14 @@ fn step(grammar: Grammar, code: &str) -> bool {
     !entry.done(code)
 }
 
+/// Jobs waiting for the worker, and the most text one of them holds.
+#[cfg(test)]
+pub(super) fn queued() -> (usize, usize) {
+    let queue = QUEUE.lock().unwrap_or_else(PoisonError::into_inner);
+    let longest = queue.jobs.iter().map(|(_, code)| code.len()).max();
+    (queue.jobs.len(), longest.unwrap_or(0))
+}
+
 /// Blocks and bytes of text the cache holds now.
 #[cfg(test)]
 pub(super) fn held() -> (usize, usize) {

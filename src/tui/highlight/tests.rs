@@ -456,3 +456,21 @@ fn the_worker_and_lookups_on_other_threads_agree() {
         assert_eq!(painted.line(n), Some(runs.as_slice()), "line {n}");
     }
 }
+
+#[test]
+fn what_waits_for_the_worker_is_bounded_in_jobs_and_in_bytes() {
+    // A model that sends block after block, each of them huge: the queue keeps the newest
+    // 64, and of each only what can be coloured (the cap and the line across it).
+    let line = "let flood = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; // a line of filler\n";
+    let mut most = (0, 0);
+    for i in 0..200 {
+        let code = format!("// flood block {i}\n{}", line.repeat(2_000));
+        in_background(true, || super::code("rust", &code));
+        let (jobs, longest) = super::cache::queued();
+        most = (most.0.max(jobs), most.1.max(longest));
+    }
+    assert!(most.0 <= 64, "{} jobs queued", most.0);
+    assert!(most.0 > 0, "nothing was queued");
+    assert!(most.1 <= MAX_BYTES + 1, "a job held {} bytes", most.1);
+    assert!(take_deferred());
+}
