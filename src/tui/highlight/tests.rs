@@ -464,7 +464,12 @@ fn what_waits_for_the_worker_is_bounded_in_jobs_and_in_bytes() {
     let line = "let flood = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; // a line of filler\n";
     let mut most = (0, 0);
     for i in 0..200 {
-        let code = format!("// flood block {i}\n{}", line.repeat(2_000));
+        // 20 lines to colour (a few ms of work, so jobs pile up), then a 100 KB one.
+        let code = format!(
+            "// flood block {i}\n{}{}\n",
+            line.repeat(20),
+            "x".repeat(100_000)
+        );
         in_background(true, || super::code("rust", &code));
         let (jobs, longest) = super::cache::queued();
         most = (most.0.max(jobs), most.1.max(longest));
