@@ -91,7 +91,7 @@ pub fn list(dir: &Path) -> (Vec<Summary>, Vec<String>) {
                 changed = true;
                 let old = old.and_then(|(_, line)| serde_json::from_slice::<Row>(line).ok());
                 let row = catalog::refresh(&path, name.to_string(), old, size, mtime);
-                show_row(&row, path, &mut sessions, &mut problems);
+                show_listed(listed(&row), path, &mut sessions, &mut problems);
                 // A row that cannot be written is left out: its file is read again.
                 if let Ok(line) = serde_json::to_vec(&row) {
                     kept.push(Cow::Owned(line));
@@ -118,7 +118,7 @@ fn journal_text(kept: &[Cow<'_, [u8]>]) -> Vec<u8> {
     text
 }
 
-/// A row read from the journal, as a summary or a problem.
+/// A row as a summary, or as a problem when its file is no session.
 fn show_listed(
     row: Listed<'_>,
     path: PathBuf,
@@ -143,23 +143,24 @@ fn show_listed(
     }
 }
 
-/// A row made from its file, as a summary or a problem.
-fn show_row(row: &Row, path: PathBuf, sessions: &mut Vec<Summary>, problems: &mut Vec<String>) {
-    match &row.tally {
-        Some(t) => sessions.push(Summary {
-            id: t.id.clone(),
-            path,
+/// A row made from its file, as the list reads one.
+fn listed(row: &Row) -> Listed<'_> {
+    Listed {
+        file: Cow::Borrowed(&row.file),
+        size: row.size,
+        mtime_ms: row.mtime_ms,
+        tally: row.tally.as_ref().map(|t| Shown {
+            id: Cow::Borrowed(&t.id),
             started: t.started,
-            workdir: t.workdir.clone(),
-            provider: t.provider.clone(),
-            model: t.model.clone(),
-            first_prompt: t.first_prompt.clone(),
+            workdir: t.workdir.to_string_lossy(),
+            provider: Cow::Borrowed(&t.provider),
+            model: Cow::Borrowed(&t.model),
+            first_prompt: t.first_prompt.as_deref().map(Cow::Borrowed),
             turns: t.turns,
             tokens: t.tokens,
-            size: row.size,
-            last_activity: row.mtime_ms,
+            messages: t.messages,
         }),
-        None => problems.push(problem(&path, row.problem.as_deref())),
+        problem: row.problem.as_deref().map(Cow::Borrowed),
     }
 }
 
