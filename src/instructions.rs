@@ -245,10 +245,7 @@ fn budgeted(raw: Raw, shown: String, scope: String, budget: &mut usize) -> Instr
 /// Where to cut `text` to at most `limit` bytes: after the last line break in the second
 /// half of that, else at the last character boundary.
 fn cut_point(text: &str, limit: usize) -> usize {
-    let mut end = limit.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(limit);
     match text[..end].rfind('\n') {
         Some(newline) if newline + 1 >= end / 2 => newline + 1,
         _ => end,

@@ -62,14 +62,7 @@ where
 
 /// The longest prefix of `text` of at most `max` bytes that ends on a char boundary.
 fn truncate_str(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max)]
 }
 
 /// Whether bytes look binary: a NUL byte in the first 8 KiB, as git and ripgrep decide.

@@ -290,12 +290,8 @@ fn post(grammar: Grammar, code: &str) -> bool {
     if queue.worker == Worker::Failed {
         return false;
     }
-    // The worker never reads past the cap (and the line that crosses it).
-    let mut end = code.len().min(grammar.cap() + 1);
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    let code = &code[..end];
+    // The worker never reads past the cap (one byte more tells it a line crosses it).
+    let code = &code[..code.floor_char_boundary(grammar.cap() + 1)];
     let same = queue.jobs.iter_mut().find(|(g, text)| {
         g.same(&grammar) && (code.starts_with(text.as_str()) || text.starts_with(code))
     });
