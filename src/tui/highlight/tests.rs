@@ -479,3 +479,36 @@ fn what_waits_for_the_worker_is_bounded_in_jobs_and_in_bytes() {
     assert!(most.1 <= MAX_BYTES + 1, "a job held {} bytes", most.1);
     assert!(take_deferred());
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_worker_runs_below_the_ui_in_priority() {
+    // Start it (a block only the background colours).
+    in_background(true, || {
+        super::code("rust", "let start_the_worker_for_nice = 1;\n")
+    });
+    // The thread names itself and lowers its priority as it starts: wait for that.
+    let nice_of_worker = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(Result::ok)
+            .find(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim() == "taco-highlight")
+            })
+            .and_then(|task| {
+                let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+                // Fields after the `(comm)`: state is the 3rd field, nice the 19th.
+                let after = &stat[stat.rfind(')')? + 2..];
+                after.split(' ').nth(16)?.parse::<i32>().ok()
+            })
+    };
+    let start = std::time::Instant::now();
+    let mut nice = nice_of_worker();
+    while nice != Some(10) && start.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        nice = nice_of_worker();
+    }
+    assert_eq!(nice, Some(10), "the highlighter thread's nice value");
+    take_deferred();
+}
