@@ -20,6 +20,10 @@ mod windows;
 use file::check_url;
 use presets::{PRESETS, auto_select, choose};
 
+/// The default quiet, in ms, after the last typed key before a TUI dialog takes keys by
+/// itself: longer than any pause inside ordinary typing (60–1,500 ms between keys).
+pub const DIALOG_QUIET_MS: u64 = 2000;
+
 pub use catalog::Catalog;
 pub use file::{
     ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions,
@@ -115,7 +119,8 @@ pub struct Resolved {
     pub history_limit: usize,
     /// Bounds on each request and model call.
     pub limits: Limits,
-    /// How long a new TUI dialog ignores answer keys (type-ahead never answers it).
+    /// How long the keyboard must be quiet before a TUI dialog takes keys by itself (Tab
+    /// moves to it at once; an unsent message keeps it waiting for Tab).
     pub dialog_guard: Duration,
     /// When a running call of a tool counts as slow (`[tui] slow_after_secs`), by tool name.
     pub slow_after: std::collections::HashMap<String, Duration>,
@@ -205,7 +210,7 @@ where
         depth_limit: file.tools.depth_limit.unwrap_or(20).max(1),
         history_limit: file.history_messages.unwrap_or(50).max(2),
         limits,
-        dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(400)),
+        dialog_guard: Duration::from_millis(file.tui.dialog_guard_ms.unwrap_or(DIALOG_QUIET_MS)),
         slow_after: (file.tui.slow_after_secs.iter())
             .map(|(tool, secs)| (tool.clone(), Duration::from_secs(*secs)))
             .collect(),

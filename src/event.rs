@@ -165,6 +165,9 @@ pub enum InputKind {
     Parameter,
     /// The tool stack reached its depth limit: continue for another stretch, or stop?
     DepthLimit,
+    /// A form was filled in (an MCP server's elicitation): send these answers? Its
+    /// `description` lists them; a yes is the answer `y`.
+    Submit,
 }
 
 /// A question to the user (`input_requested`), answered with `Op::Answer`.

@@ -334,7 +334,7 @@ fn the_example_config_parses() {
     let text = std::fs::read_to_string(&path).unwrap();
     let file = config::parse_config(&path, &text).unwrap();
     assert!(file.providers.len() >= 2);
-    assert_eq!(file.tui.dialog_guard_ms, Some(400));
+    assert_eq!(file.tui.dialog_guard_ms, Some(2000));
     assert_eq!(file.tui.mouse, Some(true));
     assert_eq!(file.tui.theme, Some(config::ThemeChoice::Auto));
     assert_eq!(file.max_model_calls, Some(200));
@@ -406,9 +406,9 @@ async fn provider_keys_are_secret_variables() {
 }
 
 #[tokio::test]
-async fn the_dialog_guard_defaults_to_400_ms_and_zero_turns_it_off() {
+async fn the_dialog_quiet_defaults_to_2_s_and_zero_turns_it_off() {
     let dir = tempfile::tempdir().unwrap();
-    for (text, ms) in [("", 400), ("[tui]\ndialog_guard_ms = 0\n", 0)] {
+    for (text, ms) in [("", 2000), ("[tui]\ndialog_guard_ms = 0\n", 0)] {
         let overrides = Overrides {
             config: Some(write(dir.path(), text)),
             ..Default::default()

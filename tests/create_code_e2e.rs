@@ -32,7 +32,7 @@ fn create_hello(tmux: &Tmux) {
     // An empty Enter asks whether to go on; `y` goes back to the question.
     tmux.keys(&["Enter"]);
     tmux.wait_for("Continue with current task? (y/n)");
-    tmux.keys(&["y"]);
+    tmux.keys(&["y", "Enter"]);
     tmux.wait_until("the question again", |s| {
         s.contains("create_code needs 'path'") && !s.contains("Continue with current task?")
     });
@@ -47,7 +47,7 @@ fn create_hello(tmux: &Tmux) {
         screen.contains("tool stack · depth 2"),
         "the save sits on create_code:\n{screen}"
     );
-    tmux.keys(&["y"]);
+    tmux.keys(&["y", "Enter"]);
 }
 
 /// Waits until the run is over and the stack pane is empty.
@@ -101,7 +101,7 @@ fn a_question_typed_at_the_path_question_abandons_the_workflow() {
         screen.contains("› what is the weather in Paris?"),
         "the reply is the user's next message:\n{screen}"
     );
-    tmux.keys(&["n"]);
+    tmux.keys(&["n", "Enter"]);
     tmux.wait_for("Reason for the model");
     tmux.keys(&["Enter"]);
     tmux.wait_for("You said: “what is the weather in Paris?”");

@@ -573,7 +573,14 @@ async fn ask_with(person: &mut Person) -> (Value, Vec<taco::event::Event>) {
 #[tokio::test]
 async fn a_servers_form_is_filled_in_the_question_dialog_field_by_field() {
     let mut person = Person {
-        answers: [Some("Ann"), Some("42"), Some("red"), Some("true")].into(),
+        answers: [
+            Some("Ann"),
+            Some("42"),
+            Some("red"),
+            Some("true"),
+            Some("y"),
+        ]
+        .into(),
         asked: Vec::new(),
     };
     let (told, events) = ask_with(&mut person).await;
@@ -583,13 +590,19 @@ async fn a_servers_form_is_filled_in_the_question_dialog_field_by_field() {
         content,
         json!({"name": "Ann", "age": 42, "color": "red", "ok": true})
     );
-    let fields: Vec<&str> = person
-        .asked
-        .iter()
-        .map(|q| q.parameter.as_deref().unwrap())
+    let fields: Vec<&str> = (person.asked.iter())
+        .filter_map(|q| q.parameter.as_deref())
         .collect();
     assert_eq!(fields[0], "name", "required fields first");
     assert_eq!(fields.len(), 4);
+    // Then the whole form, once, before it is sent (issue 26).
+    let send = person.asked.last().unwrap();
+    assert_eq!(send.kind, taco::event::InputKind::Submit);
+    let listed = send.description.as_deref().unwrap();
+    assert!(
+        listed.contains("name: Ann") && listed.contains("age: 42"),
+        "{listed}"
+    );
     let color = person
         .asked
         .iter()
@@ -617,6 +630,17 @@ async fn a_servers_form_is_filled_in_the_question_dialog_field_by_field() {
         .expect("an elicitation frame");
     assert_eq!(frame.parent.as_deref(), Some("a"));
     assert_eq!(person.asked[0].frame, frame.id);
+}
+
+#[tokio::test]
+async fn a_filled_in_form_is_sent_only_after_a_yes_to_what_it_sends() {
+    let mut person = Person {
+        answers: [Some("Ann"), Some("42"), Some("red"), Some("true"), None].into(),
+        asked: Vec::new(),
+    };
+    let (told, _) = ask_with(&mut person).await;
+    assert_eq!(told, json!({"text": "declined"}), "no to the whole form");
+    assert_eq!(person.asked.len(), 5);
 }
 
 #[tokio::test]

@@ -48,8 +48,8 @@ fn info() -> AppInfo {
     }
 }
 
-/// The default dialog guard: a dialog that just opened ignores answer keys this long.
-const GUARD: Duration = Duration::from_millis(400);
+/// The default quiet before a dialog takes keys by itself (`config::DIALOG_QUIET_MS`).
+const GUARD: Duration = Duration::from_millis(2000);
 
 struct Harness {
     app: App,
@@ -116,14 +116,23 @@ impl Harness {
         }
     }
 
-    /// The user stops and reads the dialog: long past its guard, so its keys answer.
+    /// The user stops and reads the dialog: long past its quiet, and with Tab where it
+    /// waits for one (it takes text), so its keys answer.
     fn look(&mut self) {
-        self.ms += 1000;
-        assert_eq!(
-            self.app.dialog_wait(self.now()),
-            None,
-            "the dialog is ready"
+        self.ms += 2500;
+        if self.app.dialog_gate(self.now()).holds() {
+            self.key(KeyCode::Tab);
+        }
+        assert!(
+            !self.app.dialog_gate(self.now()).holds(),
+            "the dialog takes keys"
         );
+    }
+
+    /// A letter, then Enter: a deliberate answer.
+    fn answer(&mut self, letter: char) -> Vec<Command> {
+        assert_eq!(self.key(KeyCode::Char(letter)), [], "{letter} only picks");
+        self.key(KeyCode::Enter)
     }
 
     fn start_run(&mut self) {
@@ -228,11 +237,7 @@ fn each_approval_key_sends_the_right_decision_and_scope() {
         assert!(h.app.approval_open());
         assert_eq!(h.app.activity(), Activity::AwaitingApproval);
         h.look();
-        assert_eq!(
-            h.key(KeyCode::Char(key)),
-            [approve("c1", answer)],
-            "key {key}"
-        );
+        assert_eq!(h.answer(key), [approve("c1", answer)], "key {key}");
         assert!(!h.app.approval_open());
     }
     // n, then a reason, then Enter.
@@ -240,7 +245,7 @@ fn each_approval_key_sends_the_right_decision_and_scope() {
     h.start_run();
     h.ask("c1", "shell", json!({"command": "rm -rf /"}), 1, 1);
     h.look();
-    assert_eq!(h.key(KeyCode::Char('n')), []);
+    assert_eq!(h.answer('n'), []);
     h.type_text("too risky");
     assert_eq!(
         h.key(KeyCode::Enter),
@@ -268,25 +273,33 @@ fn the_dialog_takes_letters_but_the_timeline_stays_navigable() {
     h.key(KeyCode::Char('x'));
     assert_eq!(
         h.app.composer_text(),
-        "",
-        "once the dialog is ready, letters do not leak into the composer"
+        "x",
+        "a letter that answers nothing is typing: it goes to the composer"
     );
+    assert!(
+        h.app.dialog_gate(h.now()).holds(),
+        "and the dialog steps back"
+    );
+    h.key(KeyCode::Backspace);
+    h.key(KeyCode::Tab);
+    assert!(!h.app.dialog_gate(h.now()).holds(), "Tab moves to it");
     h.key(KeyCode::Tab);
     h.key(KeyCode::Tab);
     assert_eq!(h.app.focus(), Focus::Timeline);
     assert_eq!(h.key(KeyCode::Up), [], "the timeline takes its keys");
+    assert_eq!(h.key(KeyCode::Char('y')), [], "y picks");
     assert_eq!(
-        h.key(KeyCode::Char('y')),
-        [approve("c1", ApprovalAnswer::approve(Scope::Once))]
+        h.key(KeyCode::Enter),
+        [approve("c1", ApprovalAnswer::approve(Scope::Once))],
+        "Enter carries it out, not the timeline's row"
     );
     assert!(h.app.approval_open(), "call 2 of 2 is next");
     assert!(
-        h.app.dialog_wait(h.now()).is_some(),
-        "a new call must be read before it is answered"
+        !h.app.dialog_gate(h.now()).holds(),
+        "the next call follows on from the one just answered"
     );
-    h.look();
     assert_eq!(
-        h.key(KeyCode::Char('y')),
+        h.answer('y'),
         [approve("c2", ApprovalAnswer::approve(Scope::Once))]
     );
 }
@@ -871,13 +884,13 @@ fn an_empty_enter_asks_to_continue() {
     h.look();
     assert_eq!(h.key(KeyCode::Enter), []);
     assert!(h.app.question_confirming());
-    assert_eq!(h.key(KeyCode::Char('y')), [], "y goes back to the question");
+    assert_eq!(h.answer('y'), [], "y goes back to the question");
     assert!(h.app.question_open() && !h.app.question_confirming());
     h.type_text("a.md");
     assert_eq!(h.app.composer_text(), "");
     h.key_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
     assert_eq!(h.key(KeyCode::Enter), []);
-    assert_eq!(h.key(KeyCode::Char('n')), [answer("q1", None)]);
+    assert_eq!(h.answer('n'), [answer("q1", None)]);
 }
 
 #[test]
@@ -887,13 +900,11 @@ fn depth_limit_y_continues_and_n_stops() {
         nested_run(&mut h);
         h.ask_depth("d1");
         h.look();
-        assert_eq!(h.key(KeyCode::Char('x')), [], "other letters are swallowed");
-        assert_eq!(h.app.composer_text(), "");
-        assert_eq!(
-            h.key(KeyCode::Char(key)),
-            [answer("d1", value)],
-            "key {key}"
-        );
+        assert_eq!(h.key(KeyCode::Char('x')), [], "another letter is typing");
+        assert_eq!(h.app.composer_text(), "x");
+        h.key(KeyCode::Backspace);
+        h.key(KeyCode::Tab);
+        assert_eq!(h.answer(key), [answer("d1", value)], "key {key}");
     }
     let mut h = Harness::new();
     nested_run(&mut h);
@@ -1025,6 +1036,8 @@ fn snapshot_parameter_question() {
     let mut h = Harness::unguarded();
     nested_run(&mut h);
     h.ask_parameter("q1");
+    // A question that takes text waits for Tab.
+    h.key(KeyCode::Tab);
     h.type_text("docs/READ");
     h.settle();
     insta::assert_snapshot!(h.screen(160, 34).backend());
@@ -1035,6 +1048,7 @@ fn snapshot_continue_question() {
     let mut h = Harness::unguarded();
     nested_run(&mut h);
     h.ask_parameter("q1");
+    h.key(KeyCode::Tab);
     h.key(KeyCode::Enter);
     h.settle();
     insta::assert_snapshot!(h.screen(160, 34).backend());
@@ -1064,6 +1078,8 @@ fn questions_render_at_any_size() {
     h.key(KeyCode::Enter);
     h.screen(30, 12);
     h.key(KeyCode::Char('y'));
+    h.screen(30, 12);
+    h.key(KeyCode::Enter);
     h.screen(30, 12);
 }
 
@@ -1258,7 +1274,7 @@ fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
 #[test]
 fn p_sends_the_prefix_and_tools_lists_what_was_allowed() {
     let mut h = asking_shell("cargo test --test mcp");
-    let sent = h.key(KeyCode::Char('p'));
+    let sent = h.answer('p');
     let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
         panic!("{sent:?}");
     };
@@ -1372,7 +1388,7 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
 #[test]
 fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
     let mut h = asking_shell("cargo test --test mcp");
-    h.key(KeyCode::Char('p'));
+    h.answer('p');
     h.event(EventData::ApprovalDecided {
         id: "c1".into(),
         name: "shell".into(),

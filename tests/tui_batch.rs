@@ -44,6 +44,12 @@ impl Harness {
         }
     }
 
+    /// A letter, then Enter: a deliberate answer.
+    fn answer(&mut self, letter: char) -> Vec<Command> {
+        assert_eq!(self.key(KeyCode::Char(letter)), [], "{letter} only picks");
+        self.key(KeyCode::Enter)
+    }
+
     fn command(&mut self, line: &str) -> Vec<Command> {
         self.type_text(line);
         self.key(KeyCode::Enter)
@@ -158,7 +164,7 @@ fn shift_y_approves_the_batch_of_three_in_one_op() {
     h.start();
     h.ask_three();
     assert_eq!(
-        h.key(KeyCode::Char('Y')),
+        h.answer('Y'),
         [Command::Op(Op::DecideBatch {
             ids: ids(&["c1", "c2", "c3"]),
             decision: BatchDecision::ApproveAll,
@@ -172,10 +178,7 @@ fn shift_n_denies_the_batch_of_three_with_one_reason() {
     let mut h = Harness::new();
     h.start();
     h.ask_three();
-    assert!(
-        h.key(KeyCode::Char('N')).is_empty(),
-        "it asks for a reason first"
-    );
+    assert!(h.answer('N').is_empty(), "it asks for a reason first");
     h.type_text("not on a Friday");
     assert_eq!(
         h.key(KeyCode::Enter),
@@ -192,12 +195,12 @@ fn y_and_n_still_go_call_by_call() {
     let mut h = Harness::new();
     h.start();
     h.ask_three();
-    let sent = h.key(KeyCode::Char('y'));
+    let sent = h.answer('y');
     let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
         panic!("{sent:?}");
     };
     assert_eq!((id.as_str(), answer.scope), ("c1", Scope::Once));
-    h.key(KeyCode::Char('n'));
+    h.answer('n');
     let sent = h.key(KeyCode::Enter);
     let [Command::Op(Op::Approve { id, answer })] = sent.as_slice() else {
         panic!("{sent:?}");
@@ -227,7 +230,7 @@ fn shift_y_leaves_an_escalation_to_its_own_answer() {
         ),
     ]);
     assert_eq!(
-        h.key(KeyCode::Char('Y')),
+        h.answer('Y'),
         [Command::Op(Op::DecideBatch {
             ids: ids(&["c1"]),
             decision: BatchDecision::ApproveAll,
@@ -235,6 +238,7 @@ fn shift_y_leaves_an_escalation_to_its_own_answer() {
     );
     assert!(h.app.approval_open(), "the escalation still asks");
     assert!(h.key(KeyCode::Char('Y')).is_empty(), "Y never approves it");
+    assert_eq!(h.app.composer_text(), "Y", "it is only typing there");
     let text = h.text(200, 50);
     assert!(text.contains("Run shell unsandboxed?"), "{text}");
     assert!(text.contains("y run it once"), "{text}");
@@ -274,7 +278,7 @@ fn snapshot_the_batch_dialog() {
     let mut h = Harness::new();
     h.start();
     h.ask_three();
-    h.key(KeyCode::Char('y'));
+    h.answer('y');
     each_size(
         "batch_dialog",
         &mut h,
@@ -490,6 +494,7 @@ async fn revoke_through_the_app_makes_the_next_call_ask_again() {
                 asked.push(id.clone());
                 if let Some(key) = answer {
                     sent.extend(h.key(key));
+                    sent.extend(h.key(KeyCode::Enter));
                 }
             }
             for command in sent {

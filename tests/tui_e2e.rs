@@ -66,7 +66,7 @@ fn approve_the_demo_write_then_quit_with_ctrl_c_twice() {
         screen.contains("taco-demo-note.md"),
         "the dialog shows the arguments:\n{screen}"
     );
-    tmux.keys(&["y"]);
+    tmux.keys(&["y", "Enter"]);
     tmux.wait_for("I wrote a short note");
     assert!(
         work.path().join("taco-demo-note.md").exists(),
@@ -131,8 +131,8 @@ fn typing_into_an_opening_approval_never_answers_it() {
 
     let screen = tmux.wait_for(&typed);
     assert!(
-        screen.contains("Approve write_file") && screen.contains("keys active in"),
-        "the dialog is still open and guarded:\n{screen}"
+        screen.contains("Approve write_file") && screen.contains("Tab to answer"),
+        "the dialog is still open and waits for the user:\n{screen}"
     );
     assert!(
         !work.path().join("taco-demo-note.md").exists(),
@@ -141,7 +141,7 @@ fn typing_into_an_opening_approval_never_answers_it() {
 
     // The guard lapses; a deliberate y approves.
     tmux.wait_for_ready("Approve write_file");
-    tmux.keys(&["y"]);
+    tmux.keys(&["y", "Enter"]);
     let screen = tmux.wait_for("I wrote a short note");
     assert!(work.path().join("taco-demo-note.md").exists());
     assert!(
@@ -164,7 +164,7 @@ fn deny_the_demo_write_with_n() {
     tmux.text("hi");
     tmux.keys(&["Enter"]);
     tmux.wait_for_ready("Approve write_file");
-    tmux.keys(&["n"]);
+    tmux.keys(&["n", "Enter"]);
     tmux.wait_for("Reason for the model");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("denied");

@@ -22,6 +22,7 @@ use taco::tui::app::{App, AppInfo};
 use taco::tui::markdown;
 use taco::tui::theme::Theme;
 use taco::tui::views::approval::{self, ApprovalState, Pending};
+use taco::tui::views::gate::Gate;
 
 /// An OSC 52 clipboard write, a screen clear, a C1 CSI, a CR, a backspace and bidi
 /// overrides: each would act on a terminal if written raw.
@@ -313,9 +314,10 @@ proptest! {
             prop_assert!(usize::from(rows) <= shown.len() + 8);
             for height in [0u16, 1, 3, 12] {
                 let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
-                state.render(buf.area, &mut buf, &theme, None);
+                state.render(buf.area, &mut buf, &theme, Gate::Open);
                 prop_assert_eq!(raw_cell(&buf), None);
-                state.render(buf.area, &mut buf, &theme, Some(Duration::from_millis(250)));
+                state.render(buf.area, &mut buf, &theme, Gate::Quiet(Duration::from_millis(250)));
+                state.render(buf.area, &mut buf, &theme, Gate::Draft);
             }
         }
     }

@@ -1,7 +1,11 @@
-//! The dialog guard (issue 9): a dialog that opens while the user types never takes their
-//! letters as an answer. Keys within the guard, or while a burst of typing goes on, reach the
-//! composer untouched; after the guard and a pause the dialog answers as usual. Time is the
-//! harness's clock, walked by hand.
+//! Typing never answers a dialog (issue 26). A dialog that opens while the user types, or
+//! while a message is unsent, waits (keys go on to the composer) until the user moves to it
+//! with Tab or, with nothing unsent, stops typing for 2 s; a dialog that takes text waits for
+//! Tab. An answer is a letter and Enter; a letter followed by more typing is typing. The
+//! sweep below types sentences at every speed from 60 to 1,500 ms a key, starting anywhere
+//! from 3 s before to 5 s after each kind of dialog opens, and checks that nothing was
+//! answered and the sentence arrived whole. Time is the harness's clock, walked by hand.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,9 +13,8 @@ use std::time::{Duration, Instant};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::style::Style;
 use serde_json::json;
-use taco::event::{Event, EventData, InputKind, InputRequest, Scope};
+use taco::event::{Confinement, Event, EventData, InputKind, InputRequest, Scope};
 use taco::orchestrator::approval::ApprovalAnswer;
 use taco::orchestrator::task::Op;
 use taco::session::Entry;
@@ -29,10 +32,8 @@ impl Harness {
         let info = AppInfo {
             provider: "demo".into(),
             model: "demo".into(),
-            auto_reason: None,
             max_turns: 10,
             workdir: "/work/project".into(),
-            tools: Vec::new(),
             dialog_guard: Duration::from_millis(ms),
             ..Default::default()
         };
@@ -43,15 +44,10 @@ impl Harness {
         }
     }
 
-    /// The default guard, 400 ms, with a request running.
+    /// The default quiet (2 s), with a request running.
     fn running() -> Self {
-        let mut h = Self::with_guard(400);
-        h.event(EventData::RunStarted {
-            prompt: "p".into(),
-            provider: "demo".into(),
-            model: "demo".into(),
-            max_turns: 10,
-        });
+        let mut h = Self::with_guard(2000);
+        h.event(started());
         h
     }
 
@@ -75,6 +71,13 @@ impl Harness {
             .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
     }
 
+    /// A letter, then Enter: a deliberate answer.
+    fn answer(&mut self, letter: char) -> Vec<Command> {
+        let mut sent = self.key(KeyCode::Char(letter));
+        sent.extend(self.key(KeyCode::Enter));
+        sent
+    }
+
     /// Types `text` a key every `gap_ms`, returning everything the keys sent.
     fn type_slowly(&mut self, text: &str, gap_ms: u64) -> Vec<Command> {
         let mut sent = Vec::new();
@@ -83,33 +86,6 @@ impl Harness {
             sent.extend(self.key(KeyCode::Char(c)));
         }
         sent
-    }
-
-    fn ask(&mut self, id: &str, name: &str) {
-        self.event(EventData::ApprovalRequested {
-            id: id.into(),
-            name: name.into(),
-            arguments: json!({"path": "notes.md", "content": "a\nb\nc\nd\ne\nf\ng\nh\ni\nj"}),
-            position: 1,
-            of: 1,
-            note: None,
-            diff: None,
-            sandbox: None,
-        });
-    }
-
-    fn question(&mut self, id: &str, kind: InputKind) {
-        self.event(EventData::InputRequested(InputRequest {
-            id: id.into(),
-            kind,
-            frame: "f".into(),
-            tool: "write_file".into(),
-            prompt: "Which file?".into(),
-            parameter: (kind == InputKind::Parameter).then(|| "path".into()),
-            description: None,
-            value_type: None,
-            depth: (kind == InputKind::DepthLimit).then_some(20),
-        }));
     }
 
     fn screen(&mut self, width: u16, height: u16) -> String {
@@ -124,22 +100,42 @@ impl Harness {
             .unwrap();
         terminal
     }
+}
 
-    /// The style of the `y` that starts `y once` in the approval footer.
-    fn y_key_style(&mut self) -> Style {
-        let terminal = self.terminal(110, 28);
-        let buf = terminal.backend().buffer();
-        for y in 0..buf.area.height {
-            let row: String = (0..buf.area.width)
-                .map(|x| buf[(x, y)].symbol().to_string())
-                .collect();
-            if let Some(at) = row.find("y once") {
-                let x = row[..at].chars().count() as u16;
-                return buf[(x, y)].style();
-            }
-        }
-        panic!("no approval footer")
+fn started() -> EventData {
+    EventData::RunStarted {
+        prompt: "p".into(),
+        provider: "demo".into(),
+        model: "demo".into(),
+        max_turns: 10,
     }
+}
+
+fn approval(id: &str, name: &str, sandbox: Option<Confinement>, of: usize) -> EventData {
+    EventData::ApprovalRequested {
+        id: id.into(),
+        name: name.into(),
+        arguments: json!({"path": "notes.md", "command": "rm -rf build"}),
+        position: 1,
+        of,
+        note: None,
+        diff: None,
+        sandbox,
+    }
+}
+
+fn question(id: &str, kind: InputKind) -> EventData {
+    EventData::InputRequested(InputRequest {
+        id: id.into(),
+        kind,
+        frame: "f".into(),
+        tool: "write_file".into(),
+        prompt: "Which file?".into(),
+        parameter: (kind == InputKind::Parameter).then(|| "path".into()),
+        description: (kind == InputKind::Submit).then(|| "name: alice".into()),
+        value_type: None,
+        depth: (kind == InputKind::DepthLimit).then_some(20),
+    })
 }
 
 fn approve(id: &str, scope: Scope) -> Command {
@@ -149,67 +145,305 @@ fn approve(id: &str, scope: Scope) -> Command {
     })
 }
 
-#[test]
-fn typing_across_an_opening_approval_never_answers_it() {
-    let mut h = Harness::running();
-    assert_eq!(h.type_slowly("also ", 120), []);
-    h.ask("c1", "write_file");
-    // "try this" holds a t, an a-less y and more: all of it is the user's message.
-    let sent = h.type_slowly("try this and that", 120);
-    assert_eq!(sent, [], "no key answered the dialog");
-    assert!(h.app.approval_open());
-    assert_eq!(h.app.composer_text(), "also try this and that");
-    // The user stops, reads, and answers.
-    h.ms += 300;
-    assert_eq!(h.app.dialog_wait(h.now()), None);
-    assert_eq!(h.key(KeyCode::Char('y')), [approve("c1", Scope::Once)]);
-    assert!(!h.app.approval_open());
-    assert_eq!(h.app.composer_text(), "also try this and that");
+/// Whether a command answers a dialog.
+fn answers(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Op(Op::Approve { .. } | Op::DecideBatch { .. } | Op::Answer { .. })
+    )
+}
+
+/// Every dialog a run can open.
+#[derive(Debug, Clone, Copy)]
+enum Dialog {
+    Write,
+    Escalation,
+    Batch,
+    Parameter,
+    DepthLimit,
+    Form,
+}
+
+const DIALOGS: [Dialog; 6] = [
+    Dialog::Write,
+    Dialog::Escalation,
+    Dialog::Batch,
+    Dialog::Parameter,
+    Dialog::DepthLimit,
+    Dialog::Form,
+];
+
+fn open(h: &mut Harness, dialog: Dialog) {
+    match dialog {
+        Dialog::Write => h.event(approval("c1", "write_file", None, 1)),
+        Dialog::Escalation => h.event(approval("c1", "shell", Some(Confinement::Unsandboxed), 1)),
+        Dialog::Batch => {
+            h.event(approval("c1", "write_file", None, 2));
+            h.event(approval("c2", "shell", None, 2))
+        }
+        Dialog::Parameter => h.event(question("q1", InputKind::Parameter)),
+        Dialog::DepthLimit => h.event(question("q1", InputKind::DepthLimit)),
+        Dialog::Form => h.event(question("q1", InputKind::Submit)),
+    };
+}
+
+/// Sentences a person types, each starting with a letter some dialog answers to.
+const SENTENCES: [&str; 6] = [
+    "yes please",
+    "no wait",
+    "also try this",
+    "then the password is hunter2",
+    "Yes, N/A",
+    "please stop",
+];
+
+/// Key gaps from a fast typist (60 ms) to a slow one (1,500 ms).
+const GAPS: [u64; 10] = [60, 100, 160, 250, 300, 400, 600, 800, 1100, 1500];
+
+/// A user sends a message at 0 ms, the run starts, `dialog` opens at `at` ms, and the user
+/// types `sentence` and Enter, a key every `gap` ms from `start` ms. Returns what was sent
+/// and the app.
+fn scenario(
+    dialog: Dialog,
+    at: u64,
+    start: u64,
+    gap: u64,
+    sentence: &str,
+) -> (Vec<Command>, Harness) {
+    let mut h = Harness::with_guard(2000);
+    h.type_slowly("go", 30);
+    let mut sent = h.key(KeyCode::Enter);
+    h.ms += 40;
+    h.event(started());
+    let keys: Vec<(u64, KeyCode)> = (sentence.chars().map(KeyCode::Char))
+        .chain([KeyCode::Enter])
+        .enumerate()
+        .map(|(i, code)| (start + i as u64 * gap, code))
+        .collect();
+    let mut opened = false;
+    for (t, code) in keys {
+        if !opened && at <= t {
+            h.ms = h.ms.max(at);
+            open(&mut h, dialog);
+            opened = true;
+        }
+        h.ms = h.ms.max(t);
+        sent.extend(h.key(code));
+    }
+    if !opened {
+        h.ms = h.ms.max(at);
+        open(&mut h, dialog);
+    }
+    (sent, h)
 }
 
 #[test]
-fn a_burst_keeps_the_dialog_guarded_past_its_guard_time() {
-    let mut h = Harness::running();
-    h.ask("c1", "write_file");
-    // 2 s of fast typing, far past the 400 ms guard: every gap is shorter than the quiet gap.
-    let sent = h.type_slowly(&"tatatatata".repeat(2), 100);
-    assert_eq!(sent, []);
-    assert_eq!(h.app.composer_text(), "tatatatatatatatatata");
-    assert!(h.app.dialog_wait(h.now()).is_some(), "still typing");
-    // A pause shorter than the quiet gap is still the same burst.
-    h.ms += 200;
-    assert_eq!(h.key(KeyCode::Char('a')), []);
-    h.ms += 260;
-    assert_eq!(h.key(KeyCode::Char('a')), [approve("c1", Scope::Session)]);
+fn typing_never_answers_a_dialog_at_any_speed_or_moment() {
+    let mut checked = 0;
+    for dialog in DIALOGS {
+        for at in [150, 1200, 2600, 7000] {
+            for gap in GAPS {
+                for sentence in SENTENCES {
+                    // From 3 s before the dialog opens to 5 s after, every 400 ms.
+                    for step in 0..=20u64 {
+                        let Some(start) = (at + step * 400).checked_sub(3000) else {
+                            continue;
+                        };
+                        if start < 100 {
+                            continue;
+                        }
+                        let (sent, h) = scenario(dialog, at, start, gap, sentence);
+                        let what = format!(
+                            "{dialog:?} at {at} ms, {sentence:?} from {start} ms, a key every {gap} ms"
+                        );
+                        assert!(!sent.iter().any(answers), "{what}: answered {sent:?}");
+                        assert_eq!(
+                            h.app.queued().last(),
+                            Some(sentence),
+                            "{what}: the sentence is the user's next message"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 24_000, "{checked} cases");
 }
 
 #[test]
-fn a_key_within_the_guard_is_held_even_after_a_pause() {
+fn the_continue_question_takes_no_typing_either() {
+    for gap in GAPS {
+        for sentence in SENTENCES {
+            for after in [100, 700, 2500, 6000] {
+                let mut h = Harness::running();
+                h.event(question("q1", InputKind::Parameter));
+                // The user moves to the question and sends it empty: "Continue with current
+                // task? (y/n)".
+                h.ms += 3000;
+                h.key(KeyCode::Tab);
+                h.key(KeyCode::Enter);
+                assert!(h.app.question_confirming());
+                h.ms += after;
+                let mut sent = h.type_slowly(sentence, gap);
+                sent.extend(h.key(KeyCode::Enter));
+                assert!(
+                    !sent.iter().any(answers),
+                    "{sentence:?} {gap} {after}: {sent:?}"
+                );
+                assert_eq!(h.app.queued().last(), Some(sentence));
+                assert!(h.app.question_open());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_waiting_dialog_says_why_and_tab_or_quiet_lets_the_user_answer() {
+    let mut h = Harness::running();
+    h.type_slowly("al", 100);
+    h.event(approval("c1", "write_file", None, 1));
+    assert!(h.app.dialog_gate(h.now()).holds());
+    assert!(h.app.needs_tick(h.now()), "the countdown redraws");
+    let screen = h.screen(110, 30);
+    assert!(
+        screen.contains("your message is unsent · Tab to answer"),
+        "{screen}"
+    );
+    // A deliberate y while it waits goes to the message, and the status line says so.
+    assert_eq!(h.key(KeyCode::Char('y')), []);
+    assert_eq!(h.app.composer_text(), "aly");
+    assert!(h.screen(110, 30).contains("Tab answers the dialog"));
+    // Tab moves to it; y picks; Enter approves.
+    assert_eq!(h.key(KeyCode::Tab), []);
+    assert!(!h.app.dialog_gate(h.now()).holds());
+    assert_eq!(h.key(KeyCode::Char('y')), []);
+    assert!(h.app.dialog_armed());
+    assert!(h.screen(110, 30).contains("approve this call once"));
+    assert_eq!(h.key(KeyCode::Enter), [approve("c1", Scope::Once)]);
+    assert_eq!(h.app.composer_text(), "aly", "the draft is kept");
+
+    // With nothing unsent, 2 s of quiet is enough, counted down on the dialog.
+    let mut h = Harness::running();
+    h.type_slowly("x", 100);
+    h.key(KeyCode::Backspace);
+    h.event(approval("c1", "write_file", None, 1));
+    assert!(
+        h.screen(110, 30)
+            .contains("keys active in 2.0 s · Tab: answer now")
+    );
+    h.ms += 1999;
+    assert!(h.app.dialog_gate(h.now()).holds());
+    h.ms += 1;
+    assert!(!h.app.dialog_gate(h.now()).holds());
+    assert_eq!(h.answer('a'), [approve("c1", Scope::Session)]);
+}
+
+#[test]
+fn a_dialog_that_takes_text_waits_for_tab_and_a_form_is_sent_after_y_enter() {
+    let mut h = Harness::running();
+    h.ms += 10_000;
+    h.event(question("q1", InputKind::Parameter));
+    assert!(h.screen(110, 30).contains("press Tab to answer"));
+    h.ms += 5000;
+    assert_eq!(h.type_slowly("notes", 80), []);
+    assert_eq!(h.app.composer_text(), "notes", "not the parameter line");
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [],
+        "the message is queued, not the answer"
+    );
+    h.key(KeyCode::Tab);
+    assert_eq!(h.type_slowly("a.md", 80), []);
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [Command::Op(Op::Answer {
+            id: "q1".into(),
+            value: Some("a.md".into())
+        })]
+    );
+    // The form's confirmation follows straight on: it takes keys, y then Enter sends.
+    h.ms += 50;
+    h.event(EventData::InputAnswered {
+        id: "q1".into(),
+        value: Some("a.md".into()),
+    });
+    h.ms += 50;
+    h.event(question("q2", InputKind::Submit));
+    let screen = h.screen(110, 30);
+    assert!(
+        screen.contains("name: alice"),
+        "what is sent shows:\n{screen}"
+    );
+    assert_eq!(h.key(KeyCode::Char('y')), []);
+    assert!(h.screen(110, 30).contains("send these answers"));
+    assert_eq!(
+        h.key(KeyCode::Enter),
+        [Command::Op(Op::Answer {
+            id: "q2".into(),
+            value: Some("y".into())
+        })]
+    );
+    assert_eq!(h.app.queued().collect::<Vec<_>>(), ["notes"]);
+}
+
+#[test]
+fn wide_answers_say_what_they_will_do_before_enter() {
     let mut h = Harness::running();
     h.ms += 5000;
-    h.ask("c1", "write_file");
-    let now = h.now();
-    assert_eq!(h.app.dialog_wait(now), Some(Duration::from_millis(400)));
-    assert!(h.app.needs_tick(now), "the countdown redraws");
-    assert!(
-        h.screen(100, 30).contains("keys active in 0.4 s"),
-        "the dialog says it waits"
-    );
-    h.ms += 399;
-    assert_eq!(h.key(KeyCode::Char('y')), [], "one ms early");
-    assert_eq!(h.app.composer_text(), "y");
-    h.ms += 300;
-    assert_eq!(h.key(KeyCode::Char('y')), [approve("c1", Scope::Once)]);
+    h.event(EventData::ApprovalRequested {
+        id: "c1".into(),
+        name: "shell".into(),
+        arguments: json!({"command": "cargo test"}),
+        position: 1,
+        of: 2,
+        note: None,
+        diff: None,
+        sandbox: None,
+    });
+    h.event(approval("c2", "write_file", None, 2));
+    for (letter, says) in [
+        ('a', "allow every shell call for the rest of the session"),
+        ('t', "allow shell until this request ends"),
+        ('p', "always allow"),
+        ('Y', "approve all 2 calls of the batch, once each"),
+        ('N', "deny all 2 calls of the batch"),
+    ] {
+        assert_eq!(h.key(KeyCode::Char(letter)), [], "{letter} only picks");
+        let screen = h.screen(240, 40);
+        assert!(screen.contains(says), "{letter}:\n{screen}");
+        h.key(KeyCode::Esc);
+        assert!(h.app.approval_open(), "Esc unpicks");
+    }
 }
 
 #[test]
-fn esc_enter_paste_and_arrows_during_the_guard_do_what_the_typist_meant() {
+fn the_next_call_of_a_batch_follows_on_and_a_double_tap_approves_nothing_more() {
     let mut h = Harness::running();
-    h.ask("c1", "write_file");
+    h.ms += 5000;
+    h.event(approval("c1", "write_file", None, 2));
+    h.event(approval("c2", "shell", None, 2));
+    assert_eq!(h.answer('y'), [approve("c1", Scope::Once)]);
+    // A second y right after (a double tap, key repeat) only picks for the next call.
+    h.ms += 30;
+    assert_eq!(h.key(KeyCode::Char('y')), []);
+    h.ms += 30;
+    assert_eq!(h.key(KeyCode::Char('y')), [], "yy is typing");
+    assert!(h.app.approval_open());
+    assert_eq!(h.app.composer_text(), "yy");
+    h.key(KeyCode::Tab);
+    assert_eq!(h.answer('y'), [approve("c2", Scope::Once)]);
+}
+
+#[test]
+fn esc_enter_paste_and_arrows_while_a_dialog_waits_do_what_the_typist_meant() {
+    let mut h = Harness::running();
+    h.type_slowly("n", 50);
+    h.event(approval("c1", "write_file", None, 1));
     h.ms += 50;
     assert_eq!(h.key(KeyCode::Esc), [], "Esc neither denies nor cancels");
     assert!(h.app.approval_open() && h.app.is_busy());
-    h.type_slowly("next", 50);
+    h.type_slowly("ext", 50);
     assert_eq!(h.key(KeyCode::Enter), [], "Enter queues the message");
     assert_eq!(h.app.queued().collect::<Vec<_>>(), ["next"]);
     assert!(h.app.approval_open());
@@ -230,83 +464,44 @@ fn esc_enter_paste_and_arrows_during_the_guard_do_what_the_typist_meant() {
 }
 
 #[test]
-fn the_next_call_of_a_batch_is_guarded_again() {
+fn a_paste_at_a_dialog_that_takes_keys_is_a_message() {
     let mut h = Harness::running();
-    h.ask("c1", "write_file");
-    h.ask("c2", "shell");
-    h.ms += 1000;
-    assert_eq!(h.key(KeyCode::Char('y')), [approve("c1", Scope::Once)]);
-    // A second y right after (a double tap, key repeat) must not approve a call not read.
-    h.ms += 30;
-    assert_eq!(h.key(KeyCode::Char('y')), []);
-    assert!(h.app.approval_open());
-    h.ms += 1000;
-    assert_eq!(h.key(KeyCode::Char('y')), [approve("c2", Scope::Once)]);
-}
-
-#[test]
-fn a_question_that_opens_while_typing_leaves_the_letters_to_the_composer() {
-    let mut h = Harness::running();
-    h.question("q1", InputKind::Parameter);
-    assert_eq!(h.type_slowly("notes", 80), []);
-    assert_eq!(h.app.composer_text(), "notes", "not the parameter line");
+    h.ms += 5000;
+    h.event(approval("c1", "write_file", None, 1));
+    h.key(KeyCode::Char('y'));
+    h.app.on_paste("yes, and also", h.now());
+    assert_eq!(h.app.composer_text(), "yes, and also");
+    assert!(!h.app.dialog_armed(), "the picked y is dropped");
     assert_eq!(
         h.key(KeyCode::Enter),
         [],
-        "the message is queued, not the answer"
+        "Enter sends the message, approves nothing"
     );
-    assert!(h.app.question_open());
-    h.ms += 1000;
-    assert_eq!(h.type_slowly("a.md", 80), []);
-    assert_eq!(
-        h.key(KeyCode::Enter),
-        [Command::Op(Op::Answer {
-            id: "q1".into(),
-            value: Some("a.md".into())
-        })]
-    );
-    assert_eq!(h.app.queued().collect::<Vec<_>>(), ["notes"]);
+    assert!(h.app.approval_open());
 }
 
 #[test]
-fn the_depth_question_takes_y_only_after_its_guard() {
-    let mut h = Harness::running();
-    h.question("d1", InputKind::DepthLimit);
-    assert!(h.screen(100, 30).contains("keys active in 0.4 s"));
-    h.ms += 100;
-    assert_eq!(h.key(KeyCode::Char('y')), []);
-    assert_eq!(h.key(KeyCode::Esc), []);
-    assert!(h.app.question_open());
-    assert_eq!(h.app.composer_text(), "y");
-    h.ms += 1000;
-    assert!(!h.screen(100, 30).contains("keys active"));
-    assert_eq!(
-        h.key(KeyCode::Char('y')),
-        [Command::Op(Op::Answer {
-            id: "d1".into(),
-            value: Some("y".into())
-        })]
-    );
-}
-
-#[test]
-fn a_zero_guard_answers_at_once() {
+fn zero_quiet_takes_keys_at_once_when_nothing_is_unsent() {
     let mut h = Harness::with_guard(0);
-    h.event(EventData::RunStarted {
-        prompt: "p".into(),
-        provider: "demo".into(),
-        model: "demo".into(),
-        max_turns: 10,
-    });
+    h.event(started());
     h.type_slowly("abc", 10);
-    h.ask("c1", "write_file");
-    assert_eq!(h.app.dialog_wait(h.now()), None);
-    assert_eq!(h.key(KeyCode::Char('t')), [approve("c1", Scope::Turn)]);
+    h.event(approval("c1", "write_file", None, 1));
+    assert!(h.app.dialog_gate(h.now()).holds(), "abc is unsent");
+    for _ in 0..3 {
+        h.key(KeyCode::Backspace);
+    }
+    h.event(approval("c2", "write_file", None, 1));
+    h.key(KeyCode::Tab);
+    // A turn grant answers every waiting call of that tool.
+    assert_eq!(
+        h.answer('t'),
+        [approve("c1", Scope::Turn), approve("c2", Scope::Turn)]
+    );
 }
 
 #[test]
-fn a_session_that_ended_in_a_dialog_leaves_no_guard_behind() {
-    let mut h = Harness::with_guard(400);
+fn a_session_that_ended_in_a_dialog_leaves_no_gate_behind() {
+    let mut h = Harness::with_guard(2000);
     let event = |data| {
         Entry::Event(Event {
             timestamp: 1_700_000_000_000,
@@ -314,44 +509,48 @@ fn a_session_that_ended_in_a_dialog_leaves_no_guard_behind() {
             data,
         })
     };
-    let entries = [
-        event(EventData::RunStarted {
-            prompt: "p".into(),
-            provider: "demo".into(),
-            model: "demo".into(),
-            max_turns: 10,
-        }),
-        event(EventData::ApprovalRequested {
-            id: "c1".into(),
-            name: "shell".into(),
-            arguments: json!({}),
-            position: 1,
-            of: 1,
-            note: None,
-            diff: None,
-            sandbox: None,
-        }),
-    ];
+    let entries = [event(started()), event(approval("c1", "shell", None, 1))];
     let now = h.now();
     h.app.replay(&entries, now);
     assert!(!h.app.approval_open());
-    assert_eq!(h.app.dialog_wait(now), None);
+    assert!(!h.app.dialog_gate(now).holds());
     h.key(KeyCode::Char('x'));
     assert_eq!(h.app.composer_text(), "x");
 }
 
 #[test]
-fn snapshot_guarded_approval() {
+fn snapshot_waiting_and_picked_approval() {
     let mut h = Harness::running();
     h.type_slowly("also t", 100);
-    h.ask("c1", "write_file");
+    h.event(approval("c1", "write_file", None, 1));
     h.type_slowly("ry", 100);
     // Mid-spinner frame, so the status line renders the same on every run.
     h.ms = (h.ms / 100 + 1) * 100 + 50;
-    insta::assert_snapshot!(h.screen(110, 28));
-    // The text cannot show it: the answer keys are dimmed until they work.
-    let guarded = h.y_key_style();
-    h.ms += 1000;
-    assert!(!h.screen(110, 28).contains("keys active"));
-    assert_ne!(h.y_key_style(), guarded);
+    insta::assert_snapshot!("waiting", h.screen(110, 28));
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Char('a'));
+    insta::assert_snapshot!("picked", h.screen(110, 28));
+}
+
+#[test]
+fn a_click_on_a_waiting_dialog_moves_to_it() {
+    use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut h = Harness::running();
+    h.type_slowly("draft", 100);
+    h.event(approval("c1", "write_file", None, 1));
+    let screen = h.screen(110, 30);
+    assert!(h.app.dialog_gate(h.now()).holds());
+    let row = screen
+        .lines()
+        .position(|l| l.contains("path: notes.md"))
+        .expect("the dialog is drawn") as u16;
+    h.app.on_mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 10,
+        row,
+        modifiers: KeyModifiers::NONE,
+    });
+    assert!(!h.app.dialog_gate(h.now()).holds(), "the click moved to it");
+    assert_eq!(h.answer('y'), [approve("c1", Scope::Once)]);
+    assert_eq!(h.app.composer_text(), "draft");
 }

@@ -372,7 +372,11 @@ fn with_an_approval_docked_y_approves_and_no_message_stays_selected() {
         sandbox: None,
     });
     h.text();
-    let commands = h.key(KeyCode::Char('y'));
+    assert!(
+        h.key(KeyCode::Char('y')).is_empty(),
+        "y picks, it does not copy"
+    );
+    let commands = h.key(KeyCode::Enter);
     assert!(
         matches!(
             commands.as_slice(),

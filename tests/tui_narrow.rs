@@ -181,6 +181,7 @@ fn a_reason_being_typed_shows_its_keys_and_its_end() {
     h.start("tidy up", "I'll remove the build directory.");
     h.ask("shell", json!({"command": "rm -rf target"}), None, None);
     h.key(KeyCode::Char('n'));
+    h.key(KeyCode::Enter);
     h.type_text("the build cache is shared with another checkout, keep it");
     each_size(
         "approval_reason",
@@ -218,6 +219,8 @@ fn a_parameter_question_and_its_confirmation_show_every_key() {
     let mut h = Harness::new();
     h.start("write notes", "I'll write the notes.");
     h.event(EventData::InputRequested(question(InputKind::Parameter)));
+    // A question that takes text waits for Tab.
+    h.key(KeyCode::Tab);
     h.type_text("docs/notes.md");
     each_size(
         "question_parameter",

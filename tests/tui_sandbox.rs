@@ -125,7 +125,7 @@ fn snapshot_leaving_the_sandbox_asks_run_shell_unsandboxed_with_y_and_n_only() {
         text.contains("shell [UNSANDBOXED"),
         "the stack says so: {text}"
     );
-    assert!(text.contains("answer the approval above (y / n)"), "{text}");
+    assert!(text.contains("answer above: y or n, then Enter"), "{text}");
     assert!(
         text.contains("→ shell [UNSANDBOXED]") && text.contains("? run unsandboxed? (1/1)"),
         "the timeline says so: {text}"
@@ -137,9 +137,13 @@ fn snapshot_leaving_the_sandbox_asks_run_shell_unsandboxed_with_y_and_n_only() {
     insta::assert_snapshot!(terminal.backend());
     for key in ['t', 'a', 'p'] {
         assert!(approved(&h.key(KeyCode::Char(key))).is_empty(), "{key}");
+        // Not an answer here: typing, which goes to the composer; back to the dialog.
+        h.key(KeyCode::Backspace);
+        h.key(KeyCode::Tab);
     }
+    h.key(KeyCode::Char('y'));
     assert_eq!(
-        approved(&h.key(KeyCode::Char('y'))),
+        approved(&h.key(KeyCode::Enter)),
         [("s1".to_string(), Scope::Once, None)]
     );
 }
@@ -156,8 +160,9 @@ fn an_ordinary_shell_approval_still_offers_its_grants_and_says_it_runs_sandboxed
         "{text}"
     );
     assert!(text.contains("this session"), "{text}");
+    h.key(KeyCode::Char('a'));
     assert_eq!(
-        approved(&h.key(KeyCode::Char('a'))),
+        approved(&h.key(KeyCode::Enter)),
         [("s1".to_string(), Scope::Session, None)]
     );
 }
@@ -173,8 +178,11 @@ fn without_landlock_each_shell_call_is_asked_once_with_a_warning() {
         "{text}"
     );
     assert!(approved(&h.key(KeyCode::Char('a'))).is_empty());
+    h.key(KeyCode::Backspace);
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Char('y'));
     assert_eq!(
-        approved(&h.key(KeyCode::Char('y'))),
+        approved(&h.key(KeyCode::Enter)),
         [("s1".to_string(), Scope::Once, None)]
     );
 }
@@ -185,6 +193,7 @@ fn snapshot_a_sandbox_denial_reads_as_one_in_the_chat() {
     h.start();
     h.asks("s1", "touch ~/x", SANDBOXED);
     h.key(KeyCode::Char('y'));
+    h.key(KeyCode::Enter);
     h.event(EventData::ApprovalDecided {
         id: "s1".into(),
         name: "shell".into(),

@@ -220,7 +220,8 @@ fn resume_picker_switches_to_an_older_session_in_place() {
     tmux.text("follow up on llamas");
     tmux.keys(&["Enter"]);
     tmux.wait_for_ready("Approve write_file");
-    tmux.keys(&["n"]);
+    tmux.keys(&["n", "Enter"]);
+    tmux.wait_for("Reason for the model");
     tmux.keys(&["Enter"]);
     tmux.wait_for("You said: “follow up on llamas”");
     tmux.keys(&["C-c"]);

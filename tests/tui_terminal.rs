@@ -56,7 +56,7 @@ fn open_a_timeline_detail(tmux: &Tmux) {
     tmux.text("hi");
     tmux.keys(&["Enter"]);
     tmux.wait_for_ready("Approve write_file");
-    tmux.keys(&["n"]);
+    tmux.keys(&["n", "Enter"]);
     tmux.wait_for("Reason for the model");
     tmux.keys(&["Enter"]);
     tmux.wait_for("so I left the workspace untouched");

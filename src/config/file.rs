@@ -142,7 +142,8 @@ pub struct TuiConfig {
     pub mouse: Option<bool>,
     /// The colours: `dark`, `light` or `auto` (asks the terminal for its background).
     pub theme: Option<ThemeChoice>,
-    /// How long a new dialog ignores answer keys, in milliseconds (0: no guard).
+    /// How long the keyboard must be quiet before a dialog takes keys by itself, in
+    /// milliseconds (0: at once, unless a message is unsent).
     pub dialog_guard_ms: Option<u64>,
     /// Seconds after which a running call of a tool counts as slow (⚠ in the stack), per
     /// tool name; a tool not named here goes by its own history this session.

@@ -182,7 +182,7 @@ impl Run<'_> {
             .ask(&request)
             .await
             .flatten()
-            .is_some_and(|a| matches!(a.trim().to_ascii_lowercase().as_str(), "y" | "yes"));
+            .is_some_and(|a| is_yes(&a));
         if yes {
             self.orch.stack.extend();
         }
@@ -255,10 +255,53 @@ impl Run<'_> {
                 }
             }
         }
-        let (reply, state) = end.unwrap_or((AskReply::Accept(answers), FrameState::Done));
+        let (reply, state) = match end {
+            Some(end) => end,
+            None => self.confirm_form(&frame, from, answers).await,
+        };
         let frames = self.orch.stack.pop(&frame, state);
         self.popped(frames);
         reply
+    }
+
+    /// A filled-in form is sent only when the user says so after seeing it whole: filling
+    /// the last field is not the same as choosing to send (issue 26). Secret-looking fields
+    /// show masked.
+    async fn confirm_form(
+        &mut self,
+        frame: &str,
+        from: &str,
+        answers: serde_json::Map<String, Value>,
+    ) -> (AskReply, FrameState) {
+        let summary: Vec<String> = (answers.iter())
+            .map(|(name, value)| {
+                let shown = if crate::secrets::is_secret_name(name, &[]) {
+                    "••••••".to_string()
+                } else {
+                    match value {
+                        Value::String(text) => crate::text::summarize(text, 200),
+                        other => crate::text::summarize(&other.to_string(), 200),
+                    }
+                };
+                format!("{name}: {shown}")
+            })
+            .collect();
+        let request = InputRequest {
+            id: format!("{frame}/send{}", self.next_number()),
+            kind: InputKind::Submit,
+            frame: frame.to_string(),
+            tool: from.to_string(),
+            prompt: format!("Send these answers to {from}?"),
+            parameter: None,
+            description: Some(summary.join("\n")),
+            value_type: None,
+            depth: None,
+        };
+        match self.ask(&request).await {
+            None => (AskReply::Cancel, FrameState::Cancelled),
+            Some(Some(yes)) if is_yes(&yes) => (AskReply::Accept(answers), FrameState::Done),
+            Some(_) => (AskReply::Decline, FrameState::Denied),
+        }
     }
 
     /// Asks one question with its `input_requested` / `input_answered` events. `None`: the
@@ -277,6 +320,11 @@ impl Run<'_> {
         });
         Some(answer)
     }
+}
+
+/// Whether a yes/no question's answer is yes.
+fn is_yes(answer: &str) -> bool {
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 #[cfg(test)]

@@ -41,7 +41,8 @@ pub struct AppInfo {
     pub workdir: String,
     /// The tools offered to the model.
     pub tools: Vec<ToolInfo>,
-    /// How long a new dialog ignores answer keys (zero: at once).
+    /// The quiet after the last typed key before a dialog takes keys by itself (zero: at
+    /// once, unless a message is unsent; see `app/guard.rs`).
     pub dialog_guard: Duration,
     /// The MCP servers (`/mcp`, `/tools`); `None` when viewing a saved trace.
     pub mcp: Option<std::sync::Arc<crate::mcp::McpHub>>,
@@ -116,7 +117,7 @@ pub struct App {
     panes: Option<layout::Panes>,
     /// A saved trace is on screen: nothing can be sent.
     read_only: bool,
-    /// Keeps type-ahead from answering a dialog that just opened.
+    /// Keeps typing meant for the composer from answering a dialog.
     guard: guard::DialogGuard,
     /// Where sent prompts are kept for later launches; `None` keeps them in memory only.
     prompt_log: Option<PromptLog>,
@@ -301,7 +302,8 @@ impl App {
 
     /// Tells the guard which dialog is on screen (the top one the guard watches).
     fn sync_guard(&mut self, now: Instant) {
-        self.guard.show(self.overlays.guard_id(), now);
+        let draft = !self.composer.is_empty();
+        self.guard.show(self.overlays.guard_id(), now, draft);
     }
 
     fn take_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {

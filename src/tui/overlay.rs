@@ -16,7 +16,6 @@
 
 use std::any::Any;
 use std::fmt::Debug;
-use std::time::Duration;
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -24,6 +23,7 @@ use ratatui::layout::Rect;
 
 use super::layout::Focus;
 use super::theme::Theme;
+use super::views::gate::Gate;
 use super::views::status::Activity;
 use crate::event::StackFrame;
 use crate::orchestrator::approval::ApprovalAnswer;
@@ -142,6 +142,9 @@ pub enum Effect {
     Copy(String),
     /// A picker's row was chosen (`/model`, `/provider`, `/resume`).
     Pick(crate::tui::views::picker::Pick),
+    /// These keys were typing, not an answer: the composer takes them and the dialog steps
+    /// back until the user moves to it again (`app/guard.rs`).
+    Yield(Vec<char>),
 }
 
 /// What an overlay knows when a key or a paste arrives.
@@ -149,8 +152,8 @@ pub enum Effect {
 pub struct KeyCtx {
     /// The focused pane.
     pub focus: Focus,
-    /// The dialog on screen opened too recently to take answer keys (see `app/guard.rs`):
-    /// keys go where they would go without it.
+    /// The dialog on screen does not take keys yet (see `app/guard.rs`): keys go where they
+    /// would go without it.
     pub held: bool,
 }
 
@@ -159,8 +162,8 @@ pub struct KeyCtx {
 pub struct DrawCtx<'a> {
     /// Colours.
     pub theme: &'a Theme,
-    /// How long the guarded dialog still ignores answer keys (`None`: it takes them).
-    pub wait: Option<Duration>,
+    /// Whether the dialog on screen takes keys yet, and if not, why.
+    pub gate: Gate,
     /// The live tool stack in tree order, with nesting levels.
     pub stack: &'a [(usize, &'a StackFrame)],
 }
@@ -205,10 +208,16 @@ pub trait Overlay: Any + Debug {
     /// Draws it into `area` (the dock's rows, a pane's inside, or the screen).
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &DrawCtx);
 
-    /// Who it is to the type-ahead guard: a dialog that asks for an answer the user did not
-    /// expect starts guarded each time this changes. `None`: never guarded.
+    /// Who it is to the dialog gate (`app/guard.rs`): a dialog that asks for an answer the
+    /// user did not expect is judged afresh each time this changes. `None`: never gated.
     fn guard_id(&self) -> Option<String> {
         None
+    }
+
+    /// Whether it takes typed text (a parameter): the gate then opens only when the user
+    /// moves to it.
+    fn takes_text(&self) -> bool {
+        false
     }
 
     /// What the run waits for while it is open.
@@ -226,11 +235,14 @@ pub trait Overlay: Any + Debug {
         false
     }
 
+    /// The user typed past it: it drops a half-given answer (a picked letter).
+    fn step_back(&mut self) {}
+
     /// Whether it is done (closed, or nothing left to ask): the stack drops it.
     fn finished(&self) -> bool;
 }
 
-/// A dialog that opened too recently takes no answer: only scrolling it works (an arrow
+/// A dialog that waits for the user takes no answer: only scrolling it works (an arrow
 /// answers neither dialog), and Esc does nothing (it would deny or abandon, and without the
 /// dialog cancel the run: neither was meant by someone typing). The rest goes on as if it
 /// were not there.
@@ -403,8 +415,16 @@ impl OverlayStack {
         self.items.iter().rev().find_map(|o| o.composer_note())
     }
 
-    /// The guarded overlay on screen: the top one that has a guard id.
-    pub fn guard_id(&self) -> Option<String> {
-        self.items.iter().rev().find_map(|o| o.guard_id())
+    /// The gated overlay on screen (the top one that has a guard id), and whether it takes
+    /// typed text.
+    pub fn guard_id(&self) -> Option<(String, bool)> {
+        (self.items.iter().rev()).find_map(|o| o.guard_id().map(|id| (id, o.takes_text())))
+    }
+
+    /// Tells the guarded overlay on screen that the user typed past it.
+    pub fn step_back(&mut self) {
+        if let Some(overlay) = self.items.iter_mut().rev().find(|o| o.guard_id().is_some()) {
+            overlay.step_back();
+        }
     }
 }

@@ -190,7 +190,9 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
             events.send(Event::now(&run, data)).unwrap();
         }
         taken(&counter, 3).await;
+        // A letter picks, Enter carries it out.
         keys.send(key(KeyCode::Char('y'))).unwrap();
+        keys.send(key(KeyCode::Enter)).unwrap();
         match ops.recv().await {
             Some(Op::Approve { id, answer }) => {
                 assert_eq!(id, "c1");

@@ -72,11 +72,16 @@ impl Tmux {
         self.wait_until(needle, |screen| screen.contains(needle))
     }
 
-    /// Waits until a dialog showing `needle` takes keys: its guard (`keys active in …`) is
-    /// over.
+    /// Waits until a dialog showing `needle` takes keys: the user moves to it with Tab if it
+    /// waits for them (it opened while they typed, or it takes text).
     pub fn wait_for_ready(&self, needle: &str) -> String {
+        let screen = self.wait_for(needle);
+        if !waits(&screen) {
+            return screen;
+        }
+        self.keys(&["Tab"]);
         self.wait_until(&format!("{needle} to take keys"), |screen| {
-            screen.contains(needle) && !screen.contains("keys active in")
+            screen.contains(needle) && !waits(screen)
         })
     }
 
@@ -94,6 +99,13 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// Whether a dialog on `screen` waits for the user (see `app/guard.rs`).
+fn waits(screen: &str) -> bool {
+    ["keys active in", "Tab to answer", "Tab: answer now"]
+        .iter()
+        .any(|note| screen.contains(note))
 }
 
 impl Drop for Tmux {

@@ -1,154 +1,169 @@
-//! The dialog guard (issue 9): a dialog that opens while the user is typing must not take
-//! their next letters as its answer ("also try this" once approved a write with its `t`).
-//! A dialog ignores answer keys until it has been on screen for the guard time *and* the
-//! keyboard has been quiet for a short gap; until then keys go where they would go without
-//! a dialog. Pure state with injected time, so tests can walk the clock.
+//! The dialog gate (issue 26): keys meant for the composer never answer a dialog, at any
+//! typing speed and whenever the dialog opens. Two rules, neither a typing-speed window:
+//!
+//! 1. **A dialog takes keys only once the user is with it.** A dialog answered by a letter
+//!    opens *waiting* when the user has an unsent message or typed in the last 2 s
+//!    (`[ui] dialog_guard_ms`); keys then go on as if it were not there (to the composer),
+//!    and it says so. It takes keys once the user moves to it (Tab, a click) or, with nothing
+//!    unsent, after that quiet — a wait it shows as a countdown. An unsent message never
+//!    lapses, so a typist who pauses mid-sentence for any time keeps typing into the
+//!    composer. A dialog that takes typed text (a missing parameter, a form's field) takes
+//!    keys only when the user moves to it, or when it follows straight on from a dialog the
+//!    user just answered (the next field of a form): typed text could be a message either way.
+//! 2. **An answer is a letter and then Enter** (the dialogs own that part: `choice.rs` in
+//!    `views/approval/`, `views/input.rs`). A letter only picks; any other printable key
+//!    after it, or a letter that answers nothing, is typing: it and the picked letter go to
+//!    the composer and the dialog steps back to waiting.
+//!
+//! So a sentence reaches the composer whole: typed before the dialog, it keeps the dialog
+//! waiting; typed at a dialog that took keys, its second key gives it back. What is left is
+//! a message of one answer letter and Enter typed at a dialog that was on screen with
+//! nothing unsent. Pure state with injected time, so tests can walk the clock.
 
 use std::time::{Duration, Instant};
 
-/// Longest guard honoured: a config typo must not lock a dialog for hours (or overflow).
-const MAX_GUARD: Duration = Duration::from_secs(10);
+pub use crate::tui::views::gate::Gate;
 
-/// Keys closer together than this are one burst of typing. An average typist (40 wpm) leaves
-/// about 240 ms between keys and faster ones much less, so a burst rarely has a gap this
-/// long; someone who noticed the dialog takes longer than this to stop, read and press a key
-/// (a visual reaction alone is about 250 ms), so a deliberate answer never waits for it.
-const QUIET: Duration = Duration::from_millis(250);
+/// Longest quiet honoured: a config typo must not lock dialogs for hours (or overflow).
+const MAX_QUIET: Duration = Duration::from_secs(10);
 
-/// Which dialog shows since when, and when the last key was typed.
+/// A dialog that opens this soon after the user answered the one before follows on from it
+/// (the next field of a form, the next call of a batch): the user is with the dialogs.
+const FOLLOW_ON: Duration = Duration::from_millis(1000);
+
+/// The dialog on screen.
+#[derive(Debug)]
+struct Shown {
+    /// A tagged approval or question id.
+    id: String,
+    /// It takes typed text (Tab moves to it; quiet does not).
+    text: bool,
+    /// The user is with it: it takes keys.
+    engaged: bool,
+}
+
+/// Which dialog shows, whether the user is with it, and when they last typed.
 #[derive(Debug)]
 pub(super) struct DialogGuard {
-    guard: Duration,
     quiet: Duration,
-    /// The dialog on screen (a tagged approval or question id) and when it appeared.
-    shown: Option<(String, Instant)>,
-    /// The shown dialog has become ready once: it stays ready (typing a reason or a
-    /// parameter fast must not lock it again) until another dialog shows.
-    armed: bool,
-    /// The last key that typed or answered (moving around does not count).
-    last_key: Option<Instant>,
+    shown: Option<Shown>,
+    /// The last key that typed into the composer (or a pane), not into a dialog.
+    last_typed: Option<Instant>,
+    /// When a dialog the user was with went away (answered, most likely).
+    left_engaged: Option<Instant>,
 }
 
 impl DialogGuard {
-    /// A guard of `guard` (zero: dialogs take keys at once).
-    pub(super) fn new(guard: Duration) -> Self {
-        let guard = guard.min(MAX_GUARD);
+    /// A gate that lets a dialog take keys after `quiet` without typing (zero: at once when
+    /// nothing is unsent).
+    pub(super) fn new(quiet: Duration) -> Self {
         Self {
-            guard,
-            // A short guard means the user wants fast dialogs: the gap never exceeds it.
-            quiet: QUIET.min(guard),
+            quiet: quiet.min(MAX_QUIET),
             shown: None,
-            armed: false,
-            last_key: None,
+            last_typed: None,
+            left_engaged: None,
         }
     }
 
-    /// Notes which dialog is on screen; a different one starts guarded from `now`.
-    pub(super) fn show(&mut self, shown: Option<String>, now: Instant) {
-        let same = match (&shown, &self.shown) {
-            (Some(id), Some((current, _))) => id == current,
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
-            self.armed = shown.is_some() && self.guard.is_zero();
-            self.shown = shown.map(|id| (id, now));
-        }
+    /// Whether a letter-answered dialog would take keys by itself at `now` (`draft`: the
+    /// composer holds unsent text).
+    fn ready(&self, now: Instant, draft: bool) -> bool {
+        !draft && self.quiet_left(now).is_none()
     }
 
-    /// How long until the shown dialog takes answer keys, if it does not yet (no new keys
-    /// assumed). `None` when it takes them now or no dialog shows.
-    pub(super) fn wait(&self, now: Instant) -> Option<Duration> {
-        let (_, opened) = self.shown.as_ref()?;
-        if self.armed {
-            return None;
-        }
-        let mut ready = opened.checked_add(self.guard)?;
-        if let Some(key) = self.last_key.and_then(|k| k.checked_add(self.quiet)) {
-            ready = ready.max(key);
-        }
+    /// How much quiet is still needed, if any.
+    fn quiet_left(&self, now: Instant) -> Option<Duration> {
+        let ready = self.last_typed?.checked_add(self.quiet)?;
         let left = ready.saturating_duration_since(now);
         (!left.is_zero()).then_some(left)
     }
 
-    /// Takes a key press at `now`: `true` while a dialog shows that must not take it as an
-    /// answer. `typing` keys (all but moving around) extend the burst.
-    pub(super) fn holds(&mut self, now: Instant, typing: bool) -> bool {
-        let held = self.shown.is_some() && self.wait(now).is_some();
-        if self.shown.is_some() && !held {
-            self.armed = true;
+    /// Whether a dialog opening at `now` follows on from one the user just answered, with
+    /// no typing since.
+    fn follows_on(&self, now: Instant) -> bool {
+        self.left_engaged.is_some_and(|left| {
+            now.saturating_duration_since(left) <= FOLLOW_ON
+                && self.last_typed.is_none_or(|typed| typed <= left)
+        })
+    }
+
+    /// Notes which dialog is on screen (`id`, and whether it takes typed text); a
+    /// different one takes keys at once only if the user is not typing.
+    pub(super) fn show(&mut self, shown: Option<(String, bool)>, now: Instant, draft: bool) {
+        let same = match (&shown, &self.shown) {
+            (Some((id, _)), Some(current)) => *id == current.id,
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return;
         }
-        if typing {
-            self.last_key = Some(now);
+        if self.shown.as_ref().is_some_and(|s| s.engaged) {
+            self.left_engaged = Some(now);
+        }
+        let follows = self.follows_on(now);
+        let ready = self.ready(now, draft);
+        self.shown = shown.map(|(id, text)| Shown {
+            engaged: follows || (!text && ready),
+            id,
+            text,
+        });
+    }
+
+    /// Where the dialog on screen stands at `now`.
+    pub(super) fn gate(&self, now: Instant, draft: bool) -> Gate {
+        match &self.shown {
+            None => Gate::Open,
+            Some(shown) if shown.engaged => Gate::Open,
+            Some(_) if draft => Gate::Draft,
+            Some(shown) if shown.text => Gate::Tab,
+            Some(_) => match self.quiet_left(now) {
+                Some(left) => Gate::Quiet(left),
+                None => Gate::Open,
+            },
+        }
+    }
+
+    /// Takes a key press at `now`: `true` while a dialog shows that does not take keys (the
+    /// key goes on as if it were not there). `typing` keys that go past a dialog (or are
+    /// typed with none) start the quiet again.
+    pub(super) fn holds(&mut self, now: Instant, typing: bool, draft: bool) -> bool {
+        let ready = self.ready(now, draft);
+        let held = match &mut self.shown {
+            Some(shown) => {
+                // The wait ended: the dialog takes keys from now on, typed into or not.
+                shown.engaged |= !shown.text && ready;
+                !shown.engaged
+            }
+            None => false,
+        };
+        let with_dialog = self.shown.is_some() && !held;
+        if typing && !with_dialog {
+            self.last_typed = Some(now);
         }
         held
+    }
+
+    /// The user moved to the dialog (Tab, a click): it takes keys now. `false` when none
+    /// was waiting.
+    pub(super) fn engage(&mut self) -> bool {
+        match &mut self.shown {
+            Some(shown) if !shown.engaged => {
+                shown.engaged = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The dialog gave typing back at `now`: it waits again, as if it had opened now.
+    pub(super) fn step_back(&mut self, now: Instant) {
+        self.last_typed = Some(now);
+        if let Some(shown) = &mut self.shown {
+            shown.engaged = false;
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
-    #[test]
-    fn a_dialog_waits_for_the_guard_and_a_quiet_gap() {
-        let t0 = Instant::now();
-        let mut g = DialogGuard::new(ms(400));
-        assert!(!g.holds(t0, true), "no dialog: nothing to hold");
-        g.show(Some("a:1".into()), t0 + ms(100));
-        assert_eq!(g.wait(t0 + ms(100)), Some(ms(400)));
-        assert!(g.holds(t0 + ms(300), true), "inside the guard");
-        // The guard is over at 500 ms, but the last key (300 ms) needs 250 ms of quiet.
-        assert_eq!(g.wait(t0 + ms(500)), Some(ms(50)));
-        assert!(g.holds(t0 + ms(520), true), "a burst re-arms the gap");
-        assert!(g.holds(t0 + ms(700), true));
-        assert!(!g.holds(t0 + ms(950), true), "quiet for 250 ms: ready");
-        assert_eq!(g.wait(t0 + ms(951)), None);
-        // Ready stays ready: typing a reason fast does not lock it again.
-        assert!(!g.holds(t0 + ms(960), true));
-        assert!(!g.holds(t0 + ms(970), true));
-    }
-
-    #[test]
-    fn moving_around_does_not_extend_the_burst() {
-        let t0 = Instant::now();
-        let mut g = DialogGuard::new(ms(400));
-        g.show(Some("a:1".into()), t0);
-        assert!(g.holds(t0 + ms(350), false));
-        assert!(!g.holds(t0 + ms(420), true));
-    }
-
-    #[test]
-    fn each_new_dialog_is_guarded_again_and_zero_turns_it_off() {
-        let t0 = Instant::now();
-        let mut g = DialogGuard::new(ms(400));
-        g.show(Some("a:1".into()), t0);
-        assert!(!g.holds(t0 + ms(1000), true));
-        g.show(Some("a:1".into()), t0 + ms(1000));
-        assert!(!g.holds(t0 + ms(1010), true), "the same dialog stays ready");
-        g.show(Some("a:2".into()), t0 + ms(1010));
-        assert!(
-            g.holds(t0 + ms(1020), true),
-            "the next call must be read first"
-        );
-        g.show(None, t0 + ms(1030));
-        assert_eq!(g.wait(t0 + ms(1030)), None);
-
-        let mut off = DialogGuard::new(Duration::ZERO);
-        off.show(Some("q:1".into()), t0);
-        assert!(!off.holds(t0, true));
-        assert_eq!(off.wait(t0), None);
-    }
-
-    #[test]
-    fn a_huge_guard_is_capped() {
-        let t0 = Instant::now();
-        let mut g = DialogGuard::new(Duration::from_millis(u64::MAX));
-        g.show(Some("a:1".into()), t0);
-        assert_eq!(g.wait(t0), Some(MAX_GUARD));
-        assert!(!g.holds(t0 + MAX_GUARD, false));
-    }
-}
+mod tests;

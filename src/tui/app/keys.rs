@@ -34,9 +34,10 @@ impl App {
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c(now);
         }
+        let draft = !self.composer.is_empty();
         let ctx = KeyCtx {
             focus: self.focus,
-            held: self.guard.holds(now, types(&key)),
+            held: self.guard.holds(now, types(&key), draft),
         };
         let handled = self.overlays.capture(key, &ctx);
         if let Some(commands) = self.apply(handled, now) {
@@ -52,6 +53,15 @@ impl App {
         // The command or file popup takes its keys (↑↓, Tab, Enter, Esc) before the rest.
         if self.focus == Focus::Chat && self.composer.popup_key(key) {
             return Vec::new();
+        }
+        // Tab moves to a dialog that waits for the user (the dialog says so).
+        if ctx.held && key.code == KeyCode::Tab && key.modifiers.is_empty() && self.guard.engage() {
+            self.focus = Focus::Chat;
+            return Vec::new();
+        }
+        // A letter meant as an answer is not lost without a word: it went to the message.
+        if ctx.held && matches!(key.code, KeyCode::Char(_)) && !ctrl {
+            self.flash("typing goes to your message · Tab answers the dialog", now);
         }
         if self.focus_key(key, ctrl, now) {
             return Vec::new();
@@ -103,7 +113,27 @@ impl App {
             }
             Effect::Copy(text) => self.copy(&text, now),
             Effect::Pick(pick) => self.picked(pick, now),
+            Effect::Yield(keys) => {
+                self.type_past_dialog(&keys, now);
+                Vec::new()
+            }
         }
+    }
+
+    /// Keys a dialog gave back as typing: they go into the composer as typed, and the dialog
+    /// waits until the user moves to it again.
+    fn type_past_dialog(&mut self, keys: &[char], now: Instant) {
+        self.guard.step_back(now);
+        self.overlays.step_back();
+        self.focus = Focus::Chat;
+        for &c in keys {
+            self.composer
+                .input(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        self.flash(
+            "that was typing: it went to your message · Tab answers the dialog",
+            now,
+        );
     }
 
     /// Tab completes a command or moves the focus; Shift-Tab moves it back.
@@ -258,35 +288,33 @@ impl App {
     /// Takes pasted text (bracketed paste): it goes into whatever is being typed, never sent.
     /// Into a dialog that just opened is not where it was meant to go: the composer takes it.
     pub fn on_paste(&mut self, text: &str, now: Instant) {
+        let draft = !self.composer.is_empty();
+        let held = self.guard.holds(now, true, draft);
         let ctx = KeyCtx {
             focus: self.focus,
-            held: self.guard.holds(now, true),
+            held,
         };
         let handled = self.overlays.paste(text, &ctx);
         // A paste only edits text: nothing it does sends anything.
         if self.apply(handled, now).is_none() {
+            // Pasted past a dialog that took keys: the user is writing a message.
+            if !held && self.overlays.guard_id().is_some() {
+                self.guard.step_back(now);
+                self.overlays.step_back();
+            }
             self.focus = Focus::Chat;
             self.composer.paste(text);
         }
         self.overlays.prune();
+        self.sync_guard(now);
     }
 }
 
-/// Whether a key types or answers, as opposed to only moving around: typing keeps a burst
-/// going (see `guard`), moving does not, so scrolling a dialog then answering is not held.
+/// Whether a key types (text, Enter, deleting), as opposed to moving around: typing past a
+/// dialog starts its quiet again (see `guard`), moving does not.
 fn types(key: &KeyEvent) -> bool {
-    !matches!(
+    matches!(
         key.code,
-        KeyCode::Up
-            | KeyCode::Down
-            | KeyCode::Left
-            | KeyCode::Right
-            | KeyCode::PageUp
-            | KeyCode::PageDown
-            | KeyCode::Home
-            | KeyCode::End
-            | KeyCode::Tab
-            | KeyCode::BackTab
-            | KeyCode::Modifier(_)
+        KeyCode::Char(_) | KeyCode::Enter | KeyCode::Backspace | KeyCode::Delete
     )
 }

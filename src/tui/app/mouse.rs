@@ -100,6 +100,10 @@ impl App {
             return;
         };
         self.focus = pane;
+        // A click on a dialog that waits for the user moves to it, as Tab does.
+        if self.areas.dock.contains(at) {
+            self.guard.engage();
+        }
         // The pane's inside: its border takes a cell on each side.
         let top = rect.y.saturating_add(1);
         let Some(row) = at.y.checked_sub(top) else {

@@ -1,6 +1,6 @@
 //! What the app says about itself: read-only questions the loop, the tests and the views ask.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{App, FLASH_FOR};
 use crate::event::InputRequest;
@@ -82,10 +82,16 @@ impl App {
         (self.overlays.get::<QuestionDialog>()).is_some_and(QuestionDialog::is_confirming)
     }
 
-    /// How long until the dialog on screen takes answer keys; `None` when it takes them now
-    /// (or none shows). Until then keys go to the composer.
-    pub fn dialog_wait(&self, now: Instant) -> Option<Duration> {
-        self.guard.wait(now)
+    /// Whether the dialog on screen takes keys, and if not, why (until then keys go to the
+    /// composer).
+    pub fn dialog_gate(&self, now: Instant) -> crate::tui::views::gate::Gate {
+        self.guard.gate(now, !self.composer.is_empty())
+    }
+
+    /// Which answer a letter picked in the dialog on screen, waiting for Enter.
+    pub fn dialog_armed(&self) -> bool {
+        (self.overlays.get::<ApprovalDialog>()).is_some_and(|d| d.armed().is_some())
+            || (self.overlays.get::<QuestionDialog>()).is_some_and(|d| d.armed().is_some())
     }
 
     /// Whether the help overlay shows.
@@ -103,7 +109,7 @@ impl App {
         self.busy
             || self.stack.is_animating(now)
             // The dialog's countdown, and the frame where its keys come alive.
-            || self.guard.wait(now).is_some()
+            || matches!(self.dialog_gate(now), crate::tui::views::gate::Gate::Quiet(_))
             // The `@` finder's file list, shown when it is done.
             || self.composer.is_listing()
             || self

@@ -124,7 +124,7 @@ impl App {
         // The editor's wrapped rows, so a long line shows whole (up to the cap, then it scrolls).
         let composer_rows = self.composer.rows(inner.width) + 1;
         // One dialog at a time (the overlay stack puts approvals first).
-        let wait = self.guard.wait(now);
+        let gate = self.guard.gate(now, !self.composer.is_empty());
         let wanted = self.dock_rows(inner.width, now);
         let dialog_rows = if wanted > 0 {
             wanted.min(inner.height.saturating_mul(3) / 5).max(5)
@@ -173,9 +173,9 @@ impl App {
                 height: composer.height - 1,
                 ..composer
             };
-            // A guarded dialog leaves the keys to the composer, and the cursor shows it.
-            let note = self.overlays.composer_note();
-            let dialog_open = note.is_some() && wait.is_none();
+            // A waiting dialog leaves the keys to the composer, and the cursor shows it.
+            let note = self.overlays.composer_note().filter(|_| !gate.holds());
+            let dialog_open = note.is_some();
             let placeholder = if let Some(note) = note {
                 note
             } else if self.read_only {
@@ -200,14 +200,14 @@ impl App {
 
     /// Draws the overlay shown in `place` into `area`: `false` when none shows there.
     fn render_place(&mut self, place: Place, area: Rect, buf: &mut Buffer, now: Instant) -> bool {
-        let wait = self.guard.wait(now);
+        let gate = self.guard.gate(now, !self.composer.is_empty());
         let Some(overlay) = self.overlays.top(place) else {
             return false;
         };
         let tree = self.stack.live_tree();
         let ctx = DrawCtx {
             theme: &self.theme,
-            wait,
+            gate,
             stack: &tree,
         };
         overlay.render(area, buf, &ctx);
@@ -216,14 +216,14 @@ impl App {
 
     /// Rows the dialog docked in the chat wants at `width` (none without one).
     fn dock_rows(&mut self, width: u16, now: Instant) -> u16 {
-        let wait = self.guard.wait(now);
+        let gate = self.guard.gate(now, !self.composer.is_empty());
         let Some(overlay) = self.overlays.top(Place::Dock) else {
             return 0;
         };
         let tree = self.stack.live_tree();
         let ctx = DrawCtx {
             theme: &self.theme,
-            wait,
+            gate,
             stack: &tree,
         };
         overlay.height(width, &ctx)

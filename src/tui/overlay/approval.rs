@@ -1,5 +1,6 @@
 //! The approval dialog as an overlay: docked in the chat, above any question (the run cannot
-//! go on without it), guarded against type-ahead, closed when its batch is decided.
+//! go on without it), behind the dialog gate (`app/guard.rs`), closed when its batch is
+//! decided. Typing at it gives the keys back to the composer (`Effect::Yield`).
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -31,6 +32,11 @@ impl ApprovalDialog {
         self.state.remove(id);
     }
 
+    /// The answer a letter picked, waiting for Enter.
+    pub fn armed(&self) -> Option<crate::tui::views::approval::Choice> {
+        self.state.armed()
+    }
+
     fn once_only(&self) -> bool {
         self.state.current().is_some_and(Pending::once_only)
     }
@@ -45,9 +51,10 @@ impl Overlay for ApprovalDialog {
         1
     }
 
-    /// A reason being typed takes every key, whatever has the focus.
-    fn captures(&self, _key: &KeyEvent, _ctx: &KeyCtx) -> bool {
-        self.state.is_typing_reason()
+    /// A reason being typed, or a picked answer waiting for Enter, takes every key, whatever
+    /// has the focus (Enter must confirm, not open a timeline row).
+    fn captures(&self, _key: &KeyEvent, ctx: &KeyCtx) -> bool {
+        self.state.is_typing_reason() || (!ctx.held && self.state.armed().is_some())
     }
 
     fn on_key(&mut self, key: KeyEvent, ctx: &KeyCtx) -> Handled {
@@ -60,9 +67,16 @@ impl Overlay for ApprovalDialog {
         match self.state.on_key(key) {
             Outcome::Decided(decided) => Handled::effect(Effect::Approve(decided)),
             Outcome::Batch(ids, decision) => Handled::effect(Effect::DecideBatch { ids, decision }),
+            Outcome::Typed(keys) => Handled::effect(Effect::Yield(keys)),
             _ if typing => Handled::Consumed,
-            // Page keys scroll the chat too; an Esc the dialog did not take still cancels.
-            _ if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Esc) => {
+            // Page keys scroll the chat too; an Esc the dialog did not take still cancels
+            // (one that only dropped a picked answer did its job).
+            Outcome::Used if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown) => {
+                Handled::NotConsumed
+            }
+            Outcome::Ignored
+                if matches!(key.code, KeyCode::PageUp | KeyCode::PageDown | KeyCode::Esc) =>
+            {
                 Handled::NotConsumed
             }
             // While the dialog is open, letters belong to it, not to the composer.
@@ -85,19 +99,24 @@ impl Overlay for ApprovalDialog {
     fn hints(&self) -> Option<Hints> {
         // A call that leaves the sandbox (or has none) is approved once or not at all.
         Some(match (self.once_only(), self.state.offers_batch()) {
-            (true, false) => &[("y", "approve once"), ("n", "deny"), ("Tab", "panes")],
+            (true, false) => &[("y", "once"), ("n", "deny"), ("Enter", "confirm")],
             (true, true) => &[
                 ("y", "once"),
                 ("n", "deny"),
                 ("Y/N", "all"),
+                ("Enter", "confirm"),
+            ],
+            (false, false) => &[
+                ("y/t/a", "approve"),
+                ("n", "deny"),
+                ("Enter", "confirm"),
                 ("Tab", "panes"),
             ],
-            (false, false) => &[("y/t/a", "approve"), ("n", "deny"), ("Tab", "panes")],
             (false, true) => &[
                 ("y/t/a", "approve"),
                 ("n", "deny"),
                 ("Y/N", "all"),
-                ("Tab", "panes"),
+                ("Enter", "confirm"),
             ],
         })
     }
@@ -107,7 +126,7 @@ impl Overlay for ApprovalDialog {
     }
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &DrawCtx) {
-        self.state.render(area, buf, ctx.theme, ctx.wait);
+        self.state.render(area, buf, ctx.theme, ctx.gate);
     }
 
     fn guard_id(&self) -> Option<String> {
@@ -120,11 +139,15 @@ impl Overlay for ApprovalDialog {
 
     fn composer_note(&self) -> Option<&'static str> {
         Some(match (self.once_only(), self.state.offers_batch()) {
-            (true, false) => "answer the approval above (y / n)",
-            (true, true) => "answer above (y / n; Y / N: all)",
-            (false, false) => "answer the approval above (y / t / a / n)",
-            (false, true) => "answer above (y / t / a / n; Y / N: all)",
+            (true, false) => "answer above: y or n, then Enter",
+            (true, true) => "answer above: y / n / Y / N, then Enter",
+            (false, false) => "answer above: a letter, then Enter",
+            (false, true) => "answer above: a letter, then Enter (Y / N: all)",
         })
+    }
+
+    fn step_back(&mut self) {
+        self.state.disarm();
     }
 
     fn run_bound(&self) -> bool {

@@ -1,6 +1,7 @@
 //! The question dialog as an overlay: a missing parameter (typed on one line, or the
-//! "Continue with current task?" that an empty answer asks) or the depth limit. Docked in
-//! the chat under any approval, guarded against type-ahead, closed when nothing is asked.
+//! "Continue with current task?" that an empty answer asks), the depth limit, or sending a
+//! filled-in form. Docked in the chat under any approval, behind the dialog gate
+//! (`app/guard.rs`), closed when nothing is asked.
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -40,14 +41,20 @@ impl QuestionDialog {
         self.state.current()
     }
 
+    /// The yes (`true`) or no a letter picked, waiting for Enter.
+    pub fn armed(&self) -> Option<bool> {
+        self.state.armed()
+    }
+
     /// Whether it asks "Continue with current task?".
     pub fn is_confirming(&self) -> bool {
         self.state.is_confirming()
     }
 
     /// Whether a parameter is asked for: the dialog takes typed text.
-    fn takes_text(&self) -> bool {
-        (self.state.current()).is_some_and(|q| q.kind == InputKind::Parameter)
+    fn typed(&self) -> bool {
+        !self.state.is_yes_no()
+            && (self.state.current()).is_some_and(|q| q.kind == InputKind::Parameter)
     }
 }
 
@@ -61,9 +68,10 @@ impl Overlay for QuestionDialog {
         Place::Dock
     }
 
-    /// Letters typed for a parameter go to it from any pane.
+    /// Letters typed for a parameter go to it from any pane; a picked yes or no takes every
+    /// key (Enter must confirm it, not open a timeline row).
     fn captures(&self, key: &KeyEvent, ctx: &KeyCtx) -> bool {
-        !ctx.held && self.takes_text() && letter(key)
+        !ctx.held && ((self.typed() && letter(key)) || self.state.armed().is_some())
     }
 
     fn on_key(&mut self, key: KeyEvent, ctx: &KeyCtx) -> Handled {
@@ -72,7 +80,7 @@ impl Overlay for QuestionDialog {
                 self.state.on_key(key);
             });
         }
-        let typing = self.takes_text();
+        let typing = self.typed();
         let mut effects = Vec::new();
         if typing && letter(&key) {
             // Typing brings the dialog back into focus.
@@ -90,6 +98,7 @@ impl Overlay for QuestionDialog {
         }
         match self.state.on_key(key) {
             Outcome::Answered(id, value) => effects.push(Effect::Answer { id, value }),
+            Outcome::Typed(keys) => effects.push(Effect::Yield(keys)),
             Outcome::Used => {}
             // Chat scrolling and Ctrl-O still work; nothing else reaches the composer.
             Outcome::Ignored => {
@@ -132,7 +141,7 @@ impl Overlay for QuestionDialog {
     }
 
     fn render(&mut self, area: Rect, buf: &mut Buffer, ctx: &DrawCtx) {
-        self.state.render(area, buf, ctx.theme, ctx.stack, ctx.wait);
+        self.state.render(area, buf, ctx.theme, ctx.stack, ctx.gate);
     }
 
     fn guard_id(&self) -> Option<String> {
@@ -143,8 +152,20 @@ impl Overlay for QuestionDialog {
         Some(Activity::AwaitingInput)
     }
 
+    fn takes_text(&self) -> bool {
+        self.typed()
+    }
+
     fn composer_note(&self) -> Option<&'static str> {
-        Some("answer the question above")
+        Some(if self.state.is_yes_no() {
+            "answer above: y or n, then Enter"
+        } else {
+            "answer the question above"
+        })
+    }
+
+    fn step_back(&mut self) {
+        self.state.disarm();
     }
 
     fn run_bound(&self) -> bool {

@@ -112,7 +112,7 @@ fn draw(overlay: &mut dyn Overlay, width: u16, height: u16, stack: &[StackFrame]
     let theme = Theme::default();
     let ctx = DrawCtx {
         theme: &theme,
-        wait: None,
+        gate: Default::default(),
         stack: &tree,
     };
     let rows = match overlay.place() {
@@ -134,17 +134,24 @@ fn an_approval_shows_before_a_question_whatever_came_first() {
     stack.push(Box::new(question(parameter("q1"))));
     stack.push(Box::new(approval(&[("c1", "shell")])));
     stack.push(Box::new(question(parameter("q2"))));
-    assert_eq!(stack.guard_id().as_deref(), Some("approval c1"));
+    assert_eq!(
+        stack.guard_id().map(|(id, _)| id).as_deref(),
+        Some("approval c1")
+    );
     assert_eq!(stack.activity(), Some(Activity::AwaitingApproval));
-    // Only the shown dialog takes keys: `y` approves, the questions never see it.
-    let done = effects(stack.offer(key(KeyCode::Char('y')), &READY));
+    // Only the shown dialog takes keys: `y` then Enter approves, the questions never see it.
+    assert!(stack.offer(key(KeyCode::Char('y')), &READY).taken());
+    let done = effects(stack.offer(key(KeyCode::Enter), &READY));
     assert!(matches!(&done[..], [Effect::Approve(d)] if d[0].0 == "c1"));
     stack.prune();
     assert!(
         stack.get::<ApprovalDialog>().is_none(),
         "decided: it closed"
     );
-    assert_eq!(stack.guard_id().as_deref(), Some("question q2"));
+    assert_eq!(
+        stack.guard_id().map(|(id, _)| id).as_deref(),
+        Some("question q2")
+    );
     assert_eq!(stack.activity(), Some(Activity::AwaitingInput));
 }
 
@@ -161,7 +168,12 @@ fn help_is_modal_and_goes_over_everything() {
     assert!(stack.get::<Help>().is_none());
     assert!(
         !stack.capture(key(KeyCode::Char('y')), &READY).taken(),
-        "a dialog not being typed into captures nothing"
+        "a dialog with nothing picked captures nothing"
+    );
+    assert!(stack.offer(key(KeyCode::Char('y')), &READY).taken());
+    assert!(
+        stack.capture(key(KeyCode::Enter), &READY).taken(),
+        "a picked answer takes Enter from any pane"
     );
 }
 
@@ -176,7 +188,10 @@ fn upsert_feeds_the_open_dialog_and_end_run_closes_the_run_s_dialogs() {
     });
     stack.push(Box::new(Help::default()));
     stack.update(|d: &mut ApprovalDialog| d.remove("c1"));
-    assert_eq!(stack.guard_id().as_deref(), Some("approval c2"));
+    assert_eq!(
+        stack.guard_id().map(|(id, _)| id).as_deref(),
+        Some("approval c2")
+    );
     stack.end_run();
     assert!(stack.get::<ApprovalDialog>().is_none());
     assert!(stack.get::<Help>().is_some(), "help outlives the run");
@@ -207,9 +222,14 @@ fn a_held_dialog_only_scrolls_and_swallows_esc() {
 fn approval_keys_page_the_chat_too_and_a_reason_captures_everything() {
     let mut dialog = approval(&[("c1", "shell"), ("c2", "shell")]);
     assert!(!dialog.on_key(key(KeyCode::PageDown), &READY).taken());
-    assert!(dialog.on_key(key(KeyCode::Char('x')), &READY).taken());
+    let done = effects(dialog.on_key(key(KeyCode::Char('x')), &READY));
+    assert!(
+        matches!(&done[..], [Effect::Yield(k)] if k == &['x']),
+        "typing: {done:?}"
+    );
     assert!(!dialog.captures(&key(KeyCode::Tab), &READY));
     assert!(dialog.on_key(key(KeyCode::Char('n')), &READY).taken());
+    assert!(dialog.on_key(key(KeyCode::Enter), &READY).taken());
     assert!(dialog.captures(&key(KeyCode::Tab), &READY));
     assert!(dialog.on_paste("too\nrisky", &READY).taken());
     let done = effects(dialog.on_key(key(KeyCode::Enter), &READY));
@@ -217,7 +237,8 @@ fn approval_keys_page_the_chat_too_and_a_reason_captures_everything() {
         panic!("{done:?}")
     };
     assert_eq!(decided[0].1.reason.as_deref(), Some("toorisky"));
-    let done = effects(dialog.on_key(key(KeyCode::Char('a')), &READY));
+    assert!(dialog.on_key(key(KeyCode::Char('a')), &READY).taken());
+    let done = effects(dialog.on_key(key(KeyCode::Enter), &READY));
     assert!(matches!(&done[..], [Effect::Approve(d)] if d[0].1.scope == Scope::Session));
     assert!(dialog.finished());
 }
@@ -250,6 +271,11 @@ fn question_keys_answer_run_commands_and_pull_the_focus() {
     let mut dialog = question(depth_limit("d1"));
     assert!(!dialog.captures(&key(KeyCode::Char('y')), &READY));
     assert!(dialog.on_paste("y", &READY).taken(), "swallowed");
+    let done = effects(dialog.on_key(key(KeyCode::Char('q')), &READY));
+    assert!(
+        matches!(&done[..], [Effect::Yield(k)] if k == &['q']),
+        "typing: {done:?}"
+    );
     let done = effects(dialog.on_key(key(KeyCode::Esc), &READY));
     assert!(matches!(&done[..], [Effect::Answer { value: None, .. }]));
 }

@@ -1,8 +1,7 @@
-//! The inline approval dialog (DESIGN §7): one pending call at a time, decided with one key.
-//! Keys are letters that never renumber: `y` once, `t` this turn, `a` this session, `n` deny;
-//! with several calls waiting, `Y` / `N` decide the whole batch (`approval/batch.rs`).
-
-use std::time::Duration;
+//! The inline approval dialog (DESIGN §7): one pending call at a time. Keys are letters that
+//! never renumber: `y` once, `t` this turn, `a` this session, `p` a shell command's shape,
+//! `n` deny; with several calls waiting, `Y` / `N` decide the whole batch
+//! (`approval/batch.rs`). A letter picks and Enter carries out (`approval/choice.rs`).
 
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -15,9 +14,11 @@ use crate::event::{Confinement, Decision, Scope};
 use crate::orchestrator::approval::{ApprovalAnswer, BatchDecision, needs_each_approval};
 use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
+use crate::tui::views::gate::Gate;
 use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
 
 pub use args::pretty;
+pub use choice::Choice;
 
 /// A call waiting for the user's decision.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +65,9 @@ pub enum Outcome {
     Decided(Vec<(String, ApprovalAnswer)>),
     /// One decision for these calls of the batch (`Y`, `N`).
     Batch(Vec<String>, BatchDecision),
+    /// These keys were typing, not an answer: they belong to the composer, and the dialog
+    /// steps back.
+    Typed(Vec<char>),
 }
 
 /// The calls waiting for approval and the dialog's own state.
@@ -77,6 +81,8 @@ pub struct ApprovalState {
     reason_for_all: bool,
     /// Calls of the batch answered here while others still wait, for the list.
     done: Vec<(Pending, Decision)>,
+    /// The answer a letter picked, waiting for Enter.
+    armed: Option<choice::Armed>,
 }
 
 impl ApprovalState {
@@ -115,6 +121,7 @@ impl ApprovalState {
             self.scroll = 0;
             self.reason = None;
             self.reason_for_all = false;
+            self.armed = None;
         }
     }
 
@@ -125,6 +132,12 @@ impl ApprovalState {
         self.scroll = 0;
         self.reason = None;
         self.reason_for_all = false;
+        self.armed = None;
+    }
+
+    /// Forgets a picked answer (the dialog stepped back).
+    pub fn disarm(&mut self) {
+        self.armed = None;
     }
 
     /// Handles a key while the dialog is open.
@@ -154,54 +167,7 @@ impl ApprovalState {
             }
             return Outcome::Used;
         }
-        if key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-        {
-            return Outcome::Ignored;
-        }
-        match key.code {
-            KeyCode::Char('y') => self.approve(Scope::Once),
-            KeyCode::Char('t' | 'a') if current.once_only() => Outcome::Ignored,
-            KeyCode::Char('t') => self.approve(Scope::Turn),
-            KeyCode::Char('a') => self.approve(Scope::Session),
-            KeyCode::Char('p') => match self.offered_prefix() {
-                Some(prefix) => {
-                    let mut answer = ApprovalAnswer::approve(Scope::Once);
-                    answer.prefix = Some(prefix);
-                    self.decide(vec![(current.id, answer)])
-                }
-                None => Outcome::Ignored,
-            },
-            KeyCode::Char('n') => {
-                self.reason = Some(String::new());
-                Outcome::Used
-            }
-            KeyCode::Char('Y') => self.approve_all(),
-            KeyCode::Char('N') if self.offers_batch() => {
-                self.reason = Some(String::new());
-                self.reason_for_all = true;
-                Outcome::Used
-            }
-            KeyCode::Esc => self.decide(vec![(current.id, ApprovalAnswer::deny(None))]),
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.scroll = self.scroll.saturating_sub(1);
-                Outcome::Used
-            }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.scroll = self.scroll.saturating_add(1);
-                Outcome::Used
-            }
-            KeyCode::PageUp => {
-                self.scroll = self.scroll.saturating_sub(10);
-                Outcome::Used
-            }
-            KeyCode::PageDown => {
-                self.scroll = self.scroll.saturating_add(10);
-                Outcome::Used
-            }
-            _ => Outcome::Ignored,
-        }
+        self.answer_key(key)
     }
 
     /// For a shell call: the command prefix `p` would allow for the session.
@@ -250,15 +216,15 @@ impl ApprovalState {
         let inner = width.saturating_sub(2).max(1);
         let theme = Theme::default();
         let body = self.batch_lines(inner, &theme).len() + body_lines(current, inner, &theme).len();
-        let footer = usize::from(self.footer_rows(inner, None));
+        let footer = usize::from(self.footer_rows(inner, Gate::Open));
         // Two borders.
         (body + footer + 2).min(usize::from(u16::MAX)) as u16
     }
 
-    /// Draws the dialog for the current call into `area`; `wait` is how long its keys are
-    /// still guarded (see `App::dialog_wait`). The keys keep their rows (wrapped, else
+    /// Draws the dialog for the current call into `area`; `gate` says whether it takes keys
+    /// yet (see `app/guard.rs`). The keys keep their rows (wrapped, else
     /// shortened); the body gets the rest and says on the bottom border how much is cut.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, wait: Option<Duration>) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, gate: Gate) {
         let Some(current) = self.current() else {
             return;
         };
@@ -272,7 +238,7 @@ impl ApprovalState {
         let inside = area.height - 2;
         let total = lines.len();
         let max_footer = keyline::footer_room(inside, total);
-        let footer = self.footer(theme, inner_width, max_footer, wait);
+        let footer = self.footer(theme, inner_width, max_footer, gate);
         let body_height = inside.saturating_sub(footer.len() as u16);
         let scroll = usize::from(self.scroll).min(total.saturating_sub(1));
         let below = total.saturating_sub(scroll + usize::from(body_height));
@@ -296,15 +262,27 @@ impl ApprovalState {
 
     /// Rows the key hints need at `width` in full (a reason being typed: its prompt and
     /// its input line).
-    fn footer_rows(&self, width: u16, wait: Option<Duration>) -> u16 {
-        let (note, hints) = self.hints(wait);
+    fn footer_rows(&self, width: u16, gate: Gate) -> u16 {
+        let (note, hints) = self.hints(gate);
         let rows = keyline::rows_needed(&hints, &note, width);
-        rows + u16::from(self.reason.is_some())
+        let picked = self.picked_lines(gate, width, &Theme::default()).len();
+        rows + u16::from(self.reason.is_some()) + u16::try_from(picked).unwrap_or(u16::MAX)
     }
 
-    /// The key hints and the note before them (a guarded dialog's countdown, or the
-    /// reason's prompt).
-    fn hints(&self, wait: Option<Duration>) -> (String, Vec<KeyHint>) {
+    /// A picked answer's line, wrapped: what Enter will do, whole at any width.
+    fn picked_lines(&self, gate: Gate, width: u16, theme: &Theme) -> Vec<Line<'static>> {
+        match (self.armed(), gate.holds(), &self.reason) {
+            (Some(choice), false, None) => {
+                let line = Line::styled(self.armed_line(choice), theme.warn);
+                crate::tui::markdown::wrap_line(&line, width)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The key hints and the note before them (a waiting dialog's countdown, a picked
+    /// answer, or the reason's prompt).
+    fn hints(&self, gate: Gate) -> (String, Vec<KeyHint>) {
         if self.reason.is_some() {
             let hints = vec![hint("Enter", "sends"), hint("Esc", "skips")];
             let prompt = if self.reason_for_all {
@@ -315,7 +293,13 @@ impl ApprovalState {
             };
             return (prompt, hints);
         }
-        let note = wait.map_or(String::new(), |wait| format!("{} ·", guard_note(wait)));
+        if let (Some(_), false) = (self.armed(), gate.holds()) {
+            return (String::new(), Self::armed_hints());
+        }
+        let note = match gate {
+            Gate::Open => "pick, then Enter:".to_string(),
+            waiting => waiting.note(),
+        };
         let mut hints = if self.current().is_some_and(Pending::once_only) {
             vec![hint("y", "run it once").or("once"), hint("n", "deny")]
         } else {
@@ -341,29 +325,31 @@ impl ApprovalState {
     }
 
     /// The key rows: at most `max_rows` when a form fits them, then the reason being typed.
-    fn footer(
-        &self,
-        theme: &Theme,
-        width: u16,
-        max_rows: u16,
-        wait: Option<Duration>,
-    ) -> Vec<Line<'static>> {
-        // Guarded: the keys are dimmed and the wait comes first, so it shows at any width.
-        let styles = match (wait, &self.reason) {
-            (Some(_), None) => KeyStyles {
+    fn footer(&self, theme: &Theme, width: u16, max_rows: u16, gate: Gate) -> Vec<Line<'static>> {
+        // Waiting: the keys are dimmed and why comes first, so it shows at any width.
+        let styles = match (gate.holds(), &self.reason) {
+            (true, None) => KeyStyles {
                 key: theme.dim,
                 what: theme.dim,
                 note: theme.warn,
             },
+            // A picked answer stands out; the plain "pick, then Enter" does not.
             _ => KeyStyles {
                 key: theme.key,
                 what: theme.text,
-                note: theme.warn,
+                note: if self.armed.is_some() || self.reason.is_some() {
+                    theme.warn
+                } else {
+                    theme.dim
+                },
             },
         };
-        let (note, hints) = self.hints(wait);
+        let (note, hints) = self.hints(gate);
         let Some(reason) = &self.reason else {
-            return keyline::lines(&hints, &note, width, max_rows, styles);
+            let mut lines = self.picked_lines(gate, width, theme);
+            let room = max_rows.saturating_sub(u16::try_from(lines.len()).unwrap_or(u16::MAX));
+            lines.extend(keyline::lines(&hints, &note, width, room.max(1), styles));
+            return lines;
         };
         let mut lines = keyline::lines(&hints, &note, width, max_rows.saturating_sub(1), styles);
         // The end of the reason stays in view, with its cursor.
@@ -456,13 +442,6 @@ fn sandbox_line(sandbox: Confinement, theme: &Theme) -> Line<'static> {
     }
 }
 
-/// What a guarded dialog says instead of taking keys: `keys active in 0.3 s` (rounded up,
-/// so it never says 0.0 while still waiting).
-pub fn guard_note(wait: Duration) -> String {
-    let tenths = wait.as_millis().div_ceil(100);
-    format!("keys active in {}.{} s", tenths / 10, tenths % 10)
-}
-
 /// A diff as coloured lines: the summary bold, headers dim, `+` added, `-` removed, and the
 /// code on added and context lines coloured by the file's language (`highlight::diff`).
 /// Control characters from the file are shown escaped, never sent to the terminal.
@@ -472,5 +451,6 @@ pub fn diff_lines(diff: &str, theme: &Theme) -> Vec<Line<'static>> {
 
 mod args;
 mod batch;
+mod choice;
 #[cfg(test)]
 mod tests;

@@ -50,21 +50,38 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
-        "Approval dialog",
+        "Dialogs (approval, question, form): typing never answers",
+        &[
+            (
+                "Tab, click",
+                "move to a dialog that waits (you were typing)",
+            ),
+            (
+                "letter, Enter",
+                "a letter picks an answer, Enter carries it out",
+            ),
+            (
+                "more typing",
+                "a letter then more letters go to your message",
+            ),
+        ],
+    ),
+    (
+        "Approval dialog (a letter, then Enter)",
         &[
             ("y", "approve this call once"),
             ("t", "approve this tool for this request"),
             ("a", "approve this tool for the session"),
-            ("p", "shell: approve, and allow its command prefix"),
+            ("p", "shell: approve, and allow that command's shape"),
             ("n", "deny, then optionally type a reason for the model"),
             ("Y", "several calls wait: approve every one once"),
             ("N", "several calls wait: deny every one (one reason)"),
-            ("Esc", "deny"),
+            ("Esc", "deny at once (with a letter picked: back)"),
             ("↑ / ↓", "scroll long arguments"),
         ],
     ),
     (
-        "Question dialog (a missing parameter, the depth limit)",
+        "Question dialog (a missing parameter, the depth limit, a form)",
         &[
             ("Enter", "send the typed answer"),
             ("empty Enter", "asks “Continue with current task?”: y / n"),
@@ -73,7 +90,8 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
                 "← → Home End ⌫",
                 "edit the answer; paste goes in on one line",
             ),
-            ("y / n", "depth limit: go 20 levels deeper / stop"),
+            ("y / n, Enter", "depth limit: 20 levels deeper / stop"),
+            ("y / n, Enter", "a filled-in form: send it / decline"),
             ("/status …", "commands typed in the dialog still run"),
         ],
     ),

@@ -20,6 +20,9 @@ pub enum Outcome {
     Used,
     /// The answer to send for the question with this id.
     Answered(String, Option<String>),
+    /// These keys were typing, not an answer: they belong to the composer, and the dialog
+    /// steps back.
+    Typed(Vec<char>),
 }
 
 /// A question and what the user typed so far.
@@ -33,6 +36,8 @@ struct Question {
     confirming: bool,
     /// First stack row shown (depth limit); `None` keeps the innermost frames in view.
     scroll: Option<usize>,
+    /// A yes/no question's answer picked by its letter (`true`: yes), waiting for Enter.
+    armed: Option<(bool, char)>,
 }
 
 /// The questions waiting for an answer, the first one shown.
@@ -61,6 +66,7 @@ impl InputState {
             cursor: 0,
             confirming: false,
             scroll: None,
+            armed: None,
         });
     }
 
@@ -105,13 +111,33 @@ impl InputState {
         self.pending.clear();
     }
 
+    /// The yes/no answer picked and waiting for Enter (`true`: yes).
+    pub fn armed(&self) -> Option<bool> {
+        self.pending.first()?.armed.map(|(yes, _)| yes)
+    }
+
+    /// Forgets a picked answer (the dialog stepped back).
+    pub fn disarm(&mut self) {
+        if let Some(q) = self.pending.first_mut() {
+            q.armed = None;
+        }
+    }
+
+    /// Whether the question shown is answered yes or no (not typed).
+    pub fn is_yes_no(&self) -> bool {
+        self.pending.first().is_some_and(|q| q.yes_no())
+    }
+
     /// Key hints for the status line.
     pub fn hints(&self) -> &'static [(&'static str, &'static str)] {
         match self.pending.first() {
             Some(q) if q.request.kind == InputKind::DepthLimit => {
-                &[("y", "continue"), ("n", "stop"), ("Tab", "panes")]
+                &[("y", "continue"), ("n", "stop"), ("Enter", "confirm")]
             }
-            Some(q) if q.confirming => &[("y", "continue"), ("n", "abandon")],
+            Some(q) if q.request.kind == InputKind::Submit => {
+                &[("y", "send"), ("n", "decline"), ("Enter", "confirm")]
+            }
+            Some(q) if q.confirming => &[("y", "continue"), ("n", "abandon"), ("Enter", "confirm")],
             _ => &[("Enter", "send"), ("Esc", "abandon"), ("Tab", "panes")],
         }
     }
@@ -126,21 +152,16 @@ impl InputState {
         if key.modifiers.contains(KeyModifiers::ALT) {
             return Outcome::Ignored;
         }
-        let outcome = match q.request.kind {
-            InputKind::DepthLimit => depth_key(q, key.code, rows, room),
-            InputKind::Parameter if q.confirming => match key.code {
-                KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
-                    q.confirming = false;
-                    Outcome::Used
+        let outcome = if q.yes_no() {
+            match yes_no_key(q, key.code, ctrl) {
+                Some(outcome) => outcome,
+                None if q.request.kind == InputKind::DepthLimit => {
+                    depth_key(q, key.code, rows, room)
                 }
-                KeyCode::Char('n' | 'N') | KeyCode::Esc => {
-                    Outcome::Answered(q.request.id.clone(), None)
-                }
-                // Other letters would only be lost: the question wants y or n.
-                KeyCode::Char(_) => Outcome::Used,
-                _ => Outcome::Ignored,
-            },
-            InputKind::Parameter => parameter_key(q, key.code, ctrl),
+                None => Outcome::Ignored,
+            }
+        } else {
+            parameter_key(q, key.code, ctrl)
         };
         if let Outcome::Answered(id, _) = &outcome {
             let id = id.clone();
@@ -173,6 +194,28 @@ impl InputState {
 }
 
 impl Question {
+    /// Answered with `y` or `n` (and Enter), not typed: the depth limit, a form's
+    /// submission, and "Continue with current task?".
+    fn yes_no(&self) -> bool {
+        self.confirming || matches!(self.request.kind, InputKind::DepthLimit | InputKind::Submit)
+    }
+
+    /// What yes or no does to this question.
+    fn decide(&mut self, yes: bool) -> Outcome {
+        let id = self.request.id.clone();
+        match self.request.kind {
+            // Back to the question, or abandon the task.
+            InputKind::Parameter if yes => {
+                self.confirming = false;
+                Outcome::Used
+            }
+            InputKind::DepthLimit | InputKind::Submit if yes => {
+                Outcome::Answered(id, Some("y".to_string()))
+            }
+            _ => Outcome::Answered(id, None),
+        }
+    }
+
     fn insert(&mut self, c: char) {
         let at = byte_at(&self.line, self.cursor);
         self.line.insert(at, c);
@@ -233,25 +276,59 @@ fn parameter_key(q: &mut Question, code: KeyCode, ctrl: bool) -> Outcome {
     }
 }
 
-/// Keys of the depth-limit question: `y` continues, `n` or Esc stops, arrows scroll.
+/// The keys of a yes/no question (issue 26): `y` or `n` picks, Enter carries it out, Esc
+/// says no at once; any other letter, or a letter after the pick, is typing and goes back to
+/// the composer. `None`: not one of these keys (the depth limit scrolls with the rest).
+fn yes_no_key(q: &mut Question, code: KeyCode, ctrl: bool) -> Option<Outcome> {
+    if ctrl {
+        return Some(Outcome::Ignored);
+    }
+    if let Some((yes, letter)) = q.armed {
+        match code {
+            KeyCode::Enter => {
+                q.armed = None;
+                return Some(q.decide(yes));
+            }
+            KeyCode::Esc | KeyCode::Backspace => {
+                q.armed = None;
+                return Some(Outcome::Used);
+            }
+            KeyCode::Char(c) => {
+                q.armed = None;
+                return Some(Outcome::Typed(vec![letter, c]));
+            }
+            _ => {}
+        }
+    }
+    Some(match code {
+        KeyCode::Char(c @ ('y' | 'Y')) => {
+            q.armed = Some((true, c));
+            Outcome::Used
+        }
+        KeyCode::Char(c @ ('n' | 'N')) => {
+            q.armed = Some((false, c));
+            Outcome::Used
+        }
+        KeyCode::Char(c) => Outcome::Typed(vec![c]),
+        // Saying no is never a harm done by accident.
+        KeyCode::Esc => q.decide(false),
+        // Enter alone picks nothing: it is where a typed message ends.
+        KeyCode::Enter | KeyCode::Backspace => Outcome::Used,
+        _ => return None,
+    })
+}
+
+/// Scrolling the depth-limit question's stack.
 fn depth_key(q: &mut Question, code: KeyCode, rows: usize, room: usize) -> Outcome {
     let bottom = rows.saturating_sub(room);
     let top = q.scroll.unwrap_or(bottom).min(bottom);
     let top = match code {
-        KeyCode::Char('y' | 'Y') => {
-            return Outcome::Answered(q.request.id.clone(), Some("y".into()));
-        }
-        KeyCode::Char('n' | 'N') | KeyCode::Esc => {
-            return Outcome::Answered(q.request.id.clone(), None);
-        }
-        KeyCode::Up | KeyCode::Char('k') => top.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => top + 1,
+        KeyCode::Up => top.saturating_sub(1),
+        KeyCode::Down => top + 1,
         KeyCode::PageUp => top.saturating_sub(room.max(1)),
         KeyCode::PageDown => top + room.max(1),
         KeyCode::Home => 0,
         KeyCode::End => bottom,
-        // Other letters would only be lost: the question wants y or n.
-        KeyCode::Char(_) | KeyCode::Enter | KeyCode::Backspace => return Outcome::Used,
         _ => return Outcome::Ignored,
     };
     // Back at the bottom: keep the innermost frames in view again.

@@ -36,6 +36,18 @@ impl ApprovalState {
         self.offers_batch() && self.batch_calls().iter().any(|p| !p.once_only())
     }
 
+    /// How many calls `Y` would approve.
+    pub(super) fn approvable_in_batch(&self) -> usize {
+        (self.batch_calls().iter())
+            .filter(|p| !p.once_only())
+            .count()
+    }
+
+    /// How many calls `N` would deny.
+    pub(super) fn batch_len(&self) -> usize {
+        self.batch_calls().len()
+    }
+
     /// `Y`: every call of the batch approved once, but a call that leaves the sandbox, which
     /// stays to be answered on its own.
     pub(super) fn approve_all(&mut self) -> Outcome {

@@ -23,13 +23,21 @@ fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
 }
 
+/// A letter picks, Enter carries it out: what the two keys did.
+fn answer(s: &mut ApprovalState, letter: char) -> Outcome {
+    match s.on_key(key(KeyCode::Char(letter))) {
+        Outcome::Used => s.on_key(key(KeyCode::Enter)),
+        other => other,
+    }
+}
+
 #[test]
 fn p_allows_a_shell_commands_prefix_and_nothing_else() {
     let mut s = ApprovalState::new();
     let mut shell = pending("1", "shell", 1, 1);
     shell.arguments = json!({"command": "cargo test --test mcp"});
     s.push(shell);
-    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('p'))) else {
+    let Outcome::Decided(d) = answer(&mut s, 'p') else {
         panic!("p answers a shell call");
     };
     assert_eq!(d[0].1.prefix.as_deref(), Some("cargo test"));
@@ -45,12 +53,12 @@ fn p_allows_a_shell_commands_prefix_and_nothing_else() {
     s.push(chained);
     assert_eq!(
         s.on_key(key(KeyCode::Char('p'))),
-        Outcome::Ignored,
-        "no prefix for a chain"
+        Outcome::Typed(vec!['p']),
+        "no prefix for a chain: p is only typing"
     );
     let mut s = ApprovalState::new();
     s.push(pending("1", "write_file", 1, 1));
-    assert_eq!(s.on_key(key(KeyCode::Char('p'))), Outcome::Ignored);
+    assert_eq!(s.on_key(key(KeyCode::Char('p'))), Outcome::Typed(vec!['p']));
 }
 
 #[test]
@@ -64,7 +72,16 @@ fn each_key_sends_the_right_decision_and_scope() {
     for (code, decision, scope) in cases {
         let mut s = ApprovalState::new();
         s.push(pending("1", "shell", 1, 1));
-        let Outcome::Decided(d) = s.on_key(key(code)) else {
+        let outcome = match code {
+            KeyCode::Char(c) => {
+                assert_eq!(s.on_key(key(code)), Outcome::Used, "a letter only picks");
+                assert!(s.is_open() && s.armed().is_some());
+                let _ = c;
+                s.on_key(key(KeyCode::Enter))
+            }
+            _ => s.on_key(key(code)),
+        };
+        let Outcome::Decided(d) = outcome else {
             panic!("{code:?}")
         };
         assert_eq!(d.len(), 1);
@@ -82,6 +99,8 @@ fn n_asks_for_an_optional_reason() {
     let mut s = ApprovalState::new();
     s.push(pending("1", "shell", 1, 1));
     assert_eq!(s.on_key(key(KeyCode::Char('n'))), Outcome::Used);
+    assert!(!s.is_typing_reason(), "n only picks");
+    assert_eq!(s.on_key(key(KeyCode::Enter)), Outcome::Used);
     assert!(s.is_typing_reason());
     for c in "no rm".chars() {
         s.on_key(key(KeyCode::Char(c)));
@@ -93,6 +112,7 @@ fn n_asks_for_an_optional_reason() {
 
     s.push(pending("2", "shell", 1, 1));
     s.on_key(key(KeyCode::Char('n')));
+    s.on_key(key(KeyCode::Enter));
     let Outcome::Decided(d) = s.on_key(key(KeyCode::Esc)) else {
         panic!()
     };
@@ -105,7 +125,7 @@ fn a_grant_covers_the_other_calls_of_that_tool_in_the_batch() {
     s.push(pending("1", "shell", 1, 3));
     s.push(pending("2", "write_file", 2, 3));
     s.push(pending("3", "shell", 3, 3));
-    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('t'))) else {
+    let Outcome::Decided(d) = answer(&mut s, 't') else {
         panic!()
     };
     assert_eq!(
@@ -113,7 +133,7 @@ fn a_grant_covers_the_other_calls_of_that_tool_in_the_batch() {
         ["1", "3"]
     );
     assert_eq!(s.current().map(|p| p.id.as_str()), Some("2"));
-    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+    let Outcome::Decided(d) = answer(&mut s, 'y') else {
         panic!()
     };
     assert_eq!(d.len(), 1);
@@ -136,7 +156,12 @@ fn other_keys_are_not_taken() {
         "closed dialog"
     );
     s.push(pending("1", "shell", 1, 1));
-    assert_eq!(s.on_key(key(KeyCode::Char('x'))), Outcome::Ignored);
+    assert_eq!(
+        s.on_key(key(KeyCode::Enter)),
+        Outcome::Used,
+        "Enter alone decides nothing"
+    );
+    assert_eq!(s.on_key(key(KeyCode::F(2))), Outcome::Ignored);
     assert_eq!(
         s.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
         Outcome::Ignored
@@ -156,27 +181,31 @@ fn leaving_the_sandbox_takes_only_y_and_n_and_says_so() {
     s.push(shell);
     s.push(other);
     for c in ['t', 'a', 'p'] {
-        assert_eq!(s.on_key(key(KeyCode::Char(c))), Outcome::Ignored, "{c}");
+        assert_eq!(
+            s.on_key(key(KeyCode::Char(c))),
+            Outcome::Typed(vec![c]),
+            "{c}"
+        );
     }
-    let (_, hints) = s.hints(None);
+    let (_, hints) = s.hints(Gate::Open);
     let keys: Vec<&str> = hints.iter().map(|h| h.key.as_ref()).collect();
     // For this call y and n; for the batch Y (the other call) and N; and scrolling.
     assert_eq!(keys, ["y", "n", "Y", "N", "↑↓"]);
     assert_eq!(
-        s.on_key(key(KeyCode::Char('Y'))),
+        answer(&mut s, 'Y'),
         Outcome::Batch(vec!["2".into()], BatchDecision::ApproveAll),
         "Y leaves the escalation to its own answer"
     );
     assert_eq!(s.current().map(|p| p.id.as_str()), Some("1"));
-    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
+    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Typed(vec!['Y']));
     s.push(other_call());
-    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+    let Outcome::Decided(d) = answer(&mut s, 'y') else {
         panic!("y approves it");
     };
     assert_eq!(d.len(), 1, "it answers that call alone");
     assert_eq!((d[0].0.as_str(), d[0].1.scope), ("1", Scope::Once));
     // The next call is an ordinary one: its grants are offered again.
-    assert_eq!(s.hints(None).1.len(), 6);
+    assert_eq!(s.hints(Gate::Open).1.len(), 6);
 }
 
 fn other_call() -> Pending {
@@ -199,7 +228,7 @@ fn shift_y_approves_the_whole_batch_once() {
     assert!(s.offers_batch());
     let ids = vec!["1".to_string(), "2".into(), "3".into()];
     assert_eq!(
-        s.on_key(key(KeyCode::Char('Y'))),
+        answer(&mut s, 'Y'),
         Outcome::Batch(ids, BatchDecision::ApproveAll)
     );
     assert!(!s.is_open(), "nothing is left to ask");
@@ -208,9 +237,12 @@ fn shift_y_approves_the_whole_batch_once() {
 #[test]
 fn shift_n_denies_the_whole_batch_with_one_reason() {
     let mut s = batch_of_three();
-    assert_eq!(s.on_key(key(KeyCode::Char('N'))), Outcome::Used);
+    assert_eq!(answer(&mut s, 'N'), Outcome::Used);
     assert!(s.is_typing_reason());
-    assert_eq!(s.hints(None).0, "Reason for the model (denies all 3):");
+    assert_eq!(
+        s.hints(Gate::Open).0,
+        "Reason for the model (denies all 3):"
+    );
     for c in "not now".chars() {
         s.on_key(key(KeyCode::Char(c)));
     }
@@ -225,7 +257,7 @@ fn shift_n_denies_the_whole_batch_with_one_reason() {
 #[test]
 fn y_goes_call_by_call_and_the_list_marks_what_was_answered() {
     let mut s = batch_of_three();
-    let Outcome::Decided(d) = s.on_key(key(KeyCode::Char('y'))) else {
+    let Outcome::Decided(d) = answer(&mut s, 'y') else {
         panic!("y answers the current call");
     };
     assert_eq!(d.len(), 1);
@@ -237,7 +269,7 @@ fn y_goes_call_by_call_and_the_list_marks_what_was_answered() {
     assert!(lines[2].starts_with("▸ write_file"), "{lines:?}");
     // Y now decides the two still waiting.
     assert_eq!(
-        s.on_key(key(KeyCode::Char('Y'))),
+        answer(&mut s, 'Y'),
         Outcome::Batch(vec!["2".into(), "3".into()], BatchDecision::ApproveAll)
     );
 }
@@ -247,8 +279,8 @@ fn a_lone_call_or_a_sub_agents_batch_has_no_batch_keys() {
     let mut s = ApprovalState::new();
     s.push(pending("1", "write_file", 1, 1));
     assert!(!s.offers_batch());
-    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
-    assert_eq!(s.on_key(key(KeyCode::Char('N'))), Outcome::Ignored);
+    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Typed(vec!['Y']));
+    assert_eq!(s.on_key(key(KeyCode::Char('N'))), Outcome::Typed(vec!['N']));
     assert!(s.batch_lines(60, &Theme::default()).is_empty());
 
     let mut s = ApprovalState::new();
@@ -258,9 +290,76 @@ fn a_lone_call_or_a_sub_agents_batch_has_no_batch_keys() {
         s.push(call);
     }
     assert!(!s.offers_batch(), "a sub-agent's calls go one by one");
-    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Ignored);
-    let keys: Vec<String> = (s.hints(None).1.iter())
+    assert_eq!(s.on_key(key(KeyCode::Char('Y'))), Outcome::Typed(vec!['Y']));
+    let keys: Vec<String> = (s.hints(Gate::Open).1.iter())
         .map(|h| h.key.to_string())
         .collect();
     assert!(!keys.contains(&"Y".to_string()), "{keys:?}");
+}
+
+#[test]
+fn a_letter_then_more_typing_is_typing_and_decides_nothing() {
+    for word in [
+        "yes",
+        "yy",
+        "a new idea",
+        "then",
+        "no way",
+        "please",
+        "Yes",
+        "N/A",
+    ] {
+        let mut s = batch_of_three();
+        let mut typed = Vec::new();
+        for c in word.chars() {
+            match s.on_key(key(KeyCode::Char(c))) {
+                Outcome::Typed(keys) => typed.extend(keys),
+                Outcome::Used => {}
+                other => panic!("{word:?}: {c} gave {other:?}"),
+            }
+            if !typed.is_empty() {
+                break;
+            }
+        }
+        let first_two: String = word.chars().take(typed.len()).collect();
+        assert_eq!(typed.iter().collect::<String>(), first_two, "{word:?}");
+        assert!(s.is_open() && s.armed().is_none(), "{word:?}");
+    }
+}
+
+#[test]
+fn esc_or_backspace_unpicks_and_the_picked_answer_says_what_enter_does() {
+    let mut s = ApprovalState::new();
+    let mut shell = pending("1", "shell", 1, 1);
+    shell.arguments = json!({"command": "cargo test"});
+    s.push(shell);
+    s.on_key(key(KeyCode::Char('a')));
+    assert_eq!(
+        s.armed_line(Choice::Session),
+        "a › allow every shell call for the rest of the session"
+    );
+    assert_eq!(s.hints(Gate::Open).1[0].key, "Enter");
+    // A waiting dialog shows why it waits, not the picked answer.
+    assert!(s.hints(Gate::Draft).0.contains("Tab"));
+    assert_eq!(s.on_key(key(KeyCode::Esc)), Outcome::Used);
+    assert!(s.is_open() && s.armed().is_none(), "Esc only unpicks");
+    s.on_key(key(KeyCode::Char('y')));
+    assert_eq!(s.on_key(key(KeyCode::Backspace)), Outcome::Used);
+    assert!(s.armed().is_none());
+    s.on_key(key(KeyCode::Char('p')));
+    assert!(s.armed_line(Choice::Prefix).contains("cargo test"));
+}
+
+#[test]
+fn leaving_the_sandbox_says_so_before_enter() {
+    use crate::event::Confinement;
+    let mut s = ApprovalState::new();
+    let mut shell = pending("1", "shell", 1, 1);
+    shell.sandbox = Some(Confinement::Unsandboxed);
+    s.push(shell);
+    s.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        s.armed_line(Choice::Once),
+        "y › run it OUTSIDE the sandbox, this once"
+    );
 }

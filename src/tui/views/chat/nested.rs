@@ -75,6 +75,8 @@ impl ChatState {
             }
             (InputKind::DepthLimit, Some(_)) => ("↻", format!("{limit}: 20 levels more")),
             (InputKind::DepthLimit, None) => ("⊘", format!("{limit}: the nested work stops")),
+            (InputKind::Submit, Some(_)) => ("✎", "the form was sent".to_string()),
+            (InputKind::Submit, None) => ("⊘", "the form was not sent".to_string()),
         };
         // The question's frame hangs under the call that needs the answer.
         let call = (run.parent(&request.frame))

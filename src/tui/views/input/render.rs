@@ -1,8 +1,6 @@
 //! Drawing the question dialog: the prompt, the parameter and its input line, or the
 //! live stack for the depth limit, and a footer of keys.
 
-use std::time::Duration;
-
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -14,7 +12,7 @@ use super::{InputState, MAX_INDENT_LEVELS, Question, byte_at};
 use crate::event::{FrameState, InputKind, InputRequest, StackFrame};
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::Theme;
-use crate::tui::views::approval::guard_note;
+use crate::tui::views::gate::Gate;
 use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
 
 impl InputState {
@@ -28,15 +26,17 @@ impl InputState {
         let body = match q.request.kind {
             InputKind::Parameter => prompt_lines(&q.request, inner, &theme).len() + 1,
             InputKind::DepthLimit => prompt_lines(&q.request, inner, &theme).len() + stack.max(1),
+            InputKind::Submit => prompt_lines(&q.request, inner, &theme).len(),
         };
-        let footer = keyline::rows_needed(&footer_hints(q), "", inner);
+        let (note, hints) = footer_hints(q, Gate::Open);
+        let footer = keyline::rows_needed(&hints, &note, inner);
         // Two borders.
         (body + usize::from(footer) + 2).min(usize::from(u16::MAX)) as u16
     }
 
     /// Draws the current question into `area`; `stack` is the live stack in tree order
-    /// with nesting levels (shown for the depth limit); `wait` is how long its keys are
-    /// still guarded (see `App::dialog_wait`). The keys keep their rows (wrapped, else
+    /// with nesting levels (shown for the depth limit); `gate` says whether it takes keys
+    /// yet (see `app/guard.rs`). The keys keep their rows (wrapped, else
     /// shortened); a cut stack says on the bottom border how much is out of sight.
     pub fn render(
         &mut self,
@@ -44,7 +44,7 @@ impl InputState {
         buf: &mut Buffer,
         theme: &Theme,
         stack: &[(usize, &StackFrame)],
-        wait: Option<Duration>,
+        gate: Gate,
     ) {
         let area = area.intersection(buf.area);
         let Some(q) = self.pending.first() else {
@@ -62,6 +62,7 @@ impl InputState {
                 Some(depth) => format!(" tool stack depth limit · depth {depth} "),
                 None => " tool stack depth limit ".to_string(),
             },
+            InputKind::Submit => format!(" send a form · {} ", one_line(&q.request.tool)),
         };
         let (width, inside) = (area.width - 2, area.height - 2);
         let mut lines = prompt_lines(&q.request, width, theme);
@@ -70,9 +71,10 @@ impl InputState {
             + match q.request.kind {
                 InputKind::Parameter => 1,
                 InputKind::DepthLimit => stack.len().max(1),
+                InputKind::Submit => 0,
             };
         let max_footer = keyline::footer_room(inside, wanted);
-        let footer = footer_lines(q, theme, width, max_footer, wait);
+        let footer = footer_lines(q, theme, width, max_footer, gate);
         let body = inside.saturating_sub(footer.len() as u16);
         let mut more = None;
         let shown: Vec<Line> = match q.request.kind {
@@ -89,6 +91,8 @@ impl InputState {
                 let skip = lines.len().saturating_sub(usize::from(body));
                 lines.into_iter().skip(skip).collect()
             }
+            // What would be sent, in full, from its first line.
+            InputKind::Submit => lines.into_iter().take(usize::from(body)).collect(),
             InputKind::DepthLimit => {
                 let prompt = lines.len().min(usize::from(body));
                 let room = usize::from(body) - prompt;
@@ -155,6 +159,19 @@ impl Question {
 /// The prompt and, for a parameter, its name, type and description, wrapped to `width`.
 fn prompt_lines(request: &InputRequest, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = wrap_plain(request.prompt.trim(), theme.text, width, &[], &[]);
+    if request.kind == InputKind::Submit {
+        // The answers, one per line, as they would be sent.
+        for row in request.description.as_deref().unwrap_or("").lines() {
+            lines.extend(wrap_plain(
+                row,
+                theme.code,
+                width,
+                &[Span::raw("  ")],
+                &[Span::raw("    ")],
+            ));
+        }
+        return lines;
+    }
     if request.kind != InputKind::Parameter {
         return lines;
     }
@@ -205,9 +222,31 @@ fn frame_line(level: usize, frame: &StackFrame, theme: &Theme) -> Line<'static> 
     Line::from(spans)
 }
 
-/// The keys of the question shown.
-fn footer_hints(q: &Question) -> Vec<KeyHint> {
-    match q.request.kind {
+/// The note and keys of the question shown: a waiting dialog says why; a picked answer says
+/// what Enter will do.
+fn footer_hints(q: &Question, gate: Gate) -> (String, Vec<KeyHint>) {
+    if let (Some((yes, letter)), false) = (q.armed, gate.holds()) {
+        let what = match (q.request.kind, yes) {
+            (InputKind::DepthLimit, true) => "continue for another 20 levels",
+            (InputKind::DepthLimit, false) => "stop the nested work",
+            (InputKind::Submit, true) => "send these answers",
+            (InputKind::Submit, false) => "decline the form",
+            (InputKind::Parameter, true) => "back to the question",
+            (InputKind::Parameter, false) => "abandon the task",
+        };
+        let hints = vec![
+            hint("Enter", what),
+            hint("Esc", "back"),
+            hint("typing", "goes to your message").or("→ message"),
+        ];
+        return (format!("{letter} ›"), hints);
+    }
+    let note = match gate {
+        Gate::Open if q.yes_no() => "pick, then Enter:".to_string(),
+        Gate::Open => String::new(),
+        waiting => waiting.note(),
+    };
+    let hints = match q.request.kind {
         InputKind::Parameter if q.confirming => vec![
             hint("y", "back to the question").or("back"),
             hint("n", "abandon the task").or("abandon"),
@@ -221,29 +260,32 @@ fn footer_hints(q: &Question) -> Vec<KeyHint> {
             hint("n", "stop"),
             hint("↑↓", "scroll").or(""),
         ],
-    }
+        InputKind::Submit => vec![hint("y", "send").or("send"), hint("n", "decline")],
+    };
+    (note, hints)
 }
 
-/// The key rows, at most `max_rows` when a form fits them; while guarded, dimmed after how
-/// long they still wait (first, so it shows at any width).
+/// The key rows, at most `max_rows` when a form fits them; while the dialog waits for the
+/// user, dimmed after why (first, so it shows at any width).
 fn footer_lines(
     q: &Question,
     theme: &Theme,
     width: u16,
     max_rows: u16,
-    wait: Option<Duration>,
+    gate: Gate,
 ) -> Vec<Line<'static>> {
-    let (key, what) = match wait {
-        Some(_) => (theme.dim, theme.dim),
-        None => (theme.key, theme.text),
+    let (key, what) = match gate.holds() {
+        true => (theme.dim, theme.dim),
+        false => (theme.key, theme.text),
     };
-    let styles = KeyStyles {
-        key,
-        what,
-        note: theme.warn,
+    let note = if q.armed.is_some() || gate.holds() {
+        theme.warn
+    } else {
+        theme.dim
     };
-    let note = wait.map_or(String::new(), |wait| format!("{} ·", guard_note(wait)));
-    keyline::lines(&footer_hints(q), &note, width, max_rows, styles)
+    let styles = KeyStyles { key, what, note };
+    let (note, hints) = footer_hints(q, gate);
+    keyline::lines(&hints, &note, width, max_rows, styles)
 }
 
 /// The longest start of `text` at most `width` cells wide.

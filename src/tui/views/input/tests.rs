@@ -56,7 +56,15 @@ fn frame(id: &str, parent: Option<&str>, name: &str, state: FrameState) -> Stack
 fn draw(state: &mut InputState, stack: &[(usize, &StackFrame)], w: u16, h: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal
-        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), stack, None))
+        .draw(|f| {
+            state.render(
+                f.area(),
+                f.buffer_mut(),
+                &Theme::default(),
+                stack,
+                crate::tui::views::gate::Gate::Open,
+            )
+        })
         .unwrap();
     // TestBackend cannot print a zero-width buffer.
     if w == 0 {
@@ -123,15 +131,18 @@ fn an_empty_enter_asks_whether_to_continue() {
     assert!(s.is_confirming());
     assert_eq!(
         s.on_key(key(KeyCode::Char('x'))),
-        Outcome::Used,
-        "swallowed"
+        Outcome::Typed(vec!['x']),
+        "not an answer: typing"
     );
     assert_eq!(s.on_key(key(KeyCode::Char('y'))), Outcome::Used);
+    assert!(s.is_confirming(), "y only picks");
+    assert_eq!(s.on_key(key(KeyCode::Enter)), Outcome::Used);
     assert!(!s.is_confirming(), "back to the question");
     assert!(s.is_open());
     s.on_key(key(KeyCode::Enter));
+    assert_eq!(s.on_key(key(KeyCode::Char('n'))), Outcome::Used);
     assert_eq!(
-        s.on_key(key(KeyCode::Char('n'))),
+        s.on_key(key(KeyCode::Enter)),
         Outcome::Answered("q1".into(), None)
     );
 }
@@ -153,16 +164,49 @@ fn paste_goes_into_the_line_on_one_row() {
 
 #[test]
 fn depth_limit_y_continues_and_n_or_esc_stop() {
-    for (code, answer) in [
-        (KeyCode::Char('y'), Some("y".to_string())),
-        (KeyCode::Char('n'), None),
-        (KeyCode::Esc, None),
+    for (keys, answer) in [
+        (
+            &[KeyCode::Char('y'), KeyCode::Enter][..],
+            Some("y".to_string()),
+        ),
+        (&[KeyCode::Char('n'), KeyCode::Enter][..], None),
+        (&[KeyCode::Esc][..], None),
     ] {
         let mut s = InputState::new();
         s.push(depth_limit("d"));
-        assert_eq!(s.on_key(key(KeyCode::Char('q'))), Outcome::Used);
-        assert_eq!(s.on_key(key(code)), Outcome::Answered("d".into(), answer));
+        assert_eq!(
+            s.on_key(key(KeyCode::Enter)),
+            Outcome::Used,
+            "Enter alone: nothing"
+        );
+        let mut last = Outcome::Ignored;
+        for &code in keys {
+            last = s.on_key(key(code));
+        }
+        assert_eq!(last, Outcome::Answered("d".into(), answer));
         assert!(!s.is_open());
+    }
+}
+
+#[test]
+fn a_yes_no_question_gives_typing_back() {
+    for word in ["queue it", "yes", "no way", "Yes please", "nn"] {
+        let mut s = InputState::new();
+        s.push(depth_limit("d"));
+        let mut typed = Vec::new();
+        for c in word.chars() {
+            match s.on_key(key(KeyCode::Char(c))) {
+                Outcome::Typed(keys) => {
+                    typed = keys;
+                    break;
+                }
+                Outcome::Used => {}
+                other => panic!("{word:?}: {other:?}"),
+            }
+        }
+        let start: String = word.chars().take(typed.len()).collect();
+        assert_eq!(typed.into_iter().collect::<String>(), start, "{word:?}");
+        assert!(s.is_open() && s.armed().is_none());
     }
 }
 
@@ -239,11 +283,11 @@ fn the_depth_dialog_shows_the_innermost_frames_and_scrolls() {
     assert!(screen.contains("depth 20"), "{screen}");
     assert!(screen.contains("of f29 · running"), "{screen}");
     assert!(!screen.contains("of f0 "), "{screen}");
-    assert!(screen.contains("↑ 24 more"), "{screen}");
+    assert!(screen.contains("↑ 25 more"), "{screen}");
     s.on_key(key(KeyCode::Home));
     let screen = draw(&mut s, &stack, 70, 10);
     assert!(screen.contains("▸ delegate of f0 ·"), "{screen}");
-    assert!(screen.contains("↓ 24 more"), "{screen}");
+    assert!(screen.contains("↓ 25 more"), "{screen}");
 }
 
 #[test]
@@ -252,8 +296,18 @@ fn never_panics_on_any_size() {
     let stack = [(0, &frames[0])];
     for request in [parameter("q"), depth_limit("d")] {
         let mut s = InputState::new();
+        let takes_text = request.kind == InputKind::Parameter;
         s.push(request);
-        typed(&mut s, "界界界界界界界界界界界界");
+        if takes_text {
+            typed(&mut s, "界界界界界界界界界界界界");
+        } else {
+            // A yes/no question gives typing back; y waits for Enter.
+            assert_eq!(
+                s.on_key(key(KeyCode::Char('界'))),
+                Outcome::Typed(vec!['界'])
+            );
+            s.on_key(key(KeyCode::Char('y')));
+        }
         for w in [0, 1, 3, 4, 5, 8, 20, 80] {
             for h in [0, 1, 2, 3, 4, 6, 20] {
                 draw(&mut s, &stack, w, h);

@@ -182,6 +182,7 @@ impl Row {
                         Some(depth) => format!("depth limit {depth}: continue?"),
                         None => "depth limit: continue?".to_string(),
                     },
+                    (InputKind::Submit, _) => "send the form?".to_string(),
                     _ => format!("asks: {}", request.prompt),
                 };
                 ("?", Tone::Warn, titled(&request.tool, &asks))

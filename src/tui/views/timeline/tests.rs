@@ -151,7 +151,7 @@ fn draw_detail(detail: &mut Detail, width: u16, height: u16) -> Terminal<TestBac
     let theme = Theme::default();
     let ctx = DrawCtx {
         theme: &theme,
-        wait: None,
+        gate: Default::default(),
         stack: &[],
     };
     terminal
@@ -458,7 +458,7 @@ fn never_panics_on_any_size_or_payload() {
     let theme = Theme::default();
     let ctx = DrawCtx {
         theme: &theme,
-        wait: None,
+        gate: Default::default(),
         stack: &[],
     };
     detail.render(Rect::new(5, 5, 50, 50), &mut buf, &ctx);

@@ -239,6 +239,7 @@ fn question(doc: &mut Doc, request: &InputRequest) {
     let kind = match request.kind {
         InputKind::Parameter => "missing parameter",
         InputKind::DepthLimit => "depth limit",
+        InputKind::Submit => "send a form",
     };
     doc.field("kind", kind);
     doc.field("id", &request.id);

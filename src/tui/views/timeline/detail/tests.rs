@@ -46,7 +46,7 @@ fn draw(detail: &mut Detail, width: u16, height: u16) -> Terminal<TestBackend> {
     let theme = Theme::default();
     let ctx = DrawCtx {
         theme: &theme,
-        wait: None,
+        gate: Default::default(),
         stack: &[],
     };
     terminal
