@@ -213,11 +213,14 @@ impl RunModel {
                 of,
                 ..
             } => {
-                self.approvals.push(OpenApproval {
-                    id: id.clone(),
-                    name: name.clone(),
-                    position: (*position, *of),
-                });
+                // Asked again (its file changed while the dialog was open): still one approval.
+                if !self.approvals.iter().any(|a| a.id == *id) {
+                    self.approvals.push(OpenApproval {
+                        id: id.clone(),
+                        name: name.clone(),
+                        position: (*position, *of),
+                    });
+                }
                 self.set_state(id, FrameState::AwaitingApproval);
             }
             EventData::ApprovalDecided {

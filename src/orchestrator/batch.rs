@@ -15,6 +15,7 @@ use crate::conversation::{Message, ToolCall};
 use crate::event::{EventData, FrameState};
 use crate::tools::outcome::{DeniedBy, Ended};
 use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
+use crate::tools::seen::Seen;
 use crate::tools::{NeededCall, Policy, Progress};
 
 /// Longest progress message kept (a server's text, shown in the stack and timeline).
@@ -25,6 +26,9 @@ pub(super) struct Decided {
     pub(super) outcomes: Vec<Option<CallOutcome>>,
     pub(super) arguments: Vec<Value>,
     pub(super) ready: Vec<usize>,
+    /// The state of the file each approved diff was computed from: the call changes the
+    /// file only if it is still in it.
+    pub(super) seen: Vec<Option<Seen>>,
 }
 
 impl Run<'_> {
@@ -144,6 +148,7 @@ impl Run<'_> {
             outcomes: vec![None; calls.len()],
             arguments: calls.iter().map(|c| c.arguments.clone()).collect(),
             ready: Vec::new(),
+            seen: vec![None; calls.len()],
         };
         let mut asks = Vec::new();
         for (i, call) in calls.iter().enumerate() {
@@ -241,6 +246,7 @@ impl Run<'_> {
                 id: calls[i].frame.clone(),
                 name: calls[i].name.clone(),
                 work: Work::Call(decided.arguments[i].clone()),
+                seen: decided.seen[i].take(),
             })
             .collect();
         let results = self.run_tools(&jobs, true).await;
@@ -376,6 +382,7 @@ impl Run<'_> {
                     id: call.frame.clone(),
                     name: call.name.clone(),
                     work: Work::Resume(then, results.iter().map(|r| r.ended.to_result()).collect()),
+                    seen: None,
                 };
                 let mut resumed = self.run_tools(std::slice::from_ref(&job), false).await;
                 match resumed.pop() {

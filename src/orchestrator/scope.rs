@@ -147,6 +147,7 @@ impl Run<'_> {
             cancel: self.cancel.clone(),
             call: String::new(),
             progress: None,
+            seen: None,
         }
     }
 }

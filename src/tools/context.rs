@@ -24,6 +24,9 @@ pub struct ToolContext {
     /// Where a tool reports how far it got (`tool_progress` events) and puts questions to
     /// the user (an MCP server's elicitation); `None`: nobody listens.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
+    /// The state of the file the call changes as its approved diff showed it (see
+    /// `Tool::preview`): the change applies only to that state. `None`: no diff was shown.
+    pub seen: Option<super::seen::Seen>,
 }
 
 impl ToolContext {

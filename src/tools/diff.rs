@@ -4,6 +4,18 @@
 
 use similar::TextDiff;
 
+use super::seen::Seen;
+
+/// A file change as the approval shows it: the diff, and the state of the file it was
+/// computed from (the change applies only to that state, see `tools::seen`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    /// A summary line, then the unified diff (see [`render`]).
+    pub diff: String,
+    /// What the file was when the diff was computed.
+    pub seen: Seen,
+}
+
 /// Most bytes of diff text kept (the summary always stays).
 pub const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// Lines of context around each change.

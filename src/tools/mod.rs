@@ -24,6 +24,7 @@ pub use context::{Ask, AskReply, Generate, Progress, ToolContext};
 pub mod diff;
 pub mod outcome;
 pub mod runner;
+pub mod seen;
 pub mod workspace;
 
 /// What happens when the model calls a tool (DESIGN §4.6).
@@ -185,9 +186,11 @@ pub trait Tool: Send + Sync {
     fn confinement(&self, _arguments: &Value, _settings: &ToolSettings) -> Option<Confinement> {
         None
     }
-    /// What the call would change, as a diff (see `tools::diff`), computed before it is
-    /// approved; `None` when the tool changes no file or the change cannot be previewed.
-    fn preview(&self, _arguments: &Value, _workdir: &std::path::Path) -> Option<String> {
+    /// What the call would change, as a diff (see `tools::diff`) with the state of the file
+    /// it was computed from, before it is approved; `None` when the tool changes no file or
+    /// the change cannot be previewed. The batch hands the state back to the call
+    /// (`ToolContext::seen`), which then changes the file only if it is still in that state.
+    fn preview(&self, _arguments: &Value, _workdir: &std::path::Path) -> Option<diff::Preview> {
         None
     }
     /// How to use the tool well (spec/004 `get_usage_instructions`): shown by `/tool NAME` and
@@ -242,7 +245,11 @@ pub trait TypedTool: Send + Sync + 'static {
         Policy::Allow
     }
     /// See [`Tool::preview`].
-    fn preview(&self, _params: &Self::Params, _workdir: &std::path::Path) -> Option<String> {
+    fn preview(
+        &self,
+        _params: &Self::Params,
+        _workdir: &std::path::Path,
+    ) -> Option<diff::Preview> {
         None
     }
     /// See [`Tool::confinement`].
@@ -285,7 +292,7 @@ impl<T: TypedTool> Tool for T {
         T::POLICY_NOTE
     }
 
-    fn preview(&self, arguments: &Value, workdir: &std::path::Path) -> Option<String> {
+    fn preview(&self, arguments: &Value, workdir: &std::path::Path) -> Option<diff::Preview> {
         let params = parse_params::<T::Params>(arguments).ok()?;
         TypedTool::preview(self, &params, workdir)
     }

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::Ended;
+use super::seen::Seen;
 use super::{ToolContext, ToolError, ToolRegistry, ToolReply};
 use crate::clock::Clock;
 
@@ -36,6 +37,8 @@ pub struct ReadyCall {
     pub name: String,
     /// What to do.
     pub work: Work,
+    /// The state of the file its approved diff was computed from (`ToolContext::seen`).
+    pub seen: Option<Seen>,
 }
 
 /// How one call ended.
@@ -153,6 +156,7 @@ async fn run_one(
     let ctx = &ToolContext {
         call: call.id.clone(),
         cancel: cancels.start(&call.id, &ctx.cancel),
+        seen: call.seen.clone(),
         ..ctx.clone()
     };
     let ended = match registry.get(&call.name) {
