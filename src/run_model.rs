@@ -30,6 +30,8 @@ pub enum CallState {
     AwaitingInput,
     /// Running.
     Running,
+    /// Approved, waiting for a process slot (`[tools] max_parallel`).
+    Queued,
     /// Finished, with how.
     Ended(ToolStatus),
 }
@@ -354,6 +356,7 @@ impl RunModel {
             FrameState::AwaitingApproval => CallState::AwaitingApproval,
             FrameState::AwaitingInput => CallState::AwaitingInput,
             FrameState::Running => CallState::Running,
+            FrameState::Queued => CallState::Queued,
             FrameState::Done => CallState::Ended(ToolStatus::Ok),
             FrameState::Failed => CallState::Ended(ToolStatus::Failed),
             FrameState::Denied => CallState::Ended(ToolStatus::Denied),

@@ -44,6 +44,15 @@ impl ToolContext {
         }
     }
 
+    /// Says that the call, queued for a process slot, starts now.
+    pub fn started(&self) {
+        if let Some(sink) = &self.progress {
+            let _ = sink.send(Progress::Started {
+                call: self.call.clone(),
+            });
+        }
+    }
+
     /// Shows the last lines a running call printed (`tool_output`).
     pub fn output(&self, tail: &str) {
         if let Some(sink) = &self.progress {
@@ -107,6 +116,11 @@ impl ToolContext {
 /// What a running call tells the batch it runs in.
 #[derive(Debug)]
 pub enum Progress {
+    /// It was queued for a process slot and starts now.
+    Started {
+        /// The call.
+        call: String,
+    },
     /// How far it got.
     Report {
         /// The call.

@@ -72,6 +72,9 @@ pub struct ToolSettings {
     pub html_helper: Option<PathBuf>,
     /// The sandbox shell commands (and MCP servers that ask) run in.
     pub sandbox: crate::sandbox::Sandbox,
+    /// Most calls of process-starting tools (`shell`) running at once in a session
+    /// (`[tools] max_parallel`); the rest are queued.
+    pub max_parallel: usize,
 }
 
 impl Default for ToolSettings {
@@ -91,6 +94,7 @@ impl Default for ToolSettings {
             allow_private: Vec::new(),
             html_helper: None,
             sandbox: Default::default(),
+            max_parallel: runner::DEFAULT_MAX_PARALLEL,
         }
     }
 }
@@ -198,6 +202,11 @@ pub trait Tool: Send + Sync {
     fn usage_instructions(&self) -> Option<&str> {
         None
     }
+    /// Whether a call starts a process of its own (`shell`): it then takes one of the
+    /// session's `[tools] max_parallel` slots, or waits queued for one.
+    fn runs_process(&self) -> bool {
+        false
+    }
     /// Runs the tool. The result is sent to the model as JSON; a tool that needs other calls
     /// made first says so and is resumed with their results.
     fn call<'a>(
@@ -240,6 +249,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const POLICY_NOTE: &'static str = "allow";
     /// See [`Tool::usage_instructions`].
     const USAGE: Option<&'static str> = None;
+    /// See [`Tool::runs_process`].
+    const RUNS_PROCESS: bool = false;
     /// Policy when the config says nothing (DESIGN §4.6).
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
@@ -299,6 +310,10 @@ impl<T: TypedTool> Tool for T {
 
     fn usage_instructions(&self) -> Option<&str> {
         T::USAGE
+    }
+
+    fn runs_process(&self) -> bool {
+        T::RUNS_PROCESS
     }
 
     fn confinement(&self, arguments: &Value, settings: &ToolSettings) -> Option<Confinement> {

@@ -86,7 +86,7 @@ impl TypedTool for EditFile {
             let now = read.seen();
             // The edits apply to what the user saw in the diff, or not at all.
             if let Some(changed) = approved.as_ref().and_then(|seen| seen.compare(&now)) {
-                return Err(ToolError::Failed(changed.message(&read.shown, Since::Diff)));
+                return Err(ToolError::Failed(changed.message(&params.path, Since::Diff)));
             }
             let (shown, before) = (read.shown, read.text);
             let after =

@@ -264,3 +264,20 @@ fn a_lone_call_or_a_sub_agents_batch_has_no_batch_keys() {
         .collect();
     assert!(!keys.contains(&"Y".to_string()), "{keys:?}");
 }
+
+/// A call asked about again while it still waits (its file changed while the dialog was
+/// open): the dialog shows the fresh diff and the note, and it stays one call.
+#[test]
+fn a_call_asked_again_shows_the_fresh_diff_and_note() {
+    let mut s = ApprovalState::new();
+    let mut first = pending("1", "write_file", 1, 2);
+    first.diff = Some("+1 −1 in a\n-old\n+new\n".into());
+    s.push(first.clone());
+    s.push(pending("2", "write_file", 2, 2));
+    let mut again = first;
+    again.diff = Some("+1 −1 in a\n-changed by you\n+new\n".into());
+    again.note = Some("the file changed while this dialog was open".into());
+    s.push(again.clone());
+    assert_eq!(s.current(), Some(&again));
+    assert_eq!(s.pending.len(), 2);
+}
