@@ -69,7 +69,12 @@ fn edit_beta() -> Value {
 
 /// Runs one call headless with `meddle` done between its diff and the answer; returns the
 /// error the model was told and the tool's status.
-async fn headless(root: &Path, name: &str, arguments: Value, meddle: fn(&Path)) -> (String, ToolStatus) {
+async fn headless(
+    root: &Path,
+    name: &str,
+    arguments: Value,
+    meddle: fn(&Path),
+) -> (String, ToolStatus) {
     let (mut orch, provider) = orchestrator(
         root,
         vec![Ok(calls(&[("c1", name, arguments)])), Ok(text("ok"))],
@@ -82,7 +87,10 @@ async fn headless(root: &Path, name: &str, arguments: Value, meddle: fn(&Path)) 
     let mut events: Vec<Event> = Vec::new();
     orch.run("go", &mut events, &mut approver, &CancellationToken::new())
         .await;
-    assert_eq!(approver.asked, 1, "asked once: nobody to show a fresh diff to");
+    assert_eq!(
+        approver.asked, 1,
+        "asked once: nobody to show a fresh diff to"
+    );
     let diff = events.iter().find_map(|e| match &e.data {
         EventData::ApprovalRequested { diff, .. } => diff.clone(),
         _ => None,
@@ -91,7 +99,10 @@ async fn headless(root: &Path, name: &str, arguments: Value, meddle: fn(&Path)) 
     let sent = provider.sent();
     let results = tool_messages(&sent.last().unwrap().messages);
     assert_eq!(results.len(), 1);
-    let error = results[0].1["error"].as_str().unwrap_or_default().to_string();
+    let error = results[0].1["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let (_, status, _) = statuses(&events).pop().unwrap();
     (error, status)
 }
@@ -226,7 +237,10 @@ async fn next(t: &mut OrchestratorTask) -> Event {
 }
 
 /// The next `approval_requested`: its id, diff and note; fails on an `approval_decided` first.
-async fn asked(t: &mut OrchestratorTask, seen: &mut Vec<Event>) -> (String, String, Option<String>) {
+async fn asked(
+    t: &mut OrchestratorTask,
+    seen: &mut Vec<Event>,
+) -> (String, String, Option<String>) {
     loop {
         let event = next(t).await;
         seen.push(event.clone());
@@ -265,7 +279,10 @@ async fn in_the_tui_a_changed_file_is_asked_about_again_with_the_fresh_diff() {
     let (_d, root) = workspace();
     let (orch, provider) = orchestrator(
         &root,
-        vec![Ok(calls(&[("c1", "edit_file", edit_beta())])), Ok(text("ok"))],
+        vec![
+            Ok(calls(&[("c1", "edit_file", edit_beta())])),
+            Ok(text("ok")),
+        ],
     );
     let mut t = task::spawn(orch);
     t.ops.send(Op::Submit("go".into())).unwrap();
@@ -283,7 +300,10 @@ async fn in_the_tui_a_changed_file_is_asked_about_again_with_the_fresh_diff() {
         "{note:?}"
     );
     assert_ne!(first, fresh);
-    assert!(fresh.contains(" ALPHA by the user\n-beta\n+BETA"), "{fresh}");
+    assert!(
+        fresh.contains(" ALPHA by the user\n-beta\n+BETA"),
+        "{fresh}"
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
         "ALPHA by the user\nbeta\n",
@@ -302,7 +322,11 @@ async fn in_the_tui_a_changed_file_is_asked_about_again_with_the_fresh_diff() {
             _ => None,
         })
         .collect();
-    assert_eq!(decided, [("c1".to_string(), Decision::Approved)], "one decision");
+    assert_eq!(
+        decided,
+        [("c1".to_string(), Decision::Approved)],
+        "one decision"
+    );
     let results = tool_messages(&provider.sent().last().unwrap().messages);
     assert_eq!(results[0].1["change"], "+1 −1 in a.txt");
     t.ops.send(Op::Shutdown).unwrap();
@@ -315,7 +339,10 @@ async fn in_the_tui_a_file_deleted_while_the_dialog_was_open_fails_visibly() {
     let (_d, root) = workspace();
     let (orch, provider) = orchestrator(
         &root,
-        vec![Ok(calls(&[("c1", "edit_file", edit_beta())])), Ok(text("ok"))],
+        vec![
+            Ok(calls(&[("c1", "edit_file", edit_beta())])),
+            Ok(text("ok")),
+        ],
     );
     let mut t = task::spawn(orch);
     t.ops.send(Op::Submit("go".into())).unwrap();
@@ -329,11 +356,19 @@ async fn in_the_tui_a_file_deleted_while_the_dialog_was_open_fails_visibly() {
         _ => None,
     });
     assert!(
-        error.as_deref().is_some_and(|e| e.starts_with("'a.txt' was deleted after its diff was shown; nothing was written")),
+        error
+            .as_deref()
+            .is_some_and(|e| e
+                .starts_with("'a.txt' was deleted after its diff was shown; nothing was written")),
         "{error:?}"
     );
     assert!(!root.join("a.txt").exists());
     let results = tool_messages(&provider.sent().last().unwrap().messages);
-    assert!(results[0].1["error"].as_str().unwrap().contains("was deleted"));
+    assert!(
+        results[0].1["error"]
+            .as_str()
+            .unwrap()
+            .contains("was deleted")
+    );
     t.ops.send(Op::Shutdown).unwrap();
 }

@@ -3,6 +3,8 @@
 //! at once (the rest queued, visibly), compounding edits refused before they are built (the
 //! binary under a 1 GB address-space limit), results within `max_output_bytes` once escaped.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
 mod support;
 
 use std::path::Path;
@@ -33,7 +35,10 @@ fn peak(log: &str) -> usize {
             (at.parse().unwrap(), if kind == "s" { 1 } else { -1 })
         })
         .collect();
-    assert_eq!(marks.iter().filter(|(_, d)| *d == 1).count() * 2, marks.len());
+    assert_eq!(
+        marks.iter().filter(|(_, d)| *d == 1).count() * 2,
+        marks.len()
+    );
     marks.sort();
     let (mut now, mut most) = (0i32, 0i32);
     for (_, delta) in marks {
@@ -44,7 +49,12 @@ fn peak(log: &str) -> usize {
 }
 
 /// Runs one batch of `calls` with `--approve all --json`; returns the output lines.
-async fn run_batch(work: &Path, home: &Path, calls: &[(String, String)], config: Option<&str>) -> Vec<Value> {
+async fn run_batch(
+    work: &Path,
+    home: &Path,
+    calls: &[(String, String)],
+    config: Option<&str>,
+) -> Vec<Value> {
     let list: Vec<(&str, &str, &str)> = (calls.iter())
         .map(|(id, args)| (id.as_str(), "shell", args.as_str()))
         .collect();
@@ -91,7 +101,11 @@ async fn twelve_shell_calls_run_at_most_eight_at_once_and_the_rest_are_queued_vi
         .filter(|(_, state)| state == "queued")
         .map(|(id, _)| id.as_str())
         .collect();
-    assert_eq!(queued, ["c8", "c9", "c10", "c11"], "in call order: {pushed:?}");
+    assert_eq!(
+        queued,
+        ["c8", "c9", "c10", "c11"],
+        "in call order: {pushed:?}"
+    );
     for (id, _) in &calls {
         let states: Vec<&str> = (pushed.iter())
             .filter(|(i, _)| i == id)
@@ -176,10 +190,11 @@ async fn forty_doubling_edits_end_cleanly_under_a_1_gb_address_space_limit() {
     let asked = (lines.iter())
         .find(|l| l["type"] == "approval_requested")
         .expect("the edit was asked about");
-    assert!(asked["data"].get("diff").is_none(), "no diff was built: {asked}");
-    let result = (lines.iter())
-        .find(|l| l["type"] == "tool_result")
-        .unwrap();
+    assert!(
+        asked["data"].get("diff").is_none(),
+        "no diff was built: {asked}"
+    );
+    let result = (lines.iter()).find(|l| l["type"] == "tool_result").unwrap();
     assert_eq!(result["data"]["status"], "failed");
     let error = result["data"]["error"].as_str().unwrap();
     assert!(
@@ -231,13 +246,21 @@ async fn tool_messages_full_of_escapes_fit_the_cap() {
         .collect();
     assert_eq!(tools.len(), 2);
     for content in &tools {
-        assert!(content.len() <= 4096, "{} bytes: {}", content.len(), &content[..200]);
+        assert!(
+            content.len() <= 4096,
+            "{} bytes: {}",
+            content.len(),
+            &content[..200]
+        );
         let parsed: Value = serde_json::from_str(content).unwrap();
         assert!(parsed.is_object());
     }
     let output: Value = serde_json::from_str(tools[0]).unwrap();
     assert!(
-        output["stdout"].as_str().unwrap().starts_with("\u{1}\"\\\n"),
+        output["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("\u{1}\"\\\n"),
         "{output}"
     );
     let error: Value = serde_json::from_str(tools[1]).unwrap();

@@ -98,7 +98,12 @@ impl Run<'_> {
             }
             for &k in &again {
                 let diff = previews[k].as_ref().map(|p| p.diff.clone());
-                self.ask_about(&requests[k], (k + 1, requests.len()), diff, Some(CHANGED_NOTE));
+                self.ask_about(
+                    &requests[k],
+                    (k + 1, requests.len()),
+                    diff,
+                    Some(CHANGED_NOTE),
+                );
             }
             open = again;
         }

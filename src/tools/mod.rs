@@ -256,11 +256,7 @@ pub trait TypedTool: Send + Sync + 'static {
         Policy::Allow
     }
     /// See [`Tool::preview`].
-    fn preview(
-        &self,
-        _params: &Self::Params,
-        _workdir: &std::path::Path,
-    ) -> Option<diff::Preview> {
+    fn preview(&self, _params: &Self::Params, _workdir: &std::path::Path) -> Option<diff::Preview> {
         None
     }
     /// See [`Tool::confinement`].

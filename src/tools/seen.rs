@@ -150,7 +150,11 @@ mod tests {
             "'src/a.rs' changed after its diff was shown; nothing was written; read it again \
              and make the change on what it holds now"
         );
-        assert!(Changed::Created.message("n", Since::Diff).contains("new file"));
+        assert!(
+            Changed::Created
+                .message("n", Since::Diff)
+                .contains("new file")
+        );
         assert!(
             Changed::Replaced
                 .message("n", Since::Read)

@@ -86,11 +86,12 @@ impl TypedTool for EditFile {
             let now = read.seen();
             // The edits apply to what the user saw in the diff, or not at all.
             if let Some(changed) = approved.as_ref().and_then(|seen| seen.compare(&now)) {
-                return Err(ToolError::Failed(changed.message(&params.path, Since::Diff)));
+                return Err(ToolError::Failed(
+                    changed.message(&params.path, Since::Diff),
+                ));
             }
             let (shown, before) = (read.shown, read.text);
-            let after =
-                apply(&before, &params.edits, MAX_FILE_BYTES).map_err(ToolError::Failed)?;
+            let after = apply(&before, &params.edits, MAX_FILE_BYTES).map_err(ToolError::Failed)?;
             // Written only over what was read here: a change made meanwhile is not lost.
             Workspace::new(&workdir)?.write_over(
                 &params.path,
@@ -179,4 +180,3 @@ pub(super) fn read_text(workdir: &Path, path: &str) -> Result<ReadText, ToolErro
     })?;
     Ok(ReadText { shown, rel, text })
 }
-

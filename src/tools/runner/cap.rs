@@ -324,8 +324,15 @@ mod tests {
             let capped = cap_error(&text, 4096);
             let content = json!({ "error": capped }).to_string();
             assert!(content.len() <= 4096, "{unit:?}: {}", content.len());
-            assert!(content.len() > 4000, "{unit:?}: the room is used: {}", content.len());
-            assert!(capped.starts_with(unit) && capped.ends_with(" bytes]"), "{unit:?}");
+            assert!(
+                content.len() > 4000,
+                "{unit:?}: the room is used: {}",
+                content.len()
+            );
+            assert!(
+                capped.starts_with(unit) && capped.ends_with(" bytes]"),
+                "{unit:?}"
+            );
         }
         assert_eq!(cap_error("short", 100), "short");
     }
@@ -338,7 +345,11 @@ mod tests {
         }
         let value = json!({"stdout": text.clone(), "list": [text.clone(), text]});
         let capped = cap_output(value, 8192);
-        assert!(capped.to_string().len() <= 8192, "{}", capped.to_string().len());
+        assert!(
+            capped.to_string().len() <= 8192,
+            "{}",
+            capped.to_string().len()
+        );
     }
 
     #[test]

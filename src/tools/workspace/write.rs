@@ -67,9 +67,16 @@ pub(super) fn replace(
         (Some(expect), None) if *expect.seen != Seen::Absent => {
             return Err(expect.changed(Changed::Deleted));
         }
-        (Some(expect @ Expect { seen: Seen::File { rel, .. }, .. }), Some(stat)) => {
-            if *rel != slot.rel || FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile
-            {
+        (
+            Some(
+                expect @ Expect {
+                    seen: Seen::File { rel, .. },
+                    ..
+                },
+            ),
+            Some(stat),
+        ) => {
+            if *rel != slot.rel || FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
                 return Err(expect.changed(Changed::Replaced));
             }
             let (file, now) = open_same(dir, slot, stat).map_err(|e| match e {
@@ -133,8 +140,6 @@ pub(super) fn replace(
     Ok(attrs.is_some())
 }
 
-
-
 /// Why the file at the slot could not be opened as the one stat'ed.
 enum Opened {
     /// Something else is there now (a symlink, another file, not a regular file).
@@ -181,7 +186,9 @@ fn still_same(
         return Err(Changed::Modified);
     }
     let mut bytes = Vec::new();
-    let read = (&mut file).take(len.saturating_add(1)).read_to_end(&mut bytes);
+    let read = (&mut file)
+        .take(len.saturating_add(1))
+        .read_to_end(&mut bytes);
     if read.is_err() || Digest::of(&bytes) != *digest {
         return Err(Changed::Modified);
     }

@@ -41,7 +41,10 @@ fn an_unchanged_file_is_written() {
     let (_d, root, ws) = setup();
     let before = seen(&root, "a.txt");
     assert_eq!(over(&ws, "a.txt", &before), Ok(true));
-    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "new\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "new\n"
+    );
     // The same content under a new inode (an editor's save by rename) is what was seen.
     std::fs::write(root.join("b.tmp"), "new\n").unwrap();
     std::fs::rename(root.join("b.tmp"), root.join("a.txt")).unwrap();
@@ -72,7 +75,11 @@ fn a_file_changed_since_its_diff_is_not_written() {
     // Same size, other bytes: the hash tells.
     std::fs::write(root.join("a.txt"), "two\n").unwrap();
     let same_size = Seen::file("a.txt".into(), b"one\n");
-    assert!(over(&ws, "a.txt", &same_size).unwrap_err().contains("changed"));
+    assert!(
+        over(&ws, "a.txt", &same_size)
+            .unwrap_err()
+            .contains("changed")
+    );
     assert_eq!(names(&root), ["a.txt"], "no temp file is left");
 }
 
@@ -94,10 +101,21 @@ fn a_file_created_where_none_was_is_not_replaced() {
     );
     // A directory or a symlink made there counts as well.
     std::fs::create_dir(root.join("d")).unwrap();
-    assert!(over(&ws, "d", &Seen::Absent).unwrap_err().contains("was created"));
+    assert!(
+        over(&ws, "d", &Seen::Absent)
+            .unwrap_err()
+            .contains("was created")
+    );
     symlink("a.txt", root.join("l")).unwrap();
-    assert!(over(&ws, "l", &Seen::Absent).unwrap_err().contains("was created"));
-    assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+    assert!(
+        over(&ws, "l", &Seen::Absent)
+            .unwrap_err()
+            .contains("was created")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\n"
+    );
     assert_eq!(names(&root), ["a.txt", "d", "l", "n.txt"]);
 }
 
@@ -124,7 +142,10 @@ fn a_file_replaced_by_a_symlink_is_not_written_through_it() {
     symlink("b.txt", root.join("a.txt")).unwrap();
     let error = over(&ws, "a.txt", &before).unwrap_err();
     assert!(error.starts_with("'a.txt' was replaced"), "{error}");
-    assert_eq!(std::fs::read_to_string(root.join("b.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("b.txt")).unwrap(),
+        "one\n"
+    );
     assert!(root.join("a.txt").is_symlink());
     // And the other way: a symlink the diff was shown through, now a plain file.
     let through = seen(&root, "b.txt");
@@ -132,11 +153,19 @@ fn a_file_replaced_by_a_symlink_is_not_written_through_it() {
     assert_eq!(through, via_link);
     std::fs::remove_file(root.join("a.txt")).unwrap();
     std::fs::write(root.join("a.txt"), "one\n").unwrap();
-    assert!(over(&ws, "a.txt", &via_link).unwrap_err().contains("replaced"));
+    assert!(
+        over(&ws, "a.txt", &via_link)
+            .unwrap_err()
+            .contains("replaced")
+    );
     // Something that is not a regular file.
     std::fs::remove_file(root.join("a.txt")).unwrap();
     std::fs::create_dir(root.join("a.txt")).unwrap();
-    assert!(over(&ws, "a.txt", &before).unwrap_err().contains("replaced"));
+    assert!(
+        over(&ws, "a.txt", &before)
+            .unwrap_err()
+            .contains("replaced")
+    );
 }
 
 /// A change that lands during the write itself, after the file was opened and read and
@@ -195,7 +224,8 @@ fn a_replaced_file_keeps_its_owner_group_and_mode_bits() {
         assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, mode);
         ws.write(name, b"two\n").unwrap();
         let before = seen(&root, name);
-        ws.write_over(name, b"three\n", &before, Since::Diff).unwrap();
+        ws.write_over(name, b"three\n", &before, Since::Diff)
+            .unwrap();
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "three\n");
         assert_eq!(
@@ -205,8 +235,7 @@ fn a_replaced_file_keeps_its_owner_group_and_mode_bits() {
         );
     }
     // A file of taco's own user keeps its mode too; a new file gets 0644 (less the umask).
-    std::fs::set_permissions(root.join("a.txt"), std::fs::Permissions::from_mode(0o640))
-        .unwrap();
+    std::fs::set_permissions(root.join("a.txt"), std::fs::Permissions::from_mode(0o640)).unwrap();
     ws.write("a.txt", b"x").unwrap();
     let meta = std::fs::metadata(root.join("a.txt")).unwrap();
     assert_eq!((meta.uid(), meta.mode() & 0o7777), (0, 0o640));
@@ -224,8 +253,16 @@ fn without_the_right_to_keep_the_owner_nothing_is_written() {
     let root = dir.path().canonicalize().unwrap();
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
     std::fs::write(root.join("root.txt"), "root's\n").unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let mut child = std::process::Command::new(exe);
+    // The test binary, where uid 65534 can reach it (the checkout may be under /root).
+    let bin = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(bin.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = bin.path().join("tests");
+    let own = std::env::current_exe().unwrap();
+    if std::fs::hard_link(&own, &exe).is_err() {
+        std::fs::copy(&own, &exe).unwrap();
+    }
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = std::process::Command::new(&exe);
     child
         .args([
             "--exact",
@@ -233,7 +270,8 @@ fn without_the_right_to_keep_the_owner_nothing_is_written() {
             "--ignored",
             "--nocapture",
         ])
-        .env("TACO_TEST_AS_NOBODY", &root);
+        .env("TACO_TEST_AS_NOBODY", &root)
+        .current_dir(&root);
     // SAFETY: only async-signal-safe system calls between fork and exec.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(&mut child, || {
@@ -247,8 +285,8 @@ fn without_the_right_to_keep_the_owner_nothing_is_written() {
         });
     }
     let out = child.output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success() && text.contains("1 passed"),
         "the child failed:\n{text}"
@@ -259,7 +297,11 @@ fn without_the_right_to_keep_the_owner_nothing_is_written() {
     );
     let meta = std::fs::metadata(root.join("root.txt")).unwrap();
     assert_eq!(meta.uid(), 0, "still root's");
-    assert_eq!(names(&root), ["own.txt", "root.txt"], "no temp file is left");
+    assert_eq!(
+        names(&root),
+        ["own.txt", "root.txt"],
+        "no temp file is left"
+    );
 }
 
 /// The child of the test above (ignored unless run by it, as uid 65534).
@@ -281,5 +323,8 @@ fn as_nobody() {
     // Its own files it writes as before.
     ws.write("own.txt", b"a\n").unwrap();
     ws.write("own.txt", b"b\n").unwrap();
-    assert_eq!(std::fs::read_to_string(root.join("own.txt")).unwrap(), "b\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("own.txt")).unwrap(),
+        "b\n"
+    );
 }

@@ -280,4 +280,14 @@ fn a_call_asked_again_shows_the_fresh_diff_and_note() {
     s.push(again.clone());
     assert_eq!(s.current(), Some(&again));
     assert_eq!(s.pending.len(), 2);
+    // The dialog says why it asks again, and shows what would change now.
+    let area = ratatui::layout::Rect::new(0, 0, 80, 20);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    s.render(area, &mut buf, &Theme::default(), None);
+    let screen: String = buf.content().iter().map(|c| c.symbol()).collect();
+    assert!(
+        screen.contains("⚑ the file changed while this dialog was open"),
+        "{screen}"
+    );
+    assert!(screen.contains("-changed by you"), "{screen}");
 }

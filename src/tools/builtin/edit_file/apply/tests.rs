@@ -127,10 +127,16 @@ fn compounding_edits_are_refused_at_the_cap_before_they_are_built() {
     // One huge new_string is refused the same way, before it is copied.
     let huge = "x".repeat(CAP);
     let error = apply("ab", &[edit("a", &huge)], CAP).unwrap_err();
-    assert!(error.starts_with("edit 1: the file would grow to"), "{error}");
+    assert!(
+        error.starts_with("edit 1: the file would grow to"),
+        "{error}"
+    );
     // Many matches of a long new_string: refused from the count, nothing built.
     let error = apply(&"a".repeat(64), &[all("a", &"b".repeat(1 << 20))], CAP).unwrap_err();
-    assert!(error.contains(&format!("grow to {} bytes", 64 << 20)), "{error}");
+    assert!(
+        error.contains(&format!("grow to {} bytes", 64 << 20)),
+        "{error}"
+    );
     // Exactly at the cap is fine.
     assert_eq!(apply("ab", &[edit("b", "bc")], 3).unwrap(), "abc");
     assert!(apply("ab", &[edit("b", "bcd")], 3).is_err());
