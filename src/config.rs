@@ -319,6 +319,9 @@ fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
     if let Some(bytes) = tools.max_output_bytes {
         settings.max_output_bytes = bytes.max(1024);
     }
+    if let Some(parallel) = tools.max_parallel {
+        settings.max_parallel = parallel.max(1);
+    }
     if let Some(secs) = tools.shell.timeout_secs {
         settings.shell_timeout = Duration::from_secs(secs.max(1));
     }

@@ -79,6 +79,8 @@ pub enum DeltaKind {
 pub enum FrameState {
     /// Waiting for the user to approve.
     AwaitingApproval,
+    /// Approved, waiting for a free slot to run in (`[tools] max_parallel`).
+    Queued,
     /// Running.
     Running,
     /// Waiting for the user to supply input.

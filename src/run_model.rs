@@ -30,6 +30,8 @@ pub enum CallState {
     AwaitingInput,
     /// Running.
     Running,
+    /// Approved, waiting for a process slot (`[tools] max_parallel`).
+    Queued,
     /// Finished, with how.
     Ended(ToolStatus),
 }
@@ -213,11 +215,14 @@ impl RunModel {
                 of,
                 ..
             } => {
-                self.approvals.push(OpenApproval {
-                    id: id.clone(),
-                    name: name.clone(),
-                    position: (*position, *of),
-                });
+                // Asked again (its file changed while the dialog was open): still one approval.
+                if !self.approvals.iter().any(|a| a.id == *id) {
+                    self.approvals.push(OpenApproval {
+                        id: id.clone(),
+                        name: name.clone(),
+                        position: (*position, *of),
+                    });
+                }
                 self.set_state(id, FrameState::AwaitingApproval);
             }
             EventData::ApprovalDecided {
@@ -351,6 +356,7 @@ impl RunModel {
             FrameState::AwaitingApproval => CallState::AwaitingApproval,
             FrameState::AwaitingInput => CallState::AwaitingInput,
             FrameState::Running => CallState::Running,
+            FrameState::Queued => CallState::Queued,
             FrameState::Done => CallState::Ended(ToolStatus::Ok),
             FrameState::Failed => CallState::Ended(ToolStatus::Failed),
             FrameState::Denied => CallState::Ended(ToolStatus::Denied),

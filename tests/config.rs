@@ -340,6 +340,10 @@ fn the_example_config_parses() {
     assert_eq!(file.max_model_calls, Some(200));
     assert_eq!(file.max_subagent_depth, Some(3));
     assert_eq!(file.tools.shell.env_passthrough, Vec::<String>::new());
+    assert_eq!(
+        file.tools.max_parallel,
+        Some(taco::tools::runner::DEFAULT_MAX_PARALLEL)
+    );
     // Its web_fetch defaults are the built-in ones: nothing private is allowed.
     assert_eq!(file.tools.web_fetch.max_redirects, Some(5));
     assert!(file.tools.web_fetch.allow_private.is_empty());

@@ -343,6 +343,7 @@ async fn a_changed_tool_list_is_listed_again() {
         cancel: CancellationToken::new(),
         call: String::new(),
         progress: None,
+        seen: None,
     };
     add.call(json!({}), &ctx).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);

@@ -71,6 +71,7 @@ fn context(ws: &Path, sandbox: Sandbox) -> ToolContext {
         cancel: CancellationToken::new(),
         call: String::new(),
         progress: None,
+        seen: None,
     }
 }
 

@@ -32,6 +32,7 @@ fn fixture_with(settings: ToolSettings) -> Fixture {
         cancel: CancellationToken::new(),
         call: String::new(),
         progress: None,
+        seen: None,
     };
     Fixture {
         _dir: dir,
@@ -910,16 +911,17 @@ async fn edit_file_keeps_crlf_and_refuses_binary_and_outside_files() {
 fn write_and_edit_previews_are_diffs_of_what_would_change() {
     let f = fixture();
     std::fs::write(f.root.join("old.txt"), "a\nb\n").unwrap();
-    let edit = tool("edit_file").preview(
+    let diff = |p: Option<taco::tools::diff::Preview>| p.map(|p| p.diff);
+    let edit = diff(tool("edit_file").preview(
         &json!({"path": "old.txt", "edits": [{"old_string": "b", "new_string": "B"}]}),
         &f.root,
-    );
+    ));
     assert!(
         edit.as_deref().unwrap().starts_with("+1 −1 in old.txt\n"),
         "{edit:?}"
     );
     let overwrite =
-        tool("write_file").preview(&json!({"path": "old.txt", "content": "z\n"}), &f.root);
+        diff(tool("write_file").preview(&json!({"path": "old.txt", "content": "z\n"}), &f.root));
     assert!(
         overwrite
             .as_deref()
@@ -927,7 +929,8 @@ fn write_and_edit_previews_are_diffs_of_what_would_change() {
             .starts_with("+1 −2 in old.txt"),
         "{overwrite:?}"
     );
-    let new = tool("write_file").preview(&json!({"path": "new/n.txt", "content": "hi\n"}), &f.root);
+    let new =
+        diff(tool("write_file").preview(&json!({"path": "new/n.txt", "content": "hi\n"}), &f.root));
     assert!(
         new.as_deref()
             .unwrap()

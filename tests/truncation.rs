@@ -32,6 +32,7 @@ fn fixture() -> Fixture {
         cancel: CancellationToken::new(),
         call: String::new(),
         progress: None,
+        seen: None,
     };
     Fixture {
         _dir: dir,

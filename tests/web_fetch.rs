@@ -109,6 +109,7 @@ fn ctx(settings: ToolSettings) -> ToolContext {
         cancel: CancellationToken::new(),
         call: String::new(),
         progress: None,
+        seen: None,
     }
 }
 

@@ -122,6 +122,8 @@ pub struct ToolsConfig {
     pub max_output_bytes: Option<usize>,
     /// How deeply tool calls may nest (sub-agents, needed calls) before the user is asked.
     pub depth_limit: Option<usize>,
+    /// Most `shell` commands running at once in a session (default 8); the rest are queued.
+    pub max_parallel: Option<usize>,
     /// Per-tool policy: `allow`, `ask` or `deny`.
     #[serde(default)]
     pub policy: BTreeMap<Spanned<String>, Policy>,

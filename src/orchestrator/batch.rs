@@ -14,7 +14,8 @@ use super::scope::{Pending, Run};
 use crate::conversation::{Message, ToolCall};
 use crate::event::{EventData, FrameState};
 use crate::tools::outcome::{DeniedBy, Ended};
-use crate::tools::runner::{CallOutcome, ReadyCall, Work, run_calls};
+use crate::tools::runner::{CallOutcome, ReadyCall, Start, Work, cap_error, run_calls};
+use crate::tools::seen::Seen;
 use crate::tools::{NeededCall, Policy, Progress};
 
 /// Longest progress message kept (a server's text, shown in the stack and timeline).
@@ -25,6 +26,9 @@ pub(super) struct Decided {
     pub(super) outcomes: Vec<Option<CallOutcome>>,
     pub(super) arguments: Vec<Value>,
     pub(super) ready: Vec<usize>,
+    /// The state of the file each approved diff was computed from: the call changes the
+    /// file only if it is still in it.
+    pub(super) seen: Vec<Option<Seen>>,
 }
 
 impl Run<'_> {
@@ -144,6 +148,7 @@ impl Run<'_> {
             outcomes: vec![None; calls.len()],
             arguments: calls.iter().map(|c| c.arguments.clone()).collect(),
             ready: Vec::new(),
+            seen: vec![None; calls.len()],
         };
         let mut asks = Vec::new();
         for (i, call) in calls.iter().enumerate() {
@@ -228,22 +233,34 @@ impl Run<'_> {
     /// run), then the calls tools asked for first.
     async fn execute(&mut self, turn: u32, calls: &[Pending], decided: &mut Decided) {
         decided.ready.sort_unstable();
-        for &i in &decided.ready {
-            self.push_frame(calls[i].frame(&decided.arguments[i], FrameState::Running));
-        }
         let (delegates, tools): (Vec<usize>, Vec<usize>) = decided
             .ready
             .iter()
             .partition(|&&i| calls[i].name == delegate::NAME);
+        // A call that starts a process takes a slot now or is queued for one, in call order.
+        let mut starts: Vec<Option<Start>> = (0..calls.len()).map(|_| None).collect();
+        for &i in &tools {
+            let needs = (self.orch.registry.get(&calls[i].name)).is_some_and(|t| t.runs_process());
+            starts[i] = Some(self.orch.slots.start(needs));
+        }
+        for &i in &decided.ready {
+            let state = match &starts[i] {
+                Some(start) if start.is_queued() => FrameState::Queued,
+                _ => FrameState::Running,
+            };
+            self.push_frame(calls[i].frame(&decided.arguments[i], state));
+        }
         let jobs: Vec<ReadyCall> = tools
             .iter()
             .map(|&i| ReadyCall {
                 id: calls[i].frame.clone(),
                 name: calls[i].name.clone(),
                 work: Work::Call(decided.arguments[i].clone()),
+                seen: decided.seen[i].take(),
+                start: starts[i].take().unwrap_or(Start::Now),
             })
             .collect();
-        let results = self.run_tools(&jobs, true).await;
+        let results = self.run_tools(jobs, true).await;
         for (outcome, &i) in results.into_iter().zip(&tools) {
             decided.outcomes[i] = Some(outcome);
         }
@@ -276,7 +293,7 @@ impl Run<'_> {
     /// Runs tools concurrently; with `report`, each one's result and stack pop go out as it
     /// finishes (a tool that needs other calls first is reported when it resumes).
     /// Progress the tools report goes out as `tool_progress` events while they run.
-    async fn run_tools(&mut self, jobs: &[ReadyCall], report: bool) -> Vec<CallOutcome> {
+    async fn run_tools(&mut self, jobs: Vec<ReadyCall>, report: bool) -> Vec<CallOutcome> {
         let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
         let mut ctx = self.tool_context();
         ctx.progress = Some(sender.clone());
@@ -313,6 +330,7 @@ impl Run<'_> {
     /// user answers, the batch's other calls wait (their processes keep running).
     async fn progress(&mut self, progress: Progress) {
         match progress {
+            Progress::Started { call } => self.started(&call),
             Progress::Report {
                 call,
                 progress,
@@ -376,8 +394,10 @@ impl Run<'_> {
                     id: call.frame.clone(),
                     name: call.name.clone(),
                     work: Work::Resume(then, results.iter().map(|r| r.ended.to_result()).collect()),
+                    seen: None,
+                    start: Start::Now,
                 };
-                let mut resumed = self.run_tools(std::slice::from_ref(&job), false).await;
+                let mut resumed = self.run_tools(vec![job], false).await;
                 match resumed.pop() {
                     Some(CallOutcome {
                         ended: Ended::NeedsFirst(more, next),
@@ -402,8 +422,11 @@ impl Run<'_> {
         outcome
     }
 
-    /// An outcome not reported yet (its caller completes it).
+    /// An outcome not reported yet (its caller completes it). Its error (which may quote the
+    /// arguments, a schema or a reason) fits the result cap like any result.
     fn quiet(&self, call: &Pending, ended: Ended) -> CallOutcome {
+        let max = self.orch.settings.tools.max_output_bytes;
+        let ended = ended.map_text(|text| cap_error(text, max));
         CallOutcome::not_run(&call.frame, &call.name, ended)
     }
 

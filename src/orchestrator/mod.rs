@@ -130,6 +130,9 @@ pub struct Orchestrator {
     clock: Arc<dyn Clock>,
     /// The running calls' own cancel tokens (`Op::CancelCall`).
     cancels: crate::tools::runner::CallCancels,
+    /// The session's slots for running processes (`[tools] max_parallel`), shared by the
+    /// calls of every batch, sub-agents' included.
+    slots: crate::tools::runner::Slots,
     /// The context window the provider gave when asked (asked once; `Some(None)`: it does
     /// not know).
     asked_window: Option<Option<u64>>,
@@ -165,6 +168,7 @@ impl Orchestrator {
             settings.max_turns,
         );
         let stack = ToolStack::new(settings.depth_limit);
+        let slots = crate::tools::runner::Slots::new(settings.tools.max_parallel);
         Self {
             provider,
             registry,
@@ -174,6 +178,7 @@ impl Orchestrator {
             stack,
             clock: Arc::new(SystemClock),
             cancels: Default::default(),
+            slots,
             asked_window: None,
         }
     }

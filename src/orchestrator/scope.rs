@@ -127,6 +127,14 @@ impl Run<'_> {
         self.emit(EventData::StackPush(pushed));
     }
 
+    /// A call queued for a process slot starts: its frame runs from now.
+    pub(super) fn started(&mut self, id: &str) {
+        let now = self.clock.now();
+        if let Some(frame) = self.orch.stack.start(id, now) {
+            self.emit(EventData::StackPush(frame));
+        }
+    }
+
     /// A fresh number for an id the run makes up.
     pub(super) fn next_number(&mut self) -> u32 {
         self.next_id += 1;
@@ -147,6 +155,7 @@ impl Run<'_> {
             cancel: self.cancel.clone(),
             call: String::new(),
             progress: None,
+            seen: None,
         }
     }
 }

@@ -83,6 +83,15 @@ impl ToolStack {
         frame
     }
 
+    /// A queued frame starts running: its time counts from `now`. Returns it for a
+    /// `stack_push` event.
+    pub fn start(&mut self, id: &str, now: Instant) -> Option<StackFrame> {
+        let live = self.frames.iter_mut().find(|l| l.frame.id == id)?;
+        live.frame.state = FrameState::Running;
+        live.started = now;
+        Some(live.frame.clone())
+    }
+
     /// Changes a frame's state; returns it for a `stack_push` event.
     pub fn set_state(&mut self, id: &str, state: FrameState) -> Option<StackFrame> {
         let live = self.frames.iter_mut().find(|l| l.frame.id == id)?;

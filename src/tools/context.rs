@@ -24,6 +24,9 @@ pub struct ToolContext {
     /// Where a tool reports how far it got (`tool_progress` events) and puts questions to
     /// the user (an MCP server's elicitation); `None`: nobody listens.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
+    /// The state of the file the call changes as its approved diff showed it (see
+    /// `Tool::preview`): the change applies only to that state. `None`: no diff was shown.
+    pub seen: Option<super::seen::Seen>,
 }
 
 impl ToolContext {
@@ -37,6 +40,15 @@ impl ToolContext {
                 progress,
                 total,
                 message,
+            });
+        }
+    }
+
+    /// Says that the call, queued for a process slot, starts now.
+    pub fn started(&self) {
+        if let Some(sink) = &self.progress {
+            let _ = sink.send(Progress::Started {
+                call: self.call.clone(),
             });
         }
     }
@@ -104,6 +116,11 @@ impl ToolContext {
 /// What a running call tells the batch it runs in.
 #[derive(Debug)]
 pub enum Progress {
+    /// It was queued for a process slot and starts now.
+    Started {
+        /// The call.
+        call: String,
+    },
     /// How far it got.
     Report {
         /// The call.

@@ -4,16 +4,34 @@
 
 use similar::TextDiff;
 
+use super::seen::Seen;
+
+/// A file change as the approval shows it: the diff, and the state of the file it was
+/// computed from (the change applies only to that state, see `tools::seen`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    /// A summary line, then the unified diff (see [`render`]).
+    pub diff: String,
+    /// What the file was when the diff was computed.
+    pub seen: Seen,
+}
+
 /// Most bytes of diff text kept (the summary always stays).
 pub const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
+/// Longest the line matching may take: past it the diff is still correct, only less
+/// minimal (similar's deadline). A preview runs before anyone is asked, on any two texts up
+/// to the file cap, and Myers' algorithm is O(N·D).
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The diff of `path` going from `old` (`None`: a new file) to `new`: a summary line, then
 /// the unified diff (hunk headers carry the line numbers).
 pub fn render(path: &str, old: Option<&str>, new: &str) -> String {
     let before = old.unwrap_or("");
-    let diff = TextDiff::from_lines(before, new);
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before, new);
     let (mut added, mut removed) = (0usize, 0usize);
     for change in diff.iter_all_changes() {
         match change.tag() {
@@ -81,6 +99,28 @@ mod tests {
             diff.contains("--- /dev/null") && diff.contains("+one\n+two"),
             "{diff}"
         );
+    }
+
+    /// Two texts at the file cap (8 MiB, 4M lines of random `a`/`b`) that differ almost
+    /// everywhere: Myers' O(N·D) would take many minutes (300,000 lines took 4.9 s in a
+    /// debug build); the deadline makes it a few seconds, and the diff is still a diff.
+    #[test]
+    fn a_diff_of_two_large_unlike_texts_takes_bounded_time() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if seed.is_multiple_of(2) { "a\n" } else { "b\n" }
+        };
+        let old: String = (0..4_000_000).map(|_| next()).collect();
+        let new: String = (0..4_000_000).map(|_| next()).collect();
+        let started = std::time::Instant::now();
+        let diff = render("big", Some(&old), &new);
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(60), "{took:?}");
+        assert!(summary(&diff).starts_with('+'), "{}", summary(&diff));
+        assert!(diff.len() <= MAX_DIFF_BYTES + 100);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub use context::{Ask, AskReply, Generate, Progress, ToolContext};
 pub mod diff;
 pub mod outcome;
 pub mod runner;
+pub mod seen;
 pub mod workspace;
 
 /// What happens when the model calls a tool (DESIGN §4.6).
@@ -71,6 +72,9 @@ pub struct ToolSettings {
     pub html_helper: Option<PathBuf>,
     /// The sandbox shell commands (and MCP servers that ask) run in.
     pub sandbox: crate::sandbox::Sandbox,
+    /// Most calls of process-starting tools (`shell`) running at once in a session
+    /// (`[tools] max_parallel`); the rest are queued.
+    pub max_parallel: usize,
 }
 
 impl Default for ToolSettings {
@@ -90,6 +94,7 @@ impl Default for ToolSettings {
             allow_private: Vec::new(),
             html_helper: None,
             sandbox: Default::default(),
+            max_parallel: runner::DEFAULT_MAX_PARALLEL,
         }
     }
 }
@@ -185,15 +190,22 @@ pub trait Tool: Send + Sync {
     fn confinement(&self, _arguments: &Value, _settings: &ToolSettings) -> Option<Confinement> {
         None
     }
-    /// What the call would change, as a diff (see `tools::diff`), computed before it is
-    /// approved; `None` when the tool changes no file or the change cannot be previewed.
-    fn preview(&self, _arguments: &Value, _workdir: &std::path::Path) -> Option<String> {
+    /// What the call would change, as a diff (see `tools::diff`) with the state of the file
+    /// it was computed from, before it is approved; `None` when the tool changes no file or
+    /// the change cannot be previewed. The batch hands the state back to the call
+    /// (`ToolContext::seen`), which then changes the file only if it is still in that state.
+    fn preview(&self, _arguments: &Value, _workdir: &std::path::Path) -> Option<diff::Preview> {
         None
     }
     /// How to use the tool well (spec/004 `get_usage_instructions`): shown by `/tool NAME` and
     /// given to the model the first time the tool is used in a conversation.
     fn usage_instructions(&self) -> Option<&str> {
         None
+    }
+    /// Whether a call starts a process of its own (`shell`): it then takes one of the
+    /// session's `[tools] max_parallel` slots, or waits queued for one.
+    fn runs_process(&self) -> bool {
+        false
     }
     /// Runs the tool. The result is sent to the model as JSON; a tool that needs other calls
     /// made first says so and is resumed with their results.
@@ -237,12 +249,14 @@ pub trait TypedTool: Send + Sync + 'static {
     const POLICY_NOTE: &'static str = "allow";
     /// See [`Tool::usage_instructions`].
     const USAGE: Option<&'static str> = None;
+    /// See [`Tool::runs_process`].
+    const RUNS_PROCESS: bool = false;
     /// Policy when the config says nothing (DESIGN §4.6).
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
     }
     /// See [`Tool::preview`].
-    fn preview(&self, _params: &Self::Params, _workdir: &std::path::Path) -> Option<String> {
+    fn preview(&self, _params: &Self::Params, _workdir: &std::path::Path) -> Option<diff::Preview> {
         None
     }
     /// See [`Tool::confinement`].
@@ -285,13 +299,17 @@ impl<T: TypedTool> Tool for T {
         T::POLICY_NOTE
     }
 
-    fn preview(&self, arguments: &Value, workdir: &std::path::Path) -> Option<String> {
+    fn preview(&self, arguments: &Value, workdir: &std::path::Path) -> Option<diff::Preview> {
         let params = parse_params::<T::Params>(arguments).ok()?;
         TypedTool::preview(self, &params, workdir)
     }
 
     fn usage_instructions(&self) -> Option<&str> {
         T::USAGE
+    }
+
+    fn runs_process(&self) -> bool {
+        T::RUNS_PROCESS
     }
 
     fn confinement(&self, arguments: &Value, settings: &ToolSettings) -> Option<Confinement> {

@@ -12,11 +12,14 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::Ended;
+use super::seen::Seen;
 use super::{ToolContext, ToolError, ToolRegistry, ToolReply};
 use crate::clock::Clock;
 
 mod cap;
-pub use cap::cap_output;
+mod slots;
+pub use cap::{cap_error, cap_output};
+pub use slots::{DEFAULT_MAX_PARALLEL, Slot, Slots, Start};
 
 /// What to ask of a tool.
 #[derive(Debug, Clone)]
@@ -28,7 +31,7 @@ pub enum Work {
 }
 
 /// A call ready to run: validated and approved.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ReadyCall {
     /// Call id.
     pub id: String,
@@ -36,6 +39,10 @@ pub struct ReadyCall {
     pub name: String,
     /// What to do.
     pub work: Work,
+    /// The state of the file its approved diff was computed from (`ToolContext::seen`).
+    pub seen: Option<Seen>,
+    /// Whether it starts at once or waits for a process slot (`Slots::start`).
+    pub start: Start,
 }
 
 /// How one call ended.
@@ -105,35 +112,39 @@ impl CallCancels {
 }
 
 /// Runs `calls` concurrently. `on_done` sees each outcome as it finishes (for live events);
-/// the returned outcomes are in call order.
+/// the returned outcomes are in call order. A queued call starts when it gets a slot, and
+/// says so on the progress channel (`Progress::Started`).
 pub async fn run_calls(
     registry: &ToolRegistry,
-    calls: &[ReadyCall],
+    calls: Vec<ReadyCall>,
     ctx: &ToolContext,
     clock: &dyn Clock,
     cancels: &CallCancels,
     mut on_done: impl FnMut(&CallOutcome),
 ) -> Vec<CallOutcome> {
+    let names: Vec<(String, String)> = (calls.iter())
+        .map(|call| (call.id.clone(), call.name.clone()))
+        .collect();
     let mut pending: FuturesUnordered<_> = calls
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, call)| {
             run_one(registry, call, ctx, clock, cancels).map(move |outcome| (i, outcome))
         })
         .collect();
-    let mut slots: Vec<Option<CallOutcome>> = vec![None; calls.len()];
+    let mut slots: Vec<Option<CallOutcome>> = vec![None; names.len()];
     while let Some((i, outcome)) = pending.next().await {
         on_done(&outcome);
         slots[i] = Some(outcome);
     }
     slots
         .into_iter()
-        .zip(calls)
-        .map(|(slot, call)| {
+        .zip(names)
+        .map(|(slot, (id, name))| {
             slot.unwrap_or_else(|| {
                 CallOutcome::not_run(
-                    &call.id,
-                    &call.name,
+                    &id,
+                    &name,
                     Ended::Failed("the call did not finish".to_string()),
                 )
             })
@@ -143,18 +154,38 @@ pub async fn run_calls(
 
 async fn run_one(
     registry: &ToolRegistry,
-    call: &ReadyCall,
+    call: ReadyCall,
     ctx: &ToolContext,
     clock: &dyn Clock,
     cancels: &CallCancels,
 ) -> CallOutcome {
-    let started = clock.now();
-    // The tool's progress reports name this call; its own token lets it be cancelled alone.
+    // The tool's progress reports name this call; its own token lets it be cancelled alone,
+    // queued or running.
     let ctx = &ToolContext {
         call: call.id.clone(),
         cancel: cancels.start(&call.id, &ctx.cancel),
+        seen: call.seen.clone(),
         ..ctx.clone()
     };
+    // Held until the call ends; its time and its timeout count from when it starts.
+    let _slot = match call.start {
+        Start::Now => None,
+        Start::Holding(slot) => Some(slot),
+        Start::Queued(slots) => {
+            let slot = tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => None,
+                slot = slots.take() => slot,
+            };
+            if slot.is_none() {
+                cancels.end(&call.id);
+                return CallOutcome::not_run(&call.id, &call.name, Ended::Cancelled);
+            }
+            ctx.started();
+            slot
+        }
+    };
+    let started = clock.now();
     let ended = match registry.get(&call.name) {
         None => Ended::Unknown(format!("unknown tool '{}'", call.name)),
         Some(tool) => {
@@ -194,8 +225,10 @@ async fn run_one(
         }
     };
     cancels.end(&call.id);
-    // Error texts quote output too (a timed-out command's partial stdout).
-    let ended = ended.map_text(|text| ctx.settings.secrets.redact(text).into_owned());
+    // Error texts quote output too (a timed-out command's partial stdout, a server's error):
+    // redacted, and cut like any result so `{"error": …}` fits the cap.
+    let max = ctx.settings.max_output_bytes;
+    let ended = ended.map_text(|text| cap_error(&ctx.settings.secrets.redact(text), max));
     CallOutcome {
         id: call.id.clone(),
         name: call.name.clone(),

@@ -12,8 +12,10 @@
 //! `openat2(RESOLVE_BENEATH)` (and `cap-std`, which uses it) is not used because it refuses
 //! every absolute symlink, including those that point back inside the workspace.
 //!
-//! Writes go to a temp file in the target's directory that is renamed over the target; a
-//! file with several hard links is not written. A NUL byte in a path has its own error.
+//! Writes go to a temp file in the target's directory that is renamed over the target, with
+//! the target's mode and owner; a file with several hard links is not written. A write may be
+//! bound to the state of the file a change was computed from (`write_over`). A NUL byte in a
+//! path has its own error.
 
 mod walk;
 mod write;
@@ -26,6 +28,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use self::walk::{Stop, Walk};
 use super::ToolError;
+use super::seen::{Seen, Since};
 
 /// The workspace root, opened; every file tool reaches files through it.
 #[derive(Debug)]
@@ -151,12 +154,35 @@ impl Workspace {
     /// content goes to a temp file beside it that is then renamed over it. A symlink inside
     /// the workspace is written through: its target is replaced and the link kept.
     pub fn write(&self, given: &str, content: &[u8]) -> Result<Written, ToolError> {
+        self.write_with(given, content, None)
+    }
+
+    /// Like [`Workspace::write`], but only over the file in the state `seen` (the same file,
+    /// with the same content; or no file, for a new one), checked through the handle the
+    /// write uses just before the rename. Otherwise nothing is written and the error says
+    /// what changed since `since`.
+    pub fn write_over(
+        &self,
+        given: &str,
+        content: &[u8],
+        seen: &Seen,
+        since: Since,
+    ) -> Result<Written, ToolError> {
+        self.write_with(given, content, Some(write::Expect { seen, since, given }))
+    }
+
+    fn write_with(
+        &self,
+        given: &str,
+        content: &[u8],
+        expect: Option<write::Expect<'_>>,
+    ) -> Result<Written, ToolError> {
         let rel = self.relative(given)?;
         let slot = Walk::new(&self.root, self.fd.as_fd(), &rel, true)
             .slot()
             .map_err(|stop| self.refusal(given, stop))?;
         let shown = shown(&slot.rel);
-        let replaced = write::replace(&slot, &shown, content)?;
+        let replaced = write::replace(&slot, &shown, content, expect)?;
         Ok(Written { shown, replaced })
     }
 

@@ -395,6 +395,7 @@ pub fn state_label(state: FrameState) -> &'static str {
     match state {
         FrameState::AwaitingApproval => "awaiting approval",
         FrameState::Running => "running",
+        FrameState::Queued => "queued",
         FrameState::AwaitingInput => "awaiting input",
         FrameState::Done => "done",
         FrameState::Failed => "failed",

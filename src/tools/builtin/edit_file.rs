@@ -1,23 +1,28 @@
 //! `edit_file`: exact-string replacements in one file, applied in order, all or nothing.
-//! The file keeps its line endings and permissions and is replaced atomically (temp file +
-//! rename, see `workspace/write.rs`), so a failed edit or a crash never leaves half a file.
+//! The file keeps its line endings (per line, see `apply.rs`), its mode and owner, and is
+//! replaced atomically (temp file + rename, see `workspace/write.rs`), so a failed edit or a
+//! crash never leaves half a file. It is written only if it is still what the edit was
+//! computed from: what the approval's diff showed, and what this call read.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{blocking, looks_binary};
-use crate::tools::diff;
+use crate::tools::diff::{self, Preview};
+use crate::tools::seen::{Changed, Seen, Since};
 use crate::tools::workspace::{Entry, Workspace};
 use crate::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
 
-/// Largest file `edit_file` edits (bigger ones are rewritten with `write_file` or `shell`).
-const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
-/// Line numbers listed at most when `old_string` matches more than once.
-const MAX_LINES_LISTED: usize = 10;
+mod apply;
+pub use apply::apply;
+
+/// Largest file `edit_file` edits or makes (bigger ones are written with `write_file` or
+/// `shell`).
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
 
 /// Exact-string edits of one file.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,24 +60,45 @@ impl TypedTool for EditFile {
     const DESCRIPTION: &'static str = "Edit a text file in the workspace by exact-string \
         replacement: each edit replaces old_string (which must occur exactly once, unless \
         replace_all) with new_string, in order. All edits apply or none. Keeps the file's line \
-        endings and permissions.";
+        endings (per line), permissions and owner.";
 
     fn default_policy(&self, _params: &EditFileParams, _settings: &ToolSettings) -> Policy {
         Policy::Ask
     }
 
-    fn preview(&self, params: &EditFileParams, workdir: &Path) -> Option<String> {
-        let (shown, before) = read_text(workdir, &params.path).ok()?;
-        let after = apply(&before, &params.edits).ok()?;
-        Some(diff::render(&shown, Some(&before), &after))
+    fn preview(&self, params: &EditFileParams, workdir: &Path) -> Option<Preview> {
+        let read = read_text(workdir, &params.path).ok()?;
+        let after = apply(&read.text, &params.edits, MAX_FILE_BYTES).ok()?;
+        Some(Preview {
+            diff: diff::render(&read.shown, Some(&read.text), &after),
+            seen: read.seen(),
+        })
     }
 
     async fn run(&self, params: EditFileParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let workdir = ctx.workdir.clone();
+        let approved = ctx.seen.clone();
         blocking(move || {
-            let (shown, before) = read_text(&workdir, &params.path)?;
-            let after = apply(&before, &params.edits).map_err(ToolError::Failed)?;
-            Workspace::new(&workdir)?.write(&params.path, after.as_bytes())?;
+            let read = read_text(&workdir, &params.path).map_err(|error| match &approved {
+                Some(_) => gone(&workdir, &params.path, error),
+                None => error,
+            })?;
+            let now = read.seen();
+            // The edits apply to what the user saw in the diff, or not at all.
+            if let Some(changed) = approved.as_ref().and_then(|seen| seen.compare(&now)) {
+                return Err(ToolError::Failed(
+                    changed.message(&params.path, Since::Diff),
+                ));
+            }
+            let (shown, before) = (read.shown, read.text);
+            let after = apply(&before, &params.edits, MAX_FILE_BYTES).map_err(ToolError::Failed)?;
+            // Written only over what was read here: a change made meanwhile is not lost.
+            Workspace::new(&workdir)?.write_over(
+                &params.path,
+                after.as_bytes(),
+                &now,
+                Since::Read,
+            )?;
             let rendered = diff::render(&shown, Some(&before), &after);
             Ok(json!({
                 "path": shown,
@@ -84,10 +110,45 @@ impl TypedTool for EditFile {
     }
 }
 
-/// The file's text (UTF-8, not binary, not too large) and its path as shown.
-pub(super) fn read_text(workdir: &Path, path: &str) -> Result<(String, String), ToolError> {
+/// The error for a file approved with its diff that can no longer be read as text: it was
+/// deleted, or it changed into something `edit_file` does not edit.
+fn gone(workdir: &Path, path: &str, error: ToolError) -> ToolError {
+    let exists = Workspace::new(workdir).is_ok_and(|ws| ws.exists(path));
+    let changed = if exists {
+        Changed::Modified
+    } else {
+        Changed::Deleted
+    };
+    let message = changed.message(path, Since::Diff);
+    ToolError::Failed(if exists {
+        format!("{message} (now: {error})")
+    } else {
+        message
+    })
+}
+
+/// A text file as read for a change.
+pub(super) struct ReadText {
+    /// Its path for results.
+    pub shown: String,
+    /// Its real path relative to the root.
+    pub rel: PathBuf,
+    /// Its content.
+    pub text: String,
+}
+
+impl ReadText {
+    /// The state it was read in.
+    pub fn seen(&self) -> Seen {
+        Seen::file(self.rel.clone(), self.text.as_bytes())
+    }
+}
+
+/// The file's text (UTF-8, not binary, not too large) and where it is.
+pub(super) fn read_text(workdir: &Path, path: &str) -> Result<ReadText, ToolError> {
     let opened = Workspace::new(workdir)?.open(path)?;
     let shown = opened.shown();
+    let rel = opened.rel.clone();
     let file = match opened.entry {
         Entry::File(file) => file,
         Entry::Dir(_) => return Err(ToolError::failed(format!("'{shown}' is a directory"))),
@@ -98,13 +159,13 @@ pub(super) fn read_text(workdir: &Path, path: &str) -> Result<(String, String), 
         }
     };
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if size > MAX_FILE_BYTES {
+    if size > MAX_FILE_BYTES as u64 {
         return Err(ToolError::failed(format!(
             "'{shown}' is {size} bytes; edit_file edits files up to {MAX_FILE_BYTES} bytes"
         )));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::failed(format!("cannot read '{shown}': {e}")))?;
     if looks_binary(&bytes) {
@@ -117,119 +178,5 @@ pub(super) fn read_text(workdir: &Path, path: &str) -> Result<(String, String), 
             "'{shown}' is not UTF-8 text; edit_file only edits text"
         ))
     })?;
-    Ok((shown, text))
-}
-
-/// `text` with `edits` applied in order; `Err` says which edit failed and why. A file with
-/// CRLF line endings is matched and written with CRLF, whichever the model sent.
-pub fn apply(text: &str, edits: &[Edit]) -> Result<String, String> {
-    if edits.is_empty() {
-        return Err("no edits given: send at least one {old_string, new_string}".into());
-    }
-    let crlf = text.contains("\r\n");
-    let unify = |s: &str| {
-        if crlf {
-            s.replace("\r\n", "\n")
-        } else {
-            s.to_string()
-        }
-    };
-    let mut current = unify(text);
-    for (i, edit) in edits.iter().enumerate() {
-        let n = i + 1;
-        let old = unify(&edit.old_string);
-        let new = unify(&edit.new_string);
-        if old.is_empty() {
-            return Err(format!(
-                "edit {n}: old_string is empty; quote the text to replace"
-            ));
-        }
-        if old == new {
-            return Err(format!("edit {n}: old_string and new_string are the same"));
-        }
-        let starts: Vec<usize> = current.match_indices(&old).map(|(at, _)| at).collect();
-        match starts.len() {
-            0 => {
-                return Err(format!(
-                    "edit {n}: old_string was not found{}; read the file again and copy the text exactly (whitespace included)",
-                    if n > 1 {
-                        " (after the edits before it)"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            1 => current = current.replacen(&old, &new, 1),
-            _ if edit.replace_all => current = current.replace(&old, &new),
-            many => {
-                let lines: Vec<String> = starts
-                    .iter()
-                    .take(MAX_LINES_LISTED)
-                    .map(|&at| (current[..at].matches('\n').count() + 1).to_string())
-                    .collect();
-                return Err(format!(
-                    "edit {n}: old_string matches {many} times (lines {}{}); add surrounding lines so it matches once, or set replace_all",
-                    lines.join(", "),
-                    if many > MAX_LINES_LISTED { ", …" } else { "" }
-                ));
-            }
-        }
-    }
-    Ok(if crlf {
-        current.replace('\n', "\r\n")
-    } else {
-        current
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn edit(old: &str, new: &str) -> Edit {
-        Edit {
-            old_string: old.into(),
-            new_string: new.into(),
-            replace_all: false,
-        }
-    }
-
-    #[test]
-    fn edits_apply_in_order_each_exactly_once() {
-        let text = "fn a() {}\nfn b() {}\n";
-        let out = apply(
-            text,
-            &[
-                edit("fn a", "fn alpha"),
-                edit("alpha() {}", "alpha() { 1 }"),
-            ],
-        );
-        assert_eq!(out.unwrap(), "fn alpha() { 1 }\nfn b() {}\n");
-    }
-
-    #[test]
-    fn ambiguous_and_missing_text_say_where_and_change_nothing() {
-        let text = "x = 1\ny = 2\nx = 1\n";
-        let many = apply(text, &[edit("x = 1", "x = 3")]).unwrap_err();
-        assert!(many.contains("matches 2 times (lines 1, 3)"), "{many}");
-        let missing = apply(text, &[edit("y = 2", "y = 5"), edit("z", "w")]).unwrap_err();
-        assert!(
-            missing.starts_with("edit 2: old_string was not found (after"),
-            "{missing}"
-        );
-        let all = Edit {
-            replace_all: true,
-            ..edit("x = 1", "x = 3")
-        };
-        assert_eq!(apply(text, &[all]).unwrap(), "x = 3\ny = 2\nx = 3\n");
-        assert!(apply(text, &[edit("", "a")]).unwrap_err().contains("empty"));
-        assert!(apply(text, &[]).unwrap_err().contains("no edits"));
-    }
-
-    #[test]
-    fn crlf_files_stay_crlf_whatever_the_model_sends() {
-        let text = "one\r\ntwo\r\nthree\r\n";
-        let out = apply(text, &[edit("one\ntwo\n", "1\n2\n")]).unwrap();
-        assert_eq!(out, "1\r\n2\r\nthree\r\n");
-    }
+    Ok(ReadText { shown, rel, text })
 }

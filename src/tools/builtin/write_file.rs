@@ -1,4 +1,6 @@
-//! `write_file`: creates or overwrites a file in the workspace.
+//! `write_file`: creates or overwrites a file in the workspace. An overwritten file keeps
+//! its mode and owner; a write approved with its diff applies only if the file is still what
+//! that diff was computed from (or still absent, for a new file).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -8,7 +10,8 @@ use std::path::Path;
 
 use super::blocking;
 use super::edit_file::read_text;
-use crate::tools::diff;
+use crate::tools::diff::{self, Preview};
+use crate::tools::seen::{Seen, Since};
 use crate::tools::workspace::Workspace;
 use crate::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
 
@@ -40,26 +43,36 @@ impl TypedTool for WriteFile {
         Policy::Ask
     }
 
-    fn preview(&self, params: &WriteFileParams, workdir: &Path) -> Option<String> {
+    fn preview(&self, params: &WriteFileParams, workdir: &Path) -> Option<Preview> {
         match read_text(workdir, &params.path) {
-            Ok((shown, before)) => Some(diff::render(&shown, Some(&before), &params.content)),
+            Ok(read) => Some(Preview {
+                diff: diff::render(&read.shown, Some(&read.text), &params.content),
+                seen: read.seen(),
+            }),
             // A missing file is a new one; anything else (binary, a directory) the write
             // itself will report.
-            Err(_) if !Workspace::new(workdir).ok()?.exists(&params.path) => {
-                Some(diff::render(&params.path, None, &params.content))
-            }
+            Err(_) if !Workspace::new(workdir).ok()?.exists(&params.path) => Some(Preview {
+                diff: diff::render(&params.path, None, &params.content),
+                seen: Seen::Absent,
+            }),
             Err(_) => None,
         }
     }
 
     async fn run(&self, params: WriteFileParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let workdir = ctx.workdir.clone();
+        let approved = ctx.seen.clone();
         blocking(move || {
             let replaced_lines = read_text(&workdir, &params.path)
                 .ok()
-                .map(|(_, old)| old.lines().count());
-            let written =
-                Workspace::new(&workdir)?.write(&params.path, params.content.as_bytes())?;
+                .map(|read| read.text.lines().count());
+            let workspace = Workspace::new(&workdir)?;
+            let content = params.content.as_bytes();
+            let written = match &approved {
+                // What the user saw in the diff is what gets replaced, or nothing is.
+                Some(seen) => workspace.write_over(&params.path, content, seen, Since::Diff)?,
+                None => workspace.write(&params.path, content)?,
+            };
             let action = match (written.replaced, replaced_lines) {
                 (false, _) => "created".to_string(),
                 (true, Some(1)) => "overwrote 1 line".to_string(),

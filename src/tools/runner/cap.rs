@@ -55,6 +55,18 @@ pub fn cap_output(value: Value, max_bytes: usize) -> Value {
     })
 }
 
+/// An error text cut so that the tool message `{"error": text}` fits in `max_bytes` as JSON
+/// (escapes included), with a marker saying how much was cut.
+pub fn cap_error(text: &str, max_bytes: usize) -> String {
+    let envelope = json_len(&json!({ "error": "" }));
+    if envelope + str_cost(text) <= max_bytes {
+        return text.to_string();
+    }
+    let room = max_bytes.saturating_sub(envelope + marker_cost());
+    let kept = prefix_within(text, room).0.len();
+    format!("{}{}", &text[..kept], cut_marker(text.len() - kept))
+}
+
 /// The most a cut marker can cost: "…[cut N bytes]" with the longest N.
 fn marker_cost() -> usize {
     str_cost(&cut_marker(usize::MAX))
@@ -300,6 +312,44 @@ mod tests {
         let partial = capped["partial"].as_object().unwrap();
         assert_eq!(partial["key00000"], 0);
         assert!(partial["…"].as_str().unwrap().contains("more items cut"));
+    }
+
+    /// An error full of what JSON escapes (a server's message, a command's output): as the
+    /// tool message `{"error": …}` it fits the cap once escaped (the old code did not cut
+    /// errors at all).
+    #[test]
+    fn error_texts_fit_the_cap_once_escaped() {
+        for unit in ["\u{1}", "\"", "\\", "\n", "é", "x"] {
+            let text = unit.repeat(100_000);
+            let capped = cap_error(&text, 4096);
+            let content = json!({ "error": capped }).to_string();
+            assert!(content.len() <= 4096, "{unit:?}: {}", content.len());
+            assert!(
+                content.len() > 4000,
+                "{unit:?}: the room is used: {}",
+                content.len()
+            );
+            assert!(
+                capped.starts_with(unit) && capped.ends_with(" bytes]"),
+                "{unit:?}"
+            );
+        }
+        assert_eq!(cap_error("short", 100), "short");
+    }
+
+    #[test]
+    fn results_full_of_escapes_fit_the_cap_once_serialized() {
+        let mut text = String::new();
+        for i in 0..60_000u32 {
+            text.push(['\u{1}', '"', '\\', '\n', 'a'][(i % 5) as usize]);
+        }
+        let value = json!({"stdout": text.clone(), "list": [text.clone(), text]});
+        let capped = cap_output(value, 8192);
+        assert!(
+            capped.to_string().len() <= 8192,
+            "{}",
+            capped.to_string().len()
+        );
     }
 
     #[test]

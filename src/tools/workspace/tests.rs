@@ -137,7 +137,7 @@ fn a_failed_rename_removes_the_temp_file() {
         existing: None,
         rel: PathBuf::from("sub/d"),
     };
-    let err = error(write::replace(&slot, "sub/d", b"x"));
+    let err = error(write::replace(&slot, "sub/d", b"x", None));
     assert!(err.starts_with("cannot write 'sub/d'"), "{err}");
     let mut names: Vec<_> = std::fs::read_dir(root.join("sub"))
         .unwrap()

@@ -51,6 +51,8 @@ pub(super) struct DialogGuard {
     last_typed: Option<Instant>,
     /// When a dialog the user was with went away (answered, most likely).
     left_engaged: Option<Instant>,
+    /// Which dialog that was.
+    left_id: Option<String>,
 }
 
 impl DialogGuard {
@@ -62,6 +64,7 @@ impl DialogGuard {
             shown: None,
             last_typed: None,
             left_engaged: None,
+            left_id: None,
         }
     }
 
@@ -98,10 +101,14 @@ impl DialogGuard {
         if same {
             return;
         }
-        if self.shown.as_ref().is_some_and(|s| s.engaged) {
+        // The same call asked again (its file changed after the answer) follows on from
+        // nothing: it is judged as a new dialog.
+        let again = (shown.as_ref().zip(self.left_id.as_ref())).is_some_and(|((id, _), l)| id == l);
+        if let Some(left) = self.shown.as_ref().filter(|s| s.engaged) {
             self.left_engaged = Some(now);
+            self.left_id = Some(left.id.clone());
         }
-        let follows = self.follows_on(now);
+        let follows = !again && self.follows_on(now);
         let ready = self.ready(now, draft);
         self.shown = shown.map(|(id, text)| Shown {
             engaged: follows || (!text && ready),

@@ -91,10 +91,20 @@ impl ApprovalState {
         Self::default()
     }
 
-    /// Adds a call from an `approval_requested` event.
+    /// Adds a call from an `approval_requested` event. A call asked about again while it
+    /// waits (its file changed while the dialog was open) gets the fresh diff and note.
     pub fn push(&mut self, pending: Pending) {
-        if !self.pending.iter().any(|p| p.id == pending.id) {
-            self.pending.push(pending);
+        let current = self.current().is_some_and(|c| c.id == pending.id);
+        match self.pending.iter_mut().find(|p| p.id == pending.id) {
+            Some(waiting) => {
+                waiting.diff = pending.diff;
+                waiting.note = pending.note;
+                // What is approved changed: an answer picked for the old diff is dropped.
+                if current {
+                    self.armed = None;
+                }
+            }
+            None => self.pending.push(pending),
         }
     }
 

@@ -133,9 +133,12 @@ impl StackState {
         match &event.data {
             EventData::StackPush(frame) => match self.live_entry(&frame.id) {
                 Some(entry) => {
-                    // Time spent waiting for consent is not the tool's run time.
-                    if entry.frame.state == FrameState::AwaitingApproval
-                        && frame.state == FrameState::Running
+                    // Time spent waiting for consent, or for a process slot, is not the
+                    // tool's run time.
+                    if matches!(
+                        entry.frame.state,
+                        FrameState::AwaitingApproval | FrameState::Queued
+                    ) && frame.state == FrameState::Running
                     {
                         entry.started = now;
                     }

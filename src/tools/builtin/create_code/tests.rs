@@ -53,6 +53,7 @@ async fn run_with(answer: Result<String, String>) -> Result<ToolReply, ToolError
         cancel: Default::default(),
         call: "c1".into(),
         progress: Some(tx),
+        seen: None,
     };
     let arguments = json!({"description": "say hi", "language": "python", "path": "hi.py"});
     let asked = tokio::spawn(async move {
@@ -100,6 +101,7 @@ async fn the_code_is_saved_by_a_write_file_call_made_first() {
         cancel: Default::default(),
         call: "c1".into(),
         progress: None,
+        seen: None,
     };
     let saved = json!({"path": "hi.py", "bytes_written": 26, "action": "created"});
     let done = CreateCode.resume(then.clone(), vec![Ok(saved)], &ctx).await;

@@ -134,3 +134,21 @@ fn a_huge_quiet_is_capped() {
     assert_eq!(g.gate(t0, false), Gate::Quiet(MAX_QUIET));
     assert!(!g.holds(t0 + MAX_QUIET, false, false));
 }
+
+#[test]
+fn the_same_call_asked_again_does_not_follow_on() {
+    let t0 = Instant::now();
+    let mut g = DialogGuard::new(QUIET);
+    // The user typed a moment ago, moved to the dialog and answered it.
+    g.holds(t0, true, false);
+    g.show(letters("approval c1"), t0 + ms(100), false);
+    g.engage();
+    g.show(None, t0 + ms(300), false);
+    // Its file changed after the answer: the same call is asked again, with a fresh diff.
+    g.show(letters("approval c1"), t0 + ms(400), false);
+    assert_eq!(
+        g.gate(t0 + ms(400), false),
+        Gate::Quiet(ms(1600)),
+        "judged as a new dialog, not as the next one of a batch"
+    );
+}

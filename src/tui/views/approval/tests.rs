@@ -363,3 +363,30 @@ fn leaving_the_sandbox_says_so_before_enter() {
         "y › run it OUTSIDE the sandbox, this once"
     );
 }
+
+/// A call asked about again while it still waits (its file changed while the dialog was
+/// open): the dialog shows the fresh diff and the note, and it stays one call.
+#[test]
+fn a_call_asked_again_shows_the_fresh_diff_and_note() {
+    let mut s = ApprovalState::new();
+    let mut first = pending("1", "write_file", 1, 2);
+    first.diff = Some("+1 −1 in a\n-old\n+new\n".into());
+    s.push(first.clone());
+    s.push(pending("2", "write_file", 2, 2));
+    let mut again = first;
+    again.diff = Some("+1 −1 in a\n-changed by you\n+new\n".into());
+    again.note = Some("the file changed while this dialog was open".into());
+    s.push(again.clone());
+    assert_eq!(s.current(), Some(&again));
+    assert_eq!(s.pending.len(), 2);
+    // The dialog says why it asks again, and shows what would change now.
+    let area = ratatui::layout::Rect::new(0, 0, 80, 20);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    s.render(area, &mut buf, &Theme::default(), Gate::Open);
+    let screen: String = buf.content().iter().map(|c| c.symbol()).collect();
+    assert!(
+        screen.contains("⚑ the file changed while this dialog was open"),
+        "{screen}"
+    );
+    assert!(screen.contains("-changed by you"), "{screen}");
+}

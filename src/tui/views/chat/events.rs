@@ -117,6 +117,8 @@ impl ChatState {
                 let state = frame.state;
                 self.update_tool(&frame.id, |tool| match state {
                     FrameState::Running if tool.is_open() => tool.state = ToolState::Running,
+                    // Waiting for a process slot (`[tools] max_parallel`).
+                    FrameState::Queued if tool.is_open() => tool.state = ToolState::Queued,
                     FrameState::AwaitingApproval if tool.is_open() => {
                         tool.state = ToolState::AwaitingApproval;
                     }

@@ -202,6 +202,7 @@ fn prompt_lines(request: &InputRequest, width: u16, theme: &Theme) -> Vec<Line<'
 fn frame_line(level: usize, frame: &StackFrame, theme: &Theme) -> Line<'static> {
     let (mark, style, state) = match frame.state {
         FrameState::Running => ("▸", theme.tool, "running"),
+        FrameState::Queued => ("◌", theme.dim, "queued"),
         FrameState::AwaitingApproval => ("?", theme.warn, "awaiting approval"),
         FrameState::AwaitingInput => ("…", theme.warn, "awaiting input"),
         FrameState::Done => ("✓", theme.ok, "done"),

@@ -198,6 +198,7 @@ fn clean(text: &str) -> String {
 fn state_mark(state: FrameState, elapsed: Duration, theme: &Theme) -> (&'static str, Style) {
     match state {
         FrameState::Running => (spinner(elapsed.as_millis()), theme.tool),
+        FrameState::Queued => ("◌", theme.dim),
         FrameState::AwaitingApproval => ("?", theme.warn),
         FrameState::AwaitingInput => ("…", theme.warn),
         FrameState::Done => ("✓", theme.ok),
@@ -230,7 +231,12 @@ fn draw_row(
         mark_style = mark_style.add_modifier(Modifier::DIM);
         (name_style, text_style) = (theme.dim, theme.dim);
     }
-    let mut clock = duration(elapsed.as_millis().min(u128::from(u64::MAX)) as u64);
+    // A queued call has not started: no clock yet (it counts from when it runs).
+    let mut clock = if !fading && entry.frame.state == FrameState::Queued {
+        "queued".to_string()
+    } else {
+        duration(elapsed.as_millis().min(u128::from(u64::MAX)) as u64)
+    };
     let mut note_w = 0;
     if let Some(note) = note.filter(|n| width as usize >= clock.width() + n.width() + 2 + 12) {
         note_w = note.width() as u16;

@@ -103,8 +103,8 @@ impl StackState {
         self.selected.as_ref().map(|(id, _)| id.as_str())
     }
 
-    /// `c` on entry `index`: a running call is cancelled alone, one awaiting approval is
-    /// denied; anything else has nothing to cancel.
+    /// `c` on entry `index`: a running (or queued) call is cancelled alone, one awaiting
+    /// approval is denied; anything else has nothing to cancel.
     fn cancel(&mut self, index: usize) -> Handled {
         let Some(entry) = self.entries.get_mut(index) else {
             return Handled::Consumed;
@@ -113,7 +113,7 @@ impl StackState {
             return Handled::Consumed;
         }
         match entry.frame.state {
-            FrameState::Running => {
+            FrameState::Running | FrameState::Queued => {
                 entry.cancelling = true;
                 Handled::effect(Effect::CancelCall(entry.frame.id.clone()))
             }
@@ -193,7 +193,7 @@ impl StackState {
         }
         let keys = match entry.frame.state {
             _ if entry.finished.is_some() || entry.cancelling => "Enter/Esc close",
-            FrameState::Running => "c cancel this call · Enter/Esc close",
+            FrameState::Running | FrameState::Queued => "c cancel this call · Enter/Esc close",
             FrameState::AwaitingApproval => "c deny · Enter/Esc close",
             _ => "Enter/Esc close",
         };
@@ -247,6 +247,7 @@ fn push_lines(out: &mut Vec<(String, Style)>, label: &str, text: &str, last: boo
 fn state_word(state: FrameState) -> &'static str {
     match state {
         FrameState::Running => "running",
+        FrameState::Queued => "queued for a process slot",
         FrameState::AwaitingApproval => "awaiting approval",
         FrameState::AwaitingInput => "awaiting input",
         FrameState::Done => "done",

@@ -802,3 +802,25 @@ fn arguments_are_dropped_with_their_call() {
     );
     assert!(state.live().is_empty());
 }
+
+/// A call waiting for a process slot (`[tools] max_parallel`) shows `◌ … queued` with no
+/// clock; once it runs, its clock counts from then, not from when it was queued.
+#[test]
+fn a_queued_frame_shows_queued_and_its_clock_starts_when_it_runs() {
+    let base = Instant::now();
+    let mut state = StackState::new();
+    let queued = frame("q", None, "shell", "command=sleep 2", FrameState::Queued);
+    push(&mut state, queued, base);
+    let screen = text(&draw(&mut state, ms(base, 7000), 60, 3));
+    assert!(screen.contains("◌ shell"), "{screen}");
+    assert!(
+        screen.contains("queued") && !screen.contains("7."),
+        "no clock while queued: {screen}"
+    );
+    let running = frame("q", None, "shell", "command=sleep 2", FrameState::Running);
+    push(&mut state, running, ms(base, 7000));
+    assert_eq!(state.entries[0].started, ms(base, 7000));
+    assert_eq!(state.elapsed_ms("q", ms(base, 7300)), 300);
+    let screen = text(&draw(&mut state, ms(base, 7300), 60, 3));
+    assert!(!screen.contains("queued"), "{screen}");
+}
