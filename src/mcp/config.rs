@@ -212,10 +212,15 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
     Ok(specs)
 }
 
+/// The variable a configured value `${NAME}` names, if it is one.
+pub fn reference(value: &str) -> Option<&str> {
+    value.strip_prefix("${").and_then(|v| v.strip_suffix('}'))
+}
+
 /// A configured value with `${NAME}` taken from the environment; `Err` names the variable
 /// that is not set (never its value).
 pub fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+    match reference(value) {
         Some(name) => {
             env(name).ok_or_else(|| format!("the environment variable {name} is not set"))
         }
