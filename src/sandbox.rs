@@ -78,7 +78,7 @@ pub enum Metadata {
     /// A mount namespace where everything but the writable paths is read-only; with a user
     /// namespace too when taco is not root.
     Namespace {
-        /// Whether a user namespace (identity-mapped) is part of it.
+        /// Whether a user namespace (without an id map) is part of it.
         user: bool,
     },
     /// A seccomp filter refusing the metadata calls everywhere, the workspace included,
@@ -121,7 +121,7 @@ impl Metadata {
     pub fn describe(&self) -> String {
         match self {
             Self::Namespace { user: false } => "chmod, chown, utime and xattr changes outside the writable paths are refused (a mount namespace: the rest of the tree is read-only)".to_string(),
-            Self::Namespace { user: true } => "chmod, chown, utime and xattr changes outside the writable paths are refused (a user and mount namespace: the rest of the tree is read-only; other users' files show as nobody)".to_string(),
+            Self::Namespace { user: true } => "chmod, chown, utime and xattr changes outside the writable paths are refused (a user and mount namespace: the rest of the tree is read-only; inside it every user and group shows as nobody)".to_string(),
             Self::Seccomp(why) => format!("chmod, chown, utime and xattr changes are refused everywhere, the workspace too (a seccomp filter, since no mount namespace can be had: {why})"),
             Self::Unguarded(why) => format!("chmod, chown, utime and xattr changes are NOT refused ({why})"),
             Self::Unchecked => "metadata changes are not checked".to_string(),

@@ -15,12 +15,14 @@
 //! `${NAME}` expansion and bearer tokens.
 
 use std::ffi::{OsStr, OsString};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Once, PoisonError, RwLock};
 
 use crate::secrets::{self, Secrets};
 
 /// What was withheld, in the order the environment had it.
 static STORE: RwLock<Vec<Withheld>> = RwLock::new(Vec::new());
+/// Making taco non-dumpable, once.
+static NO_DUMPS: Once = Once::new();
 
 /// One variable taken out of the environment.
 #[derive(Clone)]
@@ -47,7 +49,7 @@ pub fn to_withhold(
 }
 
 /// Moves the secret variables of the environment (and those in `named`) into the store and
-/// erases them from the environment block; the first call also makes taco non-dumpable.
+/// erases them from the environment block, and makes taco non-dumpable.
 /// Later calls add what `named` adds (the config's key variables, once it is read).
 ///
 /// # Safety
@@ -62,10 +64,8 @@ pub unsafe fn seal(named: &[String]) {
         // SAFETY: the caller promises no other thread exists.
         unsafe { erase::remove(&names) };
     }
+    NO_DUMPS.call_once(erase::no_dumps);
     let mut store = STORE.write().unwrap_or_else(PoisonError::into_inner);
-    if store.is_empty() {
-        erase::no_dumps();
-    }
     for (name, value) in taken {
         if !store.iter().any(|w| w.name == name) {
             store.push(Withheld { name, value });

@@ -18,10 +18,8 @@ use support::cli::*;
 
 /// The provider key, in a variable named only by the config's `api_key_env` (no class).
 const KEY: &str = "sk-test-KEYCHAIN-Zq9x-0a1b2c3d4e5f6789";
-/// The marker every secret value below carries: the memory scan greps for it.
-const MARKER: &str = "Zq9x";
-
-/// Secret-looking variables of the classes, each with a value the scan can find.
+/// Secret-looking variables of the classes. Each value (and the key) carries the marker
+/// `Zq9x` that the memory scan looks for.
 const CLASS_VARS: &[(&str, &str)] = &[
     ("OPENAI_API_KEY", "sk-proj-Zq9x-openai-00112233445566"),
     ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-Zq9x-K7MDENGbPxRfiCY"),
@@ -51,7 +49,7 @@ const COMMANDS: &[&str] = &[
     "ls -l /proc/$PPID/fd; for f in /proc/$PPID/fd/*; do head -c 4096 \"$f\" 2>&1 | base64 -w0; done",
     // Every writable mapping of taco, read through /proc/PID/mem: what matches the marker,
     // reversed so the redaction of known values cannot mask it.
-    "echo mem-scan-ran; p=$PPID; grep -E '^[0-9a-f]+-[0-9a-f]+ rw' /proc/$p/maps | while read -r range rest; do s=$((0x${range%-*})); e=$((0x${range#*-})); dd if=/proc/$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) status=none; done | grep -a -o '[[:alnum:]_:/@.+=-]*Zq9x[[:alnum:]_:/@.+=-]*' | sort -u | rev",
+    "echo mem-scan-ran; p=$PPID; grep -E '^[0-9a-f]+-[0-9a-f]+ rw' /proc/$p/maps | while read -r range rest; do s=$((0x${range%-*})); e=$((0x${range#*-})); dd if=/proc/$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) status=none; done | tr -c '[:alnum:]_:/@.+=-' '\\n' | grep -a Zq9x | sort -u | rev",
     "env",
 ];
 

@@ -25,17 +25,22 @@ use super::namespace::MountPlan;
 ///   `CAP_DAC_OVERRIDE`).
 /// - `CAP_CHECKPOINT_RESTORE`: `/proc/PID/map_files` of other processes.
 pub const DROPPED: [u32; 8] = [
-    libc::CAP_DAC_READ_SEARCH,
-    libc::CAP_SYS_MODULE,
-    libc::CAP_SYS_RAWIO,
-    libc::CAP_SYS_PTRACE,
-    libc::CAP_SYS_ADMIN,
+    CAP_DAC_READ_SEARCH,
+    CAP_SYS_MODULE,
+    CAP_SYS_RAWIO,
+    CAP_SYS_PTRACE,
+    CAP_SYS_ADMIN,
     CAP_PERFMON,
     CAP_BPF,
     CAP_CHECKPOINT_RESTORE,
 ];
 
-/// Newer than some C library headers: the kernel's numbers.
+/// The kernel's capability numbers (`linux/capability.h`; the libc crate has none).
+const CAP_DAC_READ_SEARCH: u32 = 2;
+const CAP_SYS_MODULE: u32 = 16;
+const CAP_SYS_RAWIO: u32 = 17;
+const CAP_SYS_PTRACE: u32 = 19;
+const CAP_SYS_ADMIN: u32 = 21;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
 const CAP_CHECKPOINT_RESTORE: u32 = 40;
@@ -195,7 +200,7 @@ mod tests {
 
     #[test]
     fn the_dropped_set_holds_what_reads_memory() {
-        for cap in [libc::CAP_SYS_PTRACE, libc::CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON] {
+        for cap in [CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON] {
             assert!(DROPPED.contains(&cap), "{cap}");
         }
         assert!(DROPPED.iter().all(|&c| c < 64), "two 32-bit words hold them");

@@ -4,8 +4,12 @@
 //! changes, which the kernel refuses on a read-only mount (`EROFS`) whoever asks.
 //!
 //! In the child, before Landlock (which forbids mount changes once enforced):
-//! 1. `unshare(CLONE_NEWNS)` as root, `CLONE_NEWUSER | CLONE_NEWNS` otherwise, with an
-//!    identity map of the user's uid and gid (the process stays who it was);
+//! 1. `unshare(CLONE_NEWNS)` as root, `CLONE_NEWUSER | CLONE_NEWNS` otherwise. The user
+//!    namespace gets no uid or gid map: writing one (`/proc/self/uid_map`) needs the child
+//!    to be dumpable, and until `exec` the child is a copy of taco's memory, keys included,
+//!    which another process of the user could open in that moment. The kernel still checks
+//!    the real ids, so the command's rights are the user's; only what it *sees* changes:
+//!    every uid and gid shows as the overflow id (65534, `nobody`);
 //! 2. `/` made private, recursively, so nothing done here propagates back;
 //! 3. each writable directory cloned as it is (`open_tree`, recursive: its mounts keep their
 //!    flags);
@@ -42,8 +46,8 @@ pub(super) struct MountPlan {
     writable: Vec<CString>,
     /// One descriptor slot per writable directory, filled in the child.
     clones: Vec<libc::c_int>,
-    /// The uid and gid maps when a user namespace is needed (taco is not privileged).
-    maps: Option<(Vec<u8>, Vec<u8>)>,
+    /// Whether a user namespace is needed (taco is not privileged).
+    user: bool,
 }
 
 impl MountPlan {
@@ -63,40 +67,27 @@ impl MountPlan {
             .filter_map(|d| CString::new(d.as_os_str().as_bytes()).ok())
             .collect();
         let clones = vec![-1; writable.len()];
-        // SAFETY: getuid and getgid have no preconditions.
-        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let maps = (!privileged()).then(|| {
-            (
-                format!("{uid} {uid} 1\n").into_bytes(),
-                format!("{gid} {gid} 1\n").into_bytes(),
-            )
-        });
         Some(Self {
             writable,
             clones,
-            maps,
+            user: !privileged(),
         })
     }
 
     /// Whether a user namespace is part of it.
     pub fn with_user_namespace(&self) -> bool {
-        self.maps.is_some()
+        self.user
     }
 
     /// In the child: builds the namespace. Only syscalls; `Err` is the errno.
     pub fn enter(&mut self) -> Result<(), i32> {
-        let flags = if self.maps.is_some() {
+        let flags = if self.user {
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS
         } else {
             libc::CLONE_NEWNS
         };
         // SAFETY: unshare takes flags only.
         check(unsafe { libc::unshare(flags) })?;
-        if let Some((uid_map, gid_map)) = &self.maps {
-            write_file(c"/proc/self/setgroups", b"deny")?;
-            write_file(c"/proc/self/uid_map", uid_map)?;
-            write_file(c"/proc/self/gid_map", gid_map)?;
-        }
         // SAFETY: the strings are NUL-terminated literals; the other arguments are null.
         check(unsafe {
             libc::mount(
@@ -174,24 +165,6 @@ fn reenter_cwd() -> Result<(), i32> {
     }
     // SAFETY: getcwd wrote a NUL-terminated path into `buf`.
     check(unsafe { libc::chdir(buf.as_ptr()) })
-}
-
-/// Writes `bytes` to the file at `path` (a /proc/self file), in one write.
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> Result<(), i32> {
-    // SAFETY: `path` is NUL-terminated.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(last_errno());
-    }
-    // SAFETY: `bytes` is valid for its length; `fd` was just opened.
-    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let error = last_errno();
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(fd) };
-    if usize::try_from(written).ok() != Some(bytes.len()) {
-        return Err(error);
-    }
-    Ok(())
 }
 
 fn last_errno() -> i32 {
