@@ -238,3 +238,87 @@ fn the_forbidden_encodings_are_what_base64_makes() {
     let text = base64::engine::general_purpose::STANDARD.encode(format!("AB={KEY}\0"));
     assert!(forbidden().iter().any(|f| text.contains(f.as_str())));
 }
+
+/// Starts `taco exec` (as `uid` when given) against a provider that holds its reply, so the
+/// process stays alive; returns it and its pid.
+async fn waiting_taco(d: &Dirs, uid: Option<u32>, server: &TestServer) -> (tokio::process::Child, u32) {
+    let mut std = match uid {
+        Some(uid) => {
+            let mut c = std::process::Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .arg("--clear-groups")
+                .arg(env!("CARGO_BIN_EXE_taco"));
+            c
+        }
+        None => std::process::Command::new(env!("CARGO_BIN_EXE_taco")),
+    };
+    std.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &d.home)
+        .env("OPENAI_API_KEY", KEY)
+        .env("TACO_TEST_VISIBLE", "plain-value")
+        .current_dir(&d.ws)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (name, value) in CLASS_VARS {
+        std.env(name, value);
+    }
+    let mut cmd = tokio::process::Command::from(std);
+    openai_args(&mut cmd, server);
+    cmd.arg("hold on").kill_on_drop(true);
+    let child = cmd.spawn().unwrap();
+    let pid = child.id().unwrap();
+    // Until the request arrives, taco is past its startup (the environment is sealed).
+    for _ in 0..200 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(!server.requests().is_empty(), "taco never called the provider");
+    (child, pid)
+}
+
+/// A stream that starts and then says nothing more for a while: taco waits in it.
+fn held_reply() -> support::Reply {
+    let first = chunk(json!({"content": "thinking"}), None);
+    support::Reply::sse([format!("data: {first}\n\n")]).hold(std::time::Duration::from_secs(30))
+}
+
+#[tokio::test]
+async fn the_environment_block_the_kernel_shows_holds_no_secret() {
+    if !is_root() {
+        eprintln!("note: not root, so taco's environ (non-dumpable) cannot be read to check");
+        return;
+    }
+    let d = dirs(None);
+    let server = TestServer::start(vec![held_reply()]).await;
+    let (mut child, pid) = waiting_taco(&d, None, &server).await;
+    // Root (with CAP_SYS_PTRACE, unlike taco's tools) can still read it: what is there?
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let text = String::from_utf8_lossy(&environ).into_owned();
+    assert!(child.try_wait().unwrap().is_none(), "taco ended before it was read");
+    child.kill().await.unwrap();
+    assert!(text.contains("TACO_TEST_VISIBLE=plain-value"), "{text:?}");
+    assert_clean("taco's /proc/PID/environ", &text);
+    for (name, _) in CLASS_VARS {
+        assert!(!text.contains(&format!("{name}=")), "{name} in {text:?}");
+    }
+}
+
+#[tokio::test]
+async fn taco_is_not_dumpable_so_its_proc_files_are_not_the_users() {
+    // As root every /proc file is root's anyway: this needs another user.
+    let uid = as_nobody().filter(|_| true);
+    let d = dirs(uid);
+    let server = TestServer::start(vec![held_reply()]).await;
+    let (mut child, pid) = waiting_taco(&d, uid, &server).await;
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(format!("/proc/{pid}/environ")).unwrap().uid();
+    assert!(child.try_wait().unwrap().is_none(), "taco ended before it was looked at");
+    child.kill().await.unwrap();
+    // A dumpable process's /proc files belong to its user; a non-dumpable one's to root.
+    assert_eq!(owner, 0, "taco's /proc/{pid}/environ belongs to uid {owner}");
+}
