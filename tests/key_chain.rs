@@ -46,10 +46,11 @@ const COMMANDS: &[&str] = &[
     "tr '\\0' '\\n' < /proc/$PPID/environ | rev",
     "base64 -w0 /proc/$PPID/environ",
     "cat /proc/$PPID/cmdline",
-    "ls -l /proc/$PPID/fd; for f in /proc/$PPID/fd/*; do head -c 4096 \"$f\" 2>&1 | base64 -w0; done",
-    // Every writable mapping of taco, read through /proc/PID/mem: what matches the marker,
-    // reversed so the redaction of known values cannot mask it.
-    "echo mem-scan-ran; p=$PPID; grep -E '^[0-9a-f]+-[0-9a-f]+ rw' /proc/$p/maps | while read -r range rest; do s=$((0x${range%-*})); e=$((0x${range#*-})); dd if=/proc/$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) status=none; done | tr -c '[:alnum:]_:/@.+=-' '\\n' | grep -a Zq9x | sort -u | rev",
+    "ls -l /proc/$PPID/fd; for f in /proc/$PPID/fd/*; do timeout 1 head -c 4096 \"$f\" 2>&1 | base64 -w0; done",
+    // Every writable mapping of taco up to 64 MiB (the heap and the allocator's arenas; the
+    // larger ones are untouched reservations), read through /proc/PID/mem: what matches the
+    // marker, reversed so the redaction of known values cannot mask it.
+    "echo mem-scan-ran; p=$PPID; grep -E '^[0-9a-f]+-[0-9a-f]+ rw' /proc/$p/maps | while read -r range rest; do s=$((0x${range%-*})); e=$((0x${range#*-})); [ $((e-s)) -le 67108864 ] || continue; dd if=/proc/$p/mem bs=4096 skip=$((s/4096)) count=$(((e-s)/4096)) status=none; done | tr -c '[:alnum:]_:/@.+=-' '\\n' | grep -a Zq9x | sort -u | rev",
     "env",
 ];
 

@@ -145,7 +145,7 @@ fn drop_capabilities() -> Result<(), i32> {
     if has(CAP_SETPCAP, data[0].effective) {
         for cap in DROPPED {
             // SAFETY: PR_CAPBSET_DROP takes a capability number and touches no memory.
-            let done = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
+            let done = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) };
             // EINVAL: a capability this kernel does not know, so nothing can hold it.
             if done != 0 && errno() != libc::EINVAL {
                 return Err(errno());
@@ -179,7 +179,7 @@ fn close_inherited_fds() {
     let done = unsafe {
         libc::syscall(
             libc::SYS_close_range,
-            3 as libc::c_uint,
+            3_u32,
             libc::c_uint::MAX,
             CLOSE_RANGE_CLOEXEC,
         )
