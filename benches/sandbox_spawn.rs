@@ -3,6 +3,7 @@
 //! marking every tool child gets), Landlock alone (the guard of `eb8318c`), Landlock with the
 //! read-only mount namespace, Landlock with the seccomp filter — and prints p50 and p90 of a
 //! call. `cargo bench --bench sandbox_spawn`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed run
 
 use std::path::Path;
 use std::sync::Arc;
@@ -40,8 +41,13 @@ fn main() {
     let none = |_: &str| None;
     let seccomp_env = |name: &str| (name == NAMESPACE_SWITCH).then(|| "1".to_string());
     let namespace = Sandbox::resolve(SandboxMode::WorkspaceWrite, false, Vec::new(), &ws, &none);
-    let seccomp =
-        Sandbox::resolve(SandboxMode::WorkspaceWrite, false, Vec::new(), &ws, &seccomp_env);
+    let seccomp = Sandbox::resolve(
+        SandboxMode::WorkspaceWrite,
+        false,
+        Vec::new(),
+        &ws,
+        &seccomp_env,
+    );
     let landlock_only = Sandbox {
         metadata: Metadata::Unchecked,
         ..namespace.clone()

@@ -228,7 +228,9 @@ impl Sandbox {
     /// it, else the seccomp filter.
     fn judge_metadata(&self, workdir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Metadata {
         let namespace = if env(NAMESPACE_SWITCH).is_some_and(|v| !v.is_empty() && v != "0") {
-            Err(format!("namespaces are treated as absent ({NAMESPACE_SWITCH} is set)"))
+            Err(format!(
+                "namespaces are treated as absent ({NAMESPACE_SWITCH} is set)"
+            ))
         } else {
             match namespace::MountPlan::new(&self.writable_dirs(workdir)) {
                 None => return Metadata::Unguarded("/ is writable".to_string()),
@@ -300,7 +302,9 @@ impl Sandbox {
                 Metadata::Namespace { .. } => {
                     plan.mounts = namespace::MountPlan::new(&self.writable_dirs(workdir));
                 }
-                Metadata::Seccomp(_) => plan.filter = Some(seccomp::filter().map_err(SandboxError)?),
+                Metadata::Seccomp(_) => {
+                    plan.filter = Some(seccomp::filter().map_err(SandboxError)?)
+                }
                 Metadata::Unguarded(_) | Metadata::Unchecked => {}
             }
         }

@@ -77,8 +77,7 @@ fn url_passwords(value: &str) -> Vec<&str> {
 /// Whether the variable `name=value` holds a secret: by its name, or by a value that is a URL
 /// with a password. A name that is not UTF-8 is judged by its lossy form.
 pub fn is_secret_var(name: &OsStr, value: &OsStr, key_vars: &[String]) -> bool {
-    is_secret_name(&name.to_string_lossy(), key_vars)
-        || has_url_password(&value.to_string_lossy())
+    is_secret_name(&name.to_string_lossy(), key_vars) || has_url_password(&value.to_string_lossy())
 }
 
 /// The names of the variables in `vars` that a tool process must not inherit: every secret
@@ -277,10 +276,18 @@ mod tests {
         ("SSH_AUTH_SOCK", "/run/user/1000/ssh-agent", true),
         ("TF_VAR_db_password", "hunter22", true),
         ("MY_PROVIDER_KEY", "abcdef", true),
-        ("DATABASE_URL", "postgres://app:hunter2@db.internal:5432/app", true),
+        (
+            "DATABASE_URL",
+            "postgres://app:hunter2@db.internal:5432/app",
+            true,
+        ),
         ("REDIS_URL", "redis://:s3cret@localhost:6379/0", true),
         ("AMQP_ADDR", "amqp://guest:guest@rabbit//", true),
-        ("MONGO", "mongodb+srv://u:p@cluster0.example.net/db?retryWrites=true", true),
+        (
+            "MONGO",
+            "mongodb+srv://u:p@cluster0.example.net/db?retryWrites=true",
+            true,
+        ),
         ("JDBC", "jdbc:postgresql://u:pw@h/db", true),
         ("http_proxy", "http://me:pass@proxy.local:3128", true),
         ("PIP_INDEX_URL", "https://me:pw@pypi.internal/simple", true),

@@ -22,14 +22,20 @@ const KEY: &str = "sk-test-KEYCHAIN-Zq9x-0a1b2c3d4e5f6789";
 /// `Zq9x` that the memory scan looks for.
 const CLASS_VARS: &[(&str, &str)] = &[
     ("OPENAI_API_KEY", "sk-proj-Zq9x-openai-00112233445566"),
-    ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-Zq9x-K7MDENGbPxRfiCY"),
+    (
+        "AWS_SECRET_ACCESS_KEY",
+        "wJalrXUtnFEMI-Zq9x-K7MDENGbPxRfiCY",
+    ),
     (
         "DATABASE_URL",
         "postgres://app:hunter2-Zq9x@db.internal:5432/app",
     ),
     ("STRIPE_SECRET_KEY", "sk_live_Zq9x51HxyzABCDEFGH"),
     ("MYSQL_PWD", "mysql-Zq9x-password"),
-    ("SENTRY_DSN", "https://abcdef0123Zq9x@o1.ingest.sentry.io/42"),
+    (
+        "SENTRY_DSN",
+        "https://abcdef0123Zq9x@o1.ingest.sentry.io/42",
+    ),
     ("AZURE_OPENAI_KEY", "azure-Zq9x-0123456789abcdef"),
     ("GH_AUTH", "gho_Zq9x0123456789abcdef"),
     ("SESSION_COOKIE", "sid=Zq9x0123456789abcdef"),
@@ -171,7 +177,11 @@ async fn chain(sandbox: &str, uid: Option<u32>) {
         .args(["--sandbox", sandbox, "--json", "--approve", "all"])
         .arg("read the keys");
     let run = finish(&mut cmd).await;
-    assert_eq!(run.code, 0, "stderr: {}\nstdout: {}", run.stderr, run.stdout);
+    assert_eq!(
+        run.code, 0,
+        "stderr: {}\nstdout: {}",
+        run.stderr, run.stdout
+    );
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "{}", run.stderr);
@@ -242,7 +252,11 @@ fn the_forbidden_encodings_are_what_base64_makes() {
 
 /// Starts `taco exec` (as `uid` when given) against a provider that holds its reply, so the
 /// process stays alive; returns it and its pid.
-async fn waiting_taco(d: &Dirs, uid: Option<u32>, server: &TestServer) -> (tokio::process::Child, u32) {
+async fn waiting_taco(
+    d: &Dirs,
+    uid: Option<u32>,
+    server: &TestServer,
+) -> (tokio::process::Child, u32) {
     let mut std = match uid {
         Some(uid) => {
             let mut c = std::process::Command::new("setpriv");
@@ -278,7 +292,10 @@ async fn waiting_taco(d: &Dirs, uid: Option<u32>, server: &TestServer) -> (tokio
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
-    assert!(!server.requests().is_empty(), "taco never called the provider");
+    assert!(
+        !server.requests().is_empty(),
+        "taco never called the provider"
+    );
     (child, pid)
 }
 
@@ -300,7 +317,10 @@ async fn the_environment_block_the_kernel_shows_holds_no_secret() {
     // Root (with CAP_SYS_PTRACE, unlike taco's tools) can still read it: what is there?
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     let text = String::from_utf8_lossy(&environ).into_owned();
-    assert!(child.try_wait().unwrap().is_none(), "taco ended before it was read");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "taco ended before it was read"
+    );
     child.kill().await.unwrap();
     assert!(text.contains("TACO_TEST_VISIBLE=plain-value"), "{text:?}");
     assert_clean("taco's /proc/PID/environ", &text);
@@ -317,9 +337,17 @@ async fn taco_is_not_dumpable_so_its_proc_files_are_not_the_users() {
     let server = TestServer::start(vec![held_reply()]).await;
     let (mut child, pid) = waiting_taco(&d, uid, &server).await;
     use std::os::unix::fs::MetadataExt;
-    let owner = std::fs::metadata(format!("/proc/{pid}/environ")).unwrap().uid();
-    assert!(child.try_wait().unwrap().is_none(), "taco ended before it was looked at");
+    let owner = std::fs::metadata(format!("/proc/{pid}/environ"))
+        .unwrap()
+        .uid();
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "taco ended before it was looked at"
+    );
     child.kill().await.unwrap();
     // A dumpable process's /proc files belong to its user; a non-dumpable one's to root.
-    assert_eq!(owner, 0, "taco's /proc/{pid}/environ belongs to uid {owner}");
+    assert_eq!(
+        owner, 0,
+        "taco's /proc/{pid}/environ belongs to uid {owner}"
+    );
 }

@@ -123,11 +123,7 @@ fn resolve(ws: &Path, env: &[(&str, &str)]) -> Sandbox {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    let lookup = move |name: &str| {
-        env.iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    let lookup = move |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let sandbox = Sandbox::resolve(SandboxMode::WorkspaceWrite, false, Vec::new(), ws, &lookup);
     assert!(
         matches!(sandbox.support, Support::Available { .. }),

@@ -47,8 +47,12 @@ fn cap_sets(status: &str) -> Vec<(String, u64)> {
         .filter_map(|line| {
             let (name, value) = line.split_once(':')?;
             let name = name.trim();
-            name.starts_with("Cap")
-                .then(|| (name.to_string(), u64::from_str_radix(value.trim(), 16).unwrap()))
+            name.starts_with("Cap").then(|| {
+                (
+                    name.to_string(),
+                    u64::from_str_radix(value.trim(), 16).unwrap(),
+                )
+            })
         })
         .collect()
 }

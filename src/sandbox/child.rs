@@ -145,7 +145,8 @@ fn drop_capabilities() -> Result<(), i32> {
     if has(CAP_SETPCAP, data[0].effective) {
         for cap in DROPPED {
             // SAFETY: PR_CAPBSET_DROP takes a capability number and touches no memory.
-            let done = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) };
+            let done =
+                unsafe { libc::prctl(libc::PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) };
             // EINVAL: a capability this kernel does not know, so nothing can hold it.
             if done != 0 && errno() != libc::EINVAL {
                 return Err(errno());
@@ -153,7 +154,15 @@ fn drop_capabilities() -> Result<(), i32> {
         }
     }
     // SAFETY: clearing the ambient set takes no pointer. EINVAL: no ambient set (< 4.3).
-    let done = unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) };
+    let done = unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
     if done != 0 && errno() != libc::EINVAL {
         return Err(errno());
     }
@@ -203,6 +212,9 @@ mod tests {
         for cap in [CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON] {
             assert!(DROPPED.contains(&cap), "{cap}");
         }
-        assert!(DROPPED.iter().all(|&c| c < 64), "two 32-bit words hold them");
+        assert!(
+            DROPPED.iter().all(|&c| c < 64),
+            "two 32-bit words hold them"
+        );
     }
 }

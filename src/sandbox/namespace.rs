@@ -174,11 +174,19 @@ fn last_errno() -> i32 {
 }
 
 fn check(result: libc::c_int) -> Result<(), i32> {
-    if result < 0 { Err(last_errno()) } else { Ok(()) }
+    if result < 0 {
+        Err(last_errno())
+    } else {
+        Ok(())
+    }
 }
 
 fn check_long(result: libc::c_long) -> Result<(), i32> {
-    if result < 0 { Err(last_errno()) } else { Ok(()) }
+    if result < 0 {
+        Err(last_errno())
+    } else {
+        Ok(())
+    }
 }
 
 /// Whether this kernel (and whatever confines taco: a container, an LSM that restricts user

@@ -21,7 +21,8 @@ const SYS_IO_URING_SETUP: i64 = 425;
 
 /// The refused calls of this architecture.
 fn refused() -> Vec<i64> {
-    let mut calls: Vec<i64> = [
+    // `c_long` is `i64` on the 64-bit architectures seccompiler knows.
+    let mut calls: Vec<i64> = vec![
         libc::SYS_fchmod,
         libc::SYS_fchmodat,
         libc::SYS_fchown,
@@ -33,26 +34,24 @@ fn refused() -> Vec<i64> {
         libc::SYS_removexattr,
         libc::SYS_lremovexattr,
         libc::SYS_fremovexattr,
-    ]
-    .iter()
-    .map(|&n| i64::from(n))
-    .collect();
-    calls.extend([SYS_FCHMODAT2, SYS_SETXATTRAT, SYS_REMOVEXATTRAT, SYS_IO_URING_SETUP]);
+    ];
+    calls.extend([
+        SYS_FCHMODAT2,
+        SYS_SETXATTRAT,
+        SYS_REMOVEXATTRAT,
+        SYS_IO_URING_SETUP,
+    ]);
     #[cfg(target_arch = "x86_64")]
     {
         // The old path-based calls that newer architectures only have as *at variants.
-        calls.extend(
-            [
-                libc::SYS_chmod,
-                libc::SYS_chown,
-                libc::SYS_lchown,
-                libc::SYS_utime,
-                libc::SYS_utimes,
-                libc::SYS_futimesat,
-            ]
-            .iter()
-            .map(|&n| i64::from(n)),
-        );
+        calls.extend([
+            libc::SYS_chmod,
+            libc::SYS_chown,
+            libc::SYS_lchown,
+            libc::SYS_utime,
+            libc::SYS_utimes,
+            libc::SYS_futimesat,
+        ]);
         const X32: i64 = 0x4000_0000;
         let x32: Vec<i64> = calls.iter().map(|n| n | X32).collect();
         calls.extend(x32);
@@ -89,7 +88,7 @@ mod tests {
             libc::SYS_setxattr,
             libc::SYS_removexattr,
         ] {
-            assert!(calls.contains(&i64::from(call)), "{call}");
+            assert!(calls.contains(&call), "{call}");
         }
         assert!(calls.contains(&SYS_IO_URING_SETUP));
         assert!(!filter().unwrap().is_empty());

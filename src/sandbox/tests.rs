@@ -60,7 +60,9 @@ fn descriptions_say_what_is_allowed_and_what_to_do() {
         text.contains("workspace-write (Landlock ABI 7)")
             && text.contains("writes only /w")
             && text.contains("no TCP")
-            && text.contains("chmod, chown, utime and xattr changes outside the writable paths are refused"),
+            && text.contains(
+                "chmod, chown, utime and xattr changes outside the writable paths are refused"
+            ),
         "{text}"
     );
     let seccomp = Sandbox {
