@@ -103,7 +103,11 @@ pub fn names() -> Vec<String> {
 /// What `/status` says of the environment: the names withheld (never a value) and which of
 /// them `env_passthrough` hands to tools all the same (a provider key variable never).
 pub fn describe(passthrough: &[String], key_vars: &[String]) -> String {
-    let names = names();
+    describe_names(&names(), passthrough, key_vars)
+}
+
+/// [`describe`] for these withheld names.
+fn describe_names(names: &[String], passthrough: &[String], key_vars: &[String]) -> String {
     if names.is_empty() {
         return "no secret variables were found in the environment".to_string();
     }

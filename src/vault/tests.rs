@@ -29,3 +29,19 @@ fn a_name_that_is_not_utf8_is_judged_by_its_lossy_form() {
     let taken = to_withhold([(name.clone(), OsString::from("v"))], &[]);
     assert_eq!(taken, [(name, OsString::from("v"))]);
 }
+
+#[test]
+fn status_names_what_is_withheld_and_passed_never_a_value() {
+    let names = ["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "OPENAI_API_KEY"].map(String::from);
+    let text = describe_names(
+        &names,
+        &["GITHUB_TOKEN".to_string(), "OPENAI_API_KEY".to_string()],
+        &["OPENAI_API_KEY".to_string()],
+    );
+    assert_eq!(
+        text,
+        "withheld from tools, kept in taco's memory only: AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, \
+         OPENAI_API_KEY; passed to tools all the same ([tools.shell] env_passthrough): GITHUB_TOKEN"
+    );
+    assert!(describe_names(&[], &[], &[]).starts_with("no secret variables"));
+}
