@@ -361,6 +361,28 @@ pub fn key_vars(file: &ConfigFile) -> Vec<String> {
     vars
 }
 
+/// The variables the config names as holding credentials, whatever their names: every
+/// provider's `api_key_env` (the presets' too), each MCP server's `bearer_token_env` and the
+/// `${NAME}`s of its headers. `vault::seal` withholds them from the environment. A config
+/// that cannot be read names nothing here; resolving it says why later.
+pub fn named_secrets(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let file = read_config(overrides, env)
+        .map(|(_, file)| file)
+        .unwrap_or_default();
+    let mut names = key_vars(&file);
+    for server in file.mcp.servers.values() {
+        names.extend(server.bearer_token_env.clone());
+        names.extend(
+            (server.headers.values())
+                .filter_map(|v| crate::mcp::config::reference(v))
+                .map(String::from),
+        );
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Bounds on requests and model calls: the file's, the provider's options, else defaults.
 fn call_limits(file: &ConfigFile, options: &ProviderOptions) -> Limits {
     let mut limits = Limits::default();

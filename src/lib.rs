@@ -37,4 +37,5 @@ pub mod startup;
 pub mod text;
 pub mod tools;
 pub mod tui;
+pub mod vault;
 pub mod wiring;

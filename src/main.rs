@@ -105,6 +105,11 @@ enum Approve {
 }
 
 fn main() -> ExitCode {
+    // First of all, while taco has one thread: the secrets of the environment move into
+    // memory and out of what any child or reader of /proc/PID/environ can see, and taco
+    // becomes non-dumpable (ARCHITECTURE §11).
+    // SAFETY: no other thread exists yet.
+    unsafe { taco::vault::seal(&[]) };
     // The HTML converter web_fetch runs as a child process it can kill (see html_helper).
     if std::env::args_os()
         .nth(1)
@@ -115,6 +120,11 @@ fn main() -> ExitCode {
     let launched = std::time::Instant::now();
     let cli = Cli::parse();
     let start = start(cli.global);
+    // The config may name key variables outside the classes (`api_key_env = "MY_LLM"`):
+    // withheld too, still before any thread (the runtime starts below).
+    let named = taco::config::named_secrets(&start.overrides, &taco::vault::var);
+    // SAFETY: still no other thread: argument parsing and reading the config start none.
+    unsafe { taco::vault::seal(&named) };
     let code = match cli.command {
         Some(Command::Exec(args)) => wiring::exec(&start, exec_request(args)),
         Some(Command::Sessions) => wiring::sessions(),

@@ -10,11 +10,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod child;
 pub mod denial;
+mod namespace;
 mod probe;
 mod rules;
+mod seccomp;
 
-pub use probe::{TEST_SWITCH, kernel_support};
+pub use child::{DROPPED, harden};
+pub use probe::{NAMESPACE_SWITCH, TEST_SWITCH, kernel_support};
 
 /// `[sandbox] mode` / `--sandbox`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,6 +67,28 @@ pub struct Sandbox {
     pub writable: Vec<PathBuf>,
     /// What the kernel supports.
     pub support: Support,
+    /// How metadata changes outside the writable paths are refused.
+    pub metadata: Metadata,
+}
+
+/// How a sandboxed process is kept from changing metadata (chmod, chown, utime, xattr)
+/// outside the writable paths, which Landlock does not cover; judged once at startup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Metadata {
+    /// A mount namespace where everything but the writable paths is read-only; with a user
+    /// namespace too when taco is not root.
+    Namespace {
+        /// Whether a user namespace (without an id map) is part of it.
+        user: bool,
+    },
+    /// A seccomp filter refusing the metadata calls everywhere, the workspace included,
+    /// because no mount namespace could be built (why).
+    Seccomp(String),
+    /// Neither: metadata changes are not refused (why).
+    Unguarded(String),
+    /// Not judged (no sandbox).
+    #[default]
+    Unchecked,
 }
 
 impl Default for Sandbox {
@@ -74,6 +100,7 @@ impl Default for Sandbox {
             network: true,
             writable: Vec::new(),
             support: Support::Unavailable("not checked".to_string()),
+            metadata: Metadata::Unchecked,
         }
     }
 }
@@ -87,6 +114,19 @@ pub enum State<'a> {
     Off,
     /// The kernel cannot confine them; every shell call is asked about.
     Unavailable(&'a str),
+}
+
+impl Metadata {
+    /// What guards metadata, in a sentence for `/status`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Namespace { user: false } => "chmod, chown, utime and xattr changes outside the writable paths are refused (a mount namespace: the rest of the tree is read-only)".to_string(),
+            Self::Namespace { user: true } => "chmod, chown, utime and xattr changes outside the writable paths are refused (a user and mount namespace: the rest of the tree is read-only; inside it every user and group shows as nobody)".to_string(),
+            Self::Seccomp(why) => format!("chmod, chown, utime and xattr changes are refused everywhere, the workspace too (a seccomp filter, since no mount namespace can be had: {why})"),
+            Self::Unguarded(why) => format!("chmod, chown, utime and xattr changes are NOT refused ({why})"),
+            Self::Unchecked => "metadata changes are not checked".to_string(),
+        }
+    }
 }
 
 /// How one call runs: shown in the approval dialog, the chat, the stack and the timeline, and
@@ -169,16 +209,41 @@ impl Sandbox {
             network,
             writable,
             support: kernel_support(network, env),
+            metadata: Metadata::Unchecked,
         };
+        if mode == SandboxMode::Off || !matches!(sandbox.support, Support::Available { .. }) {
+            return sandbox;
+        }
         // Building the ruleset once proves the kernel takes it (a seccomp filter or a
         // container may refuse what the version promises).
-        if mode != SandboxMode::Off
-            && matches!(sandbox.support, Support::Available { .. })
-            && let Err(e) = rules::ruleset(&sandbox, workdir)
-        {
+        if let Err(e) = rules::ruleset(&sandbox, workdir) {
             sandbox.support = Support::Unavailable(e.to_string());
+            return sandbox;
         }
+        sandbox.metadata = sandbox.judge_metadata(workdir, env);
         sandbox
+    }
+
+    /// The metadata guard this machine allows: the namespace when a child can really build
+    /// it, else the seccomp filter.
+    fn judge_metadata(&self, workdir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Metadata {
+        let namespace = if env(NAMESPACE_SWITCH).is_some_and(|v| !v.is_empty() && v != "0") {
+            Err(format!(
+                "namespaces are treated as absent ({NAMESPACE_SWITCH} is set)"
+            ))
+        } else {
+            match namespace::MountPlan::new(&self.writable_dirs(workdir)) {
+                None => return Metadata::Unguarded("/ is writable".to_string()),
+                Some(plan) => namespace::probe(&plan).map(|()| plan.with_user_namespace()),
+            }
+        };
+        match namespace {
+            Ok(user) => Metadata::Namespace { user },
+            Err(why) => match seccomp::filter() {
+                Ok(_) => Metadata::Seccomp(why),
+                Err(e) => Metadata::Unguarded(format!("{why}; no seccomp filter either: {e}")),
+            },
+        }
     }
 
     /// Where it stands.
@@ -220,19 +285,30 @@ impl Sandbox {
         dirs
     }
 
-    /// Puts `command` in the sandbox when `confinement` says it runs sandboxed: the ruleset
-    /// is built here, before the fork, and only enforced in the child.
+    /// Puts `command` in the sandbox when `confinement` says it runs sandboxed, and in any
+    /// case makes it drop the capabilities that read other processes and inherit no fd but
+    /// 0–2 ([`harden`]). Everything is built here, before the fork; the child only makes
+    /// syscalls.
     pub fn confine(
         &self,
         command: &mut tokio::process::Command,
         workdir: &Path,
         confinement: Confinement,
     ) -> Result<(), SandboxError> {
-        if !confinement.is_sandboxed() {
-            return Ok(());
+        let mut plan = child::Plan::default();
+        if confinement.is_sandboxed() {
+            plan.ruleset = Some(rules::ruleset(self, workdir)?);
+            match &self.metadata {
+                Metadata::Namespace { .. } => {
+                    plan.mounts = namespace::MountPlan::new(&self.writable_dirs(workdir));
+                }
+                Metadata::Seccomp(_) => {
+                    plan.filter = Some(seccomp::filter().map_err(SandboxError)?)
+                }
+                Metadata::Unguarded(_) | Metadata::Unchecked => {}
+            }
         }
-        let ruleset = rules::ruleset(self, workdir)?;
-        rules::enforce_in_child(command, ruleset);
+        plan.install(command);
         Ok(())
     }
 
@@ -273,13 +349,14 @@ impl Sandbox {
                     Support::Unavailable(_) => 0,
                 };
                 format!(
-                    "{} (Landlock ABI {abi}): shell commands read anything, {writes}; {}",
+                    "{} (Landlock ABI {abi}): shell commands read anything, {writes}; {}; {}",
                     self.mode.as_str(),
                     if self.network {
                         "TCP allowed"
                     } else {
                         "no TCP connections or listening"
-                    }
+                    },
+                    self.metadata.describe()
                 )
             }
         }

@@ -17,34 +17,82 @@ const MIN_GUESSED_LEN: usize = 8;
 /// Explicit provider keys are redacted from this length up.
 const MIN_KEY_LEN: usize = 6;
 
-/// Whether a variable's name says it holds a secret: `*_API_KEY`, `*_TOKEN`, `*_SECRET`,
-/// `*PASSWORD*` (any case), or one of the provider key variables in `key_vars`.
+/// Words that make a variable's name secret wherever they appear in it, in any case (the
+/// classes of codex's `shell_environment_policy`, widened): `GH_AUTH`, `SENTRY_DSN`,
+/// `MYSQL_PWD` and `SESSION_COOKIE` are all secrets, and so is anything with `KEY` in it.
+const SECRET_WORDS: [&str; 11] = [
+    "KEY",
+    "SECRET",
+    "TOKEN",
+    "PASSWORD",
+    "PASSWD",
+    "PWD",
+    "CREDENTIAL",
+    "AUTH",
+    "DSN",
+    "COOKIE",
+    "SESSION",
+];
+
+/// Names that contain a secret word but are the shell's own bookkeeping.
+const NOT_SECRET: [&str; 2] = ["PWD", "OLDPWD"];
+
+/// Whether a variable's name says it holds a secret: it contains one of the
+/// [secret words](SECRET_WORDS) (any case), or is one of the provider key variables in
+/// `key_vars`.
 pub fn is_secret_name(name: &str, key_vars: &[String]) -> bool {
     if key_vars.iter().any(|k| k == name) {
         return true;
     }
     let upper = name.to_ascii_uppercase();
-    upper.ends_with("_API_KEY")
-        || upper == "API_KEY"
-        || upper.ends_with("_TOKEN")
-        || upper.ends_with("_SECRET")
-        || upper.contains("PASSWORD")
+    !NOT_SECRET.contains(&upper.as_str()) && SECRET_WORDS.iter().any(|w| upper.contains(w))
+}
+
+/// Whether a value holds a URL with a password (`scheme://user:pass@host`, the user may be
+/// empty), anywhere in it: a database or proxy URL carries its credentials that way.
+pub fn has_url_password(value: &str) -> bool {
+    !url_passwords(value).is_empty()
+}
+
+/// The passwords of the URLs in `value` (see [`has_url_password`]).
+fn url_passwords(value: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = value;
+    while let Some(at) = rest.find("://") {
+        let after = &rest[at + 3..];
+        // The authority ends at the path, query or fragment; the userinfo at its last '@'.
+        let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+        let authority = &after[..end];
+        if let Some(userinfo) = authority.rfind('@').map(|i| &authority[..i])
+            && let Some((_, pass)) = userinfo.split_once(':')
+            && !pass.is_empty()
+        {
+            found.push(pass);
+        }
+        rest = after;
+    }
+    found
+}
+
+/// Whether the variable `name=value` holds a secret: by its name, or by a value that is a URL
+/// with a password. A name that is not UTF-8 is judged by its lossy form.
+pub fn is_secret_var(name: &OsStr, value: &OsStr, key_vars: &[String]) -> bool {
+    is_secret_name(&name.to_string_lossy(), key_vars) || has_url_password(&value.to_string_lossy())
 }
 
 /// The names of the variables in `vars` that a tool process must not inherit: every secret
-/// name that is not passed through by name.
+/// one that is not passed through by name.
 pub fn scrubbed_names<'a>(
-    vars: impl IntoIterator<Item = &'a OsStr>,
+    vars: impl IntoIterator<Item = (&'a OsStr, &'a OsStr)>,
     key_vars: &[String],
     passthrough: &[String],
 ) -> Vec<&'a OsStr> {
     vars.into_iter()
-        .filter(|name| {
-            // A name that is not UTF-8 cannot be matched by a passthrough entry; when in
-            // doubt, scrub it only if its lossy form looks secret.
-            let text = name.to_string_lossy();
-            is_secret_name(&text, key_vars) && !passthrough.iter().any(|p| *p == text)
+        .filter(|(name, value)| {
+            is_secret_var(name, value, key_vars)
+                && !passthrough.iter().any(|p| OsStr::new(p) == *name)
         })
+        .map(|(name, _)| name)
         .collect()
 }
 
@@ -63,7 +111,8 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// The values of the secret variables among `vars` (see [`is_secret_name`]).
+    /// The values of the secret variables among `vars` (see [`is_secret_var`]) long enough to
+    /// be secrets.
     pub fn from_env<K, V>(vars: impl IntoIterator<Item = (K, V)>, key_vars: &[String]) -> Self
     where
         K: AsRef<OsStr>,
@@ -81,9 +130,18 @@ impl Secrets {
             } else {
                 MIN_GUESSED_LEN
             };
-            if value.len() >= min && is_secret_name(name, key_vars) {
+            if !is_secret_var(name.as_ref(), value.as_ref(), key_vars) {
+                continue;
+            }
+            if value.len() >= min {
                 values.push(value.to_string());
             }
+            // A URL's password may show up alone (an error that quotes it).
+            values.extend(
+                (url_passwords(value).into_iter())
+                    .filter(|p| p.len() >= MIN_GUESSED_LEN)
+                    .map(String::from),
+            );
         }
         Self::new(values)
     }
@@ -194,41 +252,95 @@ mod tests {
         vec!["MY_PROVIDER_KEY".to_string()]
     }
 
+    /// Variables and whether they are withheld: the classes by name (any case), URLs with a
+    /// password by value, and the names that only look close.
+    const TABLE: &[(&str, &str, bool)] = &[
+        ("OPENAI_API_KEY", "sk-live-0123456789", true),
+        ("openai_api_key", "sk-live-0123456789", true),
+        ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG", true),
+        ("AWS_SESSION_TOKEN", "IQoJb3JpZ2luX2VjE", true),
+        ("STRIPE_SECRET_KEY", "sk_live_51Hxyz", true),
+        ("AZURE_OPENAI_KEY", "0123456789abcdef", true),
+        ("MYSQL_PWD", "hunter22", true),
+        ("PGPASSWORD", "hunter22", true),
+        ("REDIS_PASSWD", "hunter22", true),
+        ("SENTRY_DSN", "https://abc123@o1.ingest.sentry.io/1", true),
+        ("GITHUB_TOKEN", "ghp_0123456789", true),
+        ("ANTHROPIC_AUTH_TOKEN", "sk-ant-0123", true),
+        ("NPM_CONFIG__AUTH", "dXNlcjpwYXNz", true),
+        ("DOCKER_AUTH_CONFIG", "{\"auths\":{}}", true),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/home/u/sa.json", true),
+        ("SESSION_SECRET", "keyboard cat", true),
+        ("JSESSIONID", "0123456789ABCDEF", true),
+        ("SESSION_COOKIE", "sid=abc", true),
+        ("SSH_AUTH_SOCK", "/run/user/1000/ssh-agent", true),
+        ("TF_VAR_db_password", "hunter22", true),
+        ("MY_PROVIDER_KEY", "abcdef", true),
+        (
+            "DATABASE_URL",
+            "postgres://app:hunter2@db.internal:5432/app",
+            true,
+        ),
+        ("REDIS_URL", "redis://:s3cret@localhost:6379/0", true),
+        ("AMQP_ADDR", "amqp://guest:guest@rabbit//", true),
+        (
+            "MONGO",
+            "mongodb+srv://u:p@cluster0.example.net/db?retryWrites=true",
+            true,
+        ),
+        ("JDBC", "jdbc:postgresql://u:pw@h/db", true),
+        ("http_proxy", "http://me:pass@proxy.local:3128", true),
+        ("PIP_INDEX_URL", "https://me:pw@pypi.internal/simple", true),
+        ("PATH", "/usr/bin:/bin", false),
+        ("HOME", "/home/someone", false),
+        ("PWD", "/work", false),
+        ("OLDPWD", "/work/old", false),
+        ("pwd", "/work", false),
+        ("LANG", "C.UTF-8", false),
+        ("TERM", "xterm-256color", false),
+        ("HTTPS_PROXY", "http://proxy.local:3128", false),
+        ("GIT_REMOTE", "https://someone@github.com/o/r", false),
+        ("DOCS", "https://host/a:b@c", false),
+        ("MAILTO", "mailto:a:b@c.example", false),
+        ("EMPTY_PASS", "ftp://user:@host/", false),
+        ("RUST_LOG", "info", false),
+    ];
+
     #[test]
-    fn secret_names() {
+    fn the_classes_by_name_and_by_value() {
         let k = keys();
-        for name in [
-            "OPENAI_API_KEY",
-            "openai_api_key",
-            "GITHUB_TOKEN",
-            "AWS_SECRET",
-            "DB_PASSWORD",
-            "PASSWORD_FILE_X",
-            "MY_PROVIDER_KEY",
-            "API_KEY",
-        ] {
-            assert!(is_secret_name(name, &k), "{name}");
+        for (name, value, secret) in TABLE {
+            assert_eq!(
+                is_secret_var(OsStr::new(name), OsStr::new(value), &k),
+                *secret,
+                "{name}={value}"
+            );
         }
-        for name in [
-            "PATH",
-            "HOME",
-            "TOKENIZERS_PARALLELISM",
-            "KEYBOARD",
-            "SECRETS_DIR",
-        ] {
-            assert!(!is_secret_name(name, &k), "{name}");
-        }
+        assert!(TABLE.iter().filter(|row| row.2).count() >= 25);
     }
 
     #[test]
     fn scrubbing_honours_passthrough() {
         let vars = [
-            OsStr::new("PATH"),
-            OsStr::new("OPENAI_API_KEY"),
-            OsStr::new("GH_TOKEN"),
+            (OsStr::new("PATH"), OsStr::new("/bin")),
+            (OsStr::new("OPENAI_API_KEY"), OsStr::new("sk-1")),
+            (OsStr::new("GH_TOKEN"), OsStr::new("ghp")),
+            (OsStr::new("DB"), OsStr::new("pg://u:p@h")),
         ];
         let names = scrubbed_names(vars, &[], &["GH_TOKEN".to_string()]);
-        assert_eq!(names, vec![OsStr::new("OPENAI_API_KEY")]);
+        assert_eq!(names, vec![OsStr::new("OPENAI_API_KEY"), OsStr::new("DB")]);
+    }
+
+    #[test]
+    fn a_url_password_is_redacted_alone_too() {
+        let secrets = Secrets::from_env(
+            [("DATABASE_URL", "postgres://app:hunter2-long@db/app")],
+            &[],
+        );
+        assert_eq!(
+            secrets.redact("auth failed: hunter2-long; postgres://app:hunter2-long@db/app"),
+            "auth failed: ***; pos…***"
+        );
     }
 
     #[test]

@@ -9,7 +9,6 @@ use crate::config::{self, Overrides};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
 use crate::mcp::{McpHub, Notice, StartContext};
 use crate::orchestrator::{Orchestrator, Settings};
-use crate::secrets::Secrets;
 use crate::session;
 use crate::startup::{self, Opened, Resuming};
 use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
@@ -76,16 +75,14 @@ async fn prepare(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Res
 async fn build(
     start: &Start,
 ) -> Result<(config::Resolved, Orchestrator, Option<Resuming>), String> {
-    let env = |name: &str| std::env::var(name).ok();
+    // Secrets come from the store the environment's were moved to (`vault`).
+    let env = crate::vault::var;
     let (chosen, resuming) =
         startup::resume_overrides(start.overrides.clone(), start.resume.as_deref())?;
     let mut resolved = config::resolve(&chosen, &env, config::probe_ollama)
         .await
         .map_err(|e| e.to_string())?;
-    resolved.tools.secrets = Arc::new(Secrets::from_env(
-        std::env::vars_os(),
-        &resolved.tools.secret_vars,
-    ));
+    resolved.tools.secrets = Arc::new(crate::vault::secrets(&resolved.tools.secret_vars));
     let provider = config::build_provider(&resolved.provider).map_err(|e| e.to_string())?;
     let settings = settings(&resolved);
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);
@@ -145,7 +142,7 @@ pub fn mcp_list(start: &Start) -> i32 {
     };
     reaper_guarded(|| {
         runtime.block_on(async {
-            let env = |name: &str| std::env::var(name).ok();
+            let env = crate::vault::var;
             let setup = match config::mcp_servers(&start.overrides, &env) {
                 Ok(found) => found,
                 Err(e) => return usage(e),
@@ -156,8 +153,7 @@ pub fn mcp_list(start: &Start) -> i32 {
                     workdir: setup.workdir,
                     settings: Arc::new(ToolSettings {
                         sandbox: setup.sandbox,
-                        secrets: Arc::new(Secrets::from_env(
-                            std::env::vars_os(),
+                        secrets: Arc::new(crate::vault::secrets(
                             &ToolSettings::default().secret_vars,
                         )),
                         ..ToolSettings::default()

@@ -12,7 +12,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
 use taco::event::{Confinement, EventData, FrameState, SandboxMode, Scope, StackFrame, ToolStatus};
 use taco::orchestrator::task::Op;
-use taco::sandbox::{Sandbox, Support};
+use taco::sandbox::{Metadata, Sandbox, Support};
 use taco::tui::app::{App, AppInfo, Command};
 
 mod support;
@@ -254,6 +254,7 @@ fn sandbox(mode: SandboxMode, support: Support) -> Sandbox {
         network: false,
         writable: vec![PathBuf::from("/opt/cache")],
         support,
+        metadata: Metadata::Namespace { user: false },
     }
 }
 

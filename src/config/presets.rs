@@ -233,7 +233,7 @@ where
 
 /// Asks a local Ollama for its models; the first one, if it answers within a moment.
 pub async fn probe_ollama(host: String) -> Option<String> {
-    let client = reqwest::Client::builder()
+    let client = crate::vault::with_proxies(reqwest::Client::builder())
         .timeout(Duration::from_millis(400))
         .build()
         .ok()?;

@@ -163,6 +163,13 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
         if name.trim().is_empty() {
             return Err("[mcp.servers]: a server needs a name".into());
         }
+        // A key on a command line is readable by every process of the machine
+        // (/proc/PID/cmdline): `${NAME}` is expanded in `env` and `headers` only.
+        if let Some(name) = entry.args.iter().find_map(|a| reference(a)) {
+            return Err(format!(
+                "{at} args: ${{{name}}} is not expanded on a command line, where any process could read it; pass it in env = {{ {name} = \"${{{name}}}\" }} instead"
+            ));
+        }
         let transport = match (&entry.command, &entry.url) {
             (Some(command), None) if !command.trim().is_empty() => Transport::Stdio {
                 command: command.clone(),
@@ -212,10 +219,15 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
     Ok(specs)
 }
 
+/// The variable a configured value `${NAME}` names, if it is one.
+pub fn reference(value: &str) -> Option<&str> {
+    value.strip_prefix("${").and_then(|v| v.strip_suffix('}'))
+}
+
 /// A configured value with `${NAME}` taken from the environment; `Err` names the variable
 /// that is not set (never its value).
 pub fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    match value.strip_prefix("${").and_then(|v| v.strip_suffix('}')) {
+    match reference(value) {
         Some(name) => {
             env(name).ok_or_else(|| format!("the environment variable {name} is not set"))
         }
@@ -274,6 +286,10 @@ mod tests {
             (
                 "[servers.a]\nurl = \"http://h\"\nsandbox = true",
                 "not to a url",
+            ),
+            (
+                "[servers.a]\ncommand = \"x\"\nargs = [\"--token\", \"${GH_TOKEN}\"]",
+                "pass it in env = { GH_TOKEN = \"${GH_TOKEN}\" }",
             ),
         ] {
             let error = parse(text).unwrap_err();

@@ -227,7 +227,8 @@ impl McpHub {
         let handler = client::Handler::new(&spec.name);
         let changed = Arc::clone(&handler.list_changed);
         let routes = Arc::clone(&handler.routes);
-        let env = |name: &str| std::env::var(name).ok();
+        // `${NAME}` and bearer tokens come from the store secrets were moved to.
+        let env = |name: &str| crate::vault::var(name);
         let started = tokio::select! {
             _ = self.stop.cancelled() => return,
             started = tokio::time::timeout(spec.startup_timeout, async {

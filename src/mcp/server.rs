@@ -98,9 +98,7 @@ pub async fn connect(
                 .current_dir(cwd.as_deref().unwrap_or(workdir))
                 .kill_on_drop(true);
             // The same scrubbed environment as a shell command, plus what the config names.
-            for name in settings.scrubbed_vars() {
-                cmd.env_remove(name);
-            }
+            settings.child_env(&mut cmd);
             for (key, value) in configured {
                 cmd.env(key, expand(value, env)?);
             }
@@ -109,6 +107,9 @@ pub async fn connect(
             cmd.process_group(0);
             if spec.sandbox {
                 confine(&mut cmd, workdir, settings)?;
+            } else {
+                // Unsandboxed, it still cannot read taco's memory nor inherit its fds.
+                crate::sandbox::harden(&mut cmd);
             }
             cmd.stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -186,7 +187,7 @@ pub async fn connect(
                 custom.insert(name, value);
             }
             config = config.custom_headers(custom);
-            let client = reqwest::Client::builder()
+            let client = crate::vault::with_proxies(reqwest::Client::builder())
                 .connect_timeout(spec.startup_timeout)
                 .build()
                 .map_err(|e| format!("no HTTP client: {e}"))?;

@@ -1,6 +1,7 @@
 //! Telling a sandbox denial from a plain failure. Landlock refuses a write or a TCP connect
-//! with EACCES (and a signal with EPERM); programs report these as "Permission denied" or
-//! "Operation not permitted". A sandboxed command that fails saying so was most likely
+//! with EACCES (and a signal with EPERM), the read-only mounts a chmod or chown outside the
+//! writable paths with EROFS, the seccomp guard with EPERM; programs report these as
+//! "Permission denied", "Read-only file system" or "Operation not permitted". A sandboxed command that fails saying so was most likely
 //! stopped by the sandbox, so the model and the user are told that, and how to escalate.
 
 use serde_json::{Value, json};
@@ -8,7 +9,11 @@ use serde_json::{Value, json};
 use super::Confinement;
 
 /// What `strerror` says for the errors the sandbox causes, lowercased.
-const SIGNS: [&str; 2] = ["permission denied", "operation not permitted"];
+const SIGNS: [&str; 3] = [
+    "permission denied",
+    "operation not permitted",
+    "read-only file system",
+];
 
 /// Whether a sandboxed command that exited with `success` and printed `outputs` looks
 /// stopped by the sandbox.
@@ -48,6 +53,10 @@ mod tests {
             &["nc: connect failed: Permission Denied", ""]
         ));
         assert!(looks_denied(false, &["kill: Operation not permitted"]));
+        assert!(looks_denied(
+            false,
+            &["chmod: changing permissions of '/etc/x': Read-only file system"]
+        ));
         assert!(!looks_denied(true, &[denied]), "it succeeded all the same");
         assert!(!looks_denied(false, &["error: no such file"]));
     }

@@ -6,6 +6,10 @@ use super::Support;
 /// any kernel. Only tests set it.
 pub const TEST_SWITCH: &str = "TACO_TEST_NO_LANDLOCK";
 
+/// The environment variable that makes mount namespaces look unavailable, so tests reach
+/// the seccomp guard on any machine. Only tests set it.
+pub const NAMESPACE_SWITCH: &str = "TACO_TEST_NO_NAMESPACE";
+
 /// The first ABI that controls truncation: before it, a sandboxed command could empty any
 /// file it may open, so the filesystem promise could not be kept.
 const FS_ABI: u32 = 3;

@@ -1,15 +1,11 @@
-//! The Landlock ruleset of a sandboxed process, and enforcing it in the child.
-//!
-//! Everything that allocates or opens files (the ruleset, a file descriptor per allowed
-//! directory) happens in the parent before the fork; the child only makes two syscalls
-//! (`prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`), which is what may run between
-//! `fork` and `exec` in a multi-threaded program.
+//! The Landlock ruleset of a sandboxed process, built in the parent before the fork (it
+//! allocates and opens a file descriptor per allowed directory); `child` enforces it.
 
 use std::path::Path;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
 use super::{Sandbox, SandboxError, SandboxMode};
@@ -53,28 +49,4 @@ pub(super) fn ruleset(sandbox: &Sandbox, workdir: &Path) -> Result<RulesetCreate
             .map_err(fail)?;
     }
     Ok(created.no_new_privs(true))
-}
-
-/// Makes the child enforce `ruleset` just before it executes the command.
-pub(super) fn enforce_in_child(command: &mut tokio::process::Command, ruleset: RulesetCreated) {
-    let mut ruleset = Some(ruleset);
-    let enter = move || -> std::io::Result<()> {
-        let Some(ruleset) = ruleset.take() else {
-            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
-        };
-        // No allocation on any path: the errors are plain errno values.
-        match ruleset.restrict_self() {
-            Ok(status) if status.no_new_privs && status.ruleset != RulesetStatus::NotEnforced => {
-                Ok(())
-            }
-            Ok(_) => Err(std::io::Error::from_raw_os_error(libc::EPERM)),
-            Err(_) => Err(std::io::Error::last_os_error()),
-        }
-    };
-    // SAFETY: the closure runs in the forked child before exec. It makes only the
-    // async-signal-safe `prctl` and `landlock_restrict_self` syscalls and closes the
-    // ruleset's descriptor; it allocates nothing and takes no lock.
-    unsafe {
-        command.pre_exec(enter);
-    }
 }

@@ -6,6 +6,7 @@ fn sandbox(mode: SandboxMode, support: Support) -> Sandbox {
         network: false,
         writable: vec![PathBuf::from("/opt/cache")],
         support,
+        metadata: Metadata::Namespace { user: false },
     }
 }
 
@@ -58,7 +59,19 @@ fn descriptions_say_what_is_allowed_and_what_to_do() {
     assert!(
         text.contains("workspace-write (Landlock ABI 7)")
             && text.contains("writes only /w")
-            && text.contains("no TCP"),
+            && text.contains("no TCP")
+            && text.contains(
+                "chmod, chown, utime and xattr changes outside the writable paths are refused"
+            ),
+        "{text}"
+    );
+    let seccomp = Sandbox {
+        metadata: Metadata::Seccomp("no namespaces".into()),
+        ..on.clone()
+    };
+    let text = seccomp.describe(ws);
+    assert!(
+        text.contains("refused everywhere, the workspace too") && text.contains("no namespaces"),
         "{text}"
     );
     let fallback = sandbox(

@@ -100,18 +100,25 @@ impl Default for ToolSettings {
 }
 
 impl ToolSettings {
-    /// The variables of taco's environment that a tool process must not inherit: provider
-    /// keys and secret-looking names, unless passed through by name.
-    pub fn scrubbed_vars(&self) -> Vec<std::ffi::OsString> {
-        let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(name, _)| name).collect();
-        crate::secrets::scrubbed_names(
-            names.iter().map(|n| n.as_os_str()),
-            &self.secret_vars,
-            &self.env_passthrough,
-        )
-        .into_iter()
-        .map(std::ffi::OsStr::to_os_string)
-        .collect()
+    /// Sets the environment of a tool process: taco's, which holds no withheld secret
+    /// (`vault`), less any secret variable still in it (one a library user never sealed),
+    /// plus the `env_passthrough` variables with their values. A provider key variable is
+    /// never passed through: no process taco starts holds a provider key.
+    pub fn child_env(&self, command: &mut tokio::process::Command) {
+        let passthrough: Vec<String> = (self.env_passthrough.iter())
+            .filter(|name| !self.secret_vars.contains(name))
+            .cloned()
+            .collect();
+        let vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+        let pairs = vars.iter().map(|(n, v)| (n.as_os_str(), v.as_os_str()));
+        for name in crate::secrets::scrubbed_names(pairs, &self.secret_vars, &passthrough) {
+            command.env_remove(name);
+        }
+        for name in &passthrough {
+            if let Some(value) = crate::vault::withheld_value(name) {
+                command.env(name, value);
+            }
+        }
     }
 }
 

@@ -66,6 +66,9 @@ pub struct AppInfo {
     pub sandbox: Option<crate::sandbox::Sandbox>,
     /// The configured approval rules, one line each (`/tools`).
     pub rules: Vec<String>,
+    /// What was withheld from the environment, by name (`/status`); empty when viewing a
+    /// saved trace.
+    pub environment: String,
 }
 
 /// A side effect the event loop carries out.

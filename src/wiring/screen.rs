@@ -278,6 +278,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         earlier: None,
         sandbox: None,
         rules: Vec::new(),
+        environment: String::new(),
     }
 }
 
@@ -320,6 +321,10 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         earlier: None,
         sandbox: Some(resolved.tools.sandbox.clone()),
         rules: approval_rules(orchestrator),
+        environment: crate::vault::describe(
+            &resolved.tools.env_passthrough,
+            &resolved.tools.secret_vars,
+        ),
     }
 }
 

@@ -91,7 +91,8 @@ pub(crate) fn client(
     base_url: &str,
     connect_timeout: Duration,
 ) -> Result<reqwest::Client, ProviderError> {
-    let mut builder = reqwest::Client::builder()
+    // A proxy variable withheld from the environment (its URL has a password) still applies.
+    let mut builder = crate::vault::with_proxies(reqwest::Client::builder())
         .connect_timeout(connect_timeout)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("taco/", env!("CARGO_PKG_VERSION")));

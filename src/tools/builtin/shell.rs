@@ -86,9 +86,7 @@ impl TypedTool for Shell {
         }
         let mut command = Command::new("sh");
         // Provider keys and other secrets stay out of what the model can run (`env`).
-        for name in ctx.settings.scrubbed_vars() {
-            command.env_remove(name);
-        }
+        ctx.settings.child_env(&mut command);
         let confinement = ctx.settings.sandbox.confinement(params.unsandboxed);
         ctx.settings
             .sandbox

@@ -91,6 +91,9 @@ impl App {
                     let workdir = std::path::Path::new(&self.info.workdir);
                     text.push_str(&format!("\n\nSandbox: {}.", sandbox.describe(workdir)));
                 }
+                if !self.info.environment.is_empty() {
+                    text.push_str(&format!("\n\nEnvironment: {}.", self.info.environment));
+                }
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Cancel => {

@@ -152,7 +152,10 @@ async fn in_child(
     html: &[u8],
     limit: Duration,
 ) -> std::io::Result<Result<String, String>> {
-    let mut child = tokio::process::Command::new(helper)
+    let mut command = tokio::process::Command::new(helper);
+    // It parses hostile HTML: it must not be able to read taco's memory or inherit its fds.
+    crate::sandbox::harden(&mut command);
+    let mut child = command
         .arg(HTML_HELPER_ARG)
         // It only turns stdin into stdout: it needs no environment, keys least of all.
         .env_clear()
