@@ -325,7 +325,7 @@ fn granted() -> Harness {
             decision: Decision::Approved,
             scope,
             reason: None,
-            prefix: prefix.map(String::from),
+            prefix: prefix.and_then(taco::tools::builtin::suggested_grant),
         };
     h.event(decided("c1", "write_file", Scope::Session, None));
     h.event(decided("c2", "edit_file", Scope::Turn, None));
@@ -333,7 +333,10 @@ fn granted() -> Harness {
     for (id, grant) in [
         ("c4", Grant::Tool("write_file".into())),
         ("c5", Grant::Tool("write_file".into())),
-        ("c6", Grant::ShellPrefix("cargo test".into())),
+        (
+            "c6",
+            Grant::ShellPrefix(taco::tools::builtin::suggested_grant("cargo test").unwrap()),
+        ),
     ] {
         let name = match &grant {
             Grant::Tool(name) => name.clone(),
@@ -409,7 +412,7 @@ fn revoke_by_name_all_or_an_unknown_name() {
     assert_eq!(
         h.command("/revoke cargo test"),
         [Command::Op(Op::Revoke(Grant::ShellPrefix(
-            "cargo test".into()
+            taco::tools::builtin::suggested_grant("cargo test").unwrap()
         )))]
     );
     assert!(h.command("/revoke read_file").is_empty());
@@ -425,7 +428,9 @@ fn revoke_by_name_all_or_an_unknown_name() {
         [
             Command::Op(Op::Revoke(Grant::Tool("edit_file".into()))),
             Command::Op(Op::Revoke(Grant::Tool("write_file".into()))),
-            Command::Op(Op::Revoke(Grant::ShellPrefix("cargo test".into()))),
+            Command::Op(Op::Revoke(Grant::ShellPrefix(
+                taco::tools::builtin::suggested_grant("cargo test").unwrap()
+            ))),
         ]
     );
     // The run ends: the turn grant goes with it, the session's stay.

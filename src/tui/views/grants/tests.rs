@@ -23,7 +23,7 @@ fn view() -> ToolsView {
                 record(Scope::Turn, 60_000, 1),
             ),
             (
-                Grant::ShellPrefix("cargo test".into()),
+                Grant::ShellPrefix(crate::tools::builtin::suggested_grant("cargo test").unwrap()),
                 record(Scope::Session, 0, 0),
             ),
         ],
@@ -72,12 +72,22 @@ fn r_takes_the_selected_grant_and_the_selection_follows_it() {
         "marked until the event"
     );
     v.move_by(5);
-    assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
+    assert_eq!(
+        v.selected(),
+        Some(&Grant::ShellPrefix(
+            crate::tools::builtin::suggested_grant("cargo test").unwrap()
+        ))
+    );
     // The edit_file grant is reported gone: the selection stays on the prefix.
     let mut left = view().grants;
     left.remove(1);
     v.refresh(left, 0);
-    assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
+    assert_eq!(
+        v.selected(),
+        Some(&Grant::ShellPrefix(
+            crate::tools::builtin::suggested_grant("cargo test").unwrap()
+        ))
+    );
     assert!(!text(&v, 120).contains("revoked at the next call"));
     v.refresh(Vec::new(), 0);
     assert_eq!(v.revoke_selected(), None);
