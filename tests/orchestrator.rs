@@ -1057,7 +1057,7 @@ async fn events_are_stamped_and_timed_by_the_injected_clock() {
 }
 
 #[tokio::test]
-async fn an_allowed_shell_prefix_runs_later_simple_commands_without_asking() {
+async fn a_shell_grant_runs_later_commands_it_covers_without_asking() {
     let mut r = ToolRegistry::new();
     r.register(Arc::new(taco::tools::builtin::Shell));
     let replies = vec![
@@ -1066,7 +1066,7 @@ async fn an_allowed_shell_prefix_runs_later_simple_commands_without_asking() {
         Ok(calls(&[(
             "s3",
             "shell",
-            json!({"command": "echo x; echo y"}),
+            json!({"command": "echo x; touch y"}),
         )])),
         Ok(text("done")),
     ];

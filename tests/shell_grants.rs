@@ -166,3 +166,63 @@ async fn a_grant_from_timeout_60_ls_never_runs_timeout_60_rm() {
     let by_grant = Grant::ShellPrefix(grant);
     assert_eq!(used, [("s2", &by_grant), ("s6", &by_grant)]);
 }
+
+/// Answers the first call with `p` and a grant other than the one offered for it.
+struct Forged(Option<taco::event::ShellGrant>);
+
+impl Approver for Forged {
+    fn decide<'a>(
+        &'a mut self,
+        batch: &'a [ApprovalRequest],
+    ) -> BoxFuture<'a, Vec<ApprovalAnswer>> {
+        let answers = batch
+            .iter()
+            .map(|_| match self.0.take() {
+                Some(grant) => {
+                    let mut answer = ApprovalAnswer::approve(taco::event::Scope::Once);
+                    answer.prefix = Some(grant);
+                    answer
+                }
+                None => ApprovalAnswer::deny(None),
+            })
+            .collect();
+        async move { answers }.boxed()
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cannot_grant_more_than_the_command_it_answers() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("victim")).unwrap();
+    let server = TestServer::start(vec![
+        shell("s1", "timeout 60 ls"),
+        shell("s2", "timeout 60 rm -rf victim"),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let mut registry = ToolRegistry::new();
+    registry.register(Arc::new(taco::tools::builtin::Shell));
+    let mut settings = settings(20);
+    settings.workdir = work.path().canonicalize().unwrap();
+    let mut orch = Orchestrator::new(provider(&server), Arc::new(registry), settings);
+    // What the old word splitter granted: `timeout 60`, any command after it.
+    let forged = taco::event::ShellGrant {
+        program: "timeout".into(),
+        subcommand: vec!["60".into()],
+        args: taco::event::ArgShape::Literal,
+    };
+    let mut approver = Forged(Some(forged));
+    let mut events: Vec<Event> = Vec::new();
+    orch.run("go", &mut events, &mut approver, &CancellationToken::new())
+        .await;
+    assert!(work.path().join("victim").exists());
+    assert!(orch.policies().shell_prefixes().is_empty());
+    let prefixes: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::ApprovalDecided { prefix, .. } => Some(prefix.is_some()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prefixes, [false, false], "no grant was recorded");
+}

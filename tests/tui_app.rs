@@ -1251,7 +1251,10 @@ fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
     let mut h = asking_shell("cargo test --test mcp");
     let terminal = h.screen(150, 24);
     let text = screen_text(&terminal);
-    assert!(text.contains("p always 'cargo test'"), "{text}");
+    assert!(
+        text.contains("p allows `cargo test …`, not other cargo commands"),
+        "{text}"
+    );
     insta::assert_snapshot!(terminal.backend());
 }
 
