@@ -146,7 +146,10 @@ async fn a_grant_from_timeout_60_ls_never_runs_timeout_60_rm() {
 
     // The grant is typed: the program `ls` with literal arguments, recorded so.
     let grant = taco::tools::builtin::suggested_grant("ls").unwrap();
-    assert_eq!(orch.policies().shell_prefixes(), [grant.clone()]);
+    assert_eq!(
+        orch.policies().shell_prefixes(),
+        std::slice::from_ref(&grant)
+    );
     let decided: Vec<Value> = events
         .iter()
         .filter(|e| matches!(e.data, EventData::ApprovalDecided { .. }))

@@ -18,6 +18,7 @@ mod code;
 mod command;
 pub mod grants;
 mod live;
+mod names;
 mod output;
 mod programs;
 pub mod rules;

@@ -3,56 +3,7 @@
 //! sed's `e` or `w`. A command carrying such code runs whatever the code says, which its words
 //! do not name: no rule or grant covers it.
 
-/// Programs that run code (from files or arguments): `p` never offers them.
-pub const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "pypy",
-    "pypy3",
-    "ipython",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "perl",
-    "ruby",
-    "irb",
-    "php",
-    "lua",
-    "luajit",
-    "Rscript",
-    "R",
-    "julia",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "tclsh",
-    "wish",
-    "expect",
-    "fish",
-    "csh",
-    "tcsh",
-    "nu",
-    "xonsh",
-    "elvish",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "sed",
-    "gsed",
-    "vim",
-    "vi",
-    "nvim",
-    "ex",
-    "ed",
-    "emacs",
-    "gdb",
-    "java",
-    "jshell",
-    "dotnet-script",
-];
+use super::names::INTERPRETERS;
 
 /// Whether `program` is an interpreter (`python3.12` counts as `python3`).
 pub fn interpreter(program: &str) -> bool {

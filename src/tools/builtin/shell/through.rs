@@ -5,6 +5,7 @@
 //! assignment that may change what runs makes the command unknown: nothing covers it.
 
 use super::command::{self, Opaque, Simple};
+use super::names::{GIT_QUIET_OPTIONS, HARMLESS_VARIABLES, PRIVILEGED, SHELL_STATE, SHELLS};
 
 /// How many scripts deep (`sh -c "sh -c '…'"`, `watch`, `flock -c`) the look goes.
 const MAX_NESTING: usize = 4;
@@ -85,29 +86,7 @@ fn with_assignments(simple: Simple, depth: usize) -> Vec<Unit> {
 /// Variables known to change no program's choice of code: locale, time zone, colour,
 /// terminal size, log levels. Any other (`PATH`, `LD_*`, `GIT_*`, `PAGER`, `HOME`, …) may.
 pub fn harmless(name: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "NO_COLOR",
-        "FORCE_COLOR",
-        "CLICOLOR",
-        "CLICOLOR_FORCE",
-        "COLUMNS",
-        "LINES",
-        "TERM",
-        "RUST_LOG",
-        "RUST_BACKTRACE",
-        "RUST_LIB_BACKTRACE",
-        "CARGO_TERM_COLOR",
-        "CARGO_INCREMENTAL",
-        "CI",
-        "PYTHONUNBUFFERED",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONHASHSEED",
-        "NODE_ENV",
-    ];
-    NAMES.contains(&name)
+    HARMLESS_VARIABLES.contains(&name)
         || name
             .strip_prefix("LC_")
             .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_uppercase()))
@@ -153,41 +132,6 @@ fn after_options(args: &[String], options: &Options) -> Option<usize> {
     }
     Some(at.min(args.len()))
 }
-
-/// Programs that run their command as someone else, or in another root or namespace.
-const PRIVILEGED: &[&str] = &[
-    "sudo",
-    "doas",
-    "su",
-    "pkexec",
-    "run0",
-    "runuser",
-    "chroot",
-    "setpriv",
-    "capsh",
-    "unshare",
-    "nsenter",
-    "sg",
-    "newgrp",
-    "systemd-run",
-    "machinectl",
-    "fakeroot",
-    "firejail",
-    "bwrap",
-];
-
-/// Builtins and keywords that change how the rest of the line runs, or run text as code.
-const SHELL_STATE: &[&str] = &[
-    "alias", "unalias", "eval", "source", ".", "set", "trap", "hash", "enable", "shopt", "builtin",
-    "export", "readonly", "local", "declare", "typeset", "unset", "getopts", "read", "let",
-    "coproc", "function", "select", "ulimit", "umask", "fc", "!", "[[", "{", "}", "if", "then",
-    "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "in",
-];
-
-/// Shells whose `-c` script is parsed like the line itself.
-pub const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
-];
 
 /// A plain command name: what `PATH` lookup would find, no path, no expansion marker.
 fn plain_name(name: &str) -> bool {
@@ -484,21 +428,6 @@ fn find(args: &[String], depth: usize) -> Vec<Unit> {
     units.extend(run);
     units
 }
-
-/// Git's global options that change nothing it runs; they are dropped so that
-/// `git --no-pager log` is `git log`. Any other before the subcommand stays, for the rules
-/// and grants to refuse.
-const GIT_QUIET_OPTIONS: &[&str] = &[
-    "--no-pager",
-    "-P",
-    "--no-optional-locks",
-    "--literal-pathspecs",
-    "--glob-pathspecs",
-    "--noglob-pathspecs",
-    "--icase-pathspecs",
-    "--no-replace-objects",
-    "--no-advice",
-];
 
 fn git(args: &[String]) -> Invocation {
     let skip = args
