@@ -44,15 +44,16 @@ pub const DESTRUCTIVE: &[&str] = &[
     "hostname", "passwd", "useradd", "userdel", "usermod", "sqlite3", "psql", "mysql",
 ];
 
-/// Programs whose arguments are data: `p` grants the program with any literal arguments.
+/// Programs that read and print, whose arguments are data: `p` grants the program with any
+/// literal arguments. (Writers such as `tee`, `touch` or `cp` get only an exact grant.)
 #[rustfmt::skip]
 pub const PLAIN: &[&str] = &[
     "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "echo", "printf", "pwd",
     "true", "false", "diff", "cmp", "stat", "file", "du", "df", "tree", "sort", "uniq", "cut",
     "tr", "nl", "which", "whoami", "id", "uname", "basename", "dirname", "realpath", "readlink",
-    "sha256sum", "sha1sum", "sha512sum", "md5sum", "b2sum", "cksum", "xxd", "hexdump", "od",
+    "sha256sum", "sha1sum", "sha512sum", "md5sum", "b2sum", "cksum", "hexdump", "od",
     "strings", "jq", "column", "paste", "join", "comm", "fold", "fmt", "expand", "unexpand",
-    "rev", "tac", "seq", "sleep", "touch", "mkdir", "tee", "ps", "nproc", "free", "uptime",
+    "rev", "tac", "seq", "sleep", "ps", "nproc", "free", "uptime",
 ];
 
 /// Programs driven by a subcommand: `p` grants the program and its subcommand.
