@@ -329,7 +329,8 @@ impl ApprovalState {
         if let Some(grant) = self.offered_prefix() {
             // Exactly what the grant will allow ("allows `git log …`, not other git commands").
             let allows = escape(&grant.hint()).replace('\n', "^J");
-            hints.push(hint("p", allows).or("prefix"));
+            let short = escape(&grant.short_hint()).replace('\n', "^J");
+            hints.push(hint("p", allows).or(short));
         }
         if self.offers_approve_all() {
             hints.push(hint("Y", "approve all").or("all"));

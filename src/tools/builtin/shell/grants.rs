@@ -107,6 +107,11 @@ impl ShellGrant {
         }
     }
 
+    /// The hint for a narrow key line: "allows `git log …`".
+    pub fn short_hint(&self) -> String {
+        format!("allows `{}`", shorten(&self.to_string(), 24))
+    }
+
     /// Whether this grant covers `invocation`: `p` would offer this very grant for it.
     pub fn covers(&self, invocation: &Invocation) -> bool {
         self.args != ArgShape::Legacy && programs::offer(invocation).as_ref() == Ok(self)

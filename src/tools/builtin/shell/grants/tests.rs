@@ -387,6 +387,10 @@ fn the_hint_says_exactly_what_the_grant_allows() {
         hint("npm run build").as_deref(),
         Some("allows `npm run build …`, not other npm commands")
     );
+    assert_eq!(
+        suggest("git log").map(|g| g.short_hint()).as_deref(),
+        Some("allows `git log …`")
+    );
     // Long exact words are cut to keep the key line short.
     let long = format!("pytest {}", "x".repeat(200));
     let text = hint(&long).unwrap_or_default();
