@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::conversation::{Message, Timings, ToolCall, Usage};
 pub use crate::sandbox::{Confinement, SandboxMode};
+pub use crate::tools::builtin::{ArgShape, ShellGrant};
 pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use abandon::{SwitchedBy, WorkflowAbandoned};
 pub use approval::{Decision, Grant, Scope};
@@ -287,9 +288,10 @@ pub enum EventData {
         /// Why it was denied, when a reason was given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
-        /// A shell command prefix the approval also allows for the session (`p`).
+        /// A shell grant the approval also gives for the session (`p`); older files hold a
+        /// string of words here, read as a grant that covers nothing.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        prefix: Option<String>,
+        prefix: Option<ShellGrant>,
     },
     /// A tool call finished.
     ToolResult {

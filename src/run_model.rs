@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::conversation::Usage;
-use crate::event::{Confinement, Decision, Event, EventData, FrameState, InputRequest, ToolStatus};
+use crate::event::{
+    Confinement, Decision, Event, EventData, FrameState, InputRequest, ShellGrant, ToolStatus,
+};
 
 mod gauge;
 mod grants;
@@ -447,8 +449,8 @@ impl RunModel {
         &self.grants
     }
 
-    /// Shell command prefixes the user allowed for the session from the dialog.
-    pub fn shell_prefixes(&self) -> Vec<&str> {
+    /// Shell grants the user gave for the session from the dialog.
+    pub fn shell_prefixes(&self) -> Vec<&ShellGrant> {
         self.grants.prefixes().collect()
     }
 

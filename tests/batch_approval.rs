@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use taco::audit::AuditLog;
-use taco::event::{Confinement, Decision, Event, EventData, Grant, Scope, ToolStatus};
+use taco::event::{
+    ArgShape, Confinement, Decision, Event, EventData, Grant, Scope, ShellGrant, ToolStatus,
+};
 use taco::orchestrator::Orchestrator;
 use taco::orchestrator::approval::{ApprovalAnswer, BatchDecision};
 use taco::orchestrator::task::{self, Op, OrchestratorTask};
@@ -353,10 +355,29 @@ fn a_file_written_before_the_rename_still_reads_its_revocations() {
     assert_eq!(
         event.data,
         EventData::ApprovalRevoked {
-            grant: Grant::ShellPrefix("cargo test".into())
+            grant: Grant::ShellPrefix(ShellGrant {
+                program: "cargo".into(),
+                subcommand: vec!["test".into()],
+                args: ArgShape::Legacy,
+            })
         }
     );
     assert_eq!(event.kind(), "approval_revoked");
+    // A `p` grant of an older file was a string of words: read as a grant that covers nothing.
+    let old = r#"{"type":"approval_decided","timestamp":1,"request_id":"r","data":{"id":"c","name":"shell","decision":"approved","scope":"once","prefix":"timeout 60"}}"#;
+    let event: Event = serde_json::from_str(old).unwrap();
+    let EventData::ApprovalDecided {
+        prefix: Some(grant),
+        ..
+    } = &event.data
+    else {
+        panic!("{event:?}");
+    };
+    assert_eq!(grant.args, ArgShape::Legacy);
+    assert_eq!(grant.name(), "timeout 60");
+    // Written again, it stays what it was read as.
+    let again: Event = serde_json::from_str(&serde_json::to_string(&event).unwrap()).unwrap();
+    assert_eq!(again, event);
 }
 
 #[test]
@@ -367,7 +388,9 @@ fn a_shell_prefix_revoked_is_audited_without_its_words() {
         timestamp: 5,
         request_id: Arc::from(""),
         data: EventData::ApprovalRevoked {
-            grant: Grant::ShellPrefix("rm ZZ_SECRET_WORDS".into()),
+            grant: Grant::ShellPrefix(
+                taco::tools::builtin::suggested_grant("pytest ZZ_SECRET_WORDS").unwrap(),
+            ),
         },
     });
     let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();

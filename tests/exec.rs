@@ -846,7 +846,7 @@ async fn an_edit_is_asked_with_its_diff_and_applied_when_approved() {
 }
 
 #[tokio::test]
-async fn shell_prefix_rules_allow_a_simple_command_and_never_a_compound_one() {
+async fn shell_rules_allow_what_they_name_and_never_more() {
     let (home, work) = setup();
     let config = home.path().join("rules.toml");
     std::fs::write(
@@ -856,8 +856,18 @@ async fn shell_prefix_rules_allow_a_simple_command_and_never_a_compound_one() {
     .unwrap();
     let server = TestServer::start(vec![
         tool_turns(&[
-            ("ok", "shell", r#"{"command": "echo made > /dev/null"}"#),
+            ("ok", "shell", r#"{"command": "echo made > made.txt"}"#),
             ("plain", "shell", r#"{"command": "echo hi"}"#),
+            (
+                "null",
+                "shell",
+                r#"{"command": "timeout 5 echo hi >/dev/null 2>&1"}"#,
+            ),
+            (
+                "wrapped",
+                "shell",
+                r#"{"command": "timeout 5 touch wrapped.txt"}"#,
+            ),
             (
                 "chained",
                 "shell",
@@ -892,12 +902,17 @@ async fn shell_prefix_rules_allow_a_simple_command_and_never_a_compound_one() {
         [
             ("asked".to_string(), "denied".to_string()),
             ("chained".to_string(), "denied".to_string()),
+            ("null".to_string(), "ok".to_string()),
             ("ok".to_string(), "denied".to_string()),
             ("plain".to_string(), "ok".to_string()),
+            ("wrapped".to_string(), "denied".to_string()),
         ],
-        "a redirect, a chain and an ask prefix are asked (and denied by exec)"
+        "a redirect to a file, a chain, a wrapped other command and an ask prefix are \
+         asked (and denied by exec); echo through timeout into /dev/null is echo"
     );
-    assert!(!work.path().join("chained.txt").exists());
+    for file in ["chained.txt", "made.txt", "wrapped.txt"] {
+        assert!(!work.path().join(file).exists(), "{file}");
+    }
 }
 
 #[tokio::test]

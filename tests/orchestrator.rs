@@ -1057,7 +1057,7 @@ async fn events_are_stamped_and_timed_by_the_injected_clock() {
 }
 
 #[tokio::test]
-async fn an_allowed_shell_prefix_runs_later_simple_commands_without_asking() {
+async fn a_shell_grant_runs_later_commands_it_covers_without_asking() {
     let mut r = ToolRegistry::new();
     r.register(Arc::new(taco::tools::builtin::Shell));
     let replies = vec![
@@ -1066,12 +1066,12 @@ async fn an_allowed_shell_prefix_runs_later_simple_commands_without_asking() {
         Ok(calls(&[(
             "s3",
             "shell",
-            json!({"command": "echo x; echo y"}),
+            json!({"command": "echo x; touch y"}),
         )])),
         Ok(text("done")),
     ];
     let mut answer = ApprovalAnswer::approve(Scope::Once);
-    answer.prefix = Some("echo".into());
+    answer.prefix = taco::tools::builtin::suggested_grant("echo one");
     let mut approver = Recording {
         answers: [answer, ApprovalAnswer::deny(None)].into(),
         batches: Vec::new(),
@@ -1087,7 +1087,10 @@ async fn an_allowed_shell_prefix_runs_later_simple_commands_without_asking() {
         ["s1", "s3"],
         "echo two ran without asking; the chain was asked"
     );
-    assert_eq!(orch.policies().shell_prefixes(), ["echo"]);
+    assert_eq!(
+        orch.policies().shell_prefixes(),
+        [taco::tools::builtin::suggested_grant("echo").unwrap()]
+    );
     assert_eq!(tool_messages(&sent[2].messages)[1].1["stdout"], "two\n");
     let s3 = statuses(&events).into_iter().find(|s| s.0 == "s3").unwrap();
     assert_eq!(s3.1, ToolStatus::Denied);

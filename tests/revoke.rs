@@ -68,7 +68,9 @@ async fn a_revoked_session_grant_is_asked_about_again() {
     assert_eq!(asked, ["g1"], "the session grant allowed g2");
     // Revoking something never granted changes nothing and says nothing.
     t.ops
-        .send(Op::Revoke(Grant::ShellPrefix("git status".into())))
+        .send(Op::Revoke(Grant::ShellPrefix(
+            taco::tools::builtin::suggested_grant("git status").unwrap(),
+        )))
         .unwrap();
     t.ops
         .send(Op::Revoke(Grant::Tool("guarded".into())))

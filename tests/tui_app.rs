@@ -1267,7 +1267,10 @@ fn snapshot_a_shell_approval_offers_to_allow_its_command_prefix() {
     let mut h = asking_shell("cargo test --test mcp");
     let terminal = h.screen(150, 24);
     let text = screen_text(&terminal);
-    assert!(text.contains("p always 'cargo test'"), "{text}");
+    assert!(
+        text.contains("p allows `cargo test …`, not other cargo commands"),
+        "{text}"
+    );
     insta::assert_snapshot!(terminal.backend());
 }
 
@@ -1279,8 +1282,8 @@ fn p_sends_the_prefix_and_tools_lists_what_was_allowed() {
         panic!("{sent:?}");
     };
     assert_eq!(
-        (id.as_str(), answer.prefix.as_deref()),
-        ("c1", Some("cargo test"))
+        (id.as_str(), answer.prefix.as_ref().map(|g| g.name())),
+        ("c1", Some("cargo test".to_string()))
     );
     h.event(EventData::ApprovalDecided {
         id: "c1".into(),
@@ -1288,13 +1291,13 @@ fn p_sends_the_prefix_and_tools_lists_what_was_allowed() {
         decision: taco::event::Decision::Approved,
         scope: Scope::Once,
         reason: None,
-        prefix: Some("cargo test".into()),
+        prefix: taco::tools::builtin::suggested_grant("cargo test"),
     });
     h.type_text("/tools");
     h.key(KeyCode::Enter);
     let screen = format!("{}", h.screen(140, 60).backend());
     assert!(
-        screen.contains("shell 'cargo test'  session       since just now"),
+        screen.contains("shell 'cargo test …'  session       since just now"),
         "{screen}"
     );
 }
@@ -1395,7 +1398,7 @@ fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
         decision: taco::event::Decision::Approved,
         scope: Scope::Once,
         reason: None,
-        prefix: Some("cargo test".into()),
+        prefix: taco::tools::builtin::suggested_grant("cargo test"),
     });
     h.type_text("/tools revoke nothing here");
     let sent = h.key(KeyCode::Enter);
@@ -1407,12 +1410,14 @@ fn tools_revoke_takes_a_prefix_back_and_tools_stops_listing_it() {
     );
     h.type_text("/tools revoke cargo test");
     let sent = h.key(KeyCode::Enter);
-    let grant = taco::event::Grant::ShellPrefix("cargo test".into());
+    let grant = taco::event::Grant::ShellPrefix(
+        taco::tools::builtin::suggested_grant("cargo test").unwrap(),
+    );
     assert_eq!(sent, vec![Command::Op(Op::Revoke(grant.clone()))]);
     h.event(EventData::ApprovalRevoked { grant });
     let screen = screen_text(&h.screen(300, 60));
     assert!(
-        screen.contains("starting cargo test are asked about again"),
+        screen.contains("commands cargo test … are asked about again"),
         "{screen}"
     );
     h.type_text("/tools");

@@ -329,7 +329,7 @@ fn granted() -> Harness {
             decision: Decision::Approved,
             scope,
             reason: None,
-            prefix: prefix.map(String::from),
+            prefix: prefix.and_then(taco::tools::builtin::suggested_grant),
         };
     h.event(decided("c1", "write_file", Scope::Session, None));
     h.event(decided("c2", "edit_file", Scope::Turn, None));
@@ -337,7 +337,10 @@ fn granted() -> Harness {
     for (id, grant) in [
         ("c4", Grant::Tool("write_file".into())),
         ("c5", Grant::Tool("write_file".into())),
-        ("c6", Grant::ShellPrefix("cargo test".into())),
+        (
+            "c6",
+            Grant::ShellPrefix(taco::tools::builtin::suggested_grant("cargo test").unwrap()),
+        ),
     ] {
         let name = match &grant {
             Grant::Tool(name) => name.clone(),
@@ -367,7 +370,7 @@ fn snapshot_the_grants_list() {
             "since 3 min ago",
             "2 calls allowed",
             "this request",
-            "shell 'cargo test'",
+            "shell 'cargo test …'",
             "[tools.shell] ask: git push",
             "r revoke",
         ],
@@ -397,7 +400,7 @@ fn r_in_tools_revokes_the_selected_grant_and_the_list_follows_the_event() {
         !text.contains("2 calls allowed"),
         "write_file is gone: {text}"
     );
-    assert!(text.contains("shell 'cargo test'"), "{text}");
+    assert!(text.contains("shell 'cargo test …'"), "{text}");
     h.key(KeyCode::Esc);
     assert!(
         h.text(200, 50)
@@ -413,7 +416,7 @@ fn revoke_by_name_all_or_an_unknown_name() {
     assert_eq!(
         h.command("/revoke cargo test"),
         [Command::Op(Op::Revoke(Grant::ShellPrefix(
-            "cargo test".into()
+            taco::tools::builtin::suggested_grant("cargo test").unwrap()
         )))]
     );
     assert!(h.command("/revoke read_file").is_empty());
@@ -429,7 +432,9 @@ fn revoke_by_name_all_or_an_unknown_name() {
         [
             Command::Op(Op::Revoke(Grant::Tool("edit_file".into()))),
             Command::Op(Op::Revoke(Grant::Tool("write_file".into()))),
-            Command::Op(Op::Revoke(Grant::ShellPrefix("cargo test".into()))),
+            Command::Op(Op::Revoke(Grant::ShellPrefix(
+                taco::tools::builtin::suggested_grant("cargo test").unwrap()
+            ))),
         ]
     );
     // The run ends: the turn grant goes with it, the session's stay.

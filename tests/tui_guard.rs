@@ -405,7 +405,7 @@ fn wide_answers_say_what_they_will_do_before_enter() {
     for (letter, says) in [
         ('a', "allow every shell call for the rest of the session"),
         ('t', "allow shell until this request ends"),
-        ('p', "always allow"),
+        ('p', "for the rest of the session, allows `cargo test …`"),
         ('Y', "approve all 2 calls of the batch, once each"),
         ('N', "deny all 2 calls of the batch"),
     ] {

@@ -134,7 +134,7 @@ fn a_shell_approval_shows_every_key_at_80_and_60_columns() {
         None,
     );
     let mut needles = APPROVAL_KEYS.to_vec();
-    needles.push("p always 'cargo test'");
+    needles.push("p allows `cargo test …`");
     each_size("approval_shell", &mut h, &needles);
 }
 

@@ -104,9 +104,11 @@ fn approved(commands: &[Command]) -> Vec<(String, Scope, Option<String>)> {
     commands
         .iter()
         .filter_map(|c| match c {
-            Command::Op(Op::Approve { id, answer }) => {
-                Some((id.clone(), answer.scope, answer.prefix.clone()))
-            }
+            Command::Op(Op::Approve { id, answer }) => Some((
+                id.clone(),
+                answer.scope,
+                answer.prefix.as_ref().map(|g| g.name()),
+            )),
             _ => None,
         })
         .collect()

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tools::builtin::ShellGrant;
+
 /// The user's answer to an approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,15 +35,17 @@ pub enum Scope {
 pub enum Grant {
     /// A tool allowed for the turn or the session (`t`, `a`).
     Tool(String),
-    /// Simple shell commands starting with these words, for the session (`p`).
-    ShellPrefix(String),
+    /// Shell commands of one program, subcommand and argument shape, for the session (`p`);
+    /// read from older files, where it was a string of words, as a grant covering nothing.
+    ShellPrefix(ShellGrant),
 }
 
 impl Grant {
-    /// How the user names it in `/revoke`: the tool's name, or the shell prefix.
-    pub fn name(&self) -> &str {
+    /// How the user names it in `/revoke`: the tool's name, or the shell grant's words.
+    pub fn name(&self) -> String {
         match self {
-            Self::Tool(name) | Self::ShellPrefix(name) => name,
+            Self::Tool(name) => name.clone(),
+            Self::ShellPrefix(grant) => grant.name(),
         }
     }
 }

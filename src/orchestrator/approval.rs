@@ -7,7 +7,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::event::{Confinement, Decision, Grant, InputRequest, Scope};
+use crate::event::{Confinement, Decision, Grant, InputRequest, Scope, ShellGrant};
 use crate::tools::outcome::DeniedBy;
 use crate::tools::{Policy, Tool, ToolSettings};
 
@@ -34,7 +34,12 @@ impl ApprovalRequest {
 
     /// Keeps `answer` to this call alone when it may only be approved once, whatever key
     /// was pressed; a batch-wide approval never reaches it (see [`ApprovalRequest::accepts`]).
+    /// A shell grant is kept only when it is the one `p` offers for this very command, so no
+    /// answer can grant more than the command shown.
     pub fn limit(&self, answer: &mut ApprovalAnswer) {
+        if answer.prefix.is_some() && answer.prefix != self.offered_grant() {
+            answer.prefix = None;
+        }
         if self.once_only() {
             if answer.scope == Scope::Batch && answer.decision == Decision::Approved {
                 *answer = ApprovalAnswer::deny(None);
@@ -42,6 +47,15 @@ impl ApprovalRequest {
             answer.scope = Scope::Once;
             answer.prefix = None;
         }
+    }
+
+    /// The shell grant `p` offers for this call, if it is a shell command that has one.
+    pub fn offered_grant(&self) -> Option<ShellGrant> {
+        if self.name != crate::tools::builtin::SHELL || self.once_only() {
+            return None;
+        }
+        let command = self.arguments.get("command")?.as_str()?;
+        crate::tools::builtin::suggested_grant(command)
     }
 
     /// Whether `answer` may decide this call: an approval of the whole batch (`Y`) never
@@ -93,9 +107,9 @@ pub struct ApprovalAnswer {
     pub reason: Option<String>,
     /// Who denied it (a person, or a headless run's fixed answer).
     pub by: DeniedBy,
-    /// With an approval of `shell`: also run, for the rest of the session, every simple
-    /// command that starts with these words (see `shell::rules`).
-    pub prefix: Option<String>,
+    /// With an approval of `shell`: also run, for the rest of the session, every command this
+    /// grant covers (see `shell::grants`).
+    pub prefix: Option<ShellGrant>,
 }
 
 impl ApprovalAnswer {
@@ -198,8 +212,8 @@ pub struct Policies {
     overrides: HashMap<String, Policy>,
     session_grants: HashSet<String>,
     turn_grants: HashSet<String>,
-    /// Shell command prefixes the user allowed for the session from the dialog.
-    shell_prefixes: Vec<String>,
+    /// Shell grants the user gave for the session from the dialog.
+    shell_prefixes: Vec<ShellGrant>,
 }
 
 impl Policies {
@@ -236,23 +250,10 @@ impl Policies {
                 Policy::Ask
             };
         }
-        let prefix_allows = || {
-            name == crate::tools::builtin::SHELL
-                && arguments
-                    .get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(|command| {
-                        crate::tools::builtin::shell_rule(
-                            command,
-                            &self.shell_prefixes,
-                            &settings.shell_ask,
-                        ) == Some(Policy::Allow)
-                    })
-        };
         if base == Policy::Ask
             && (self.session_grants.contains(name)
                 || self.turn_grants.contains(name)
-                || prefix_allows())
+                || self.shell_grants_cover(name, arguments, settings).is_some())
         {
             Policy::Allow
         } else {
@@ -283,19 +284,35 @@ impl Policies {
         if self.session_grants.contains(name) || self.turn_grants.contains(name) {
             return Some(Grant::Tool(name.to_string()));
         }
+        self.shell_grants_cover(name, arguments, settings)
+            .map(|grant| Grant::ShellPrefix(grant.clone()))
+    }
+
+    /// For a `shell` call: the first of the session's shell grants that covers a command of
+    /// it, when with the allow rules they cover every command it runs and no ask rule names
+    /// one.
+    fn shell_grants_cover(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        settings: &ToolSettings,
+    ) -> Option<&ShellGrant> {
+        if tool != crate::tools::builtin::SHELL || self.shell_prefixes.is_empty() {
+            return None;
+        }
         let command = arguments.get("command").and_then(Value::as_str)?;
-        (name == crate::tools::builtin::SHELL)
-            .then(|| {
-                self.shell_prefixes.iter().find(|prefix| {
-                    crate::tools::builtin::shell_rule(
-                        command,
-                        std::slice::from_ref(*prefix),
-                        &settings.shell_ask,
-                    ) == Some(Policy::Allow)
-                })
-            })
-            .flatten()
-            .map(|prefix| Grant::ShellPrefix(prefix.clone()))
+        let verdict = crate::tools::builtin::judge_shell(
+            command,
+            &settings.shell_allow,
+            &settings.shell_ask,
+            &self.shell_prefixes,
+        );
+        match verdict {
+            crate::tools::builtin::ShellVerdict::Allowed { grants } => {
+                self.shell_prefixes.get(*grants.first()?)
+            }
+            _ => None,
+        }
     }
 
     /// Records an approval that reaches beyond one call.
@@ -311,15 +328,15 @@ impl Policies {
         }
     }
 
-    /// Allows, for the session, simple shell commands that start with `prefix`.
-    pub fn allow_shell_prefix(&mut self, prefix: &str) {
-        if !self.shell_prefixes.iter().any(|p| p == prefix) {
-            self.shell_prefixes.push(prefix.to_string());
+    /// Allows, for the session, the shell commands `grant` covers.
+    pub fn allow_shell_prefix(&mut self, grant: &ShellGrant) {
+        if !self.shell_prefixes.contains(grant) {
+            self.shell_prefixes.push(grant.clone());
         }
     }
 
-    /// The shell command prefixes allowed for the session from the dialog.
-    pub fn shell_prefixes(&self) -> &[String] {
+    /// The shell grants given for the session from the dialog.
+    pub fn shell_prefixes(&self) -> &[ShellGrant] {
         &self.shell_prefixes
     }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Grant, Scope};
+use crate::event::{Grant, Scope, ShellGrant};
 
 /// One grant as the events tell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub struct GrantRecord {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Grants {
     tools: BTreeMap<String, GrantRecord>,
-    prefixes: Vec<(String, GrantRecord)>,
+    prefixes: Vec<(ShellGrant, GrantRecord)>,
 }
 
 impl Grants {
@@ -43,11 +43,13 @@ impl Grants {
         tools.chain(prefixes).collect()
     }
 
-    /// The grant `/revoke NAME` means: a shell prefix spelled so, else a tool of that name.
+    /// The grant `/revoke NAME` means: a shell grant whose words are spelled so (`git log`),
+    /// else a tool of that name.
     pub fn find(&self, name: &str) -> Option<Grant> {
         let name = name.trim();
-        if self.prefixes.iter().any(|(p, _)| p == name) {
-            Some(Grant::ShellPrefix(name.to_string()))
+        let shell = (self.prefixes.iter()).find(|(g, _)| g.name() == name || g.to_string() == name);
+        if let Some((grant, _)) = shell {
+            Some(Grant::ShellPrefix(grant.clone()))
         } else {
             (self.tools.contains_key(name)).then(|| Grant::Tool(name.to_string()))
         }
@@ -68,15 +70,15 @@ impl Grants {
         }
     }
 
-    /// A shell prefix allowed for the session at `at`.
-    pub(super) fn prefix(&mut self, prefix: &str, at: u64) {
-        if !self.prefixes.iter().any(|(p, _)| p == prefix) {
+    /// A shell grant given for the session at `at`.
+    pub(super) fn prefix(&mut self, grant: &ShellGrant, at: u64) {
+        if !self.prefixes.iter().any(|(g, _)| g == grant) {
             let record = GrantRecord {
                 scope: Scope::Session,
                 since_ms: at,
                 used: 0,
             };
-            self.prefixes.push((prefix.to_string(), record));
+            self.prefixes.push((grant.clone(), record));
         }
     }
 
@@ -114,8 +116,8 @@ impl Grants {
         self.prefixes.clear();
     }
 
-    /// Shell prefixes in the order given.
-    pub(super) fn prefixes(&self) -> impl Iterator<Item = &str> {
-        self.prefixes.iter().map(|(p, _)| p.as_str())
+    /// Shell grants in the order given.
+    pub(super) fn prefixes(&self) -> impl Iterator<Item = &ShellGrant> {
+        self.prefixes.iter().map(|(g, _)| g)
     }
 }

@@ -84,7 +84,7 @@ fn approved_shell(scope: Scope, prefix: Option<&str>) -> EventData {
         decision: Decision::Approved,
         scope,
         reason: None,
-        prefix: prefix.map(String::from),
+        prefix: prefix.and_then(crate::tools::builtin::suggested_grant),
     }
 }
 
@@ -225,7 +225,8 @@ fn shell_prefixes_allowed_from_the_dialog_are_kept_for_the_session() {
             running: "x".into(),
         },
     ));
-    assert_eq!(m.shell_prefixes(), ["cargo test"]);
+    let names: Vec<String> = m.shell_prefixes().iter().map(|g| g.name()).collect();
+    assert_eq!(names, ["cargo test"]);
     m.resumed();
     assert!(
         m.shell_prefixes().is_empty(),

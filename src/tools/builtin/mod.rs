@@ -22,7 +22,8 @@ pub use list_dir::ListDir;
 pub use read_file::ReadFile;
 pub use search_files::SearchFiles;
 pub use shell::Shell;
-pub use shell::rules::{policy as shell_rule, suggested_prefix};
+pub use shell::grants::{ArgShape, ShellGrant, suggest as suggested_grant};
+pub use shell::rules::{Verdict as ShellVerdict, judge as judge_shell, policy as shell_rule};
 
 /// The shell tool's name (prefix grants apply to it).
 pub const SHELL: &str = "shell";

@@ -14,9 +14,15 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
+mod code;
+mod command;
+pub mod grants;
 mod live;
+mod names;
 mod output;
+mod programs;
 pub mod rules;
+mod through;
 
 use super::cancelled;
 use crate::sandbox::{Confinement, denial};

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Value;
 
-use crate::event::{Confinement, Decision, Scope};
+use crate::event::{Confinement, Decision, Scope, ShellGrant};
 use crate::orchestrator::approval::{ApprovalAnswer, BatchDecision, needs_each_approval};
 use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
@@ -180,14 +180,14 @@ impl ApprovalState {
         self.answer_key(key)
     }
 
-    /// For a shell call: the command prefix `p` would allow for the session.
-    fn offered_prefix(&self) -> Option<String> {
+    /// For a shell call: the grant `p` would give for the session (see `shell::grants`).
+    fn offered_prefix(&self) -> Option<ShellGrant> {
         let current = self.pending.first()?;
         if current.name != crate::tools::builtin::SHELL || current.once_only() {
             return None;
         }
         let command = current.arguments.get("command")?.as_str()?;
-        crate::tools::builtin::suggested_prefix(command)
+        crate::tools::builtin::suggested_grant(command)
     }
 
     /// Approves the current call; a turn or session grant also approves the other pending
@@ -320,9 +320,11 @@ impl ApprovalState {
                 hint("n", "deny"),
             ]
         };
-        if let Some(prefix) = self.offered_prefix() {
-            let always = format!("always '{}'", escape(&prefix).replace('\n', "^J"));
-            hints.push(hint("p", always).or("prefix"));
+        if let Some(grant) = self.offered_prefix() {
+            // Exactly what the grant will allow ("allows `git log …`, not other git commands").
+            let allows = escape(&grant.hint()).replace('\n', "^J");
+            let short = escape(&grant.short_hint()).replace('\n', "^J");
+            hints.push(hint("p", allows).or(short));
         }
         if self.offers_approve_all() {
             hints.push(hint("Y", "approve all").or("all"));

@@ -97,7 +97,15 @@ impl ToolsView {
         }
         let names: Vec<String> = (self.grants.iter()).map(|(g, _)| grant_name(g)).collect();
         let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-        for (i, ((grant, record), name)) in self.grants.iter().zip(&names).enumerate() {
+        let ages: Vec<String> = (self.grants.iter())
+            .map(|(_, record)| age(record.since_ms, self.now_ms))
+            .collect();
+        // Columns as wide as their widest entry, so a row fits 80 columns where it can.
+        let age_width = ages.iter().map(|a| a.chars().count()).max().unwrap_or(0);
+        for (i, ((grant, record), (name, age))) in (self.grants.iter())
+            .zip(names.iter().zip(&ages))
+            .enumerate()
+        {
             let mark = if i == self.selected { "▸ " } else { "  " };
             let scope = match record.scope {
                 Scope::Session => "session",
@@ -113,8 +121,7 @@ impl ToolsView {
                 String::new()
             };
             let text = format!(
-                "{mark}{name:<name_width$}  {scope:<12}  since {:<14}  {calls} allowed{state}",
-                age(record.since_ms, self.now_ms),
+                "{mark}{name:<name_width$}  {scope:<12}  since {age:<age_width$}  {calls} allowed{state}"
             );
             let style = if i == self.selected {
                 theme.selected

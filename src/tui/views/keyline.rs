@@ -65,13 +65,16 @@ pub enum Form {
 /// Gap between two hints.
 const GAP: &str = "  ";
 
-/// The items of `hints` in `form`, each as (key, words) with the separator before the next.
-fn items(hints: &[KeyHint], form: Form) -> Vec<Vec<(String, bool)>> {
+/// The items of `hints` in `form` for rows of `width` cells, each as (key, words) with the
+/// separator before the next. In the full form a hint wider than a row takes its short words,
+/// so a long one (a shell grant's) is not cut while its short form fits.
+fn items(hints: &[KeyHint], form: Form, width: usize) -> Vec<Vec<(String, bool)>> {
     match form {
         Form::Full | Form::Short => hints
             .iter()
             .map(|h| {
-                let what = if form == Form::Full {
+                let full_width = h.key.width() + 1 + h.what.width();
+                let what = if form == Form::Full && full_width <= width {
                     &h.what
                 } else {
                     &h.short
@@ -132,25 +135,21 @@ pub fn fit(hints: &[KeyHint], note: &str, width: u16, max_rows: u16) -> (Form, u
     let width = usize::from(width.max(1));
     let max_rows = usize::from(max_rows.max(1));
     for form in [Form::Full, Form::Short] {
-        let rows = pack(&items(hints, form), note.width(), width).len();
+        let rows = pack(&items(hints, form, width), note.width(), width).len();
         if rows <= max_rows {
             return (form, rows);
         }
     }
     (
         Form::Keys,
-        pack(&items(hints, Form::Keys), note.width(), width).len(),
+        pack(&items(hints, Form::Keys, width), note.width(), width).len(),
     )
 }
 
 /// Rows `hints` need at `width` in their full form (what a dialog asks for).
 pub fn rows_needed(hints: &[KeyHint], note: &str, width: u16) -> u16 {
-    let rows = pack(
-        &items(hints, Form::Full),
-        note.width(),
-        usize::from(width.max(1)),
-    )
-    .len();
+    let width = usize::from(width.max(1));
+    let rows = pack(&items(hints, Form::Full, width), note.width(), width).len();
     u16::try_from(rows).unwrap_or(u16::MAX)
 }
 
@@ -164,8 +163,9 @@ pub fn lines(
     styles: KeyStyles,
 ) -> Vec<Line<'static>> {
     let (form, _) = fit(hints, note, width, max_rows);
-    let items = items(hints, form);
-    let rows = pack(&items, note.width(), usize::from(width.max(1)));
+    let cells = usize::from(width.max(1));
+    let items = items(hints, form, cells);
+    let rows = pack(&items, note.width(), cells);
     let mut out = Vec::with_capacity(rows.len());
     for (r, row) in rows.iter().enumerate() {
         let mut spans = Vec::new();
@@ -333,6 +333,27 @@ mod tests {
         assert_eq!(
             text(&lines(&approval(), "", 5, 1, PLAIN)),
             ["y/t/a/n", "↑↓"]
+        );
+    }
+
+    #[test]
+    fn a_hint_wider_than_the_row_takes_its_short_words_alone() {
+        let mut hints = approval();
+        hints.push(
+            hint("p", "allows `cargo test …`, not other cargo commands")
+                .or("allows `cargo test …`"),
+        );
+        assert_eq!(
+            text(&lines(&hints, "", 42, 4, PLAIN)),
+            [
+                "y once  t this turn  a this session",
+                "n deny  ↑↓ scroll  p allows `cargo test …`"
+            ]
+        );
+        // With room, the full words.
+        assert_eq!(
+            text(&lines(&hints, "", 60, 4, PLAIN))[1],
+            "p allows `cargo test …`, not other cargo commands"
         );
     }
 

@@ -186,9 +186,9 @@ impl ApprovalState {
             Choice::Turn => format!("allow {name} until this request ends"),
             Choice::Session => format!("allow every {name} call for the rest of the session"),
             Choice::Prefix => match self.offered_prefix() {
-                Some(prefix) => format!(
-                    "always allow '{}' this session",
-                    escape(&prefix).replace('\n', "^J")
+                Some(grant) => format!(
+                    "for the rest of the session, {}",
+                    escape(&grant.hint()).replace('\n', "^J")
                 ),
                 None => String::new(),
             },

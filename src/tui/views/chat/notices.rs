@@ -36,8 +36,8 @@ pub(super) fn repeated(name: &str, times: u32) -> String {
 pub(super) fn revoked(grant: &Grant) -> String {
     match grant {
         Grant::Tool(name) => format!("`{name}` is asked about again (grant revoked)."),
-        Grant::ShellPrefix(prefix) => {
-            format!("Shell commands starting `{prefix}` are asked about again (grant revoked).")
+        Grant::ShellPrefix(grant) => {
+            format!("Shell commands `{grant}` are asked about again (grant revoked).")
         }
     }
 }

@@ -23,7 +23,7 @@ fn view() -> ToolsView {
                 record(Scope::Turn, 60_000, 1),
             ),
             (
-                Grant::ShellPrefix("cargo test".into()),
+                Grant::ShellPrefix(crate::tools::builtin::suggested_grant("cargo test").unwrap()),
                 record(Scope::Session, 0, 0),
             ),
         ],
@@ -50,14 +50,14 @@ fn text(view: &ToolsView, width: u16) -> String {
 fn each_grant_says_how_far_since_when_and_how_many_calls() {
     let shown = text(&view(), 120);
     assert!(
-        shown.contains("▸ write_file          session       since 5 min ago       3 calls allowed"),
+        shown.contains("▸ write_file            session       since 5 min ago  3 calls allowed"),
         "{shown}"
     );
     assert!(
-        shown.contains("edit_file           this request  since 4 min ago       1 call allowed"),
+        shown.contains("edit_file             this request  since 4 min ago  1 call allowed"),
         "{shown}"
     );
-    assert!(shown.contains("shell 'cargo test'"), "{shown}");
+    assert!(shown.contains("shell 'cargo test …'"), "{shown}");
     assert!(shown.contains("[tools.shell] allow: git status"), "{shown}");
     assert!(shown.contains("read_file"), "{shown}");
 }
@@ -72,12 +72,22 @@ fn r_takes_the_selected_grant_and_the_selection_follows_it() {
         "marked until the event"
     );
     v.move_by(5);
-    assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
+    assert_eq!(
+        v.selected(),
+        Some(&Grant::ShellPrefix(
+            crate::tools::builtin::suggested_grant("cargo test").unwrap()
+        ))
+    );
     // The edit_file grant is reported gone: the selection stays on the prefix.
     let mut left = view().grants;
     left.remove(1);
     v.refresh(left, 0);
-    assert_eq!(v.selected(), Some(&Grant::ShellPrefix("cargo test".into())));
+    assert_eq!(
+        v.selected(),
+        Some(&Grant::ShellPrefix(
+            crate::tools::builtin::suggested_grant("cargo test").unwrap()
+        ))
+    );
     assert!(!text(&v, 120).contains("revoked at the next call"));
     v.refresh(Vec::new(), 0);
     assert_eq!(v.revoke_selected(), None);

@@ -14,11 +14,11 @@ pub(super) fn scope_label(scope: Scope) -> &'static str {
     }
 }
 
-/// `write_file`, or `shell 'cargo test'` for a shell prefix.
+/// `write_file`, or `shell 'cargo test …'` for a shell grant.
 pub(super) fn grant_label(grant: &Grant) -> String {
     match grant {
         Grant::Tool(name) => one_line(name),
-        Grant::ShellPrefix(prefix) => format!("shell '{}'", one_line(prefix)),
+        Grant::ShellPrefix(grant) => format!("shell '{}'", one_line(&grant.to_string())),
     }
 }
 
