@@ -151,7 +151,12 @@ pub fn open_session(
         let skipped = tail.skipped_messages;
         if let Some(kept_from) = compacted.kept_from.checked_sub(skipped) {
             let kept_from = kept_from + usize::from(skipped > 0);
-            orchestrator.restore_compaction(kept_from, compacted.summary.clone());
+            orchestrator.restore_compaction(
+                kept_from,
+                compacted.summary.clone(),
+                compacted.requests.clone(),
+                compacted.requests_left_out,
+            );
         }
     }
     let writer = match SessionWriter::append_to(&path) {
