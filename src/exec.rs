@@ -148,11 +148,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                         "taco: context compacted: {} → {} tokens ({} messages summarised)",
                         c.before_tokens, c.after_tokens, c.summarized
                     ),
-                    Some(error) => writeln!(
-                        self.err,
-                        "taco: not compacted: {}",
-                        plain(error)
-                    ),
+                    Some(error) => writeln!(self.err, "taco: not compacted: {}", plain(error)),
                 };
             }
             _ => {}
@@ -480,18 +476,29 @@ mod tests {
 
     #[test]
     fn on_a_terminal_the_answer_and_json_lines_are_inert_and_a_pipe_gets_the_bytes() {
-        let hostile = "title\x1b]0;pwned\x07 clip\x1b]52;c;aGk=\x07 c1\u{9d}0;x\u{9c} bidi\u{202e}\n";
+        let hostile =
+            "title\x1b]0;pwned\x07 clip\x1b]52;c;aGk=\x07 c1\u{9d}0;x\u{9c} bidi\u{202e}\n";
         let mut s = sink();
         s.tty = true;
         // Cut inside the sequences, as deltas may be.
-        for piece in ["title\x1b", "]0;pwned\x07 clip\x1b]5", "2;c;aGk=\x07 c1\u{9d}0;x\u{9c} bidi\u{202e}\n"] {
+        for piece in [
+            "title\x1b",
+            "]0;pwned\x07 clip\x1b]5",
+            "2;c;aGk=\x07 c1\u{9d}0;x\u{9c} bidi\u{202e}\n",
+        ] {
             s.stream(piece);
         }
         s.turn_done(false);
         s.finish_text();
         let shown = out(&mut s);
-        assert!(!shown.contains('\x1b') && !shown.contains('\x07'), "{shown:?}");
-        assert!(!shown.chars().any(|c| c != '\n' && safe::is_unsafe(c)), "{shown:?}");
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07'),
+            "{shown:?}"
+        );
+        assert!(
+            !shown.chars().any(|c| c != '\n' && safe::is_unsafe(c)),
+            "{shown:?}"
+        );
         assert!(shown.contains("^[]0;pwned^G"), "{shown:?}");
         let mut s = sink();
         s.stream(hostile);
@@ -510,7 +517,10 @@ mod tests {
             },
         });
         let line = out(&mut s);
-        assert!(!line.chars().any(|c| c != '\n' && safe::is_unsafe(c)), "{line:?}");
+        assert!(
+            !line.chars().any(|c| c != '\n' && safe::is_unsafe(c)),
+            "{line:?}"
+        );
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back["data"]["text"], hostile);
     }
@@ -527,7 +537,10 @@ mod tests {
             },
         });
         let err = String::from_utf8(s.err.clone()).unwrap();
-        assert!(!err.chars().any(|c| c != '\n' && safe::is_unsafe(c)), "{err:?}");
+        assert!(
+            !err.chars().any(|c| c != '\n' && safe::is_unsafe(c)),
+            "{err:?}"
+        );
         assert!(err.contains("^[]0;pwned^G"));
     }
 

@@ -30,8 +30,7 @@ pub fn init() -> Result<Option<WorkerGuard>, String> {
 /// Starts logging to `taco.log` in `dir`; see [`init`]. Only the first call in a process
 /// takes effect (the global subscriber is set once).
 pub fn init_in(dir: &Path) -> Result<Option<WorkerGuard>, String> {
-    let file =
-        open_log_file(dir).map_err(|e| format!("the diagnostic log is off: {e}"))?;
+    let file = open_log_file(dir).map_err(|e| format!("the diagnostic log is off: {e}"))?;
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = EnvFilter::try_from_env("TACO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let set = tracing_subscriber::fmt()

@@ -100,7 +100,10 @@ impl PrivateDir {
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} is not a regular file; taco leaves it alone", path.display()),
+                format!(
+                    "{} is not a regular file; taco leaves it alone",
+                    path.display()
+                ),
             ));
         }
         // Back to blocking, as every caller expects of a file.
@@ -129,7 +132,10 @@ fn refused(path: &Path, error: io::Error, what: &str) -> io::Error {
         // A FIFO without a reader, a socket or a device (ENXIO, EOPNOTSUPP …).
         return io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file; taco leaves it alone", path.display()),
+            format!(
+                "{} is not a regular file; taco leaves it alone",
+                path.display()
+            ),
         );
     }
     if kind.is_ok_and(|k| k.is_symlink()) {

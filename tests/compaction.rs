@@ -531,7 +531,10 @@ async fn the_summary_call_asks_for_a_bounded_answer() {
     headless(&mut orch, "echo a lot", &mut Vec::new()).await;
     let bounds = provider.bounds.lock().unwrap().clone();
     assert!(!bounds.is_empty());
-    assert!(bounds.iter().all(|b| *b == Some(SUMMARY_MAX_TOKENS)), "{bounds:?}");
+    assert!(
+        bounds.iter().all(|b| *b == Some(SUMMARY_MAX_TOKENS)),
+        "{bounds:?}"
+    );
     // The agent's own calls carry no bound of taco's.
     assert!(provider.agent.sent().iter().all(|r| r.max_tokens.is_none()));
 }
@@ -556,7 +559,10 @@ async fn a_summary_that_never_ends_is_cut_at_its_bound_and_the_run_goes_on() {
     assert!(!compacted.is_empty());
     let error = compacted[0].error.as_deref().unwrap();
     assert!(
-        error.contains(&format!("the summary passed {} KiB", SUMMARY_MAX_BYTES >> 10)),
+        error.contains(&format!(
+            "the summary passed {} KiB",
+            SUMMARY_MAX_BYTES >> 10
+        )),
         "{error}"
     );
     assert_eq!(compacted[0].before_tokens, compacted[0].after_tokens);

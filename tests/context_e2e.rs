@@ -109,7 +109,11 @@ async fn too_long_compacts_once_retries_and_the_resumed_session_starts_compacted
     let note = summary_note(&requests[3]).expect("the retry starts with the summary");
     assert!(note.contains("SUMMARY: the user ran echo one."));
     // The user's words go verbatim; nothing but taco's own notes has system authority.
-    assert!(sends_verbatim(&requests[3], "run echo one"), "{}", requests[3]);
+    assert!(
+        sends_verbatim(&requests[3], "run echo one"),
+        "{}",
+        requests[3]
+    );
     for m in requests[3]["messages"].as_array().unwrap().iter().skip(1) {
         if m["role"] == "system" {
             let text = m["content"].as_str().unwrap();
@@ -299,7 +303,9 @@ async fn after_compacting_the_users_words_go_verbatim_and_the_summary_only_as_da
     let config = small_window(home.path());
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
-    cmd.arg("-c").arg(&config).args(["--approve", "all", prompt]);
+    cmd.arg("-c")
+        .arg(&config)
+        .args(["--approve", "all", prompt]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("context compacted"), "{}", run.stderr);

@@ -38,7 +38,11 @@ fn run_in_pane(dir: &Path, command: &str) -> Pane {
         go = go.display()
     );
     let tmux = Tmux::start(&script, 160, 40);
-    assert!(tmux.run(&["set", "-g", "set-clipboard", "on"]).status.success());
+    assert!(
+        tmux.run(&["set", "-g", "set-clipboard", "on"])
+            .status
+            .success()
+    );
     assert!(
         tmux.run(&["select-pane", "-t", "t", "-T", "original"])
             .status
@@ -149,9 +153,21 @@ async fn exec_on_a_terminal_prints_answers_errors_and_server_stderr_inert() {
         .unwrap();
     assert_untouched(&pane, "taco exec");
     // The text was there, shown inert: the answer, the provider's error, the server's stderr.
-    assert!(pane.screen.contains("Answer ^[]0;pwned^G"), "{}", pane.screen);
-    assert!(pane.screen.contains("bad request ^[]0;pwned^G"), "{}", pane.screen);
-    assert!(pane.screen.contains("^[]52;c;cHduZWQ=^G server says"), "{}", pane.screen);
+    assert!(
+        pane.screen.contains("Answer ^[]0;pwned^G"),
+        "{}",
+        pane.screen
+    );
+    assert!(
+        pane.screen.contains("bad request ^[]0;pwned^G"),
+        "{}",
+        pane.screen
+    );
+    assert!(
+        pane.screen.contains("^[]52;c;cHduZWQ=^G server says"),
+        "{}",
+        pane.screen
+    );
     assert_eq!(server.requests().len(), 3);
 }
 
@@ -173,7 +189,11 @@ async fn sessions_and_mcp_list_print_saved_and_server_text_inert() {
         .arg(format!("please {ATTACK} now"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let config = hostile_mcp_config(home.path());
     let command = format!(
         "{}; {}",
@@ -189,7 +209,15 @@ async fn sessions_and_mcp_list_print_saved_and_server_text_inert() {
         .await
         .unwrap();
     assert_untouched(&pane, "taco sessions and taco mcp list");
-    assert!(pane.screen.contains("please ^[]0;pwned^G"), "{}", pane.screen);
+    assert!(
+        pane.screen.contains("please ^[]0;pwned^G"),
+        "{}",
+        pane.screen
+    );
     assert!(pane.screen.contains("server says"), "{}", pane.screen);
-    assert!(pane.screen.contains("^[]52;c;cHduZWQ=^G"), "{}", pane.screen);
+    assert!(
+        pane.screen.contains("^[]52;c;cHduZWQ=^G"),
+        "{}",
+        pane.screen
+    );
 }

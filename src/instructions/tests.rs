@@ -284,7 +284,10 @@ fn a_git_planted_by_another_user_does_not_make_a_repository() {
     assert_eq!(shown(&found), ["AGENTS.md"]);
     assert_eq!(found.files[0].text, "the user's own rules");
     assert!(
-        found.notes.iter().any(|n| n.contains(".git") && n.contains("another user")),
+        found
+            .notes
+            .iter()
+            .any(|n| n.contains(".git") && n.contains("another user")),
         "{:?}",
         found.notes
     );

@@ -19,10 +19,10 @@ use super::conversation::Conversation;
 use super::recap::{Request, Requests};
 use super::scope::{AnswerCap, Run};
 use super::turn::Turn;
-use crate::provider::ProviderError;
 use super::{EventSink, Orchestrator};
 use crate::conversation::{Message, Role, Usage};
 use crate::event::{CompactTrigger, Compacted, EventData};
+use crate::provider::ProviderError;
 
 impl Run<'_> {
     /// The model's context window: configured or known for the model, else asked of the

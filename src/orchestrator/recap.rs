@@ -105,7 +105,11 @@ pub fn block(summary: &str, requests: &Requests, sent_apart: impl Fn(usize) -> b
             out.push_str(&format!(
                 "[{} older request{} left out: they did not fit; the summary covers them]\n",
                 requests.left_out,
-                if requests.left_out == 1 { " was" } else { "s were" }
+                if requests.left_out == 1 {
+                    " was"
+                } else {
+                    "s were"
+                }
             ));
         }
         for request in listed {
@@ -162,10 +166,7 @@ pub fn defuse_tags<'t>(text: &'t str, names: &[&str]) -> Cow<'t, str> {
 }
 
 fn trim_start(bytes: &[u8]) -> &[u8] {
-    let skip = bytes
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace())
-        .count();
+    let skip = bytes.iter().take_while(|b| b.is_ascii_whitespace()).count();
     &bytes[skip..]
 }
 

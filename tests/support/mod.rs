@@ -262,7 +262,11 @@ async fn serve(
         socket.write_all(chunk).await?;
         socket.flush().await?;
     }
-    if let Some(last) = reply.chunks.last().filter(|c| reply.forever && !c.is_empty()) {
+    if let Some(last) = reply
+        .chunks
+        .last()
+        .filter(|c| reply.forever && !c.is_empty())
+    {
         let mut sent = 0usize;
         while sent < 1 << 30 {
             socket.write_all(last).await?;

@@ -104,8 +104,14 @@ fn a_compacted_request_is_the_system_prompt_the_recap_and_the_tail() {
     let recap = sent[1].content.as_deref().unwrap();
     assert!(recap.contains("<summary_of_earlier_context>"));
     assert!(recap.contains(recap::SUMMARY_NOTICE));
-    assert!(recap.contains(&format!("<request>\n{}\n</request>", m[1].content.as_deref().unwrap())));
-    assert!(recap.contains(&format!("<request>\n{}\n</request>", m[5].content.as_deref().unwrap())));
+    assert!(recap.contains(&format!(
+        "<request>\n{}\n</request>",
+        m[1].content.as_deref().unwrap()
+    )));
+    assert!(recap.contains(&format!(
+        "<request>\n{}\n</request>",
+        m[5].content.as_deref().unwrap()
+    )));
     assert_eq!(m[9].role, Role::User);
     assert_eq!(sent[2..], m[9..]);
     // A cut inside the current run: its request goes verbatim, as its own user message

@@ -103,7 +103,10 @@ fn json_lines_carry_no_raw_c1_or_bidi_and_read_back_the_same() {
         let back: serde_json::Value = serde_json::from_slice(&safe).unwrap();
         assert_eq!(back, value);
     }
-    assert!(matches!(json(b"{\"a\":\"plain \xc3\xa9\"}"), Cow::Borrowed(_)));
+    assert!(matches!(
+        json(b"{\"a\":\"plain \xc3\xa9\"}"),
+        Cow::Borrowed(_)
+    ));
 }
 
 proptest! {
