@@ -83,6 +83,23 @@ impl PromptLog {
         &self.path
     }
 
+    /// Why the history can be neither read nor written, for the user (a symlink in place of
+    /// the file or its lock: refused, never followed); `None` when nothing is in the way.
+    pub fn problem(&self) -> Option<String> {
+        [&self.path, &self.lock]
+            .into_iter()
+            .find(|path| {
+                path.symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+            })
+            .map(|path| {
+                format!(
+                    "The prompt history is off: {} is a symlink, which taco does not follow (remove it and taco makes a new one).",
+                    path.display()
+                )
+            })
+    }
+
     /// The entries, oldest first (at most `limits.entries`). A missing or unreadable file is
     /// an empty history; a file past its limits is rewritten smaller.
     pub fn load(&self) -> Vec<String> {

@@ -43,6 +43,7 @@ fn a_symlinked_history_or_lock_is_refused() {
     let target = victim(temp.path(), "bashrc");
     let log = PromptLog::in_dir(&state, Arc::new(Secrets::default()));
     symlink(&target, log.path()).unwrap();
+    assert!(log.problem().unwrap().contains("is a symlink"));
     log.append("rm -rf ~ # appended through the link?");
     assert!(
         log.load().is_empty(),
@@ -57,6 +58,8 @@ fn a_symlinked_history_or_lock_is_refused() {
     log.append("kept");
     assert_eq!(log.load(), ["kept"]);
     unchanged(&lock_target);
+    std::fs::remove_file(state.join("prompt-history.lock")).unwrap();
+    assert_eq!(log.problem(), None);
 }
 
 #[test]

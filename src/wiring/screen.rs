@@ -152,6 +152,9 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
             earlier.path.display()
         ));
     }
+    // Prompts are kept redacted, as the session file keeps them.
+    let prompts = PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets));
+    notes.extend(prompts.as_ref().and_then(PromptLog::problem));
     let launch = Launch {
         info,
         engine: Some(Box::new(engine)),
@@ -159,8 +162,7 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
         viewing: None,
         notice: (!notes.is_empty()).then(|| notes.join("\n\n")),
         launched,
-        // Prompts are kept redacted, as the session file keeps them.
-        prompts: PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets)),
+        prompts,
         ui: resolved.ui,
     };
     let ended = tui::run(launch).await;
