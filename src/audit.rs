@@ -4,7 +4,7 @@
 //! output or a secret. No free-text field of an event is ever copied; names are checked.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,37 +33,17 @@ pub fn state_dir() -> Option<PathBuf> {
     Some(dir.join("taco"))
 }
 
-/// Creates `dir` and its missing parents, private to the user (0700) on Unix.
+/// Creates `dir` and its missing parents, private to the user (0700), refusing a symlink in
+/// place of `dir` itself (see `private`).
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
+    crate::private::PrivateDir::create(dir).map(drop)
 }
 
-/// Opens `path` for appending, created readable and writable by the user only (0600) on Unix;
-/// an existing file is narrowed to 0600 too.
+/// Opens `path` for appending, created readable and writable by the user only (0600); an
+/// existing file is narrowed to 0600 through the opened file. A symlink (at the file or its
+/// directory) is refused, never followed (see `private`).
 pub fn open_private(path: &Path) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // `mode` applies only on creation: a file left by an older version may be wider.
-        // Not fatal: the file may belong to someone else, and writing still works.
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
-    }
-    Ok(file)
+    crate::private::append(path)
 }
 
 /// The audit log: feed it every event with [`AuditLog::record`]; it writes what is auditable.
@@ -83,6 +63,9 @@ pub struct AuditLog {
 struct Rolling {
     dir: PathBuf,
     day: i64,
+    /// The day's file could not be opened as a private file (a symlink in its place): the
+    /// appender, which opens by name, must not write that day.
+    refused: bool,
 }
 
 /// What the audit log remembers about a run between its events.
@@ -111,8 +94,9 @@ impl AuditLog {
     /// by tracing-appender, keeping the last 30 files.
     pub fn open(dir: &Path) -> io::Result<Self> {
         create_private_dir(dir)?;
-        // tracing-appender creates files with the default mode; creating the day's file
-        // first (here, and in `write` for later days) keeps every file private.
+        // tracing-appender creates files with the default mode and by name; creating the
+        // day's file first (here, and in `write` for later days) keeps every file private
+        // and refuses a symlink in its place before the appender could follow it.
         let day = utc_day();
         open_private(&dir.join(file_name(day)))?;
         let appender = Builder::new()
@@ -125,6 +109,7 @@ impl AuditLog {
         log.rolling = Some(Rolling {
             dir: dir.to_path_buf(),
             day,
+            refused: false,
         });
         Ok(log)
     }
@@ -302,9 +287,14 @@ impl AuditLog {
             if day != rolling.day {
                 rolling.day = day;
                 // The appender opens this file on its first write of the day.
+                rolling.refused = false;
                 if let Err(error) = open_private(&rolling.dir.join(file_name(day))) {
-                    tracing::warn!(%error, "audit log: cannot create the day's file privately");
+                    tracing::warn!(%error, "audit log: cannot create the day's file privately; not writing it");
+                    rolling.refused = true;
                 }
+            }
+            if rolling.refused {
+                return self.failed(&"the day's file is not a private file");
             }
         }
         match self.out.write_all(&bytes).and_then(|()| self.out.flush()) {

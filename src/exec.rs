@@ -18,6 +18,8 @@ use crate::orchestrator::{EventSink, Orchestrator, Outcome};
 use crate::recorder::Recorder;
 use crate::secrets::Secrets;
 use crate::signals::{Signals, Stop};
+use crate::text::plain;
+use crate::text::safe::{self, Escaper};
 
 /// Exit code: the run produced a final answer.
 pub const EXIT_OK: i32 = 0;
@@ -63,13 +65,19 @@ struct ExecSink<W: Write, E: Write> {
     pending: String,
     /// Whether the current attempt has written lines (a retry then says it starts over).
     attempt_printed: bool,
-    /// Stdout is a terminal: flush every line (else the buffer fills in blocks).
+    /// Stdout is a terminal: flush every line (else the buffer fills in blocks), and what
+    /// is written there is made inert (`text::safe`): the model's text must not retitle the
+    /// window or write the clipboard. A pipe or a file gets the bytes as they are.
     tty: bool,
+    /// Makes the streamed answer inert on a terminal, however it was cut.
+    escaper: Escaper,
+    /// Scratch buffer for escaped text.
+    escaped: String,
 }
 
 impl<W: Write + Send, E: Write + Send> ProblemSink for ExecSink<W, E> {
     fn problem(&mut self, problem: String) {
-        let _ = writeln!(self.err, "taco: {}", crate::text::plain(&problem));
+        let _ = writeln!(self.err, "taco: {}", plain(&problem));
     }
 }
 
@@ -89,7 +97,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
         }
         match &event.data {
             EventData::Error { message, .. } => {
-                let _ = writeln!(self.err, "taco: error: {}", crate::text::plain(message));
+                let _ = writeln!(self.err, "taco: error: {}", plain(message));
             }
             EventData::ApprovalDecided {
                 name,
@@ -98,7 +106,8 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             } if !self.json => {
                 let _ = writeln!(
                     self.err,
-                    "taco: {name} needs approval; denied (run with --approve all to allow it)"
+                    "taco: {} needs approval; denied (run with --approve all to allow it)",
+                    plain(name)
                 );
             }
             // Nobody can answer in exec: a tool's question (an MCP server's form) is declined.
@@ -106,7 +115,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                 let _ = writeln!(
                     self.err,
                     "taco: {}; declined (taco exec has nobody to ask)",
-                    crate::text::summarize(&request.prompt, 300)
+                    plain(&crate::text::summarize(&request.prompt, 300))
                 );
             }
             EventData::Retry {
@@ -119,7 +128,7 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                 let _ = writeln!(
                     self.err,
                     "taco: retrying {attempt}/{max} in {secs:.1} s: {}",
-                    crate::text::plain(reason)
+                    plain(reason)
                 );
                 if !self.json {
                     self.retried();
@@ -139,18 +148,21 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
                         "taco: context compacted: {} → {} tokens ({} messages summarised)",
                         c.before_tokens, c.after_tokens, c.summarized
                     ),
-                    Some(error) => writeln!(
-                        self.err,
-                        "taco: not compacted: {}",
-                        crate::text::plain(error)
-                    ),
+                    Some(error) => writeln!(self.err, "taco: not compacted: {}", plain(error)),
                 };
             }
             _ => {}
         }
         if serialized && self.json && self.out_error.is_none() {
             let is_delta = !event.is_trace();
-            let mut result = self.out.write_all(&self.line);
+            // serde_json leaves C1 controls and bidi overrides raw; a terminal gets them as
+            // `\u` escapes, which read back the same.
+            let line = if self.tty {
+                safe::json(&self.line)
+            } else {
+                Cow::Borrowed(&self.line[..])
+            };
+            let mut result = self.out.write_all(&line);
             if result.is_ok() && (!is_delta || self.last_flush.elapsed() >= DELTA_FLUSH_EVERY) {
                 result = self.out.flush();
                 self.last_flush = Instant::now();
@@ -212,6 +224,11 @@ impl<W: Write, E: Write> ExecSink<W, E> {
     fn finish_text(&mut self) {
         let rest = std::mem::take(&mut self.pending);
         self.write_text(&rest);
+        if self.tty {
+            let mut held = String::new();
+            self.escaper.finish(&mut held);
+            self.write_raw(&held);
+        }
         if !rest.is_empty() && !rest.ends_with('\n') {
             self.write_text("\n");
         }
@@ -222,6 +239,20 @@ impl<W: Write, E: Write> ExecSink<W, E> {
             return;
         }
         let clean = self.secrets.redact(text);
+        if !self.tty {
+            return self.write_raw(&clean);
+        }
+        let mut escaped = std::mem::take(&mut self.escaped);
+        escaped.clear();
+        self.escaper.push(&clean, &mut escaped);
+        self.write_raw(&escaped);
+        self.escaped = escaped;
+    }
+
+    fn write_raw(&mut self, clean: &str) {
+        if clean.is_empty() || self.out_error.is_some() {
+            return;
+        }
         let mut result = self.out.write_all(clean.as_bytes());
         if result.is_ok() && self.tty {
             result = self.out.flush();
@@ -288,6 +319,8 @@ pub async fn run(
         pending: String::new(),
         attempt_printed: false,
         tty: io::stdout().is_terminal(),
+        escaper: Escaper::default(),
+        escaped: String::new(),
     };
     let mut recorded = Recorded::new(sink, recorder);
     let mut approver = if options.approve_all {
@@ -386,6 +419,8 @@ mod tests {
             pending: String::new(),
             attempt_printed: false,
             tty: false,
+            escaper: Escaper::default(),
+            escaped: String::new(),
         }
     }
 
@@ -437,6 +472,76 @@ mod tests {
         assert_eq!(out(&mut s).len() + s.pending.len(), 100_000);
         s.finish_text();
         assert_eq!(out(&mut s).len(), 100_001);
+    }
+
+    #[test]
+    fn on_a_terminal_the_answer_and_json_lines_are_inert_and_a_pipe_gets_the_bytes() {
+        let hostile =
+            "title\x1b]0;pwned\x07 clip\x1b]52;c;aGk=\x07 c1\u{9d}0;x\u{9c} bidi\u{202e}\n";
+        let mut s = sink();
+        s.tty = true;
+        // Cut inside the sequences, as deltas may be.
+        for piece in [
+            "title\x1b",
+            "]0;pwned\x07 clip\x1b]5",
+            "2;c;aGk=\x07 c1\u{9d}0;x\u{9c} bidi\u{202e}\n",
+        ] {
+            s.stream(piece);
+        }
+        s.turn_done(false);
+        s.finish_text();
+        let shown = out(&mut s);
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07'),
+            "{shown:?}"
+        );
+        assert!(
+            !shown.chars().any(|c| c != '\n' && safe::is_unsafe(c)),
+            "{shown:?}"
+        );
+        assert!(shown.contains("^[]0;pwned^G"), "{shown:?}");
+        let mut s = sink();
+        s.stream(hostile);
+        s.turn_done(false);
+        assert_eq!(out(&mut s), hostile, "a pipe gets the answer as it is");
+        // --json on a terminal: C1 and bidi as \u escapes.
+        let mut s = sink();
+        s.tty = true;
+        s.json = true;
+        s.emit(Event {
+            timestamp: 0,
+            request_id: Arc::from("r"),
+            data: EventData::Delta {
+                kind: DeltaKind::Text,
+                text: hostile.into(),
+            },
+        });
+        let line = out(&mut s);
+        assert!(
+            !line.chars().any(|c| c != '\n' && safe::is_unsafe(c)),
+            "{line:?}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["data"]["text"], hostile);
+    }
+
+    #[test]
+    fn stderr_notices_are_inert() {
+        let mut s = sink();
+        s.emit(Event {
+            timestamp: 0,
+            request_id: Arc::from("r"),
+            data: EventData::Error {
+                kind: "provider".into(),
+                message: "bad\x1b]0;pwned\x07 \u{9b}2J".into(),
+            },
+        });
+        let err = String::from_utf8(s.err.clone()).unwrap();
+        assert!(
+            !err.chars().any(|c| c != '\n' && safe::is_unsafe(c)),
+            "{err:?}"
+        );
+        assert!(err.contains("^[]0;pwned^G"));
     }
 
     #[test]

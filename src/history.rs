@@ -7,14 +7,14 @@
 //! Several tacos may share the file: lines are appended whole, and a lock file keeps a
 //! rewrite (the cap) from dropping a line appended meanwhile.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::audit::{create_private_dir, open_private};
+use crate::private::{self, PrivateDir};
 use crate::secrets::Secrets;
 
 /// The history file's name in the state dir.
@@ -83,6 +83,23 @@ impl PromptLog {
         &self.path
     }
 
+    /// Why the history can be neither read nor written, for the user (a symlink in place of
+    /// the file or its lock: refused, never followed); `None` when nothing is in the way.
+    pub fn problem(&self) -> Option<String> {
+        [&self.path, &self.lock]
+            .into_iter()
+            .find(|path| {
+                path.symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+            })
+            .map(|path| {
+                format!(
+                    "The prompt history is off: {} is a symlink, which taco does not follow (remove it and taco makes a new one).",
+                    path.display()
+                )
+            })
+    }
+
     /// The entries, oldest first (at most `limits.entries`). A missing or unreadable file is
     /// an empty history; a file past its limits is rewritten smaller.
     pub fn load(&self) -> Vec<String> {
@@ -129,11 +146,10 @@ impl PromptLog {
         let Some(line) = self.encode(prompt) else {
             return Ok(());
         };
-        if let Some(dir) = self.path.parent() {
-            create_private_dir(dir)?;
-        }
+        let (dir, name) = private::split(&self.path)?;
+        let dir = PrivateDir::create(dir)?;
         let _lock = self.lock();
-        let mut file = open_private(&self.path)?;
+        let mut file = dir.append(name)?;
         // One write of a whole line on an O_APPEND file: lines of two tacos never interleave.
         file.write_all(line.as_bytes())?;
         if file.metadata()?.len() > self.limits.file_bytes.saturating_mul(2) {
@@ -174,12 +190,16 @@ impl PromptLog {
             }
             kept.push(line);
         }
-        let tmp = self
-            .path
-            .with_extension(format!("jsonl.{}.tmp", std::process::id()));
-        let written = write_private(&tmp, kept.iter().rev().map(String::as_bytes));
-        if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, &self.path)) {
-            let _ = std::fs::remove_file(&tmp);
+        let (dir, name) = private::split(&self.path)?;
+        let dir = PrivateDir::open(dir)?;
+        let tmp = format!("{name}.{}.tmp", std::process::id());
+        // A temp file left by a crash of a process with the same id goes first.
+        let _ = dir.remove(&tmp);
+        let written = dir
+            .create_new(&tmp, false)
+            .and_then(|file| write_all(file, kept.iter().rev().map(String::as_bytes)));
+        if let Err(e) = written.and_then(|()| dir.rename(&tmp, name)) {
+            let _ = dir.remove(&tmp);
             return Err(e);
         }
         Ok(())
@@ -188,10 +208,7 @@ impl PromptLog {
     /// Takes the lock file, waiting a little for another taco; `None` (go on without it)
     /// when it cannot be had.
     fn lock(&self) -> Option<File> {
-        if let Some(dir) = self.lock.parent() {
-            create_private_dir(dir).ok()?;
-        }
-        let file = open_private(&self.lock).ok()?;
+        let file = private::append(&self.lock).ok()?;
         let deadline = Instant::now() + LOCK_WAIT;
         loop {
             match file.try_lock() {
@@ -213,17 +230,12 @@ struct Tail {
 }
 
 /// Reads at most `budget` bytes from the end of `path`; lines that are not a JSON string
-/// (junk, a line cut by the budget) are skipped. Only a regular file is opened, so a FIFO
-/// or a device there cannot block or flood the launch.
+/// (junk, a line cut by the budget) are skipped. Only a regular file is opened, never
+/// through a symlink, so a FIFO or a device there cannot block or flood the launch and a
+/// link cannot feed another file's lines into the history.
 fn read_tail(path: &Path, budget: u64) -> io::Result<Tail> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let mut file = File::open(path)?;
+    let (dir, name) = private::split(path)?;
+    let mut file = PrivateDir::open(dir)?.read(name)?;
     let len = file.metadata()?.len();
     let start = len.saturating_sub(budget);
     file.seek(SeekFrom::Start(start))?;
@@ -245,16 +257,8 @@ fn read_tail(path: &Path, budget: u64) -> io::Result<Tail> {
     })
 }
 
-/// Writes `parts` to a new file at `path`, readable by the user only, and syncs it.
-fn write_private<'a>(path: &Path, parts: impl Iterator<Item = &'a [u8]>) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options.open(path)?;
+/// Writes `parts` to `file` and syncs it.
+fn write_all<'a>(file: File, parts: impl Iterator<Item = &'a [u8]>) -> io::Result<()> {
     let mut out = io::BufWriter::new(file);
     for part in parts {
         out.write_all(part)?;

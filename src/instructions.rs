@@ -7,8 +7,14 @@
 //! followed only while it stays inside that root, and only a regular file is read. So a
 //! cloned repository cannot point `AGENTS.md` at `~/.ssh/id_rsa` and have it sent to the
 //! provider. A file that cannot be used is skipped with a note; nothing here fails a launch.
+//!
+//! Only the user's (or root's) files count: the walk up to the repository root goes through
+//! directories they own and stops at one of another user, a `.git` of another user does not
+//! make a repository, and an instruction file of another user is skipped (issue 26), so a
+//! `.git` and an `AGENTS.md` planted in a shared directory cannot steer the agent.
 
 use std::fmt::Write as _;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::tools::workspace::{Entry, Workspace, read_text_head};
@@ -81,25 +87,89 @@ pub struct Instructions {
 }
 
 /// The nearest directory at or above `workdir` that holds `.git` (a directory, or the file
-/// of a worktree or submodule).
+/// of a worktree or submodule), found walking up only through directories the user or root
+/// owns, and only when that `.git` is theirs too (see [`search`]).
 pub fn repository_root(workdir: &Path) -> Option<&Path> {
-    workdir
-        .ancestors()
-        .find(|dir| dir.join(".git").symlink_metadata().is_ok())
+    search(workdir).root
 }
 
 /// The directories searched, nearest first: the workspace and each parent up to the
-/// repository root; only the workspace when it is in no repository.
+/// repository root; only the workspace when it is in no repository (see [`search`]).
 pub fn search_dirs(workdir: &Path) -> Vec<&Path> {
-    let root = repository_root(workdir).unwrap_or(workdir);
+    search(workdir).dirs
+}
+
+/// Where instructions are looked for, and why the search stopped short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search<'a> {
+    /// The directories searched, nearest first.
+    pub dirs: Vec<&'a Path>,
+    /// The repository root, when a trusted one was found.
+    pub root: Option<&'a Path>,
+    /// Why a directory or a `.git` was not trusted, for the user.
+    pub note: Option<String>,
+}
+
+/// Whether a file or directory owned by `uid` may give instructions: the user's own (taco's
+/// effective user) or root's. A `.git` or an `AGENTS.md` planted by another user in a
+/// shared directory (`/tmp`, a group-writable checkout) must not steer the agent.
+pub fn trusted_owner(uid: u32) -> bool {
+    uid == 0 || uid == rustix::process::geteuid().as_raw()
+}
+
+/// Walks up from `workdir` (canonical) to its repository root. The walk goes only through
+/// directories the user or root owns, and a `.git` counts only when they own it too: one
+/// owned by another user is not trusted (the workspace is then treated as in no repository),
+/// and a directory of another user ends the walk below it; either is said in `note`.
+pub fn search(workdir: &Path) -> Search<'_> {
+    let alone = |note: Option<String>| Search {
+        dirs: owned_by_trusted(workdir)
+            .then_some(workdir)
+            .into_iter()
+            .collect(),
+        root: None,
+        note,
+    };
     let mut dirs = Vec::new();
     for dir in workdir.ancestors() {
-        dirs.push(dir);
-        if dir == root {
-            break;
+        let Ok(meta) = dir.symlink_metadata() else {
+            return alone(None);
+        };
+        if !trusted_owner(meta.uid()) {
+            let note = format!(
+                "'{}' belongs to another user (uid {}): project instructions are not read from it{}",
+                dir.display(),
+                meta.uid(),
+                if dir == workdir { "" } else { " or above it" }
+            );
+            return alone(Some(note));
         }
+        dirs.push(dir);
+        let git = dir.join(".git");
+        let Ok(git_meta) = git.symlink_metadata() else {
+            continue;
+        };
+        if !trusted_owner(git_meta.uid()) {
+            let note = format!(
+                "'{}' belongs to another user (uid {}): it is not trusted to mark a repository, so only the workspace's own instructions are read",
+                git.display(),
+                git_meta.uid()
+            );
+            return alone(Some(note));
+        }
+        return Search {
+            dirs,
+            root: Some(dir),
+            note: None,
+        };
     }
-    dirs
+    alone(None)
+}
+
+/// Whether `path` is owned by the user or root.
+fn owned_by_trusted(path: &Path) -> bool {
+    path.symlink_metadata()
+        .is_ok_and(|meta| trusted_owner(meta.uid()))
 }
 
 /// Loads the instructions of `workdir` (canonical) with the default caps.
@@ -118,9 +188,11 @@ pub fn load_capped(workdir: &Path, names: &[String], caps: Caps) -> Instructions
     if names.is_empty() {
         return out;
     }
-    let dirs = search_dirs(workdir);
+    let found = search(workdir);
+    out.notes.extend(found.note);
+    let dirs = found.dirs;
     let root = dirs.last().copied().unwrap_or(workdir);
-    let in_repo = repository_root(workdir).is_some();
+    let in_repo = found.root.is_some();
     let workspace = match Workspace::new(root) {
         Ok(workspace) => workspace,
         Err(e) => {
@@ -149,7 +221,8 @@ pub fn load_capped(workdir: &Path, names: &[String], caps: Caps) -> Instructions
             if dir.join(name).symlink_metadata().is_err() {
                 continue;
             }
-            let read = leads_inside(&dir.join(name), root, in_repo)
+            let read = owned(&dir.join(name))
+                .and_then(|()| leads_inside(&dir.join(name), root, in_repo))
                 .and_then(|()| read_one(&workspace, &rel_dir.join(name), caps.per_file));
             let raw = match read {
                 Ok(raw) => raw,
@@ -192,13 +265,35 @@ fn leads_inside(path: &Path, root: &Path, in_repo: bool) -> Result<(), String> {
     ))
 }
 
+/// Refuses a name (the file, or a symlink in its place) that another user owns.
+fn owned(path: &Path) -> Result<(), String> {
+    let meta = path.symlink_metadata().map_err(|e| e.to_string())?;
+    if trusted_owner(meta.uid()) {
+        return Ok(());
+    }
+    Err(not_theirs(meta.uid()))
+}
+
+fn not_theirs(uid: u32) -> String {
+    format!(
+        "it belongs to another user (uid {uid}); instructions are read only from files of the user or root"
+    )
+}
+
 /// Reads at most `cap` bytes of one file, refusing anything but regular UTF-8 text.
 fn read_one(workspace: &Workspace, rel: &Path, cap: usize) -> Result<Raw, String> {
     let opened = workspace
         .open(&rel.to_string_lossy())
         .map_err(|e| e.to_string())?;
     let file = match opened.entry {
-        Entry::File(file) => file,
+        // The file itself, after any symlink inside the repository, is checked too.
+        Entry::File(file) => {
+            let uid = file.metadata().map_err(|e| e.to_string())?.uid();
+            if !trusted_owner(uid) {
+                return Err(not_theirs(uid));
+            }
+            file
+        }
         Entry::Dir(_) => return Err("it is a directory".into()),
         Entry::Other => return Err("it is not a regular file (a FIFO, socket or device)".into()),
     };

@@ -25,6 +25,7 @@ pub mod instructions;
 pub mod logging;
 pub mod mcp;
 pub mod orchestrator;
+pub mod private;
 pub mod provider;
 pub mod reaper;
 pub mod recorder;

@@ -17,31 +17,35 @@ pub fn state_dir() -> Option<PathBuf> {
 }
 
 /// Starts logging to `taco.log` in the state dir (level from `TACO_LOG`, default info).
-/// Returns the guard that flushes the log when dropped; `None` when there is nowhere to write.
-pub fn init() -> Option<WorkerGuard> {
-    init_in(&state_dir()?)
+/// Returns the guard that flushes the log when dropped; `Err` says why there is no log
+/// (the launch goes on: the caller tells the user), `Ok(None)` when there is nowhere to
+/// write or a log was already set up.
+pub fn init() -> Result<Option<WorkerGuard>, String> {
+    match state_dir() {
+        Some(dir) => init_in(&dir),
+        None => Ok(None),
+    }
 }
 
 /// Starts logging to `taco.log` in `dir`; see [`init`]. Only the first call in a process
 /// takes effect (the global subscriber is set once).
-pub fn init_in(dir: &Path) -> Option<WorkerGuard> {
-    let file = open_log_file(dir).ok()?;
+pub fn init_in(dir: &Path) -> Result<Option<WorkerGuard>, String> {
+    let file = open_log_file(dir).map_err(|e| format!("the diagnostic log is off: {e}"))?;
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = EnvFilter::try_from_env("TACO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
+    let set = tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)
         .with_env_filter(filter)
-        .try_init()
-        .ok()?;
-    Some(guard)
+        .try_init();
+    Ok(set.ok().map(|()| guard))
 }
 
 /// Opens `dir/taco.log` for appending, creating `dir` (0700) and the file (0600): the log
-/// names paths, tools and errors, which are the user's business only.
+/// names paths, tools and errors, which are the user's business only. A symlink in place
+/// of either is refused (`private`).
 pub fn open_log_file(dir: &Path) -> io::Result<File> {
-    crate::audit::create_private_dir(dir)?;
-    crate::audit::open_private(&dir.join(LOG_FILE))
+    crate::private::append(&dir.join(LOG_FILE))
 }
 
 #[cfg(test)]
@@ -66,5 +70,22 @@ mod tests {
         drop(open_log_file(&dir).unwrap());
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_symlinked_log_is_refused_with_a_reason_and_its_target_untouched() {
+        use std::os::unix::fs::PermissionsExt;
+        let temp = tempfile::tempdir().unwrap();
+        let victim = temp.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let dir = temp.path().join("taco");
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join(LOG_FILE)).unwrap();
+        let why = init_in(&dir).unwrap_err();
+        assert!(why.contains("is a symlink"), "{why}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        let mode = std::fs::metadata(&victim).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 }

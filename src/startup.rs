@@ -111,9 +111,17 @@ pub fn open_session(
 ) -> Result<Opened, String> {
     let dir = session::sessions_dir();
     let secrets = Arc::clone(&resolved.tools.secrets);
-    let audit = crate::audit::state_dir().and_then(|d| AuditLog::open(&d).ok());
-    let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
     let mut notes = Vec::new();
+    // No audit log is no reason to stop; the user is told why (a symlink in its place).
+    let audit = match crate::audit::state_dir().map(|d| AuditLog::open(&d)) {
+        Some(Ok(log)) => Some(log),
+        Some(Err(e)) => {
+            notes.push(format!("the audit log is off: {e}"));
+            None
+        }
+        None => None,
+    };
+    let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
     let Some(resuming) = resuming else {
         if dir.is_none() {
             notes.push("this session is not saved: no data directory".to_string());
@@ -151,7 +159,12 @@ pub fn open_session(
         let skipped = tail.skipped_messages;
         if let Some(kept_from) = compacted.kept_from.checked_sub(skipped) {
             let kept_from = kept_from + usize::from(skipped > 0);
-            orchestrator.restore_compaction(kept_from, compacted.summary.clone());
+            orchestrator.restore_compaction(
+                kept_from,
+                compacted.summary.clone(),
+                compacted.requests.clone(),
+                compacted.requests_left_out,
+            );
         }
     }
     let writer = match SessionWriter::append_to(&path) {

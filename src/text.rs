@@ -3,6 +3,8 @@
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+pub mod safe;
+
 /// The first `max` characters of `text` on one line, with an ellipsis when cut.
 pub fn summarize(text: &str, max: usize) -> String {
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -13,12 +15,14 @@ pub fn summarize(text: &str, max: usize) -> String {
 }
 
 /// Text for a plain terminal line (stderr): messages are written once, with Markdown code
-/// spans for the chat, and a raw backtick means nothing on stderr, so `x` becomes 'x'.
+/// spans for the chat, and a raw backtick means nothing on stderr, so `x` becomes 'x'. What
+/// they quote from outside (a server's error, a tool's name) is made inert (`safe`).
 pub fn plain(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains('`') {
-        return std::borrow::Cow::Borrowed(text);
+    let safe = safe::terminal(text);
+    if !safe.contains('`') {
+        return safe;
     }
-    std::borrow::Cow::Owned(text.replace('`', "'"))
+    std::borrow::Cow::Owned(safe.replace('`', "'"))
 }
 
 /// One line, at most `max` columns, cut at the end with "…".

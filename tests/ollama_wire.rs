@@ -673,6 +673,7 @@ async fn no_tools_and_no_think_means_no_such_fields() {
         .stream(ChatRequest {
             messages: &messages,
             tools: &[],
+            max_tokens: None,
         })
         .await
         .expect("stream");

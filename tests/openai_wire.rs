@@ -560,6 +560,7 @@ async fn the_request_body_and_headers() {
         .stream(ChatRequest {
             messages: &messages,
             tools: &tools,
+            max_tokens: None,
         })
         .await
         .expect("stream");
@@ -636,6 +637,7 @@ async fn no_tools_means_no_tools_field() {
         .stream(ChatRequest {
             messages: &messages,
             tools: &[],
+            max_tokens: None,
         })
         .await
         .expect("stream");
@@ -670,6 +672,7 @@ async fn reasoning_of_earlier_requests_is_not_sent_back() {
         .stream(ChatRequest {
             messages: &messages,
             tools: &[],
+            max_tokens: None,
         })
         .await
         .expect("stream");

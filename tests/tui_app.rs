@@ -1358,6 +1358,8 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
         summarized: 12,
         kept_from: 13,
         summary: "SUMMARY".into(),
+        requests: Vec::new(),
+        requests_left_out: 0,
         usage: Usage {
             input_tokens: 500,
             output_tokens: 40,
@@ -1455,6 +1457,8 @@ fn compact_during_a_request_runs_when_it_ends_before_queued_prompts() {
         summarized: 0,
         kept_from: 1,
         summary: String::new(),
+        requests: Vec::new(),
+        requests_left_out: 0,
         usage: Usage::default(),
         duration_ms: 0,
         parent: None,

@@ -36,6 +36,14 @@ pub struct Compacted {
     pub kept_from: usize,
     /// The summary.
     pub summary: String,
+    /// The user's requests before `kept_from`, oldest first, verbatim: as many of the newest
+    /// as fit their budget. Sent with the summary after the compaction (so a resumed session
+    /// sends them too); absent in files written before issue 26.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
+    /// How many older requests were left out for the budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub requests_left_out: usize,
     /// Tokens of the summary call.
     pub usage: Usage,
     /// Wall time of the summary call.
@@ -46,4 +54,8 @@ pub struct Compacted {
     /// Why nothing was compacted (the history is sent as before); `None` when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

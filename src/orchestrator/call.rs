@@ -160,13 +160,17 @@ impl Run<'_> {
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let cancel = self.cancel.clone();
         let started = self.clock.now();
-        let request = ChatRequest { messages, tools };
+        let request = ChatRequest {
+            messages,
+            tools,
+            max_tokens: self.answer_cap.and_then(|cap| cap.tokens()),
+        };
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
         let limits = self.orch.settings.limits;
         // A tool that asked for an answer may take less than any reply.
         let max_reply = (self.answer_cap).map_or(limits.max_reply_bytes, |cap| {
-            cap.min(limits.max_reply_bytes)
+            cap.bytes().min(limits.max_reply_bytes)
         });
         let deadline = tokio::time::Instant::now() + limits.call_deadline;
         let opened = tokio::select! {
@@ -221,7 +225,7 @@ impl Run<'_> {
             reply_bytes = reply_bytes.saturating_add(size);
             if reply_bytes > max_reply {
                 let error = match self.answer_cap {
-                    Some(cap) if cap < limits.max_reply_bytes => limits::answer_too_large(cap),
+                    Some(cap) if cap.bytes() < limits.max_reply_bytes => cap.passed(),
                     _ => limits::too_large(limits.max_reply_bytes),
                 };
                 return Err(CallError::Provider(error, assembler.finish()));

@@ -1,7 +1,9 @@
 //! Compaction (DESIGN §8): when the next request would pass the threshold of the model's
 //! context window, when the provider says a request is too long, or on `/compact`, the older
-//! messages are summarised by one model call into a note sent in their place. The
-//! conversation (and the session file) keeps every message; only what is sent changes.
+//! messages are summarised by one bounded model call. In their place a request sends one
+//! user-role block with the user's requests among them, verbatim, and the summary marked as
+//! a model's report (`recap.rs`). The conversation (and the session file) keeps every
+//! message; only what is sent changes.
 
 use std::sync::Arc;
 
@@ -10,14 +12,17 @@ use tokio_util::sync::CancellationToken;
 use super::approval::FixedApprover;
 use super::call::CallError;
 use super::context::{
-    COMPACT_PROMPT, Compaction, MAX_SUMMARY_CHARS, cut, keep_budget, middle_cut, request_tokens,
-    transcript,
+    COMPACT_PROMPT, Compaction, MAX_SUMMARY_CHARS, SUMMARY_MAX_BYTES, SUMMARY_MAX_TOKENS, cut,
+    keep_budget, middle_cut, request_tokens, requests_budget, transcript,
 };
 use super::conversation::Conversation;
-use super::scope::Run;
+use super::recap::{Request, Requests};
+use super::scope::{AnswerCap, Run};
+use super::turn::Turn;
 use super::{EventSink, Orchestrator};
 use crate::conversation::{Message, Role, Usage};
 use crate::event::{CompactTrigger, Compacted, EventData};
+use crate::provider::ProviderError;
 
 impl Run<'_> {
     /// The model's context window: configured or known for the model, else asked of the
@@ -53,6 +58,7 @@ impl Run<'_> {
         let tokens = request_tokens(
             &conv.messages,
             conv.compaction.as_ref(),
+            conv.run_start,
             conv.measured,
             specs,
         );
@@ -76,6 +82,7 @@ impl Run<'_> {
         let before = request_tokens(
             &conv.messages,
             conv.compaction.as_ref(),
+            conv.run_start,
             conv.measured,
             &conv.specs,
         );
@@ -87,6 +94,8 @@ impl Run<'_> {
             summarized: start.saturating_sub(1),
             kept_from: start,
             summary: String::new(),
+            requests: Vec::new(),
+            requests_left_out: 0,
             usage: Usage::default(),
             duration_ms: 0,
             parent: conv.parent.clone(),
@@ -107,10 +116,10 @@ impl Run<'_> {
         let text = transcript(previous, &conv.messages[start..kept_from], window);
         let request = [Message::system(COMPACT_PROMPT), Message::user(text)];
         let started = self.clock.now();
-        let outcome = self.with_retries(&request, &[], false).await;
+        let outcome = self.summary_call(&request).await;
         report.duration_ms = (self.clock.now() - started).as_millis() as u64;
         let turn = match outcome {
-            Ok((turn, _, _)) => turn,
+            Ok(turn) => turn,
             Err(CallError::Provider(error, _)) => {
                 let said = self.describe(&error);
                 report.error = Some(format!("the summary call failed: {said}"));
@@ -140,20 +149,73 @@ impl Run<'_> {
             self.emit(EventData::Compacted(Box::new(report)));
             return Ok(false);
         }
-        let summary = middle_cut(&summary, MAX_SUMMARY_CHARS).into_owned();
+        let mut summary = middle_cut(&summary, MAX_SUMMARY_CHARS).into_owned();
+        if stopped_at_bound(&turn) {
+            summary.push_str("\n\n[…the summary was cut: it reached its length bound]");
+        }
+        let earlier = conv
+            .compaction
+            .as_ref()
+            .map(|c| c.requests.clone())
+            .unwrap_or_default();
+        let requests = Requests::pick(
+            &earlier,
+            &conv.messages,
+            start,
+            kept_from,
+            requests_budget(window),
+        );
+        report.requests = requests.kept.iter().map(|r| r.text.clone()).collect();
+        report.requests_left_out = requests.left_out;
         conv.compaction = Some(Compaction {
             kept_from,
             summary: summary.clone(),
+            requests,
         });
         conv.measured = None;
-        report.after_tokens =
-            request_tokens(&conv.messages, conv.compaction.as_ref(), None, &conv.specs);
+        report.after_tokens = request_tokens(
+            &conv.messages,
+            conv.compaction.as_ref(),
+            conv.run_start,
+            None,
+            &conv.specs,
+        );
         report.summarized = kept_from - 1;
         report.kept_from = kept_from;
         report.summary = summary;
         self.emit(EventData::Compacted(Box::new(report)));
         Ok(true)
     }
+
+    /// The summary call: no tools, its answer bounded in tokens (asked of the provider) and
+    /// in bytes (taco stops reading past [`SUMMARY_MAX_BYTES`], whatever the provider does).
+    /// A provider that refuses the token field (HTTP 400) is asked once more without it, and
+    /// not again.
+    async fn summary_call(&mut self, request: &[Message]) -> Result<Turn, CallError> {
+        let tokens = (!self.orch.summary_tokens_refused).then_some(SUMMARY_MAX_TOKENS);
+        let cap = |tokens| AnswerCap::Summary {
+            bytes: SUMMARY_MAX_BYTES,
+            tokens,
+        };
+        // A tool's nested call may be what needed the compaction: its own bound comes back.
+        let outer = self.answer_cap.replace(cap(tokens));
+        let mut outcome = self.with_retries(request, &[], false).await;
+        if tokens.is_some()
+            && let Err(CallError::Provider(ProviderError::Http { status: 400, .. }, _)) = outcome
+        {
+            self.orch.summary_tokens_refused = true;
+            self.answer_cap = Some(cap(None));
+            outcome = self.with_retries(request, &[], false).await;
+        }
+        self.answer_cap = outer;
+        outcome.map(|(turn, _, _)| turn)
+    }
+}
+
+/// Whether the provider ended the answer at its token bound (OpenAI and Ollama `length`,
+/// Anthropic `max_tokens`).
+fn stopped_at_bound(turn: &Turn) -> bool {
+    matches!(turn.finish_reason.as_deref(), Some("length" | "max_tokens"))
 }
 
 impl Orchestrator {
@@ -180,18 +242,33 @@ impl Orchestrator {
         done
     }
 
-    /// Restores the compaction a resumed session ended with: `kept_from` is moved past tool
-    /// results (a result stays with its call), and ignored when it is out of range.
-    pub fn restore_compaction(&mut self, kept_from: usize, summary: String) {
+    /// Restores the compaction a resumed session ended with (its `compacted` event's cut,
+    /// summary and the user's requests it kept): `kept_from` is moved past tool results (a
+    /// result stays with its call), and ignored when it is out of range.
+    pub fn restore_compaction(
+        &mut self,
+        kept_from: usize,
+        summary: String,
+        requests: Vec<String>,
+        requests_left_out: usize,
+    ) {
         let messages = &self.conversation.messages;
         let mut at = kept_from.max(1);
         while messages.get(at).is_some_and(|m| m.role == Role::Tool) {
             at += 1;
         }
         if at < messages.len() && !summary.is_empty() {
+            let kept = requests
+                .into_iter()
+                .map(|text| Request { at: None, text })
+                .collect();
             self.conversation.compaction = Some(Compaction {
                 kept_from: at,
                 summary,
+                requests: Requests {
+                    kept,
+                    left_out: requests_left_out,
+                },
             });
             self.conversation.measured = None;
         }

@@ -60,7 +60,8 @@ impl Conversation {
     }
 
     /// The messages the next request sends, and how many of the conversation's are left
-    /// out. Compacted: the system prompt, the summary and the tail. With no known window,
+    /// out. Compacted: the system prompt, the recap (the user's earlier requests and the
+    /// summary, as user-role data), the run's own request and the tail. With no known window,
     /// the history limit trims older turns instead (DESIGN §8).
     pub(super) fn request(
         &self,
@@ -73,7 +74,12 @@ impl Conversation {
             (None, Some(_)) => 1,
         };
         (
-            sent(&self.messages, self.compaction.as_ref(), from),
+            sent(
+                &self.messages,
+                self.compaction.as_ref(),
+                from,
+                self.run_start,
+            ),
             from.saturating_sub(1),
         )
     }

@@ -141,7 +141,7 @@ impl Run<'_> {
     /// A running tool's request for text from the model: made under its frame and its own
     /// cancel token, the answer bounded as it streams.
     pub(super) async fn generate(&mut self, generate: Generate) {
-        self.answer_cap = Some(generate.max_bytes);
+        self.answer_cap = Some(super::scope::AnswerCap::Tool(generate.max_bytes));
         let outer = std::mem::replace(&mut self.cancel, generate.cancel);
         let answer = self
             .nested_answer(&generate.call, &generate.system, generate.prompt)

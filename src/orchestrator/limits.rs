@@ -65,6 +65,14 @@ pub(super) fn answer_too_large(max: usize) -> ProviderError {
     ))
 }
 
+/// The error for a summary call whose answer grew past the `max` bytes taco reads of one.
+pub(super) fn summary_too_large(max: usize) -> ProviderError {
+    ProviderError::Limit(format!(
+        "the summary passed {}, the most taco reads of one; stopped reading it",
+        bytes(max)
+    ))
+}
+
 /// The error for a call that ran past its deadline.
 pub(super) fn past_deadline(deadline: Duration) -> ProviderError {
     ProviderError::Limit(format!(

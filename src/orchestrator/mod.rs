@@ -28,6 +28,7 @@ mod conversation;
 mod delegate;
 pub mod limits;
 mod plan;
+pub mod recap;
 pub mod recorded;
 mod repeats;
 mod reply;
@@ -136,6 +137,9 @@ pub struct Orchestrator {
     /// The context window the provider gave when asked (asked once; `Some(None)`: it does
     /// not know).
     asked_window: Option<Option<u64>>,
+    /// The provider refused the summary call's token bound (HTTP 400): later summary calls
+    /// go without it, bounded by taco's byte cap alone.
+    summary_tokens_refused: bool,
 }
 
 /// How a conversation's loop ended, before the top level turns it into events.
@@ -180,6 +184,7 @@ impl Orchestrator {
             cancels: Default::default(),
             slots,
             asked_window: None,
+            summary_tokens_refused: false,
         }
     }
 
@@ -263,6 +268,8 @@ impl Orchestrator {
         conv.messages.extend(messages);
         conv.recorded = conv.messages.len();
         conv.reported = conv.messages.len();
+        // No run is in progress: every restored request is an earlier one.
+        conv.run_start = conv.messages.len();
     }
 
     /// Answers one user request: runs the loop until a final answer, an error or a cancel.

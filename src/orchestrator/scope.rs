@@ -49,8 +49,43 @@ pub(super) struct Run<'s> {
     /// A reply to a parameter question that was a new request: the user's next message,
     /// once the batch that asked has ended.
     pub(super) switched: Option<String>,
-    /// The most bytes of answer the nested call in progress may stream (a tool's bound).
-    pub(super) answer_cap: Option<usize>,
+    /// The most the call in progress may answer: a tool's nested call, or the summary.
+    pub(super) answer_cap: Option<AnswerCap>,
+}
+
+/// A bound on one call's answer, tighter than `max_reply_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AnswerCap {
+    /// A tool's nested call (`create_code`): at most this many bytes.
+    Tool(usize),
+    /// The summary call: at most `bytes` read, and `tokens` asked of the provider (`None`
+    /// once the provider refused the field).
+    Summary { bytes: usize, tokens: Option<u64> },
+}
+
+impl AnswerCap {
+    /// The most bytes read.
+    pub(super) fn bytes(self) -> usize {
+        match self {
+            Self::Tool(bytes) | Self::Summary { bytes, .. } => bytes,
+        }
+    }
+
+    /// The output tokens asked of the provider.
+    pub(super) fn tokens(self) -> Option<u64> {
+        match self {
+            Self::Tool(_) => None,
+            Self::Summary { tokens, .. } => tokens,
+        }
+    }
+
+    /// The error for an answer that passed the bound.
+    pub(super) fn passed(self) -> crate::provider::ProviderError {
+        match self {
+            Self::Tool(bytes) => super::limits::answer_too_large(bytes),
+            Self::Summary { bytes, .. } => super::limits::summary_too_large(bytes),
+        }
+    }
 }
 
 impl<'s> Run<'s> {

@@ -63,6 +63,7 @@ impl Orchestrator {
         self.settings.limits = switched.limits;
         self.settings.context = switched.context;
         self.asked_window = None;
+        self.summary_tokens_refused = false;
         let request_id: Arc<str> = Arc::from(uuid::Uuid::new_v4().to_string());
         sink.emit(Event {
             timestamp: self.clock.unix_ms(),

@@ -60,6 +60,9 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     /// Tools offered to the model (empty: none offered).
     pub tools: &'a [ToolSpec],
+    /// The most output tokens this call asks for, below the configured bound (the summary
+    /// call's); sent where the wire has a field for it, unless `extra_body` sets one.
+    pub max_tokens: Option<u64>,
 }
 
 /// The decoded stream of one call. It ends after the provider's terminator; a stream that stops

@@ -200,8 +200,26 @@ impl Serialize for WireRequest<'_> {
         if let Some(think) = config.think.filter(|_| !extra.contains_key("think")) {
             map.serialize_entry("think", &think)?;
         }
-
-        extra_fields(&mut map, extra)?;
+        match self.request.max_tokens {
+            // A call's own bound (the summary's) lowers `options.num_predict`.
+            Some(n) => {
+                let mut options = match extra.get("options") {
+                    Some(Value::Object(options)) => options.clone(),
+                    _ => Map::new(),
+                };
+                let configured = options.get("num_predict").and_then(Value::as_u64);
+                let num_predict = configured.filter(|&c| c > 0).map_or(n, |c| c.min(n));
+                options.insert("num_predict".into(), num_predict.into());
+                map.serialize_entry("options", &options)?;
+                let rest: Map<String, Value> = extra
+                    .iter()
+                    .filter(|(key, _)| *key != "options")
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect();
+                extra_fields(&mut map, &rest)?;
+            }
+            None => extra_fields(&mut map, extra)?,
+        }
         map.end()
     }
 }

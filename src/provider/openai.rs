@@ -361,6 +361,13 @@ impl Serialize for WireRequest<'_> {
         if !self.request.tools.is_empty() && !extra.contains_key("tools") {
             map.serialize_entry("tools", &tools)?;
         }
+        // A call's own bound (the summary's), unless the config names the field itself.
+        if let Some(n) = self.request.max_tokens
+            && !extra.contains_key("max_tokens")
+            && !extra.contains_key("max_completion_tokens")
+        {
+            map.serialize_entry("max_tokens", &n)?;
+        }
         extra_fields(&mut map, extra)?;
         map.end()
     }

@@ -259,6 +259,8 @@ fn the_context_gauge_follows_the_user_conversation_only() {
         summarized: 8,
         kept_from: 9,
         summary: "s".into(),
+        requests: Vec::new(),
+        requests_left_out: 0,
         usage: Usage::default(),
         duration_ms: 1,
         parent: None,

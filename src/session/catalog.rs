@@ -12,9 +12,8 @@
 //! grown well past one row per session. A row lost to that race is rebuilt the same way.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -24,6 +23,7 @@ use super::Entry;
 use super::lite::{self, Lite};
 use super::reader::{Line, MAX_LINE, parse_line};
 use crate::conversation::{Role, Usage};
+use crate::private::PrivateDir;
 
 /// The journal's name in the sessions directory (not `.jsonl`: it is no session).
 pub const INDEX_FILE: &str = "index.journal";
@@ -299,18 +299,18 @@ fn read_journal(dir: &Path) -> HashMap<String, Row> {
 
 /// Replaces the journal with `text` (whole lines), atomically.
 pub(super) fn rewrite(dir: &Path, text: &[u8]) -> io::Result<()> {
-    let temp = dir.join(format!("{INDEX_FILE}.{}.tmp", std::process::id()));
-    let written = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temp)
+    // Never through a symlink, and renamed within the directory opened (`private`).
+    let dir = PrivateDir::open(dir)?;
+    let temp = format!("{INDEX_FILE}.{}.tmp", std::process::id());
+    // A temp file left by a crash of a process with the same id goes first.
+    let _ = dir.remove(&temp);
+    let written = dir
+        .create_new(&temp, false)
         .and_then(|mut f| f.write_all(text));
-    match written.and_then(|()| std::fs::rename(&temp, dir.join(INDEX_FILE))) {
+    match written.and_then(|()| dir.rename(&temp, INDEX_FILE)) {
         Ok(()) => Ok(()),
         Err(e) => {
-            let _ = std::fs::remove_file(&temp);
+            let _ = dir.remove(&temp);
             Err(e)
         }
     }
@@ -358,11 +358,8 @@ fn append(dir: &Path, row: &Row) {
         return;
     };
     line.push(b'\n');
-    let appended = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(dir.join(INDEX_FILE))
+    let appended = PrivateDir::open(dir)
+        .and_then(|dir| dir.append(INDEX_FILE))
         .and_then(|mut f| f.write_all(&line));
     if let Err(e) = appended {
         tracing::debug!(error = %e, "session index not updated");

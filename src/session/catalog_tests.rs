@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
-use std::fs::FileTimes;
+use std::fs::{FileTimes, OpenOptions};
 
 use super::*;
 use crate::session::{list, list_with_problems};

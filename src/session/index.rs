@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::reader::read_header;
 use super::{SessionError, SessionHeader, utc_parts};
 use crate::conversation::Usage;
+use crate::text::safe::escape;
 use crate::text::{columns, human, shorten_end, shorten_start};
 
 /// How many ids an "unknown id" error suggests.
@@ -157,8 +158,10 @@ pub fn format_list(sessions: &[Summary]) -> String {
         .iter()
         .map(|s| {
             let (y, mo, d, h, mi, _) = utc_parts(s.started);
+            // Ids (file names), workdirs and prompts come from files anyone may have
+            // written: what could act on the terminal is shown inert, before it is measured.
             let cells = [
-                Cow::Borrowed(s.id.as_str()),
+                escape(s.id.as_str()),
                 Cow::Owned(format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")),
                 Cow::Owned(s.turns.to_string()),
                 Cow::Owned(format!(
@@ -166,9 +169,12 @@ pub fn format_list(sessions: &[Summary]) -> String {
                     human(s.tokens.input_tokens),
                     human(s.tokens.output_tokens)
                 )),
-                Cow::Owned(shorten_start(&s.workdir.to_string_lossy(), WORKDIR_WIDTH)),
+                Cow::Owned(shorten_start(
+                    &escape(&s.workdir.to_string_lossy()),
+                    WORKDIR_WIDTH,
+                )),
                 s.first_prompt.as_deref().map_or(Cow::Borrowed("-"), |p| {
-                    Cow::Owned(shorten_end(p, PROMPT_WIDTH))
+                    Cow::Owned(shorten_end(&escape(p), PROMPT_WIDTH))
                 }),
             ];
             cells.map(|cell| {

@@ -1,8 +1,7 @@
 //! Appending to a session file, one whole line per `write`.
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use super::compact::Compactor;
 use super::{FORMAT_VERSION, SessionError, SessionHeader, reader, utc_parts};
 use crate::conversation::Message;
 use crate::event::{Event, unix_ms};
+use crate::private::{self, PrivateDir};
 use crate::secrets::Secrets;
 
 /// The scratch buffer is shrunk back after a line bigger than this (a huge tool output), so
@@ -71,19 +71,16 @@ struct EventLine<'a> {
 impl SessionWriter {
     /// Creates `<dir>/<id>.jsonl` (dir created if missing, file mode 0600, append-only) and writes the header line.
     pub fn create(dir: &Path, provider: &str, model: &str, workdir: &Path) -> io::Result<Self> {
-        // Sessions hold whole conversations: keep a directory we create private too.
-        DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        // Sessions hold whole conversations: keep a directory we create private too, and
+        // never write through a symlink in place of it or of a file (`private`).
+        let private = PrivateDir::create(dir)?;
         let started = unix_ms();
         // Two runs in the same second collide only if their 24 random bits do; retry then.
         for _ in 0..8 {
             let id = new_id(started);
-            let path = dir.join(format!("{id}.jsonl"));
-            let file = match OpenOptions::new()
-                .append(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
+            let name = format!("{id}.jsonl");
+            let path = dir.join(&name);
+            let file = match private.create_new(&name, true) {
                 Ok(file) => file,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -112,7 +109,7 @@ impl SessionWriter {
                 header: &header,
             }) {
                 // A file without its header is not a session; do not leave it behind.
-                let _ = std::fs::remove_file(&writer.path);
+                let _ = private.remove(&name);
                 return Err(e);
             }
             return Ok(writer);
@@ -126,10 +123,11 @@ impl SessionWriter {
     /// Reopens an existing session file to append to it (resume); reads its header for `id()`.
     pub fn append_to(path: &Path) -> Result<Self, SessionError> {
         let err = |e| SessionError::io(path, e);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(path)
+        // Never through a symlink: a link in the sessions directory cannot make taco append
+        // a conversation to another file.
+        let (dir, name) = private::split(path).map_err(err)?;
+        let mut file = PrivateDir::open(dir)
+            .and_then(|dir| dir.read_append(name))
             .map_err(err)?;
         let header = reader::read_header(BufReader::new(&file), path)?.ok_or_else(|| {
             SessionError::NotSession {

@@ -73,8 +73,12 @@ impl Copy {
     }
 }
 
-/// The OSC 52 copy of `text` by `route`, cut to [`MAX_BASE64`] bytes of base64.
+/// The OSC 52 copy of `text` by `route`, cut to [`MAX_BASE64`] bytes of base64. The text is
+/// made inert first (`text::safe::terminal`): what a model or a page wrote must not reach the
+/// clipboard as escape sequences, to act on whatever terminal it is pasted into.
 pub fn copy(text: &str, route: Route) -> Copy {
+    let text = crate::text::safe::terminal(text);
+    let text = text.as_ref();
     // Every 3 bytes of text are 4 of base64.
     let most = MAX_BASE64 / 4 * 3;
     let mut cut = text.len().min(most);

@@ -36,7 +36,11 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let _log = logging::init();
+    // No log is no reason to stop: the first screen says why.
+    let (_log, mut said) = match logging::init() {
+        Ok(guard) => (guard, None),
+        Err(why) => (None, Some(why)),
+    };
     runtime.block_on(async {
         let mut ready = match setup(start, |_| {}).await {
             Ok(ready) => ready,
@@ -44,7 +48,6 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
         };
         let launched_provider = ready.resolved.provider.name.clone();
         let mut current = start.clone();
-        let mut said = None;
         loop {
             let ended = session(ready, launched, said.take()).await;
             let id = match ended {
@@ -149,6 +152,9 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
             earlier.path.display()
         ));
     }
+    // Prompts are kept redacted, as the session file keeps them.
+    let prompts = PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets));
+    notes.extend(prompts.as_ref().and_then(PromptLog::problem));
     let launch = Launch {
         info,
         engine: Some(Box::new(engine)),
@@ -156,8 +162,7 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
         viewing: None,
         notice: (!notes.is_empty()).then(|| notes.join("\n\n")),
         launched,
-        // Prompts are kept redacted, as the session file keeps them.
-        prompts: PromptLog::in_state_dir(Arc::clone(&resolved.tools.secrets)),
+        prompts,
         ui: resolved.ui,
     };
     let ended = tui::run(launch).await;
@@ -196,9 +201,13 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let _log = logging::init();
+    let (_log, log_problem) = match logging::init() {
+        Ok(guard) => (guard, None),
+        Err(why) => (None, Some(why)),
+    };
     let mut info = trace_info(&loaded);
     let mut notes = loaded.warnings.clone();
+    notes.extend(log_problem);
     if earlier.is_some() {
         notes.push(
             "The newest runs are shown; scroll back to the top to read the earlier ones.".into(),

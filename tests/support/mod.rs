@@ -32,6 +32,8 @@ pub struct Reply {
     chunk_delay: Duration,
     /// Keep the connection open this long after the last chunk (to test idle timeouts).
     hold: Duration,
+    /// Write the last chunk again and again until the client goes away (an endless stream).
+    forever: bool,
 }
 
 impl Reply {
@@ -47,6 +49,7 @@ impl Reply {
             content_length: false,
             chunk_delay: Duration::ZERO,
             hold: Duration::ZERO,
+            forever: false,
         }
     }
 
@@ -96,6 +99,13 @@ impl Reply {
     /// Keeps the connection open this long after the last chunk.
     pub fn hold(mut self, duration: Duration) -> Self {
         self.hold = duration;
+        self
+    }
+
+    /// Repeats the last chunk until the client goes away (at most 1 GiB, so a client that
+    /// never stops reading still ends the test).
+    pub fn forever(mut self) -> Self {
+        self.forever = true;
         self
     }
 }
@@ -251,6 +261,17 @@ async fn serve(
         }
         socket.write_all(chunk).await?;
         socket.flush().await?;
+    }
+    if let Some(last) = reply
+        .chunks
+        .last()
+        .filter(|c| reply.forever && !c.is_empty())
+    {
+        let mut sent = 0usize;
+        while sent < 1 << 30 {
+            socket.write_all(last).await?;
+            sent += last.len();
+        }
     }
     if !reply.hold.is_zero() {
         tokio::time::sleep(reply.hold).await;

@@ -29,6 +29,7 @@ pub type Reply = Result<Vec<Chunk>, ProviderError>;
 pub struct Sent {
     pub messages: Vec<Message>,
     pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u64>,
 }
 
 #[derive(Default)]
@@ -71,6 +72,7 @@ impl Provider for Scripted {
         self.sent.lock().unwrap().push(Sent {
             messages: request.messages.to_vec(),
             tools: request.tools.to_vec(),
+            max_tokens: request.max_tokens,
         });
         let reply = self
             .replies

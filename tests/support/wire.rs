@@ -139,7 +139,13 @@ pub async fn call_provider(
     messages: &[Message],
     tools: &[ToolSpec],
 ) -> Result<Outcome, ProviderError> {
-    let stream = provider.stream(ChatRequest { messages, tools }).await?;
+    let stream = provider
+        .stream(ChatRequest {
+            messages,
+            tools,
+            max_tokens: None,
+        })
+        .await?;
     Ok(collect(stream).await)
 }
 

@@ -45,7 +45,18 @@ impl Serialize for WireRequest<'_> {
             map.serialize_entry("model", &config.model)?;
         }
         if ours("max_tokens") {
-            map.serialize_entry("max_tokens", &config.max_tokens)?;
+            // A call's own bound (the summary's) lowers the configured one; thinking tokens
+            // count against `max_tokens`, so its budget is added back.
+            let max_tokens = match self.request.max_tokens {
+                Some(n) => {
+                    let thinking = config.thinking_budget.filter(|_| ours("thinking"));
+                    config
+                        .max_tokens
+                        .min(n.saturating_add(thinking.unwrap_or(0)))
+                }
+                None => config.max_tokens,
+            };
+            map.serialize_entry("max_tokens", &max_tokens)?;
         }
         map.serialize_entry("stream", &true)?;
         if !system.is_empty() && ours("system") {

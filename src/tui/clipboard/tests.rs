@@ -65,3 +65,30 @@ fn sizes_read_naturally() {
     assert_eq!(size(1229), "1.2 KiB");
     assert_eq!(size(3 * 1024 * 1024 + 400_000), "3.4 MiB");
 }
+
+#[test]
+fn a_copy_carries_no_sequence_to_the_clipboard() {
+    // A model's answer with a title, a clipboard write, 8-bit CSI and OSC, overprinting and a
+    // bidi override: what is pasted later must not act on the terminal it is pasted into.
+    let text = "run\x1b]0;pwned\x07 \x1b]52;c;cm0=\x07 \u{9b}2J \u{9d}0;x\u{9c} ok\rrm\x08 \u{202E}gpj.exe\tend\r\n";
+    for route in [Route::Direct, Route::Tmux] {
+        let copy = copy(text, route);
+        let bytes = copy.osc.bytes();
+        let end = bytes.iter().position(|&b| b == 0x07).unwrap();
+        let decoded = String::from_utf8(STANDARD.decode(&bytes[7..end]).unwrap()).unwrap();
+        assert!(
+            !decoded
+                .chars()
+                .any(|c| c != '\n' && c != '\t' && crate::text::safe::is_unsafe(c)),
+            "{decoded:?}"
+        );
+        assert!(
+            decoded.starts_with("run^[]0;pwned^G ^[]52;c;cm0=^G"),
+            "{decoded:?}"
+        );
+        assert!(
+            decoded.ends_with("\tend\n"),
+            "tabs and line ends stay: {decoded:?}"
+        );
+    }
+}
