@@ -21,6 +21,8 @@ use crate::signals::{Signals, Stop};
 use crate::text::plain;
 use crate::text::safe::{self, Escaper};
 
+mod calls;
+
 /// Exit code: the run produced a final answer.
 pub const EXIT_OK: i32 = 0;
 /// Exit code: the run failed.
@@ -73,6 +75,8 @@ struct ExecSink<W: Write, E: Write> {
     escaper: Escaper,
     /// Scratch buffer for escaped text.
     escaped: String,
+    /// Words each ended tool call on stderr in text mode.
+    calls: calls::CallLines,
 }
 
 impl<W: Write + Send, E: Write + Send> ProblemSink for ExecSink<W, E> {
@@ -94,6 +98,11 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
         {
             let _ = writeln!(self.err, "taco: cannot write the trace file; trace stopped");
             self.trace = None;
+        }
+        if !self.json
+            && let Some(line) = self.calls.line(&event)
+        {
+            let _ = writeln!(self.err, "{line}");
         }
         match &event.data {
             EventData::Error { message, .. } => {
@@ -321,6 +330,7 @@ pub async fn run(
         tty: io::stdout().is_terminal(),
         escaper: Escaper::default(),
         escaped: String::new(),
+        calls: calls::CallLines::default(),
     };
     let mut recorded = Recorded::new(sink, recorder);
     let mut approver = if options.approve_all {
@@ -421,6 +431,7 @@ mod tests {
             tty: false,
             escaper: Escaper::default(),
             escaped: String::new(),
+            calls: calls::CallLines::default(),
         }
     }
 

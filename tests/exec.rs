@@ -288,6 +288,36 @@ async fn json_mode_says_a_command_that_exits_3_failed_and_the_model_gets_its_out
     assert!(tool_message.contains(r#""exit_code":3"#), "{tool_message}");
 }
 
+/// Text mode says what each tool call did on stderr (issue 27.5), stdout keeps the answer.
+#[tokio::test]
+async fn text_mode_says_each_tool_call_on_stderr() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("make", "shell", r#"{"command": "exit 3"}"#),
+            ("look", "read_file", r#"{"path": "hello.txt"}"#),
+        ]),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["--approve", "all", "build"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains("→ shell command=exit 3 · exit 3 · "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("→ read_file path=hello.txt · ok · "),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stdout.contains('→'), "{}", run.stdout);
+}
+
 #[tokio::test]
 async fn approve_none_denies_and_tells_the_model_approve_all_runs() {
     let (home, work) = setup();
