@@ -474,8 +474,10 @@ fn redact(message: String, key: Option<&Secret>) -> String {
 }
 
 mod endpoint;
+mod provider;
 mod stream;
 pub(crate) use endpoint::{Account, Auth, Endpoint, Wire};
+pub use provider::{Dialect, HttpProvider};
 pub(crate) use stream::{Timeouts, client, open_stream};
 
 #[cfg(test)]
