@@ -473,6 +473,9 @@ fn redact(message: String, key: Option<&Secret>) -> String {
     }
 }
 
+// The provider types are `HttpProvider<…Config>`, public, so `Dialect` and the types it
+// names (`Wire`, `Account`, `Endpoint`, the decoders) are declared `pub`; they stay unnameable
+// outside the crate because this module is not public.
 mod endpoint;
 mod provider;
 mod stream;
