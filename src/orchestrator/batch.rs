@@ -6,13 +6,13 @@ use serde_json::Value;
 
 use super::collect::Collected;
 use super::conversation::Conversation;
-use super::delegate;
 use super::plan::{Planned, Planner};
 use super::repeats;
 use super::results::final_state;
 use super::scope::{Pending, Run};
 use crate::conversation::{Message, ToolCall};
 use crate::event::{EventData, FrameState};
+use crate::tools::builtin::delegate::is_delegate;
 use crate::tools::outcome::{DeniedBy, Ended};
 use crate::tools::runner::{CallOutcome, ReadyCall, Start, Work, cap_error, run_calls};
 use crate::tools::seen::Seen;
@@ -236,7 +236,7 @@ impl Run<'_> {
         let (delegates, tools): (Vec<usize>, Vec<usize>) = decided
             .ready
             .iter()
-            .partition(|&&i| calls[i].name == delegate::NAME);
+            .partition(|&&i| is_delegate(&calls[i].name));
         // A call that starts a process takes a slot now or is queued for one, in call order.
         let mut starts: Vec<Option<Start>> = (0..calls.len()).map(|_| None).collect();
         for &i in &tools {

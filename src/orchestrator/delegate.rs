@@ -16,9 +16,6 @@ use crate::tools::builtin::delegate::DelegateParams;
 use crate::tools::outcome::Ended;
 use crate::tools::runner::CallOutcome;
 
-/// The tool's name.
-pub(super) const NAME: &str = "delegate";
-
 /// The sub-agent's system prompt; `{workdir}` is filled in.
 const PROMPT: &str = include_str!("../../assets/subagent_prompt.md");
 

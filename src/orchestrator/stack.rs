@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::event::{FrameState, StackFrame};
 use crate::text::summarize;
+use crate::tools::builtin::delegate::is_delegate;
 
 /// How many more levels the user grants at a time when the depth limit is reached.
 pub const DEPTH_STEP: usize = 20;
@@ -161,7 +162,7 @@ impl ToolStack {
         let waiting = match active.frame.state {
             FrameState::AwaitingApproval => "the user's approval",
             FrameState::AwaitingInput => "the user's input",
-            _ if active.frame.name == "delegate" => "the sub-agent's answer",
+            _ if is_delegate(&active.frame.name) => "the sub-agent's answer",
             _ => "its result",
         };
         Some(format!(

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::http::{Account, Auth, Endpoint, Wire};
-use super::{ChatRequest, ChunkStream, Provider, ProviderError, Secret};
+use super::http::{Account, Auth, Dialect, HttpProvider, Wire};
+use super::models::Api;
+use super::{ChatRequest, Secret};
 
 mod decode;
 mod encode;
@@ -45,77 +46,46 @@ pub struct AnthropicConfig {
 }
 
 /// A provider speaking the Anthropic Messages streaming API.
-#[derive(Debug)]
-pub struct AnthropicProvider {
-    config: AnthropicConfig,
-    endpoint: Endpoint,
-}
+pub type AnthropicProvider = HttpProvider<AnthropicConfig>;
 
-/// Messages over HTTP: an SSE stream ended by `message_stop`, the key in `x-api-key`.
-static WIRE: Wire = Wire {
-    accept: "text/event-stream",
-    headers: &[("anthropic-version", API_VERSION)],
-    auth: Auth::Header("x-api-key"),
-    terminator: decode::TERMINATOR,
-    base_url_hint: "without /v1, like ANTHROPIC_BASE_URL",
-    url_example: "",
-    refused: None,
-};
+impl Dialect for AnthropicConfig {
+    /// Messages over HTTP: an SSE stream ended by `message_stop`, the key in `x-api-key`.
+    const WIRE: &'static Wire = &Wire {
+        accept: "text/event-stream",
+        headers: &[("anthropic-version", API_VERSION)],
+        auth: Auth::Header("x-api-key"),
+        base_url_hint: "without /v1, like ANTHROPIC_BASE_URL",
+        url_example: "",
+        refused: None,
+    };
+    type Decoder = decode::MessageState;
+    const MODELS: Api = Api::Anthropic;
 
-impl AnthropicProvider {
-    /// Checks the base URL and builds the HTTP client (one per provider, connections reused).
-    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+    fn account(&self) -> Account<'_> {
+        Account {
+            name: &self.name,
+            model: &self.model,
+            base_url: &self.base_url,
+            api_key: self.api_key.as_ref(),
+            api_key_env: self.api_key_env.as_deref(),
+            connect_timeout: self.connect_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
+
+    fn path(&self) -> &'static str {
         // `ANTHROPIC_BASE_URL` has no `/v1`, but users often paste one; both work.
-        let path = if config.base_url.trim_end_matches('/').ends_with("/v1") {
+        if self.base_url.trim_end_matches('/').ends_with("/v1") {
             "/messages"
         } else {
             "/v1/messages"
-        };
-        let account = Account {
-            name: &config.name,
-            model: &config.model,
-            base_url: &config.base_url,
-            api_key: config.api_key.as_ref(),
-            api_key_env: config.api_key_env.as_deref(),
-            connect_timeout: config.connect_timeout,
-            idle_timeout: config.idle_timeout,
-        };
-        let endpoint = Endpoint::new(account, path, &WIRE)?;
-        Ok(Self { config, endpoint })
+        }
     }
 
-    async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
-        let body = encode::WireRequest {
-            config: &self.config,
+    fn body<'a>(&'a self, request: ChatRequest<'a>) -> impl Serialize + 'a {
+        encode::WireRequest {
+            config: self,
             request,
-        };
-        Ok(decode_stream(self.endpoint.post(&body).await?))
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, super::models::ModelsError>> {
-        use super::models::{Api, LIST_MAX_BYTES, LIST_WITHIN, list};
-        Box::pin(list(
-            &self.endpoint,
-            Api::Anthropic,
-            LIST_WITHIN,
-            LIST_MAX_BYTES,
-        ))
-    }
-
-    fn name(&self) -> &str {
-        &self.config.name
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream<'a>(
-        &'a self,
-        request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
-        Box::pin(self.start(request))
+        }
     }
 }

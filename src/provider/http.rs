@@ -473,9 +473,14 @@ fn redact(message: String, key: Option<&Secret>) -> String {
     }
 }
 
+// The provider types are `HttpProvider<…Config>`, public, so `Dialect` and the types it
+// names (`Wire`, `Account`, `Endpoint`, the decoders) are declared `pub`; they stay unnameable
+// outside the crate because this module is not public.
 mod endpoint;
+mod provider;
 mod stream;
 pub(crate) use endpoint::{Account, Auth, Endpoint, Wire};
+pub use provider::{Dialect, HttpProvider};
 pub(crate) use stream::{Timeouts, client, open_stream};
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use futures_util::future::BoxFuture;
 use crate::conversation::{Message, Timings, ToolSpec, Usage};
 
 pub mod anthropic;
+mod chunks;
 pub mod demo;
 pub(crate) mod http;
 pub mod models;

@@ -9,9 +9,10 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::http::{Account, Auth, Endpoint, Wire};
+use super::http::{Account, Auth, Dialect, Endpoint, HttpProvider, Wire};
+use super::models::Api;
 use super::wire::{Seq, ToolFunction, extra_fields};
-use super::{ChatRequest, ChunkStream, Provider, ProviderError, Secret};
+use super::{ChatRequest, Secret};
 use crate::conversation::{Message, Role, ToolCall};
 
 mod decode;
@@ -51,87 +52,59 @@ pub struct OllamaConfig {
 }
 
 /// A provider speaking Ollama's native chat API.
-#[derive(Debug)]
-pub struct OllamaProvider {
-    config: OllamaConfig,
-    endpoint: Endpoint,
-}
+pub type OllamaProvider = HttpProvider<OllamaConfig>;
 
-/// Ollama's chat API: newline-delimited JSON ended by `done: true`.
-static WIRE: Wire = Wire {
-    accept: "application/x-ndjson",
-    headers: &[],
-    auth: Auth::Bearer,
-    terminator: TERMINATOR,
-    base_url_hint: "the Ollama server root, like OLLAMA_HOST, without /api",
-    url_example: " (like http://127.0.0.1:11434)",
-    refused: Some(REFUSED),
-};
+impl Dialect for OllamaConfig {
+    /// Ollama's chat API: newline-delimited JSON ended by `done: true`.
+    const WIRE: &'static Wire = &Wire {
+        accept: "application/x-ndjson",
+        headers: &[],
+        auth: Auth::Bearer,
+        base_url_hint: "the Ollama server root, like OLLAMA_HOST, without /api",
+        url_example: " (like http://127.0.0.1:11434)",
+        refused: Some(REFUSED),
+    };
+    type Decoder = decode::ChatLines;
+    const MODELS: Api = Api::Ollama;
 
-impl OllamaProvider {
-    /// Checks the base URL and builds the HTTP client (one per provider, connections reused).
-    pub fn new(config: OllamaConfig) -> Result<Self, ProviderError> {
-        let account = Account {
-            name: &config.name,
-            model: &config.model,
-            base_url: &config.base_url,
-            api_key: config.api_key.as_ref(),
-            api_key_env: config.api_key_env.as_deref(),
-            connect_timeout: config.connect_timeout,
-            idle_timeout: config.idle_timeout,
-        };
-        // What to do about a model the server does not have (names the model).
-        let pull = format!(
+    fn account(&self) -> Account<'_> {
+        Account {
+            name: &self.name,
+            model: &self.model,
+            base_url: &self.base_url,
+            api_key: self.api_key.as_ref(),
+            api_key_env: self.api_key_env.as_deref(),
+            connect_timeout: self.connect_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
+
+    fn path(&self) -> &'static str {
+        "/api/chat"
+    }
+
+    /// What to do about a model the server does not have (names the model).
+    fn missing_model(&self) -> Option<String> {
+        Some(format!(
             "Download it with 'ollama pull {}' ('ollama list' shows the models you have)",
-            config.model
-        );
-        let endpoint = Endpoint::new(account, "/api/chat", &WIRE)?.with_missing_model(pull);
-        Ok(Self { config, endpoint })
-    }
-
-    async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
-        let body = WireRequest {
-            config: &self.config,
-            request,
-        };
-        Ok(decode_stream(self.endpoint.post(&body).await?))
-    }
-}
-
-impl Provider for OllamaProvider {
-    fn models(&self) -> BoxFuture<'_, Result<Vec<String>, super::models::ModelsError>> {
-        use super::models::{Api, LIST_MAX_BYTES, LIST_WITHIN, list};
-        Box::pin(list(
-            &self.endpoint,
-            Api::Ollama,
-            LIST_WITHIN,
-            LIST_MAX_BYTES,
+            self.model
         ))
     }
 
-    fn name(&self) -> &str {
-        &self.config.name
+    fn body<'a>(&'a self, request: ChatRequest<'a>) -> impl Serialize + 'a {
+        WireRequest {
+            config: self,
+            request,
+        }
     }
 
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn stream<'a>(
-        &'a self,
-        request: ChatRequest<'a>,
-    ) -> BoxFuture<'a, Result<ChunkStream, ProviderError>> {
-        Box::pin(self.start(request))
-    }
-
-    fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
+    fn context_window<'a>(&'a self, endpoint: &'a Endpoint) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async move {
-            if let Some(n) = self.config.num_ctx {
+            if let Some(n) = self.num_ctx {
                 return Some(n);
             }
-            let body = serde_json::json!({ "model": self.config.model });
-            let show = self
-                .endpoint
+            let body = serde_json::json!({ "model": self.model });
+            let show = endpoint
                 .ask_json("/api/show", &body, SHOW_MAX_BYTES, SHOW_WITHIN)
                 .await?;
             window_of(&show)

@@ -4,14 +4,9 @@
 // event cut off by the end of the stream, and that crate has not been released since 2022.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use futures_util::Stream;
-
-use super::{Chunk, ChunkStream, ProviderError};
+use super::ProviderError;
+use super::chunks::Framing;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -364,116 +359,30 @@ impl SseDecoder {
     }
 }
 
-/// What one wire format does with server-sent events (Chat Completions, Messages).
-pub(crate) trait EventDecoder {
-    /// The terminator a complete stream ends with (for `Truncated`).
-    const TERMINATOR: &'static str;
-    /// Decodes one event into `out`; `true` when the stream is over.
-    fn event(
+/// Server-sent events as the frames of a reply: each dispatched event is one frame; an event
+/// left without its blank line at the end is the pending one.
+impl Framing for SseDecoder {
+    type Frame<'a>
+        = SseEvent<'a>
+    where
+        Self: 'a;
+
+    fn push(
         &mut self,
-        event: SseEvent<'_>,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) -> bool;
-    /// The bytes ended with `pending` left undispatched (no blank line after it); decodes it
-    /// if it counts and returns whether the stream was complete.
-    fn end(
-        &mut self,
-        pending: Option<SseEvent<'_>>,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) -> bool;
-}
-
-/// Turns a byte stream into chunks with an [`EventDecoder`]; a stream that stops before its
-/// terminator ends with `Truncated`, a transport error ends it at once.
-pub(crate) fn chunk_stream<S, D>(bytes: S, decoder: D) -> ChunkStream
-where
-    S: Stream<Item = Result<Bytes, ProviderError>> + Send + 'static,
-    D: EventDecoder + Send + Unpin + 'static,
-{
-    Box::pin(SseChunks {
-        bytes: Box::pin(bytes),
-        sse: SseDecoder::new(),
-        decoder,
-        out: VecDeque::new(),
-        ended: false,
-    })
-}
-
-struct SseChunks<S, D> {
-    bytes: Pin<Box<S>>,
-    sse: SseDecoder,
-    decoder: D,
-    /// Chunks decoded but not yet handed out (one event can carry several).
-    out: VecDeque<Result<Chunk, ProviderError>>,
-    /// The terminator, an error or the end of the bytes was reached.
-    ended: bool,
-}
-
-impl<S, D: EventDecoder> SseChunks<S, D> {
-    fn decode_events(&mut self) {
-        while !self.ended {
-            match self.sse.next_event() {
-                Ok(Some(event)) => self.ended = self.decoder.event(event, &mut self.out),
-                Ok(None) => break,
-                Err(error) => self.fail(error),
+        bytes: &[u8],
+        mut frame: impl FnMut(SseEvent<'_>) -> bool,
+    ) -> Result<bool, ProviderError> {
+        SseDecoder::push(self, bytes);
+        while let Some(event) = self.next_event()? {
+            if frame(event) {
+                return Ok(true);
             }
         }
+        Ok(false)
     }
 
-    fn decode_end(&mut self) {
-        self.ended = true;
-        let pending = match self.sse.finish() {
-            Ok(tail) => tail.pending,
-            Err(error) => return self.fail(error),
-        };
-        if !self.decoder.end(pending, &mut self.out) {
-            self.out.push_back(Err(ProviderError::Truncated {
-                terminator: D::TERMINATOR,
-            }));
-        }
-    }
-
-    /// A bound was broken: the stream ends with a `Limit` error.
-    fn fail(&mut self, error: SseError) {
-        self.out.push_back(Err(error.into()));
-        self.ended = true;
-    }
-}
-
-impl<S, D> Stream for SseChunks<S, D>
-where
-    S: Stream<Item = Result<Bytes, ProviderError>>,
-    D: EventDecoder + Unpin,
-{
-    type Item = Result<Chunk, ProviderError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = this.out.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            if this.ended {
-                return Poll::Ready(None);
-            }
-            match this.bytes.as_mut().poll_next(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(bytes))) => {
-                    this.sse.push(&bytes);
-                    this.decode_events();
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    this.out.push_back(Err(e));
-                    this.ended = true;
-                }
-                Poll::Ready(None) => {
-                    this.decode_events();
-                    if !this.ended {
-                        this.decode_end();
-                    }
-                }
-            }
-        }
+    fn finish(&mut self) -> Result<Option<SseEvent<'_>>, ProviderError> {
+        Ok(SseDecoder::finish(self)?.pending)
     }
 }
 

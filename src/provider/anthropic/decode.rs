@@ -15,7 +15,7 @@
 //!   merging the second into it would duplicate reasoning and corrupt a half-streamed tool call
 //!   (block indexes restart at 0), so the stream ends there as `Truncated`, which is retryable.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use futures_util::Stream;
@@ -23,8 +23,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::conversation::Usage;
+use crate::provider::chunks::{Decoder, Out, chunk_stream};
 use crate::provider::http::{self as error, excerpt};
-use crate::provider::sse::{EventDecoder, SseEvent, chunk_stream};
+use crate::provider::sse::{SseDecoder, SseEvent};
 use crate::provider::{Chunk, ChunkStream, ProviderError, ToolCallDelta};
 
 /// The event that ends a complete stream.
@@ -42,14 +43,11 @@ where
     chunk_stream(bytes, MessageState::default())
 }
 
-impl EventDecoder for MessageState {
+impl Decoder for MessageState {
+    type Framing = SseDecoder;
     const TERMINATOR: &'static str = TERMINATOR;
 
-    fn event(
-        &mut self,
-        event: SseEvent<'_>,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) -> bool {
+    fn frame(&mut self, event: SseEvent<'_>, out: &mut Out) -> bool {
         match parse(event.data) {
             Ok(Some(wire)) => self.apply(event.event, wire, out),
             Ok(None) => self.apply_bare(event.event),
@@ -60,11 +58,7 @@ impl EventDecoder for MessageState {
         }
     }
 
-    fn end(
-        &mut self,
-        pending: Option<SseEvent<'_>>,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) -> bool {
+    fn end(&mut self, pending: Option<SseEvent<'_>>, out: &mut Out) -> bool {
         // The last event may lack its blank line (see the module notes): decode it if whole.
         match pending {
             Some(event) => match parse(event.data) {
@@ -121,7 +115,7 @@ enum Block {
 
 /// Bookkeeping of the message being streamed.
 #[derive(Debug, Default)]
-struct MessageState {
+pub struct MessageState {
     blocks: BTreeMap<usize, Block>,
     /// Content (a block or the message delta) has been streamed.
     content: bool,
@@ -129,12 +123,7 @@ struct MessageState {
 
 impl MessageState {
     /// Applies one event; returns true when the stream is over.
-    fn apply(
-        &mut self,
-        name: Option<&str>,
-        event: WireEvent,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) -> bool {
+    fn apply(&mut self, name: Option<&str>, event: WireEvent, out: &mut Out) -> bool {
         let kind = event.kind.as_deref().or(name).unwrap_or("");
         self.content |= kind.starts_with("content_block") || kind == "message_delta";
         match kind {
@@ -200,12 +189,7 @@ impl MessageState {
         name == Some(TERMINATOR)
     }
 
-    fn start_block(
-        &mut self,
-        index: usize,
-        block: WireBlock,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) {
+    fn start_block(&mut self, index: usize, block: WireBlock, out: &mut Out) {
         let state = match block.kind.as_deref() {
             Some("text") => {
                 if let Some(text) = non_empty(block.text) {
@@ -245,12 +229,7 @@ impl MessageState {
         self.blocks.insert(index, state);
     }
 
-    fn delta(
-        &mut self,
-        index: usize,
-        delta: WireDelta,
-        out: &mut VecDeque<Result<Chunk, ProviderError>>,
-    ) {
+    fn delta(&mut self, index: usize, delta: WireDelta, out: &mut Out) {
         match delta.kind.as_deref() {
             Some("text_delta") => {
                 if let Some(text) = non_empty(delta.text) {
@@ -293,7 +272,7 @@ impl MessageState {
     }
 
     /// Ends a block: a call whose input came whole in its start event gets it now.
-    fn stop_block(&mut self, index: usize, out: &mut VecDeque<Result<Chunk, ProviderError>>) {
+    fn stop_block(&mut self, index: usize, out: &mut Out) {
         if let Some(Block::Tool {
             input: Some(input),
             deltas: false,

@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
+use reqwest::RequestBuilder;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use serde::Serialize;
 
 use super::{Advice, ErrorContext, Timeouts, client, open_stream};
 use crate::provider::{ProviderError, Secret};
 
 /// How a provider sends its API key.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Auth {
+pub enum Auth {
     /// `Authorization: Bearer …`.
     Bearer,
     /// The key alone in this header, marked sensitive (Anthropic's `x-api-key`).
@@ -23,15 +23,13 @@ pub(crate) enum Auth {
 
 /// What a wire format says about its endpoint: the same for every provider of that kind.
 #[derive(Debug)]
-pub(crate) struct Wire {
+pub struct Wire {
     /// The `Accept` header: the kind of stream asked for.
     pub accept: &'static str,
     /// Headers every request carries (e.g. an API version).
     pub headers: &'static [(&'static str, &'static str)],
     /// How the key is sent.
     pub auth: Auth,
-    /// What ends a complete stream, named when a stream breaks off.
-    pub terminator: &'static str,
     /// What `base_url` should look like, for the 404 message.
     pub base_url_hint: &'static str,
     /// An example URL for the message about a base URL that is not http(s), e.g.
@@ -42,7 +40,7 @@ pub(crate) struct Wire {
 }
 
 /// Who is called: the parts of a provider's config every endpoint has.
-pub(crate) struct Account<'a> {
+pub struct Account<'a> {
     /// Configured provider name.
     pub name: &'a str,
     /// Model id.
@@ -61,7 +59,7 @@ pub(crate) struct Account<'a> {
 
 /// A checked URL with its client, ready to POST streaming requests.
 #[derive(Debug)]
-pub(crate) struct Endpoint {
+pub struct Endpoint {
     name: String,
     model: String,
     url: String,
@@ -116,32 +114,23 @@ impl Endpoint {
         self
     }
 
-    /// Sends `body` as JSON: an unreachable server, silence, an error status or a web page
-    /// become actionable errors; the reply comes back as a byte stream (see `open_stream`).
-    pub(crate) async fn post<T: Serialize>(
+    /// Sends `body` (JSON): an unreachable server, silence, an error status or a web page
+    /// become actionable errors; the reply comes back as a byte stream (see `open_stream`)
+    /// that names `terminator` when it breaks off.
+    pub(crate) async fn post(
         &self,
-        body: &T,
+        body: Vec<u8>,
+        terminator: &'static str,
     ) -> Result<
-        impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static + use<T>,
+        impl Stream<Item = Result<Bytes, ProviderError>> + Send + 'static + use<>,
         ProviderError,
     > {
-        let body = serde_json::to_vec(body)
-            .map_err(|e| ProviderError::Config(format!("cannot encode the request: {e}")))?;
-        let mut builder = self
+        let builder = self
             .client
             .post(self.url.as_str())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, self.wire.accept);
-        for (name, value) in self.wire.headers {
-            builder = builder.header(*name, *value);
-        }
-        let mut builder = builder.body(body);
-        if let Some(key) = &self.key {
-            builder = match self.wire.auth {
-                Auth::Bearer => builder.bearer_auth(key.expose().trim()),
-                Auth::Header(name) => builder.header(name, self.key_header(key)?),
-            };
-        }
+        let builder = self.authorize(self.with_headers(builder))?.body(body);
         let context = ErrorContext {
             provider: &self.name,
             model: &self.model,
@@ -154,14 +143,24 @@ impl Endpoint {
             refused: self.wire.refused,
             missing_model: self.missing_model.as_deref(),
         };
-        open_stream(
-            builder,
-            &context,
-            self.timeouts,
-            advice,
-            self.wire.terminator,
-        )
-        .await
+        open_stream(builder, &context, self.timeouts, advice, terminator).await
+    }
+
+    /// Adds the wire's fixed headers (e.g. an API version).
+    fn with_headers(&self, mut builder: RequestBuilder) -> RequestBuilder {
+        for (name, value) in self.wire.headers {
+            builder = builder.header(*name, *value);
+        }
+        builder
+    }
+
+    /// Adds the key, sent the wire's way, if there is one.
+    fn authorize(&self, builder: RequestBuilder) -> Result<RequestBuilder, ProviderError> {
+        Ok(match (&self.key, self.wire.auth) {
+            (None, _) => builder,
+            (Some(key), Auth::Bearer) => builder.bearer_auth(key.expose().trim()),
+            (Some(key), Auth::Header(name)) => builder.header(name, self.key_header(key)?),
+        })
     }
 
     /// The key as a header value marked sensitive, so no `Debug` of the request shows it.
@@ -180,24 +179,13 @@ impl Endpoint {
 
     /// A GET of a sibling path of the same server (a model list), with the wire's headers and
     /// the key sent as a request is; the caller bounds its time and size.
-    pub(crate) fn get(
-        &self,
-        path: &str,
-    ) -> Result<(String, reqwest::RequestBuilder), ProviderError> {
+    pub(crate) fn get(&self, path: &str) -> Result<(String, RequestBuilder), ProviderError> {
         let url = format!("{}{path}", self.base);
-        let mut builder = self
+        let builder = self
             .client
             .get(url.as_str())
             .header(ACCEPT, "application/json");
-        for (name, value) in self.wire.headers {
-            builder = builder.header(*name, *value);
-        }
-        if let Some(key) = &self.key {
-            builder = match self.wire.auth {
-                Auth::Bearer => builder.bearer_auth(key.expose().trim()),
-                Auth::Header(name) => builder.header(name, self.key_header(key)?),
-            };
-        }
+        let builder = self.authorize(self.with_headers(builder))?;
         Ok((url, builder))
     }
 
@@ -222,14 +210,8 @@ impl Endpoint {
         within: Duration,
     ) -> Option<serde_json::Value> {
         let url = format!("{}{path}", self.base);
-        let mut builder = self.client.post(url).json(body).timeout(within);
-        if let Some(key) = &self.key {
-            builder = match self.wire.auth {
-                Auth::Bearer => builder.bearer_auth(key.expose().trim()),
-                Auth::Header(name) => builder.header(name, self.key_header(key).ok()?),
-            };
-        }
-        let mut response = builder.send().await.ok()?;
+        let builder = self.client.post(url).json(body).timeout(within);
+        let mut response = self.authorize(builder).ok()?.send().await.ok()?;
         if !response.status().is_success() {
             return None;
         }

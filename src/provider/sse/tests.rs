@@ -95,8 +95,8 @@ fn a_long_line_in_one_byte_pushes() {
     assert_eq!(seen, 10_000);
 }
 
-/// Pushes `chunk` `times` times, draining events after each push as `SseChunks` does; returns
-/// the first error and the most memory the decoder held after any push.
+/// Pushes `chunk` `times` times, draining events after each push as its `Framing` impl
+/// does; returns the first error and the most memory the decoder held after any push.
 fn push_repeatedly(
     decoder: &mut SseDecoder,
     chunk: &[u8],

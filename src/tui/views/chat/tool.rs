@@ -9,6 +9,7 @@ use unicode_width::UnicodeWidthChar;
 use crate::event::ToolStatus;
 use crate::run_model::{CallNode, CallState};
 use crate::sandbox::Confinement;
+use crate::tools::builtin::delegate::is_delegate;
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
 
@@ -376,7 +377,7 @@ pub(super) fn nest_prefix(depth: usize, width: u16) -> String {
 /// `key=value` pairs of the top-level arguments on one line, the telling keys first. A
 /// `delegate` call leads with its task, quoted: it says what the sub-agent is doing.
 fn argument_summary(name: &str, arguments: &Value) -> String {
-    if name == "delegate"
+    if is_delegate(name)
         && let Some(task) = arguments.get("task").and_then(Value::as_str)
     {
         let task = format!("“{}”", truncate(&one_line(task, 201), 200));

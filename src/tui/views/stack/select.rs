@@ -10,13 +10,12 @@ use ratatui::style::Style;
 use super::{Entry, StackState};
 use crate::event::FrameState;
 use crate::orchestrator::approval::ApprovalAnswer;
+use crate::tools::builtin::delegate::{self, is_delegate};
 use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::{Theme, duration};
 
 /// Most lines of arguments, sub-agent text and output the detail shows (each).
 const DETAIL_LINES: usize = 6;
-/// The name of the sub-agent tool, whose frames are a sub-agent's.
-const DELEGATE: &str = "delegate";
 
 /// Where an approval comes from when a sub-agent asks it.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +134,7 @@ impl StackState {
         let agent = loop {
             // Bounded by the frame count, so a parent cycle cannot loop forever.
             let up = find(parent?).filter(|_| steps <= self.entries.len())?;
-            if up.frame.name == DELEGATE {
+            if is_delegate(&up.frame.name) {
                 break up;
             }
             parent = up.frame.parent.as_deref();
@@ -146,7 +145,7 @@ impl StackState {
             .and_then(|t| t.as_str())
             .map_or_else(|| agent.frame.summary.clone(), String::from);
         Some(SubAgent {
-            from: format!("{DELEGATE}: {}", crate::text::summarize(&task, 60)),
+            from: format!("{}: {}", delegate::NAME, crate::text::summarize(&task, 60)),
             said: agent.said.clone(),
         })
     }
