@@ -49,6 +49,36 @@ fn exec(home: &Path, work: &Path, server: &TestServer, args: &[&str]) -> Output 
     taco(home, work, &all).output().unwrap()
 }
 
+/// A `taco exec` run of `prompt` killed (SIGKILL) while the model has said nothing yet.
+fn killed_run(home: &Path, work: &Path, prompt: &str) {
+    let hanging = server(vec![
+        Reply::sse(vec![format!(
+            "data: {}\n\n",
+            chunk(json!({"role": "assistant"}), None)
+        )])
+        .hold(Duration::from_secs(60)),
+    ]);
+    let url = format!("{}/v1", hanging.url());
+    let args = [
+        "exec",
+        "-p",
+        "openai",
+        "--base-url",
+        &url,
+        "-m",
+        "m1",
+        prompt,
+    ];
+    let mut child = taco(home, work, &args).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while hanging.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the run never asked the model");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 /// The TUI against `server`, with `extra` arguments.
 fn tui(home: &Path, work: &Path, server: &TestServer, extra: &str) -> Tmux {
     let args = format!("-p openai --base-url '{}/v1' -m m1 {extra}", server.url());
@@ -70,16 +100,15 @@ fn resumed_id(stderr: &str) -> &str {
     &rest[..rest.find('\'').unwrap()]
 }
 
-/// The ids of the session files, oldest first (ids sort by start).
+/// The ids of the session files.
 fn ids(home: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(sessions_dir(home))
+    let ids: Vec<String> = std::fs::read_dir(sessions_dir(home))
         .unwrap()
         .filter_map(|e| {
             let name = e.unwrap().file_name().into_string().unwrap();
             name.strip_suffix(".jsonl").map(String::from)
         })
         .collect();
-    ids.sort();
     ids
 }
 
@@ -98,7 +127,10 @@ fn resume_takes_the_persons_session_over_newer_headless_runs_that_did_not_answer
     tmux.wait_for("The answer is blue.");
     quit(&tmux);
     drop(tmux);
-    let tui_id = ids(home).pop().unwrap();
+    let tui_id = match &ids(home)[..] {
+        [one] => one.clone(),
+        other => panic!("one session: {other:?}"),
+    };
 
     // Then two headless runs: one fails at once, one is killed before the model answers.
     let failing = server(vec![Reply::status(500).body("upstream broke")]);
@@ -106,37 +138,7 @@ fn resume_takes_the_persons_session_over_newer_headless_runs_that_did_not_answer
     let config = config.to_str().unwrap();
     let out = exec(home, work, &failing, &["-c", config, "check the build"]);
     assert_ne!(out.status.code(), Some(0), "the run failed");
-    let hanging = server(vec![
-        Reply::sse(vec![format!(
-            "data: {}\n\n",
-            chunk(json!({"role": "assistant"}), None)
-        )])
-        .hold(Duration::from_secs(60)),
-    ]);
-    let url = format!("{}/v1", hanging.url());
-    let mut child = taco(
-        home,
-        work,
-        &[
-            "exec",
-            "-p",
-            "openai",
-            "--base-url",
-            &url,
-            "-m",
-            "m1",
-            "run the nightly checks",
-        ],
-    )
-    .spawn()
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while hanging.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the run never asked the model");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    killed_run(home, work, "run the nightly checks");
     assert_eq!(ids(home).len(), 3);
 
     // `taco sessions` says which is which, newest activity first.
@@ -212,44 +214,18 @@ fn resume_takes_the_persons_session_over_newer_headless_runs_that_did_not_answer
         text_turn(&["Fresh answer."]),
         text_turn(&["Followed up."]),
     ]);
+    let before = ids(home);
     let out = exec(home, work, &answering, &["a fresh question"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let answered_id = ids(home).pop().unwrap();
-    let killed = server(vec![
-        Reply::sse(vec![format!(
-            "data: {}\n\n",
-            chunk(json!({"role": "assistant"}), None)
-        )])
-        .hold(Duration::from_secs(60)),
-    ]);
-    let url = format!("{}/v1", killed.url());
-    let mut child = taco(
-        home,
-        work,
-        &[
-            "exec",
-            "-p",
-            "openai",
-            "--base-url",
-            &url,
-            "-m",
-            "m1",
-            "another nightly run",
-        ],
-    )
-    .spawn()
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while killed.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the run never asked the model");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // Ids sort by start only to the second: the new one is the one not there before.
+    let answered_id = (ids(home).into_iter())
+        .find(|id| !before.contains(id))
+        .unwrap();
+    killed_run(home, work, "another nightly run");
     let out = exec(home, work, &answering, &["follow up", "--resume"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
