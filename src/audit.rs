@@ -161,8 +161,13 @@ impl AuditLog {
             } => {
                 let parent = self.calls.parent(call).map(String::from);
                 let parent = parent.as_deref().map(label);
-                let sandbox = self.calls.call(call).and_then(|c| c.sandbox);
-                let fields = match (ToolStatus::of(*status, *ok), denied_by) {
+                let node = self.calls.call(call);
+                let sandbox = node.and_then(|c| c.sandbox);
+                let exit_code = node.and_then(|c| c.exit_code);
+                // The run model folded this result first: its status is the one everyone shows.
+                let status = (node.and_then(|c| c.state.status()))
+                    .unwrap_or_else(|| ToolStatus::of(*status, *ok, None));
+                let fields = match (status, denied_by) {
                     (ToolStatus::Denied, by) => Fields::ToolDenied {
                         tool: label(name),
                         by: match by {
@@ -175,7 +180,9 @@ impl AuditLog {
                     },
                     (status, _) => Fields::ToolExecuted {
                         tool: label(name),
-                        ok: *ok,
+                        ok: status.is_ok(),
+                        status,
+                        exit_code,
                         duration_ms: *duration_ms,
                         parent,
                         sandbox,
@@ -333,6 +340,11 @@ enum Fields<'a> {
     ToolExecuted {
         tool: &'a str,
         ok: bool,
+        /// How it ended (`exit_nonzero`: a command that said it failed).
+        status: ToolStatus,
+        /// A command's exit code.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i64>,
         duration_ms: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         parent: Option<&'a str>,

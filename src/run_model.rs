@@ -13,49 +13,16 @@ use crate::conversation::Usage;
 use crate::event::{
     Confinement, Decision, Event, EventData, FrameState, InputRequest, ShellGrant, ToolStatus,
 };
+use crate::text::summarize;
 
+mod call;
 mod gauge;
 mod grants;
 mod spend;
 
+pub use call::{CallNode, CallState, Via};
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
-
-/// Where a call stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallState {
-    /// Made by the model (or a tool), not decided yet.
-    Proposed,
-    /// Waiting for the user's approval.
-    AwaitingApproval,
-    /// Waiting for the user to supply parameters.
-    AwaitingInput,
-    /// Running.
-    Running,
-    /// Approved, waiting for a process slot (`[tools] max_parallel`).
-    Queued,
-    /// Finished, with how.
-    Ended(ToolStatus),
-}
-
-/// One node of the call tree: a tool call, or a frame a call pushed (parameter collection).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallNode {
-    /// Tool (or frame) name.
-    pub name: String,
-    /// The frame it runs under.
-    pub parent: Option<String>,
-    /// 0 at the top level, one more than its parent below it.
-    pub depth: usize,
-    /// Where it stands.
-    pub state: CallState,
-    /// When it was made (event time, Unix ms).
-    pub started_ms: u64,
-    /// How long it ran, once it ended.
-    pub duration_ms: Option<u64>,
-    /// How it runs, for tools the sandbox covers (`unsandboxed`: an escalation).
-    pub sandbox: Option<Confinement>,
-}
 
 /// An approval the user has not answered yet.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +114,12 @@ impl RunModel {
                     .or_default()
                     .add(call.usage);
                 self.last_model = Some(call.model.clone());
+                if let Some(parent) = &call.parent
+                    && !call.content.trim().is_empty()
+                    && let Some(frame) = self.calls.get_mut(parent)
+                {
+                    frame.said = Some(summarize(&call.content, 2000));
+                }
                 // Every frame above a sub-agent's call counts it in its subtree.
                 let mut frame = call.parent.clone();
                 let mut hops = 0;
@@ -166,7 +139,12 @@ impl RunModel {
                 }
             }
             EventData::ApprovalRevoked { grant } => self.grants.revoked(grant),
-            EventData::GrantUsed { grant, .. } => self.grants.used(grant),
+            EventData::GrantUsed { id, grant, .. } => {
+                self.grants.used(grant);
+                if let Some(call) = self.calls.get_mut(id) {
+                    call.via = Some(Via::Granted(grant.clone()));
+                }
+            }
             EventData::Compacted(compacted) => {
                 self.run_usage.add(compacted.usage);
                 self.usage.add(compacted.usage);
@@ -196,18 +174,26 @@ impl RunModel {
                     let parent = frame.parent.as_deref();
                     self.add(&frame.id, &frame.name, parent, event.timestamp, None);
                 }
-                self.set_state(&frame.id, frame.state);
+                self.set_state(&frame.id, frame.state, event.timestamp);
             }
             EventData::StackPop(frame) => {
+                // A frame without a result of its own (parameter collection) ends here; a
+                // call's result says more and comes first.
                 if let Some(call) = self.calls.get_mut(&frame.id)
-                    && !matches!(call.state, CallState::Ended(_))
+                    && call.state.is_open()
                 {
-                    call.state = CallState::Ended(match frame.state {
+                    let status = match frame.state {
                         FrameState::Done => ToolStatus::Ok,
                         FrameState::Denied => ToolStatus::Denied,
                         FrameState::Cancelled => ToolStatus::Cancelled,
                         _ => ToolStatus::Failed,
-                    });
+                    };
+                    call.end(CallState::Ended(status), event.timestamp);
+                }
+            }
+            EventData::ToolOutput { id, tail } => {
+                if let Some(call) = self.calls.get_mut(id) {
+                    call.tail = Some(tail.clone());
                 }
             }
             EventData::ApprovalRequested {
@@ -225,7 +211,13 @@ impl RunModel {
                         position: (*position, *of),
                     });
                 }
-                self.set_state(id, FrameState::AwaitingApproval);
+                self.set_state(id, FrameState::AwaitingApproval, event.timestamp);
+                // The batch's other calls wait for the answers: queued, not running.
+                for (other, call) in &mut self.calls {
+                    if other != id && call.state == CallState::Proposed {
+                        call.state = CallState::Queued;
+                    }
+                }
             }
             EventData::ApprovalDecided {
                 id,
@@ -233,7 +225,7 @@ impl RunModel {
                 decision,
                 scope,
                 prefix,
-                ..
+                reason,
             } => {
                 self.approvals.retain(|a| a.id != *id);
                 if *decision == Decision::Approved {
@@ -241,7 +233,16 @@ impl RunModel {
                         self.grants.prefix(prefix, event.timestamp);
                     }
                     self.grants.tool(name, *scope, event.timestamp);
-                    self.set_state(id, FrameState::Running);
+                    self.set_state(id, FrameState::Running, event.timestamp);
+                    if let Some(call) = self.calls.get_mut(id) {
+                        call.via = Some(Via::Approved {
+                            scope: *scope,
+                            prefix: prefix.clone(),
+                        });
+                    }
+                } else if let Some(call) = self.calls.get_mut(id) {
+                    call.reason.clone_from(reason);
+                    call.move_to(CallState::Ended(ToolStatus::Denied), event.timestamp);
                 }
             }
             EventData::InputRequested(request) => {
@@ -253,13 +254,17 @@ impl RunModel {
                 id,
                 ok,
                 status,
-                duration_ms,
+                result,
                 ..
             } => {
                 let top_level = self.calls.get(id).is_none_or(|c| c.parent.is_none());
-                if let Some(call) = self.calls.get_mut(id) {
-                    call.state = CallState::Ended(ToolStatus::of(*status, *ok));
-                    call.duration_ms = Some(*duration_ms);
+                // A call the user denied stays denied (files from before `status` existed
+                // record its result as a plain failure).
+                if let Some(call) = self.calls.get_mut(id)
+                    && call.state != CallState::Ended(ToolStatus::Denied)
+                {
+                    let status = ToolStatus::of(*status, *ok, result.as_ref());
+                    call.result(status, result.as_ref(), event.timestamp);
                 }
                 // The last result of a batch means the model is called again: the next turn.
                 // A nested call's result goes to its tool or sub-agent, not the model.
@@ -275,6 +280,15 @@ impl RunModel {
             EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. }
                 if self.current.as_ref() == Some(&event.request_id) =>
             {
+                // Calls still open when the run ends did not finish: cancelled with it, or
+                // failed with it on an error.
+                let status = match event.data {
+                    EventData::Error { .. } => ToolStatus::Failed,
+                    _ => ToolStatus::Cancelled,
+                };
+                for call in self.calls.values_mut().filter(|c| c.state.is_open()) {
+                    call.end(CallState::Ended(status), event.timestamp);
+                }
                 self.end_run();
                 return true;
             }
@@ -332,29 +346,17 @@ impl RunModel {
             return;
         }
         let depth = self.depth_under(parent);
-        self.calls.insert(
-            id.to_string(),
-            CallNode {
-                name: name.to_string(),
-                parent: parent.map(String::from),
-                depth,
-                state: CallState::Proposed,
-                started_ms: at,
-                duration_ms: None,
-                sandbox,
-            },
-        );
+        let mut call = CallNode::new(name, parent, depth, at);
+        call.sandbox = sandbox;
+        self.calls.insert(id.to_string(), call);
         self.order.push(id.to_string());
     }
 
-    fn set_state(&mut self, id: &str, state: FrameState) {
+    fn set_state(&mut self, id: &str, state: FrameState, at: u64) {
         let Some(call) = self.calls.get_mut(id) else {
             return;
         };
-        if matches!(call.state, CallState::Ended(_)) {
-            return;
-        }
-        call.state = match state {
+        let state = match state {
             FrameState::AwaitingApproval => CallState::AwaitingApproval,
             FrameState::AwaitingInput => CallState::AwaitingInput,
             FrameState::Running => CallState::Running,
@@ -364,6 +366,7 @@ impl RunModel {
             FrameState::Denied => CallState::Ended(ToolStatus::Denied),
             FrameState::Cancelled => CallState::Ended(ToolStatus::Cancelled),
         };
+        call.move_to(state, at);
     }
 
     /// The depth of work under `parent`: one deeper than the parent, or the top level when

@@ -5,6 +5,24 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 pub mod safe;
 
+/// The arguments that say most about a call, in the order every summary shows them (the
+/// chat's cells, the stack's frames, the timeline's rows): one list, so they agree.
+pub const TELLING_KEYS: [&str; 6] = ["command", "path", "url", "pattern", "query", "task"];
+
+/// The top-level pairs of an arguments object, the [`TELLING_KEYS`] first, the rest in the
+/// object's order.
+pub fn telling_pairs(
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<(&String, &serde_json::Value)> {
+    let mut pairs: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+    pairs.sort_by_key(|(k, _)| {
+        (TELLING_KEYS.iter())
+            .position(|f| f == k)
+            .unwrap_or(TELLING_KEYS.len())
+    });
+    pairs
+}
+
 /// The first `max` characters of `text` on one line, with an ellipsis when cut.
 pub fn summarize(text: &str, max: usize) -> String {
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -84,22 +84,8 @@ fn a_sentence_typed_at_300_ms_a_key_answers_no_approval_escalation_or_form() {
     config(home.path(), &server);
     let tmux = support::tmux::launch_taco(home.path(), work.path(), "", "", (170, 45));
     tmux.wait_for("Welcome to taco");
-    // The MCP server's tools are there before the request. `/mcp` shows the servers as they
-    // are when it runs, so on a loaded machine it is asked again until the fixture is ready.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        tmux.text("/mcp");
-        tmux.keys(&["Enter"]);
-        std::thread::sleep(Duration::from_secs(1));
-        if tmux.screen().contains("mcp__fixture__ask") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the fixture never started:\n{}",
-            tmux.screen()
-        );
-    }
+    // The MCP server's tools are there before the request.
+    tmux.wait_for_mcp("mcp__fixture__ask");
 
     tmux.text("start");
     tmux.keys(&["Enter"]);

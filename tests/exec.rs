@@ -248,6 +248,46 @@ async fn json_mode_gives_every_tool_result_a_status() {
     );
 }
 
+/// A command that exits non-zero is a failed call in `--json` (issue 27.2): `ok` false,
+/// `status` `exit_nonzero`, the exit code in its result; the model still gets the whole
+/// result, output included.
+#[tokio::test]
+async fn json_mode_says_a_command_that_exits_3_failed_and_the_model_gets_its_output() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[(
+            "make",
+            "shell",
+            r#"{"command": "echo built half; echo broken >&2; exit 3"}"#,
+        )]),
+        text_turn(&["it failed"]),
+    ])
+    .await;
+    let mut cmd = taco(home.path(), work.path());
+    openai_args(&mut cmd, &server);
+    cmd.args(["--approve", "all", "--json", "build"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let result = (run.stdout.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "tool_result")
+        .expect("a tool_result line");
+    let data = &result["data"];
+    assert_eq!(data["ok"], json!(false), "{data}");
+    assert_eq!(data["status"], json!("exit_nonzero"), "{data}");
+    assert_eq!(data["result"]["exit_code"], json!(3), "{data}");
+    let requests = server.requests();
+    let tool_message = (requests[1].json()["messages"].as_array().unwrap().iter())
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(
+        tool_message.contains("built half") && tool_message.contains("broken"),
+        "{tool_message}"
+    );
+    assert!(tool_message.contains(r#""exit_code":3"#), "{tool_message}");
+}
+
 #[tokio::test]
 async fn approve_none_denies_and_tells_the_model_approve_all_runs() {
     let (home, work) = setup();

@@ -516,9 +516,11 @@ async fn shell_reports_output_and_exit_codes() {
     assert_eq!(r["stdout"], format!("out\n{}\n", f.root.display()));
     assert_eq!(r["stderr"], "err\n");
     assert_eq!(r["timed_out"], false);
-    let r = call("shell", json!({"command": "echo partial; exit 3"}), &f.ctx)
-        .await
-        .unwrap();
+    // A command that exits non-zero is a failed call (issue 27.2), with its whole result.
+    let r = match call("shell", json!({"command": "echo partial; exit 3"}), &f.ctx).await {
+        Err(ToolError::ExitNonzero(r)) => *r,
+        other => panic!("exit 3 is a failed call: {other:?}"),
+    };
     assert_eq!(
         (r["exit_code"].clone(), r["stdout"].clone()),
         (json!(3), json!("partial\n"))

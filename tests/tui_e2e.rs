@@ -295,9 +295,7 @@ fn mcp_servers_start_behind_the_first_frame_and_a_broken_one_is_said_once() {
     tmux.wait_for("Welcome to taco");
     let screen = tmux.wait_for("MCP server broken");
     assert_eq!(screen.matches("was not found").count(), 1, "{screen}");
-    tmux.text("/mcp");
-    tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("mcp__fixture__log");
+    let screen = tmux.wait_for_mcp("mcp__fixture__log");
     assert!(
         screen.contains("ready, 9") && screen.contains("mcp__fixture__echo"),
         "{screen}"

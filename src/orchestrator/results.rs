@@ -59,7 +59,7 @@ impl Run<'_> {
         self.emit(EventData::ToolResult {
             id: outcome.id.clone(),
             name: outcome.name.clone(),
-            ok: matches!(ended, Ended::Done(_)),
+            ok: ended.status().is_ok(),
             status: Some(ended.status()),
             denied_by: ended.denied_by(),
             result,

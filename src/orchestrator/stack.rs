@@ -175,20 +175,15 @@ impl ToolStack {
 
 /// `key=value` pairs of the top-level arguments on one short line, the telling keys first.
 pub fn argument_summary(arguments: &Value) -> String {
-    const FIRST: [&str; 6] = ["command", "path", "url", "pattern", "task", "query"];
     let text = match arguments {
-        Value::Object(map) => {
-            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
-            pairs.sort_by_key(|(k, _)| FIRST.iter().position(|f| f == k).unwrap_or(FIRST.len()));
-            pairs
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => format!("{k}={s}"),
-                    other => format!("{k}={other}"),
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
+        Value::Object(map) => crate::text::telling_pairs(map)
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
         other => other.to_string(),
     };
     summarize(&text, 60)

@@ -309,3 +309,178 @@ fn a_sub_agent_subtree_sums_every_nested_model_call_and_costs_by_model() {
     let session = model.session_cost(&pricing).unwrap();
     assert!((session - 0.0111).abs() < 1e-9, "{session}");
 }
+
+fn at(ts: u64, data: EventData) -> Event {
+    Event {
+        timestamp: ts,
+        request_id: Arc::from("r"),
+        data,
+    }
+}
+
+fn frame(id: &str, state: FrameState) -> StackFrame {
+    StackFrame {
+        id: id.into(),
+        parent: None,
+        name: "shell".into(),
+        summary: String::new(),
+        state,
+    }
+}
+
+#[test]
+fn a_call_runs_on_the_event_clock_from_its_approval_to_its_result() {
+    let mut m = RunModel::new();
+    m.apply(&at(0, started(5)));
+    m.apply(&at(100, call("a", None)));
+    m.apply(&at(
+        110,
+        EventData::ApprovalRequested {
+            id: "a".into(),
+            name: "shell".into(),
+            arguments: json!({}),
+            position: 1,
+            of: 1,
+            note: None,
+            diff: None,
+            sandbox: None,
+        },
+    ));
+    // Waiting counts as waiting: the clock shows it until the call runs.
+    assert_eq!(m.call("a").unwrap().elapsed_ms(2_100), 2_000);
+    m.apply(&at(
+        2_100,
+        EventData::ApprovalDecided {
+            id: "a".into(),
+            name: "shell".into(),
+            decision: Decision::Approved,
+            scope: Scope::Session,
+            reason: None,
+            prefix: crate::tools::builtin::suggested_grant("cargo test"),
+        },
+    ));
+    m.apply(&at(
+        2_150,
+        EventData::StackPush(frame("a", FrameState::Running)),
+    ));
+    let a = m.call("a").unwrap();
+    assert_eq!(
+        a.running_ms,
+        Some(2_100),
+        "approved is when it began to run"
+    );
+    assert_eq!(a.elapsed_ms(2_600), 500);
+    assert!(matches!(
+        &a.via,
+        Some(Via::Approved {
+            scope: Scope::Session,
+            prefix: Some(_)
+        })
+    ));
+    assert_eq!(a.via.as_ref().unwrap().label(), "prefix 'cargo test …'");
+    m.apply(&at(
+        2_140,
+        EventData::ToolOutput {
+            id: "a".into(),
+            tail: "error: boom".into(),
+        },
+    ));
+    m.apply(&at(
+        3_100,
+        EventData::ToolResult {
+            id: "a".into(),
+            name: "shell".into(),
+            ok: false,
+            status: Some(ToolStatus::ExitNonzero),
+            denied_by: None,
+            result: Some(json!({"exit_code": 3, "stdout": "", "stderr": "error: boom"})),
+            error: None,
+            duration_ms: 990,
+        },
+    ));
+    let a = m.call("a").unwrap();
+    assert_eq!(a.state, CallState::Ended(ToolStatus::ExitNonzero));
+    assert_eq!((a.duration_ms, a.ended_ms), (Some(1_000), Some(3_100)));
+    assert_eq!(a.elapsed_ms(9_999), 1_000, "ended: its duration for good");
+    assert_eq!(a.end_label().as_deref(), Some("exit 3"));
+    assert_eq!(a.tail.as_deref(), Some("error: boom"));
+    assert!(a.state.is_problem());
+}
+
+#[test]
+fn a_denied_call_keeps_its_reason_and_the_run_end_closes_every_open_call() {
+    let mut m = RunModel::new();
+    m.apply(&at(0, started(5)));
+    m.apply(&at(10, call("d", None)));
+    m.apply(&at(
+        20,
+        EventData::ApprovalDecided {
+            id: "d".into(),
+            name: "t".into(),
+            decision: Decision::Denied,
+            scope: Scope::Once,
+            reason: Some("too risky".into()),
+            prefix: None,
+        },
+    ));
+    // A file of the first schema says only `ok: false` for it: still denied.
+    m.apply(&at(
+        21,
+        EventData::ToolResult {
+            id: "d".into(),
+            name: "t".into(),
+            ok: false,
+            status: None,
+            denied_by: None,
+            result: None,
+            error: Some("denied".into()),
+            duration_ms: 0,
+        },
+    ));
+    let d = m.call("d").unwrap();
+    assert_eq!(d.state, CallState::Ended(ToolStatus::Denied));
+    assert_eq!(
+        (d.reason.as_deref(), d.duration_ms),
+        (Some("too risky"), Some(0))
+    );
+    m.apply(&at(30, call("r", None)));
+    m.apply(&at(
+        40,
+        EventData::StackPush(frame("r", FrameState::Running)),
+    ));
+    m.apply(&at(
+        90,
+        EventData::Cancelled {
+            running: "tool calls".into(),
+        },
+    ));
+    let r = m.call("r").unwrap();
+    assert_eq!(r.state, CallState::Ended(ToolStatus::Cancelled));
+    assert_eq!(r.duration_ms, Some(50));
+}
+
+#[test]
+fn a_sub_agents_frame_keeps_what_its_model_last_said_and_a_grant_is_named() {
+    let mut m = RunModel::new();
+    m.apply(&at(0, started(5)));
+    m.apply(&at(1, call("agent", None)));
+    let mut said = llm(1, Some("agent"), &[], 1);
+    if let EventData::LlmCall(call) = &mut said {
+        call.content = "Reading the README first.".into();
+    }
+    m.apply(&at(2, said));
+    assert_eq!(
+        m.call("agent").unwrap().said.as_deref(),
+        Some("Reading the README first.")
+    );
+    m.apply(&at(3, call("g", None)));
+    m.apply(&at(
+        4,
+        EventData::GrantUsed {
+            id: "g".into(),
+            name: "t".into(),
+            grant: crate::event::Grant::Tool("t".into()),
+        },
+    ));
+    assert_eq!(m.call("g").unwrap().via.as_ref().unwrap().label(), "grant");
+}

@@ -135,6 +135,10 @@ pub enum ToolError {
     /// a note on how the model may ask to run it outside the sandbox.
     #[error("the sandbox refused what the command tried")]
     SandboxDenied(Box<Value>),
+    /// A command ran to its end and exited non-zero (or was killed by a signal): its whole
+    /// result, which the model gets as it would a success.
+    #[error("the command exited non-zero")]
+    ExitNonzero(Box<Value>),
 }
 
 impl ToolError {

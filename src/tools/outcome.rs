@@ -49,13 +49,64 @@ pub enum ToolStatus {
     /// It ran in the sandbox and failed the way the sandbox makes commands fail (a write
     /// outside the allowed paths, a refused connection); its result says how to escalate.
     SandboxDenied,
+    /// It ran to the end and said it failed: a command that exited non-zero (or was killed
+    /// by a signal). The model gets its whole result, as for `ok`.
+    ExitNonzero,
 }
 
 impl ToolStatus {
     /// The status of a `tool_result` event; events written before the field existed have
-    /// only `ok`, and read as `ok` or `failed`.
-    pub fn of(status: Option<ToolStatus>, ok: bool) -> Self {
-        status.unwrap_or(if ok { Self::Ok } else { Self::Failed })
+    /// only `ok`, and read as `ok` or `failed`. `result` is the event's result: a call
+    /// recorded as `ok` before `exit_nonzero` existed whose result has a non-zero
+    /// `exit_code` (or a `signal`) reads as `exit_nonzero`, so old sessions show it too.
+    pub fn of(status: Option<ToolStatus>, ok: bool, result: Option<&Value>) -> Self {
+        match status.unwrap_or(if ok { Self::Ok } else { Self::Failed }) {
+            Self::Ok if result.is_some_and(exited_nonzero) => Self::ExitNonzero,
+            status => status,
+        }
+    }
+
+    /// Whether the call did what it was asked without a problem to show.
+    pub fn is_ok(self) -> bool {
+        self == Self::Ok
+    }
+
+    /// The word a person reads for it (`exit 3` needs the result: see [`end_label`]).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Failed => "failed",
+            Self::Invalid => "invalid",
+            Self::Unknown => "unknown tool",
+            Self::Denied => "denied",
+            Self::Cancelled => "cancelled",
+            Self::Abandoned => "abandoned",
+            Self::TimedOut => "timed out",
+            Self::SandboxDenied => "sandbox refused",
+            Self::ExitNonzero => "exit non-zero",
+        }
+    }
+}
+
+/// The exit code in a command's result (`exit_code`), when it has one.
+pub fn exit_code(result: &Value) -> Option<i64> {
+    result.get("exit_code").and_then(Value::as_i64)
+}
+
+/// Whether a command's result says it exited non-zero or was killed by a signal.
+pub fn exited_nonzero(result: &Value) -> bool {
+    exit_code(result).is_some_and(|c| c != 0) || result.get("signal").is_some_and(Value::is_i64)
+}
+
+/// How a call ended, in a few words for a row or a cell: `exit 3`, `signal 9`, or the
+/// status's word.
+pub fn end_label(status: ToolStatus, exit: Option<i64>, signal: Option<i64>) -> String {
+    match (status, exit, signal) {
+        (ToolStatus::ExitNonzero | ToolStatus::SandboxDenied, Some(code), _) => {
+            format!("exit {code}")
+        }
+        (ToolStatus::ExitNonzero, None, Some(signal)) => format!("signal {signal}"),
+        (status, _, _) => status.word().to_string(),
     }
 }
 
@@ -86,6 +137,8 @@ pub enum Ended {
     /// It ran in the sandbox, which refused what it tried: the result (exit code, output,
     /// a note on how to ask for the call outside the sandbox).
     SandboxDenied(Value),
+    /// It ran and exited non-zero: its whole result (exit code, output).
+    ExitNonzero(Value),
     /// The tool needs these calls made first, then resumes with `then` (never an end a
     /// consumer sees: the orchestrator runs them and resumes the tool).
     NeedsFirst(Vec<NeededCall>, Value),
@@ -104,6 +157,7 @@ impl Ended {
             Self::Abandoned(_) => ToolStatus::Abandoned,
             Self::TimedOut(_) => ToolStatus::TimedOut,
             Self::SandboxDenied(_) => ToolStatus::SandboxDenied,
+            Self::ExitNonzero(_) => ToolStatus::ExitNonzero,
         }
     }
 
@@ -118,7 +172,7 @@ impl Ended {
     /// The error the model is told, or `None` for a result.
     pub fn error(&self) -> Option<&str> {
         match self {
-            Self::Done(_) => None,
+            Self::Done(_) | Self::ExitNonzero(_) => None,
             Self::Failed(m)
             | Self::Invalid(m)
             | Self::Unknown(m)
@@ -134,7 +188,8 @@ impl Ended {
     /// The result or the error, as a resumed tool sees its needed calls' ends.
     pub fn to_result(&self) -> Result<Value, String> {
         match self {
-            Self::Done(value) => Ok(value.clone()),
+            // A command that exited non-zero still ran: its caller reads the exit code.
+            Self::Done(value) | Self::ExitNonzero(value) => Ok(value.clone()),
             other => Err(other.error().unwrap_or_default().to_string()),
         }
     }
@@ -142,7 +197,9 @@ impl Ended {
     /// The result the call produced, also when it failed (a sandbox denial keeps its output).
     pub fn result(&self) -> Option<&Value> {
         match self {
-            Self::Done(value) | Self::SandboxDenied(value) => Some(value),
+            Self::Done(value) | Self::SandboxDenied(value) | Self::ExitNonzero(value) => {
+                Some(value)
+            }
             _ => None,
         }
     }
@@ -150,7 +207,9 @@ impl Ended {
     /// The content of the `tool` message: JSON of the result, or `{"error": …}`.
     pub fn message_content(&self) -> String {
         match self {
-            Self::Done(value) | Self::SandboxDenied(value) => value.to_string(),
+            Self::Done(value) | Self::SandboxDenied(value) | Self::ExitNonzero(value) => {
+                value.to_string()
+            }
             other => json!({ "error": other.error() }).to_string(),
         }
     }
@@ -267,10 +326,10 @@ mod tests {
                 "sandbox_denied"
             ]
         );
-        assert_eq!(ToolStatus::of(None, true), ToolStatus::Ok);
+        assert_eq!(ToolStatus::of(None, true, None), ToolStatus::Ok);
         assert_eq!(ToolStatus::Failed, ToolStatus::Failed);
         assert_eq!(
-            ToolStatus::of(Some(ToolStatus::Denied), false),
+            ToolStatus::of(Some(ToolStatus::Denied), false, None),
             ToolStatus::Denied
         );
     }

@@ -213,6 +213,10 @@ async fn run_one(
                         ctx.settings.secrets.redact_value(&mut value);
                         Ended::SandboxDenied(cap_output(*value, ctx.settings.max_output_bytes))
                     }
+                    Ok(Ok(Err(ToolError::ExitNonzero(mut value)))) => {
+                        ctx.settings.secrets.redact_value(&mut value);
+                        Ended::ExitNonzero(cap_output(*value, ctx.settings.max_output_bytes))
+                    }
                     Ok(Ok(Ok(ToolReply::Done(mut value)))) => {
                         ctx.settings.secrets.redact_value(&mut value);
                         Ended::Done(cap_output(value, ctx.settings.max_output_bytes))

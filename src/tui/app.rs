@@ -315,6 +315,7 @@ impl App {
         self.switch_event(event);
         self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
+        self.stack.follow(&self.run, event.timestamp, now);
         self.chat.on_event_at(event, &self.run, now);
         self.refresh_tools(event, now);
         // A call that left the stack undecided (its sub-agent was cancelled) asks no more.
@@ -383,16 +384,17 @@ impl App {
             }
             EventData::ToolResult {
                 name,
-                ok,
                 duration_ms,
                 id,
                 ..
             } => {
                 let summary = self.stack_summary(id).unwrap_or_default();
+                // How it ended and how long it ran are the run model's.
+                let call = self.run.call(id);
                 self.calls.push(CallRecord {
                     name: name.clone(),
-                    ok: *ok,
-                    duration_ms: *duration_ms,
+                    ok: call.is_none_or(|c| !c.state.is_problem()),
+                    duration_ms: call.and_then(|c| c.duration_ms).unwrap_or(*duration_ms),
                     summary,
                 });
             }

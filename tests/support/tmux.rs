@@ -72,6 +72,24 @@ impl Tmux {
         self.wait_until(needle, |screen| screen.contains(needle))
     }
 
+    /// Types `/mcp` until its list shows `needle` (a tool of a server): the list is a snapshot
+    /// of the servers when it runs, and on a loaded machine a server may still be starting.
+    pub fn wait_for_mcp(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            self.text("/mcp");
+            self.keys(&["Enter"]);
+            std::thread::sleep(Duration::from_secs(1));
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {needle} in /mcp; the screen shows:\n{screen}");
+            }
+        }
+    }
+
     /// Waits until a dialog showing `needle` takes keys: the user moves to it with Tab if it
     /// waits for them (it opened while they typed, or it takes text).
     pub fn wait_for_ready(&self, needle: &str) -> String {

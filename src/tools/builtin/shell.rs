@@ -155,7 +155,11 @@ fn denied_or(
     if !confinement.is_sandboxed()
         || !denial::looks_denied(success, &[text("stderr"), text("stdout")])
     {
-        return Ok(result);
+        // A command that said it failed is a failed call everywhere (issue 27.2).
+        return match success {
+            true => Ok(result),
+            false => Err(ToolError::ExitNonzero(Box::new(result))),
+        };
     }
     denial::annotate(&mut result, confinement);
     Err(ToolError::SandboxDenied(Box::new(result)))

@@ -46,6 +46,22 @@ struct Entry {
     cancelling: bool,
     /// How it runs, for tools the sandbox covers (from its `tool_call`).
     sandbox: Option<Confinement>,
+    /// The run model's clock of the call (issue 27: one clock for every pane), once the
+    /// app has synced it; the pane's own instants only stand in before that.
+    times: Option<Times>,
+}
+
+/// What the run model says of a call's time and end.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Times {
+    /// When it was made (event time, Unix ms).
+    started_ms: u64,
+    /// When it began to run.
+    running_ms: Option<u64>,
+    /// How long it ran, once it ended.
+    duration_ms: Option<u64>,
+    /// How it ended when a mark says too little (`exit 3`).
+    end: Option<String>,
 }
 
 /// What a `tool_call` said about a call that has no frame yet.
@@ -72,6 +88,7 @@ impl Entry {
             output: None,
             said: None,
             cancelling: false,
+            times: None,
         }
     }
 }
@@ -115,6 +132,8 @@ pub struct StackState {
     pub flags: Flags,
     /// The frame id each row of the last frame showed (`None`: a detail line), for clicks.
     drawn: Vec<Option<String>>,
+    /// The latest event's time (Unix ms) and when it arrived: the event clock's `now`.
+    wall: Option<(u64, Instant)>,
 }
 
 /// Most announced calls kept waiting for their frame (a batch is rarely larger).
@@ -222,6 +241,50 @@ impl StackState {
         }
     }
 
+    /// Takes the run model's clock for every frame on the pane (after each event): a frame's
+    /// elapsed time and end are the model's, so the stack, the chat and the timeline agree.
+    pub fn follow(&mut self, run: &crate::run_model::RunModel, at_ms: u64, now: Instant) {
+        self.wall = Some((at_ms, now));
+        for entry in &mut self.entries {
+            if let Some(call) = run.call(&entry.frame.id) {
+                entry.times = Some(Times {
+                    started_ms: call.started_ms,
+                    running_ms: call.running_ms,
+                    duration_ms: call.duration_ms,
+                    end: match call.state {
+                        crate::run_model::CallState::Ended(
+                            crate::event::ToolStatus::ExitNonzero,
+                        ) => call.end_label(),
+                        _ => None,
+                    },
+                });
+            }
+        }
+    }
+
+    /// How long `entry` has run at `now`: by the run model's clock once synced (the event
+    /// clock, advanced by the instants since the last event), else by the pane's instants.
+    fn entry_elapsed(&self, entry: &Entry, now: Instant) -> Duration {
+        if let (Some(times), Some((at_ms, at))) = (&entry.times, self.wall) {
+            let now_ms = at_ms.saturating_add(
+                now.saturating_duration_since(at)
+                    .as_millis()
+                    .min(u128::from(u64::MAX)) as u64,
+            );
+            // The same clock as `CallNode::elapsed_ms`: waiting counts until it runs.
+            let ms = match (times.duration_ms, times.running_ms) {
+                (Some(took), _) => took,
+                (None, Some(from)) => now_ms.saturating_sub(from),
+                (None, None) => now_ms.saturating_sub(times.started_ms),
+            };
+            return Duration::from_millis(ms);
+        }
+        match entry.finished {
+            Some(_) => entry.took,
+            None => now.saturating_duration_since(entry.started),
+        }
+    }
+
     /// Whether the pane changes with time: a live frame's clock ticks or a frame is fading.
     pub fn is_animating(&self, now: Instant) -> bool {
         self.entries.iter().any(|e| e.kept(now))
@@ -236,15 +299,7 @@ impl StackState {
     pub fn elapsed_ms(&self, id: &str, now: Instant) -> u64 {
         let entry = (self.live_entries().find(|e| e.frame.id == id))
             .or_else(|| self.entries.iter().rev().find(|e| e.frame.id == id));
-        let elapsed = match entry {
-            Some(Entry {
-                finished: Some(_),
-                took,
-                ..
-            }) => *took,
-            Some(entry) => now.saturating_duration_since(entry.started),
-            None => Duration::ZERO,
-        };
+        let elapsed = entry.map_or(Duration::ZERO, |e| self.entry_elapsed(e, now));
         elapsed.as_millis().min(u128::from(u64::MAX)) as u64
     }
 

@@ -3,10 +3,10 @@
 
 use super::cell::{CellKind, NoteStyle};
 use super::notices;
-use super::tool::{Tool, ToolState};
+use super::tool::Tool;
 use super::{Cell, ChatState, RunState};
-use crate::event::{Decision, DeltaKind, Event, EventData, FrameState, ToolStatus};
-use crate::run_model::{CallState, RunModel};
+use crate::event::{DeltaKind, Event, EventData};
+use crate::run_model::RunModel;
 
 impl ChatState {
     /// Applies one orchestrator event (see [`ChatState::on_event`]).
@@ -51,81 +51,25 @@ impl ChatState {
                     }
                 };
                 self.run.tools.insert(id.clone(), i);
+                self.sync_tool(id, run);
             }
             EventData::ApprovalRequested { id, diff, .. } => {
-                self.update_tool(id, |tool| {
-                    if tool.is_open() {
-                        tool.state = ToolState::AwaitingApproval;
-                    }
-                    tool.diff.clone_from(diff);
-                });
-                // The batch's other calls wait for the answers: queued, not running.
-                let waiting: Vec<String> = run
-                    .calls()
-                    .filter(|(other, call)| *other != id && call.state == CallState::Proposed)
-                    .map(|(other, _)| other.to_string())
-                    .collect();
-                for other in waiting {
-                    self.update_tool(&other, |tool| {
-                        if tool.state == ToolState::Running {
-                            tool.state = ToolState::Queued;
-                        }
-                    });
-                }
+                self.update_tool(id, |tool| tool.diff.clone_from(diff));
+                // The batch's other calls wait for the answers: the run model says queued.
+                self.sync_open(run);
             }
-            EventData::ApprovalDecided {
-                id,
-                decision,
-                reason,
-                ..
-            } => self.update_tool(id, |tool| match decision {
-                Decision::Approved => tool.state = ToolState::Running,
-                Decision::Denied => {
-                    tool.state = ToolState::Denied;
-                    tool.reason.clone_from(reason);
-                }
-            }),
+            EventData::ApprovalDecided { id, .. } => self.sync_tool(id, run),
             EventData::ToolResult {
-                id,
-                ok,
-                status,
-                result,
-                error,
-                duration_ms,
-                ..
+                id, result, error, ..
             } => self.update_tool(id, |tool| {
-                tool.live = None;
-                tool.duration_ms = Some(*duration_ms);
                 tool.result.clone_from(result);
                 tool.error.clone_from(error);
-                if tool.state == ToolState::Denied {
-                    return;
+                if let Some(call) = run.call(id) {
+                    tool.sync(call);
                 }
-                tool.state = match ToolStatus::of(*status, *ok) {
-                    ToolStatus::Ok => ToolState::Ok,
-                    ToolStatus::Cancelled => ToolState::Cancelled,
-                    ToolStatus::Denied => ToolState::Denied,
-                    ToolStatus::Failed
-                    | ToolStatus::Invalid
-                    | ToolStatus::Unknown
-                    | ToolStatus::Abandoned
-                    | ToolStatus::TimedOut => ToolState::Failed,
-                    ToolStatus::SandboxDenied => ToolState::SandboxDenied,
-                };
             }),
             EventData::StackPush(frame) | EventData::StackPop(frame) => {
-                let state = frame.state;
-                self.update_tool(&frame.id, |tool| match state {
-                    FrameState::Running if tool.is_open() => tool.state = ToolState::Running,
-                    // Waiting for a process slot (`[tools] max_parallel`).
-                    FrameState::Queued if tool.is_open() => tool.state = ToolState::Queued,
-                    FrameState::AwaitingApproval if tool.is_open() => {
-                        tool.state = ToolState::AwaitingApproval;
-                    }
-                    FrameState::Cancelled => tool.state = ToolState::Cancelled,
-                    FrameState::Denied => tool.state = ToolState::Denied,
-                    _ => {}
-                });
+                self.sync_tool(&frame.id, run);
             }
             EventData::Retry {
                 attempt,
@@ -189,11 +133,7 @@ impl ChatState {
             // Progress shows in the stack pane and the timeline; the cell keeps its state.
             EventData::ToolProgress { .. } => {}
             // A running command's last lines show under its cell until it ends.
-            EventData::ToolOutput { id, tail } => self.update_tool(id, |tool| {
-                if tool.is_open() {
-                    tool.live = Some(tail.clone());
-                }
-            }),
+            EventData::ToolOutput { id, .. } => self.sync_tool(id, run),
             // The question shows in its own dialog; the answer goes to the tool.
             EventData::InputRequested(_) => {}
             EventData::WorkflowAbandoned(abandoned) => self.abandoned(abandoned, ts),
@@ -203,9 +143,13 @@ impl ChatState {
                 }
             }
             // The answer already arrived with its `llm_call`.
-            EventData::Final { .. } => self.close_streams(Some(ts)),
+            EventData::Final { .. } => {
+                self.close_streams(Some(ts));
+                self.sync_open(run);
+            }
             EventData::Error { kind, message } => {
                 self.close_streams(Some(ts));
+                self.sync_open(run);
                 self.push(CellKind::Error {
                     kind: kind.clone(),
                     message: message.clone(),
@@ -213,16 +157,7 @@ impl ChatState {
             }
             EventData::Cancelled { .. } => {
                 self.close_streams(Some(ts));
-                let open: Vec<usize> = self.run.tools.values().copied().collect();
-                for i in open {
-                    self.update_cell(i, |kind| {
-                        if let CellKind::Tool(tool) = kind
-                            && tool.is_open()
-                        {
-                            tool.state = ToolState::Cancelled;
-                        }
-                    });
-                }
+                self.sync_open(run);
                 self.push(CellKind::Notice {
                     style: NoteStyle::Dim,
                     text: "■ cancelled".to_string(),
@@ -330,6 +265,26 @@ impl ChatState {
             f(&mut cell.kind);
             cell.invalidate();
             self.changed();
+        }
+    }
+
+    /// Copies the run model's view of call `id` into its cell.
+    fn sync_tool(&mut self, id: &str, run: &RunModel) {
+        if let Some(call) = run.call(id) {
+            self.update_tool(id, |tool| tool.sync(call));
+        }
+    }
+
+    /// Copies the run model's view into every cell of a call still open.
+    fn sync_open(&mut self, run: &RunModel) {
+        let open: Vec<String> = (self.run.tools.iter())
+            .filter(|(_, i)| {
+                matches!(self.cells.get(**i).map(|c| &c.kind), Some(CellKind::Tool(t)) if t.is_open())
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in open {
+            self.sync_tool(&id, run);
         }
     }
 

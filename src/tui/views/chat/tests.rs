@@ -99,7 +99,7 @@ fn tool_result(ts: u64, id: &str, result: Result<Value, &str>, duration_ms: u64)
             id: id.into(),
             name: "t".into(),
             ok,
-            status: Some(crate::event::ToolStatus::of(None, ok)),
+            status: Some(crate::event::ToolStatus::of(None, ok, None)),
             denied_by: None,
             result,
             error,
@@ -291,7 +291,7 @@ fn tool_cell_goes_through_call_approval_and_result() {
         },
     ));
     assert!(line(&mut chat).starts_with("⠋ write_file"));
-    chat.on_event(&tool_result(4, "c1", Ok(json!({"bytes": 12})), 12));
+    chat.on_event(&tool_result(15, "c1", Ok(json!({"bytes": 12})), 12));
     assert_eq!(
         line(&mut chat),
         "✓ write_file path=notes.md content=# Title body · 12 ms"
@@ -327,14 +327,14 @@ fn denied_failed_and_cancelled_tools() {
         json!({"command": "cargo test"}),
     ));
     chat.on_event(&tool_result(
-        4,
+        1_237,
         "b",
         Err("exit status 101\nmore detail"),
         1_234,
     ));
-    chat.on_event(&tool_call(5, "c", "read_file", json!({"path": "x"})));
+    chat.on_event(&tool_call(1_240, "c", "read_file", json!({"path": "x"})));
     chat.on_event(&ev(
-        6,
+        1_241,
         EventData::Cancelled {
             running: "tool calls".into(),
         },
@@ -544,7 +544,7 @@ fn toggle_details_expands_tool_cells() {
         json!({"path": "src/main.rs"}),
     ));
     let long: String = (1..=30).map(|i| format!("line {i}\n")).collect();
-    chat.on_event(&tool_result(2, "a", Ok(Value::String(long)), 3));
+    chat.on_event(&tool_result(4, "a", Ok(Value::String(long)), 3));
     assert_eq!(
         screen(&mut chat, 40, 3),
         "✓ read_file path=src/main.rs · 3 ms\n\n\n"
@@ -756,13 +756,13 @@ fn snapshot_tool_running_and_failed() {
         json!({"command": "cargo test --workspace", "timeout": 600}),
     ));
     chat.on_event(&tool_result(
-        4,
+        4_324,
         "a",
         Err("exit status 101: 3 tests failed\nthread 'x' panicked"),
         4_321,
     ));
     chat.on_event(&tool_call(
-        5,
+        4_325,
         "b",
         "read_file",
         json!({"path": "src/lib.rs"}),
@@ -780,13 +780,13 @@ fn snapshot_expanded_tool() {
         json!({"path": "notes.md", "content": "# Notes\n\nfirst line\nsecond line"}),
     ));
     chat.on_event(&tool_result(
-        2,
+        8,
         "a",
         Ok(json!({"bytes_written": 36, "path": "notes.md"})),
         7,
     ));
-    chat.on_event(&tool_call(3, "b", "shell", json!({"command": "false"})));
-    chat.on_event(&tool_result(4, "b", Err("exit status 1"), 20));
+    chat.on_event(&tool_call(9, "b", "shell", json!({"command": "false"})));
+    chat.on_event(&tool_result(29, "b", Err("exit status 1"), 20));
     chat.toggle_details();
     snapshot("chat_expanded_tool", &screen(&mut chat, 50, 18));
 }

@@ -6,6 +6,8 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 use unicode_width::UnicodeWidthChar;
 
+use crate::event::ToolStatus;
+use crate::run_model::{CallNode, CallState};
 use crate::sandbox::Confinement;
 use crate::tui::markdown::{str_width, wrap_plain};
 use crate::tui::theme::{Theme, duration};
@@ -16,31 +18,17 @@ const LIVE_LINES: usize = 3;
 const DIFF_LINES: usize = 40;
 /// Lines shown per section (arguments, result) when expanded.
 const SECTION_LINES: usize = 20;
-/// Arguments that say the most about a call, shown first.
-const KEY_ARGS: [&str; 6] = ["command", "path", "url", "pattern", "query", "task"];
-
-/// Where a tool call is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ToolState {
-    Running,
-    /// Waits in its batch while other calls of it are asked about (it has no frame yet).
-    Queued,
-    AwaitingApproval,
-    Ok,
-    Failed,
-    Denied,
-    Cancelled,
-    /// It ran in the sandbox, which refused what it tried.
-    SandboxDenied,
-}
 
 /// A tool call and what became of it.
 #[derive(Debug)]
 pub(super) struct Tool {
     pub name: String,
     pub arguments: Value,
-    pub state: ToolState,
+    /// Where it stands: the run model's state, copied when an event touches the call.
+    pub state: CallState,
     pub duration_ms: Option<u64>,
+    /// How it ended in a few words when that is more than a mark says (`exit 3`).
+    pub end: Option<String>,
     pub result: Option<Value>,
     pub error: Option<String>,
     /// Why it was denied, when a reason was given.
@@ -62,8 +50,9 @@ impl Tool {
         Self {
             name: name.to_string(),
             arguments: arguments.clone(),
-            state: ToolState::Running,
+            state: CallState::Running,
             duration_ms: None,
+            end: None,
             result: None,
             error: None,
             reason: None,
@@ -81,15 +70,42 @@ impl Tool {
     }
 
     pub fn is_running(&self) -> bool {
-        self.state == ToolState::Running
+        matches!(self.state, CallState::Running | CallState::Proposed)
     }
 
     /// Whether the call has not finished yet.
     pub fn is_open(&self) -> bool {
-        matches!(
-            self.state,
-            ToolState::Running | ToolState::Queued | ToolState::AwaitingApproval
-        )
+        self.state.is_open()
+    }
+
+    /// Takes what the run model knows of the call: its state, duration, exit, reason and
+    /// live output (the one fold of call state; the cell only shows it).
+    pub fn sync(&mut self, call: &CallNode) {
+        self.state = call.state;
+        self.duration_ms = call.duration_ms;
+        self.reason.clone_from(&call.reason);
+        self.live.clone_from(&call.tail);
+        self.end = match call.state {
+            CallState::Ended(ToolStatus::ExitNonzero) => call.end_label(),
+            _ => None,
+        };
+    }
+
+    /// The last lines a finished call printed, for a failed command: its live tail, else the
+    /// end of its stderr (or stdout).
+    fn last_lines(&self) -> Option<&str> {
+        if self.state != CallState::Ended(ToolStatus::ExitNonzero) {
+            return None;
+        }
+        let text = |key: &str| {
+            (self.result.as_ref())
+                .and_then(|r| r.get(key))
+                .and_then(Value::as_str)
+                .filter(|t| !t.trim().is_empty())
+        };
+        (self.live.as_deref())
+            .or_else(|| text("stderr"))
+            .or_else(|| text("stdout"))
     }
 
     /// Lays the call out; a nested call's lines are indented under its parent's, the first
@@ -117,29 +133,36 @@ impl Tool {
     fn layout_flat(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) {
         let (mark, mark_style) = match self.state {
             // A placeholder: the view draws the current spinner frame over it.
-            ToolState::Running => ("⠋", t.tool),
-            ToolState::Queued => ("◌", t.dim),
-            ToolState::AwaitingApproval => ("?", t.warn),
-            ToolState::Ok => ("✓", t.ok),
-            ToolState::Failed => ("✗", t.error),
-            ToolState::Denied => ("⊘", t.warn),
-            ToolState::Cancelled => ("■", t.dim),
-            ToolState::SandboxDenied => ("⊘", t.error),
+            CallState::Running | CallState::Proposed | CallState::AwaitingInput => ("⠋", t.tool),
+            CallState::Queued => ("◌", t.dim),
+            CallState::AwaitingApproval => ("?", t.warn),
+            CallState::Ended(ToolStatus::Ok) => ("✓", t.ok),
+            CallState::Ended(ToolStatus::Denied) => ("⊘", t.warn),
+            CallState::Ended(ToolStatus::Cancelled) => ("■", t.dim),
+            CallState::Ended(ToolStatus::SandboxDenied) => ("⊘", t.error),
+            CallState::Ended(_) => ("✗", t.error),
         };
+        let took = |ms: Option<u64>| ms.map(|ms| format!(" · {}", duration(ms)));
         let (suffix, suffix_style) = match self.state {
-            ToolState::Running => match &self.flag {
+            CallState::Running | CallState::Proposed => match &self.flag {
                 Some(flag) => (format!(" · {flag}"), t.warn),
                 None => (String::new(), t.dim),
             },
-            ToolState::Queued => (" · queued".to_string(), t.dim),
-            ToolState::AwaitingApproval => (" · awaiting approval".to_string(), t.warn),
-            ToolState::Denied => (" · denied".to_string(), t.warn),
-            ToolState::Cancelled => (" · cancelled".to_string(), t.dim),
-            ToolState::SandboxDenied => (" · refused by the sandbox".to_string(), t.error),
-            ToolState::Ok | ToolState::Failed => match self.duration_ms {
-                Some(ms) => (format!(" · {}", duration(ms)), t.dim),
-                None => (String::new(), t.dim),
-            },
+            CallState::AwaitingInput => (" · awaiting input".to_string(), t.warn),
+            CallState::Queued => (" · queued".to_string(), t.dim),
+            CallState::AwaitingApproval => (" · awaiting approval".to_string(), t.warn),
+            CallState::Ended(ToolStatus::Denied) => (" · denied".to_string(), t.warn),
+            CallState::Ended(ToolStatus::Cancelled) => (" · cancelled".to_string(), t.dim),
+            CallState::Ended(ToolStatus::SandboxDenied) => {
+                (" · refused by the sandbox".to_string(), t.error)
+            }
+            // A command that said it failed says how, in the colour of a failure.
+            CallState::Ended(ToolStatus::ExitNonzero) => {
+                let end = self.end.as_deref().unwrap_or("exit non-zero");
+                let took = took(self.duration_ms).unwrap_or_default();
+                (format!(" · {end}{took}"), t.error)
+            }
+            CallState::Ended(_) => (took(self.duration_ms).unwrap_or_default(), t.dim),
         };
         let tag = self.sandbox_tag(t);
         let tag_width = tag.as_ref().map_or(0, |(text, _)| str_width(text));
@@ -162,7 +185,9 @@ impl Tool {
         lines.push(Line::from(spans));
 
         let indent = [Span::raw("    ")];
-        if let Some(live) = self.live.as_deref().filter(|_| self.is_open()) {
+        // A running command's last lines; a failed one keeps them (the model got them all).
+        let live = self.live.as_deref().filter(|_| self.is_open());
+        if let Some(live) = live.or_else(|| self.last_lines()) {
             let room = usize::from(width).saturating_sub(4);
             let shown: Vec<&str> = live.lines().collect();
             for line in &shown[shown.len().saturating_sub(LIVE_LINES)..] {
@@ -174,9 +199,17 @@ impl Tool {
         }
         if !details {
             let (note, style) = match self.state {
-                ToolState::Failed => (self.error.as_deref(), t.error),
-                ToolState::SandboxDenied => (Some(SANDBOX_DENIED_NOTE), t.error),
-                ToolState::Denied => (self.reason.as_deref().or(self.error.as_deref()), t.dim),
+                CallState::Ended(ToolStatus::SandboxDenied) => (Some(SANDBOX_DENIED_NOTE), t.error),
+                CallState::Ended(ToolStatus::Denied) => {
+                    (self.reason.as_deref().or(self.error.as_deref()), t.dim)
+                }
+                CallState::Ended(
+                    ToolStatus::Failed
+                    | ToolStatus::Invalid
+                    | ToolStatus::Unknown
+                    | ToolStatus::Abandoned
+                    | ToolStatus::TimedOut,
+                ) => (self.error.as_deref(), t.error),
                 // A file change says what it changes; Ctrl-O shows the diff.
                 _ => (self.diff.as_deref(), t.dim),
             };
@@ -359,26 +392,17 @@ fn argument_summary(name: &str, arguments: &Value) -> String {
         };
     }
     match arguments {
-        Value::Object(map) => {
-            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
-            pairs.sort_by_key(|(k, _)| {
-                KEY_ARGS
-                    .iter()
-                    .position(|f| f == k)
-                    .unwrap_or(KEY_ARGS.len())
-            });
-            pairs
-                .iter()
-                .map(|(k, v)| {
-                    let text = match v {
-                        Value::String(s) => one_line(s, 41),
-                        other => one_line(&other.to_string(), 41),
-                    };
-                    format!("{k}={}", truncate(&text, 40))
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
+        Value::Object(map) => crate::text::telling_pairs(map)
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Value::String(s) => one_line(s, 41),
+                    other => one_line(&other.to_string(), 41),
+                };
+                format!("{k}={}", truncate(&text, 40))
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
         Value::Null => String::new(),
         Value::String(s) => truncate(&one_line(s, 61), 60),
         other => truncate(&one_line(&other.to_string(), 61), 60),
@@ -472,7 +496,7 @@ mod tests {
     fn an_expanded_file_change_shows_its_diff_in_colour() {
         let theme = Theme::default();
         let mut tool = Tool::new("write_file", &json!({"path": "a.rs"}));
-        tool.state = ToolState::Ok;
+        tool.state = CallState::Ended(ToolStatus::Ok);
         tool.diff = Some(crate::tools::diff::render(
             "a.rs",
             Some("fn a() {}\n"),

@@ -87,7 +87,8 @@ impl StackState {
                     if let Some(entry) = self.entries.get(*index) {
                         let flag = self.right_note(entry, now);
                         let line = (area.x, y, area.width);
-                        draw_row(buf, line, entry, guides, flag, theme, now);
+                        let elapsed = self.entry_elapsed(entry, now);
+                        draw_row(buf, line, entry, guides, flag, theme, elapsed);
                     }
                 }
                 Row::Detail(indent, text, style) => {
@@ -217,14 +218,9 @@ fn draw_row(
     guides: &str,
     note: Option<String>,
     theme: &Theme,
-    now: Instant,
+    elapsed: Duration,
 ) {
     let fading = entry.finished.is_some();
-    let elapsed = if fading {
-        entry.took
-    } else {
-        now.saturating_duration_since(entry.started)
-    };
     let (mark, mut mark_style) = state_mark(entry.frame.state, elapsed, theme);
     let (mut name_style, mut text_style) = (theme.tool, theme.text);
     if fading {
@@ -237,6 +233,8 @@ fn draw_row(
     } else {
         duration(elapsed.as_millis().min(u128::from(u64::MAX)) as u64)
     };
+    // A command that said it failed says how, beside its clock.
+    let note = note.or_else(|| (entry.times.as_ref()).and_then(|t| t.end.clone()));
     let mut note_w = 0;
     if let Some(note) = note.filter(|n| width as usize >= clock.width() + n.width() + 2 + 12) {
         note_w = note.width() as u16;

@@ -160,10 +160,7 @@ impl StackState {
         theme: &Theme,
     ) -> Vec<(String, Style)> {
         let mut out = Vec::new();
-        let elapsed = match entry.finished {
-            Some(_) => entry.took,
-            None => now.saturating_duration_since(entry.started),
-        };
+        let elapsed = self.entry_elapsed(entry, now);
         let mut status = format!(
             "{} · {}",
             state_word(entry.frame.state),

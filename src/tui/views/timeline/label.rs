@@ -48,11 +48,7 @@ pub(super) fn summary(arguments: &Value) -> String {
     let mut out = String::new();
     match arguments {
         Value::Object(map) => {
-            // The telling keys first, like the stack's summaries.
-            const FIRST: [&str; 6] = ["command", "path", "url", "pattern", "task", "query"];
-            let mut pairs: Vec<(&String, &Value)> = map.iter().collect();
-            pairs.sort_by_key(|(k, _)| FIRST.iter().position(|f| f == k).unwrap_or(FIRST.len()));
-            for (key, value) in pairs {
+            for (key, value) in crate::text::telling_pairs(map) {
                 if out.len() >= MAX {
                     break;
                 }

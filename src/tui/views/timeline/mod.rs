@@ -122,7 +122,7 @@ impl TimelineState {
     /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
     /// shows frames); a tool result also ends its call's span.
     pub fn on_event(&mut self, event: &Event, run: &RunModel) {
-        let Some(mut row) = Row::from_event(event, &self.pricing) else {
+        let Some(mut row) = Row::from_event(event, &self.pricing, run) else {
             return;
         };
         // A sub-agent's result says what its whole subtree of model calls spent.

@@ -9,6 +9,7 @@ use super::store::Payload;
 
 use crate::config::pricing::Pricing;
 use crate::event::{Confinement, Decision, Event, EventData, InputKind, ToolStatus};
+use crate::run_model::{CallNode, RunModel};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -104,7 +105,11 @@ impl Kind {
             EventData::LlmCall(_) => Self::Llm,
             EventData::Compacted(_) => Self::Compacted,
             EventData::ToolCall { .. } => Self::ToolCall,
-            EventData::ToolResult { ok, .. } => Self::ToolResult { ok: *ok },
+            EventData::ToolResult {
+                ok, status, result, ..
+            } => Self::ToolResult {
+                ok: ToolStatus::of(*status, *ok, result.as_ref()).is_ok(),
+            },
             EventData::ToolProgress { .. } => Self::Progress,
             EventData::ApprovalRequested { .. } => Self::ApprovalAsked,
             EventData::ApprovalDecided { .. } => Self::ApprovalDecided,
@@ -154,7 +159,7 @@ pub(super) struct Row {
 impl Row {
     /// The row for a trace event; `None` for deltas and stack events, which the timeline
     /// leaves out (the stack pane shows frames; deltas end up in `llm_call`).
-    pub(super) fn from_event(event: &Event, pricing: &Pricing) -> Option<Self> {
+    pub(super) fn from_event(event: &Event, pricing: &Pricing, run: &RunModel) -> Option<Self> {
         let at = event.timestamp;
         let mut start = at;
         let mut pending = false;
@@ -245,23 +250,39 @@ impl Row {
                 ("→", Tone::Tool, titled(&name, &summary(arguments)))
             }
             EventData::ToolResult {
+                id,
                 name,
                 ok,
                 status,
+                result,
                 error,
                 duration_ms,
                 ..
             } => {
-                start = at.saturating_sub(*duration_ms);
-                match (ok, error) {
-                    _ if *status == Some(ToolStatus::SandboxDenied) => (
+                // The run model folded this result first: its status and its clock are the
+                // ones every pane shows (a call it never saw falls back to the event).
+                let node = run.call(id);
+                let status = (node.and_then(|c| c.state.status()))
+                    .unwrap_or_else(|| ToolStatus::of(*status, *ok, result.as_ref()));
+                start = match node.and_then(|c| c.duration_ms) {
+                    Some(took) => at.saturating_sub(took),
+                    None => at.saturating_sub(*duration_ms),
+                };
+                match (status, error) {
+                    (ToolStatus::SandboxDenied, _) => (
                         "⊘",
                         Tone::Error,
                         format!("{} refused by the sandbox", one_line(name)),
                     ),
-                    (true, _) => ("✓", Tone::Ok, format!("{} ok", one_line(name))),
-                    (false, Some(e)) => ("✗", Tone::Error, titled(name, &format!("failed: {e}"))),
-                    (false, None) => ("✗", Tone::Error, format!("{} failed", one_line(name))),
+                    (ToolStatus::Ok, _) => ("✓", Tone::Ok, format!("{} ok", one_line(name))),
+                    (ToolStatus::ExitNonzero, _) => {
+                        let end = node.and_then(CallNode::end_label).unwrap_or_else(|| {
+                            crate::tools::outcome::end_label(status, None, None)
+                        });
+                        ("✗", Tone::Error, format!("{} {end}", one_line(name)))
+                    }
+                    (_, Some(e)) => ("✗", Tone::Error, titled(name, &format!("failed: {e}"))),
+                    (_, None) => ("✗", Tone::Error, format!("{} failed", one_line(name))),
                 }
             }
             EventData::ApprovalRequested {
@@ -288,9 +309,13 @@ impl Row {
                 decision,
                 scope,
                 reason,
+                prefix,
                 ..
             } => {
-                let scope = scope_label(*scope);
+                let scope = match prefix {
+                    Some(prefix) => format!("prefix '{}'", one_line(&prefix.to_string())),
+                    None => scope_label(*scope).to_string(),
+                };
                 match decision {
                     Decision::Approved => (
                         "✔",
