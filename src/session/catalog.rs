@@ -259,28 +259,31 @@ fn upgrade(path: &Path, mut tally: Tally, size: u64) -> Option<Tally> {
         ..Runs::default()
     };
     let mut lines = Backwards::new(header_end, size);
-    let mut newest = true;
+    let mut newest: Option<Option<u64>> = None;
     while let Some((_, line)) = lines.next(&mut file).ok()? {
-        if std::mem::take(&mut newest) {
-            #[derive(Deserialize)]
-            struct Stamp {
-                timestamp: Option<u64>,
-            }
-            let stamp = serde_json::from_slice::<Stamp>(&line).ok();
-            runs.note("", stamp.and_then(|s| s.timestamp));
+        newest.get_or_insert_with(|| timestamp(&line));
+        let kind = kind(&line);
+        if kind.as_deref() == Some("run_started") {
+            runs.open = true;
+            break;
         }
-        match kind(&line).as_deref() {
-            Some("run_started") => runs.open = true,
-            Some(other) => match RunEnd::of(other) {
-                Some(end) => runs.ended = Some(end),
-                None => continue,
-            },
-            None => continue,
+        if let Some(end) = kind.as_deref().and_then(RunEnd::of) {
+            runs.ended = Some(end);
+            break;
         }
-        break;
     }
+    runs.last_at = runs.last_at.max(newest.flatten().unwrap_or(0));
     tally.runs = Some(runs);
     Some(tally)
+}
+
+/// A line's `timestamp` (message and event lines have one).
+fn timestamp(line: &[u8]) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Stamp {
+        timestamp: Option<u64>,
+    }
+    serde_json::from_slice::<Stamp>(line).ok()?.timestamp
 }
 
 const NO_HEADER: &str = "its first line is not a session header (damaged, or a trace file)";

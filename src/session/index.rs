@@ -66,14 +66,14 @@ impl Summary {
     }
 }
 
-/// Sessions in `dir`, newest first (files that are not sessions are left out).
+/// Sessions in `dir`, newest activity first (files that are not sessions are left out).
 pub fn list(dir: &Path) -> Vec<Summary> {
     list_with_problems(dir).0
 }
 
-/// Sessions in `dir`, newest first, and a line for each `.jsonl` file there that could not be
-/// listed (empty, a damaged header, unreadable): it is reported, never silently hidden.
-/// The session index (`catalog`) answers, kept up to date with the files.
+/// Sessions in `dir`, newest activity first, and a line for each `.jsonl` file there that
+/// could not be listed (empty, a damaged header, unreadable): it is reported, never silently
+/// hidden. The session index (`catalog`) answers, kept up to date with the files.
 pub fn list_with_problems(dir: &Path) -> (Vec<Summary>, Vec<String>) {
     super::listing::list(dir)
 }
@@ -81,7 +81,8 @@ pub fn list_with_problems(dir: &Path) -> (Vec<Summary>, Vec<String>) {
 /// The session to resume: by id (exact, or a unique prefix), or with `None` "my last
 /// conversation here": the session of `workdir` with the newest activity that a person had
 /// in the TUI or that ended with an answer (never a headless run that failed, was stopped or
-/// holds nothing; see [`resumable`]). An empty id counts as `None`. Ids are matched against file names, which are the ids.
+/// holds nothing; see [`resumable`]). An empty id counts as `None`. Ids are matched against
+/// file names, which are the ids.
 pub fn find(dir: &Path, id: Option<&str>, workdir: &Path) -> Result<PathBuf, SessionError> {
     match id.map(str::trim).filter(|id| !id.is_empty()) {
         Some(id) => find_by_id(dir, id),

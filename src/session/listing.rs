@@ -54,8 +54,8 @@ struct Shown<'a> {
     runs: Option<Runs>,
 }
 
-/// Sessions in `dir` from the journal, brought up to date with the files, newest first,
-/// and a line for each `.jsonl` file that is no session.
+/// Sessions in `dir` from the journal, brought up to date with the files, newest activity
+/// first, and a line for each `.jsonl` file that is no session.
 pub fn list(dir: &Path) -> (Vec<Summary>, Vec<String>) {
     let text = catalog::journal_bytes(dir);
     let mut known: HashMap<Cow<'_, str>, (Listed<'_>, &[u8])> = HashMap::new();
