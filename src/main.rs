@@ -41,7 +41,8 @@ struct GlobalArgs {
     /// Sandbox of shell commands (default from [sandbox] mode, else workspace-write).
     #[arg(long, global = true, value_enum, value_name = "MODE")]
     sandbox: Option<SandboxArg>,
-    /// Continue a saved session: its id (or a unique prefix), or the newest for this workdir.
+    /// Continue a saved session: its id (or a unique prefix), or your last conversation in this
+    /// workdir (the newest you had in the TUI, or that ended with an answer).
     #[arg(long, global = true, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
 }
@@ -50,7 +51,7 @@ struct GlobalArgs {
 enum Command {
     /// Run one request headless: the answer streamed to stdout, a line at a time.
     Exec(ExecArgs),
-    /// List saved sessions, newest first.
+    /// List saved sessions, newest activity first: kind, turns, outcome.
     Sessions,
     /// Open a session file or an `exec --trace` file read-only in the TUI.
     Trace {

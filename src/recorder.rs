@@ -9,7 +9,7 @@ use crate::audit::AuditLog;
 use crate::conversation::Message;
 use crate::event::Event;
 use crate::secrets::Secrets;
-use crate::session::SessionWriter;
+use crate::session::{SessionKind, SessionWriter};
 
 /// The session file and the audit log of a run; either may be missing (no writable data dir,
 /// or a write failed: taco goes on without it and says so once).
@@ -26,6 +26,8 @@ pub struct Recorder {
     /// The session file to start when the first line is recorded: a launch or a `/clear`
     /// that records nothing leaves no empty session behind.
     planned: Option<Planned>,
+    /// Where the sessions it starts were started (the TUI or `exec`), for their headers.
+    kind: Option<SessionKind>,
 }
 
 /// What a session file that does not exist yet will say in its header.
@@ -49,6 +51,7 @@ impl Recorder {
             problem: None,
             secrets: Arc::default(),
             planned: None,
+            kind: None,
         }
     }
 
@@ -63,6 +66,13 @@ impl Recorder {
         let mut recorder = Self::new(None, dir, audit);
         recorder.restart(provider, model, workdir);
         recorder
+    }
+
+    /// Says in the header of each session it starts (this one and any `/clear` starts) that
+    /// it was started in `kind`.
+    pub fn made_in(mut self, kind: SessionKind) -> Self {
+        self.kind = Some(kind);
+        self
     }
 
     /// Redacts these key values from the session file (this one and any `/clear` starts).
@@ -137,7 +147,12 @@ impl Recorder {
         let Some(dir) = &self.dir else {
             return;
         };
-        match SessionWriter::create(dir, &planned.provider, &planned.model, &planned.workdir) {
+        let (provider, model, workdir) = (&planned.provider, &planned.model, &planned.workdir);
+        let created = match self.kind {
+            Some(kind) => SessionWriter::create_for(kind, dir, provider, model, workdir),
+            None => SessionWriter::create(dir, provider, model, workdir),
+        };
+        match created {
             Ok(mut session) => {
                 session.set_secrets(Arc::clone(&self.secrets));
                 self.session = Some(session);

@@ -1,14 +1,17 @@
 //! Session files (DESIGN §8): every run's conversation and trace as append-only JSONL in the
 //! data dir, so a crash loses at most the line being written.
 //!
-//! Line 1 is a header `{"type":"session","version","id","provider","model","workdir","started"}`;
+//! Line 1 is a header `{"type":"session","version","id","provider","model","workdir","started",
+//! "kind"}` (`kind`: `tui` or `exec`, absent in files from before it was recorded);
 //! then message lines `{"type":"message","timestamp","data":<Message>}` and event lines (the
 //! plain `Event` JSON, as `exec --trace` writes them), in the order they happened. Because
 //! event lines are the same as a trace file's, [`load`] reads both.
 
+mod backwards;
 mod catalog;
 mod compact;
 mod index;
+mod kind;
 mod listing;
 mod lite;
 mod reader;
@@ -26,7 +29,8 @@ use crate::conversation::Message;
 use crate::event::Event;
 
 pub use catalog::INDEX_FILE;
-pub use index::{Summary, find, format_list, header_of, list, list_with_problems};
+pub use index::{Look, Summary, find, format_list, header_of, list, list_with_problems};
+pub use kind::{Outcome, SessionKind, resumable};
 pub use reader::{Loaded, load};
 pub use repair::repair;
 pub use tail::{Tail, Want, earlier, tail};
@@ -50,6 +54,14 @@ pub struct SessionHeader {
     pub workdir: PathBuf,
     /// Start time, unix milliseconds.
     pub started: u64,
+    /// Where it was started (the TUI or `taco exec`); `None` in a file written before this
+    /// was recorded, or with a kind this taco does not know.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "kind::lenient_kind"
+    )]
+    pub kind: Option<SessionKind>,
 }
 
 /// One line of a session or trace file, in file order.
@@ -97,6 +109,20 @@ pub enum SessionError {
         workdir: PathBuf,
         /// The sessions directory.
         dir: PathBuf,
+    },
+    /// `--resume` without an id, and the sessions of this directory are all headless runs
+    /// that did not answer.
+    #[error(
+        "no conversation to resume in {}: its {runs} saved session{} headless run{} that did not answer; 'taco sessions' lists them, '--resume ID' picks one",
+        .workdir.display(),
+        if *.runs == 1 { " is a" } else { "s are" },
+        if *.runs == 1 { "" } else { "s" }
+    )]
+    NoConversationForWorkdir {
+        /// The directory asked about.
+        workdir: PathBuf,
+        /// How many sessions it has.
+        runs: usize,
     },
     /// No session id starts with the given id.
     #[error("no session '{id}' in {}; {}", .dir.display(), known_hint(.known))]

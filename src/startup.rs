@@ -9,7 +9,7 @@ use crate::audit::AuditLog;
 use crate::config::{self, Overrides};
 use crate::orchestrator::{Orchestrator, context};
 use crate::recorder::Recorder;
-use crate::session::{self, Entry, SessionWriter};
+use crate::session::{self, Entry, SessionKind, SessionWriter};
 
 /// The session `--resume` picks, if any, with what it says about its run.
 pub struct Resuming {
@@ -102,12 +102,14 @@ pub struct Opened {
     pub notes: Vec<String>,
 }
 
-/// Starts a new session file, or (`--resume`) loads a saved one into the orchestrator and
-/// appends to it. No writable data dir is not fatal: the run goes on unsaved and says so.
+/// Starts a new session file (its header says it was started in `kind`), or (`--resume`)
+/// loads a saved one into the orchestrator and appends to it. No writable data dir is not
+/// fatal: the run goes on unsaved and says so.
 pub fn open_session(
     resolved: &config::Resolved,
     orchestrator: &mut Orchestrator,
     resuming: Option<Resuming>,
+    kind: SessionKind,
 ) -> Result<Opened, String> {
     let dir = session::sessions_dir();
     let secrets = Arc::clone(&resolved.tools.secrets);
@@ -128,7 +130,7 @@ pub fn open_session(
         }
         let recorder = Recorder::deferred(dir, audit, provider, model, &resolved.workdir);
         return Ok(Opened {
-            recorder: recorder.with_secrets(secrets),
+            recorder: recorder.made_in(kind).with_secrets(secrets),
             history: Vec::new(),
             earlier: None,
             earlier_usage: Default::default(),
@@ -187,7 +189,10 @@ pub fn open_session(
         before: tail.from,
     });
     Ok(Opened {
-        recorder: Recorder::new(writer, Some(dir), audit).with_secrets(secrets),
+        // A `/clear` in it starts a session of this kind.
+        recorder: Recorder::new(writer, Some(dir), audit)
+            .made_in(kind)
+            .with_secrets(secrets),
         history: tail.loaded.entries,
         earlier,
         earlier_usage: tail.skipped_usage,

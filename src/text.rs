@@ -117,6 +117,17 @@ pub fn human(n: u64) -> String {
     }
 }
 
+/// "3 h ago": how long ago `then` was at `now` (both unix ms), at a glance.
+pub fn ago(then: u64, now: u64) -> String {
+    let secs = now.saturating_sub(then) / 1000;
+    match secs {
+        0..60 => "just now".to_string(),
+        60..3600 => format!("{} min ago", secs / 60),
+        3600..86_400 => format!("{} h ago", secs / 3600),
+        _ => format!("{} d ago", secs / 86_400),
+    }
+}
+
 #[cfg(test)]
 mod plain_tests {
     use super::plain;

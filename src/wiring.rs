@@ -9,7 +9,7 @@ use crate::config::{self, Overrides};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
 use crate::mcp::{McpHub, Notice, StartContext};
 use crate::orchestrator::{Orchestrator, Settings};
-use crate::session;
+use crate::session::{self, SessionKind};
 use crate::startup::{self, Opened, Resuming};
 use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -40,17 +40,25 @@ struct Ready {
 }
 
 /// Resolves the config (after `--resume` found its session), builds the orchestrator and
-/// opens its session; on failure says why and gives exit code 2. `announce` runs between the
-/// two, so `exec` can say which provider was picked before anything else is said.
-async fn setup(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Result<Ready, i32> {
-    prepare(start, announce).await.map_err(usage)
+/// opens its session (a new one's header says it was started in `kind`); on failure says why
+/// and gives exit code 2. `announce` runs between the two, so `exec` can say which provider was picked before anything else is said.
+async fn setup(
+    start: &Start,
+    kind: SessionKind,
+    announce: impl FnOnce(&config::Resolved),
+) -> Result<Ready, i32> {
+    prepare(start, kind, announce).await.map_err(usage)
 }
 
 /// [`setup`], with what went wrong as a message (the TUI's `/resume` says it on screen).
-async fn prepare(start: &Start, announce: impl FnOnce(&config::Resolved)) -> Result<Ready, String> {
+async fn prepare(
+    start: &Start,
+    kind: SessionKind,
+    announce: impl FnOnce(&config::Resolved),
+) -> Result<Ready, String> {
     let (resolved, mut orchestrator, resuming) = build(start).await?;
     announce(&resolved);
-    let opened = startup::open_session(&resolved, &mut orchestrator, resuming)?;
+    let opened = startup::open_session(&resolved, &mut orchestrator, resuming, kind)?;
     // Servers start now, in the background: nothing waits for them here.
     let (sender, notices) = unbounded_channel();
     let mcp = McpHub::start(
@@ -184,7 +192,8 @@ fn reaper_guarded(f: impl FnOnce() -> i32) -> i32 {
     f()
 }
 
-/// `taco sessions`: saved sessions, newest first, and the files that could not be listed.
+/// `taco sessions`: saved sessions, newest activity first, and the files that could not be
+/// listed.
 pub fn sessions() -> i32 {
     let Some(dir) = session::sessions_dir() else {
         crate::say!("taco: there is no data directory, so there are no sessions");
@@ -195,7 +204,14 @@ pub fn sessions() -> i32 {
     for problem in &problems {
         crate::say!("taco: {problem}");
     }
-    let text = session::format_list(&sessions);
+    // Empty sessions are greyed out on a terminal, unless NO_COLOR asks for none.
+    use std::io::IsTerminal;
+    let look = if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
+        session::Look::Terminal
+    } else {
+        session::Look::Plain
+    };
+    let text = session::format_list(&sessions, crate::event::unix_ms(), look);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => EXIT_OK,

@@ -218,7 +218,7 @@ fn check_session(bytes: &[u8]) -> Result<(), TestCaseError> {
     // The listing reads the same file through another path, and formats what it finds.
     let listed = session::list(tmp.path());
     prop_assert!(listed.len() <= 1);
-    let table = session::format_list(&listed);
+    let table = session::format_list(&listed, u64::MAX, session::Look::Terminal);
     prop_assert!(table.ends_with('\n'));
     match session::find(tmp.path(), None, tmp.path()) {
         Ok(found) => prop_assert_eq!(found, path.clone()),

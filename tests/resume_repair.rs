@@ -63,8 +63,9 @@ async fn resuming_a_large_session_appends_only_what_is_new() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("20260101-000000-abcdef.jsonl");
     let workdir = work.path().canonicalize().unwrap();
+    // A person's conversation (`--resume` without an id takes those).
     let mut text = json!({"type": "session", "version": 2, "id": "20260101-000000-abcdef",
-        "provider": "openai", "model": "m1", "workdir": workdir, "started": 1})
+        "provider": "openai", "model": "m1", "workdir": workdir, "started": 1, "kind": "tui"})
     .to_string();
     text.push('\n');
     text.push_str(

@@ -11,7 +11,8 @@ use serde_json::json;
 use taco::conversation::{Message, ToolCall, Usage};
 use taco::event::{DeltaKind, Event, EventData, LlmCall};
 use taco::session::{
-    self, Entry, FORMAT_VERSION, SessionError, SessionHeader, SessionWriter, Summary,
+    self, Entry, FORMAT_VERSION, Outcome, SessionError, SessionHeader, SessionKind, SessionWriter,
+    Summary,
 };
 
 fn event(data: EventData) -> Event {
@@ -165,6 +166,8 @@ fn a_session_round_trips_in_order_without_deltas() {
             model: "demo-model".into(),
             workdir,
             started: header.started,
+            // A writer made without saying where it was started writes none.
+            kind: None,
         }
     );
     let now = taco::event::unix_ms();
@@ -406,12 +409,27 @@ fn files_that_are_not_sessions_are_clear_errors() {
 
 /// A session file with a chosen header, as an older run would have left it.
 fn session_file(dir: &Path, id: &str, started: u64, workdir: &Path, entries: &[Entry]) -> PathBuf {
+    made_in(None, dir, id, started, workdir, entries)
+}
+
+/// A session file whose header says where it was started (`tui`, `exec`), or not.
+fn made_in(
+    kind: Option<&str>,
+    dir: &Path,
+    id: &str,
+    started: u64,
+    workdir: &Path,
+    entries: &[Entry],
+) -> PathBuf {
     let path = dir.join(format!("{id}.jsonl"));
-    let mut text = json!({
+    let mut header = json!({
         "type": "session", "version": 1, "id": id, "provider": "demo", "model": "m",
         "workdir": workdir, "started": started,
-    })
-    .to_string();
+    });
+    if let Some(kind) = kind {
+        header["kind"] = kind.into();
+    }
+    let mut text = header.to_string();
     text.push('\n');
     for entry in entries {
         let line = match entry {
@@ -476,7 +494,11 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
                 turns: 0,
                 tokens: Usage::default(),
                 size: std::fs::metadata(&new).unwrap().len(),
-                last_activity: mtime_ms(&new),
+                // Its newest line is older than its header says it started.
+                last_activity: 1_706_868_000_000,
+                kind: None,
+                // Killed before the model answered.
+                outcome: Outcome::Empty,
             },
             Summary {
                 id: "20240101-100000-aaaaaa".into(),
@@ -494,7 +516,9 @@ fn list_is_newest_first_with_prompt_turns_and_tokens() {
                     cached_tokens: 0,
                 },
                 size: std::fs::metadata(&old).unwrap().len(),
-                last_activity: mtime_ms(&old),
+                last_activity: 1_704_103_200_000,
+                kind: None,
+                outcome: Outcome::Interrupted,
             },
         ]
     );
@@ -559,7 +583,7 @@ fn find_by_id_exact_prefix_ambiguous_and_unknown() {
 }
 
 #[test]
-fn find_without_id_takes_the_newest_session_of_this_workdir() {
+fn find_without_id_takes_the_newest_tui_session_of_this_workdir() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("sessions");
     std::fs::create_dir(&dir).unwrap();
@@ -567,9 +591,10 @@ fn find_without_id_takes_the_newest_session_of_this_workdir() {
     let elsewhere = tmp.path().join("elsewhere");
     std::fs::create_dir(&here).unwrap();
     std::fs::create_dir(&elsewhere).unwrap();
-    session_file(&dir, "20240101-000000-aaaaaa", 10, &here, &[]);
-    let newest_here = session_file(&dir, "20240102-000000-bbbbbb", 20, &here, &[]);
-    session_file(&dir, "20240103-000000-cccccc", 30, &elsewhere, &[]);
+    let tui = Some("tui");
+    made_in(tui, &dir, "20240101-000000-aaaaaa", 10, &here, &[]);
+    let newest_here = made_in(tui, &dir, "20240102-000000-bbbbbb", 20, &here, &[]);
+    made_in(tui, &dir, "20240103-000000-cccccc", 30, &elsewhere, &[]);
     std::fs::write(dir.join("junk.jsonl"), "junk").unwrap();
 
     assert_eq!(session::find(&dir, None, &here).unwrap(), newest_here);
@@ -591,14 +616,176 @@ fn find_without_id_takes_the_newest_session_of_this_workdir() {
     assert!(text.contains("taco sessions"), "{text}");
 }
 
+/// An event written at `timestamp` (unix ms).
+fn at(timestamp: u64, data: EventData) -> Entry {
+    Entry::Event(Event {
+        timestamp,
+        request_id: Arc::from("r"),
+        data,
+    })
+}
+
+/// A run that starts at `start`, gets `turns` answers and ends with `end` (none: killed).
+fn a_run(start: u64, turns: u32, end: Option<EventData>) -> Vec<Entry> {
+    let mut lines = vec![at(start, run_started("go").data)];
+    for turn in 1..=turns {
+        let mut call = llm_call(turn, (10, 1), None);
+        call.timestamp = start + u64::from(turn);
+        lines.push(Entry::Event(call));
+    }
+    lines.extend(end.map(|end| at(start + 100, end)));
+    lines
+}
+
+fn answered() -> Option<EventData> {
+    Some(EventData::Final {
+        content: "done".into(),
+        turns: 1,
+        usage: Usage::default(),
+    })
+}
+
 #[test]
-fn format_list_shows_one_row_per_session() {
-    assert_eq!(session::format_list(&[]), "no sessions yet\n");
+fn find_without_id_takes_a_persons_session_or_an_answered_one_by_last_activity() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir(&dir).unwrap();
+    let here = tmp.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    let (tui, exec) = (Some("tui"), Some("exec"));
+    // A person's session started first and was taken up again last; another started later
+    // and was left earlier.
+    let mut again = a_run(1_000, 1, answered());
+    again.extend(a_run(9_000, 1, answered()));
+    let theirs = made_in(tui, &dir, "20240101-000000-aaaaaa", 1_000, &here, &again);
+    made_in(
+        tui,
+        &dir,
+        "20240101-000005-bbbbbb",
+        5_000,
+        &here,
+        &a_run(5_000, 2, answered()),
+    );
+    // Headless runs since: failed at once, killed before an answer, cancelled after one.
+    let failed = Some(EventData::Error {
+        kind: "provider".into(),
+        message: "unreachable".into(),
+    });
+    let cancelled = Some(EventData::Cancelled {
+        running: "shell".into(),
+    });
+    made_in(
+        exec,
+        &dir,
+        "20240101-000010-cccccc",
+        10_000,
+        &here,
+        &a_run(10_000, 0, failed),
+    );
+    made_in(
+        exec,
+        &dir,
+        "20240101-000011-dddddd",
+        11_000,
+        &here,
+        &a_run(11_000, 0, None),
+    );
+    made_in(
+        exec,
+        &dir,
+        "20240101-000012-eeeeee",
+        12_000,
+        &here,
+        &a_run(12_000, 1, cancelled),
+    );
+    // A file from before kinds were recorded, killed mid-run.
+    made_in(
+        None,
+        &dir,
+        "20240101-000008-ffffff",
+        8_000,
+        &here,
+        &a_run(8_000, 1, None),
+    );
+
+    let listed = session::list(&dir);
+    let shown: Vec<(&str, Option<SessionKind>, Outcome, u64)> = (listed.iter())
+        .map(|s| (&s.id[16..], s.kind, s.outcome, s.last_activity))
+        .collect();
+    let (t, e) = (Some(SessionKind::Tui), Some(SessionKind::Exec));
+    assert_eq!(
+        shown,
+        [
+            ("eeeeee", e, Outcome::Cancelled, 12_100),
+            ("dddddd", e, Outcome::Empty, 11_000),
+            ("cccccc", e, Outcome::Failed, 10_100),
+            ("aaaaaa", t, Outcome::Answered, 9_100),
+            ("ffffff", None, Outcome::Interrupted, 8_001),
+            ("bbbbbb", t, Outcome::Answered, 5_100),
+        ],
+        "newest activity first"
+    );
+    assert_eq!(session::find(&dir, None, &here).unwrap(), theirs);
+
+    // A headless run that answered is a conversation too, once it is the newest.
+    let answer = made_in(
+        exec,
+        &dir,
+        "20240101-000013-gggggg",
+        13_000,
+        &here,
+        &a_run(13_000, 1, answered()),
+    );
+    assert_eq!(session::find(&dir, None, &here).unwrap(), answer);
+
+    // Where there are only headless runs that did not answer, that is said.
+    let bare = tmp.path().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    made_in(
+        exec,
+        &dir,
+        "20240101-000020-hhhhhh",
+        20_000,
+        &bare,
+        &a_run(20_000, 0, None),
+    );
+    made_in(
+        None,
+        &dir,
+        "20240101-000021-iiiiii",
+        21_000,
+        &bare,
+        &a_run(21_000, 0, None),
+    );
+    let err = session::find(&dir, None, &bare).unwrap_err();
+    assert!(matches!(
+        err,
+        SessionError::NoConversationForWorkdir { runs: 2, .. }
+    ));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no conversation to resume in {}: its 2 saved sessions are headless runs that did not answer; 'taco sessions' lists them, '--resume ID' picks one",
+            bare.display()
+        )
+    );
+    // By id, any session can be resumed.
+    let empty = session::find(&dir, Some("20240101-000020"), &bare).unwrap();
+    assert!(empty.ends_with("20240101-000020-hhhhhh.jsonl"));
+}
+
+#[test]
+fn format_list_shows_kind_last_activity_turns_and_outcome() {
+    let now = 1_709_251_198_999;
+    assert_eq!(
+        session::format_list(&[], now, session::Look::Plain),
+        "no sessions yet\n"
+    );
     let sessions = [
         Summary {
             id: "20240229-235958-abcdef".into(),
             path: "/d/20240229-235958-abcdef.jsonl".into(),
-            started: 1_709_251_198_999,
+            started: now - 3_600_000,
             workdir: "/home/me/project".into(),
             provider: "demo".into(),
             model: "m".into(),
@@ -613,7 +800,9 @@ fn format_list_shows_one_row_per_session() {
                 cached_tokens: 0,
             },
             size: 0,
-            last_activity: 0,
+            last_activity: now - 4 * 60_000,
+            kind: Some(SessionKind::Tui),
+            outcome: Outcome::Answered,
         },
         Summary {
             id: "20240101-000000-000000".into(),
@@ -626,51 +815,48 @@ fn format_list_shows_one_row_per_session() {
             turns: 0,
             tokens: Usage::default(),
             size: 0,
-            last_activity: 0,
+            last_activity: now - 3 * 86_400_000,
+            kind: Some(SessionKind::Exec),
+            outcome: Outcome::Empty,
+        },
+        Summary {
+            id: "20231231-000000-111111".into(),
+            path: "/d/20231231-000000-111111.jsonl".into(),
+            started: 1_703_980_800_000,
+            workdir: "/tmp".into(),
+            provider: "demo".into(),
+            model: "m".into(),
+            first_prompt: Some("old".into()),
+            turns: 3,
+            tokens: Usage::default(),
+            size: 0,
+            last_activity: now - 5 * 86_400_000,
+            kind: None,
+            outcome: Outcome::Interrupted,
         },
     ];
-    let text = session::format_list(&sessions);
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 3, "{text}");
-    assert!(text.ends_with('\n'));
-    for title in [
-        "ID",
-        "STARTED (UTC)",
-        "TURNS",
-        "TOKENS IN/OUT",
-        "WORKDIR",
-        "FIRST PROMPT",
-    ] {
-        assert!(lines[0].contains(title), "{}", lines[0]);
-    }
-    for cell in [
-        "20240229-235958-abcdef",
-        "2024-02-29 23:59",
-        "12",
-        "12.3k/678",
-        "/home/me/project",
-        "please look at the failing test",
-    ] {
-        assert!(lines[1].contains(cell), "{cell} in {}", lines[1]);
-    }
-    assert!(
-        lines[1].ends_with('…'),
-        "long prompts are shortened: {}",
-        lines[1]
+    let text = session::format_list(&sessions, now, session::Look::Plain);
+    assert!(!text.contains('\x1b'), "plain text: {text:?}");
+    assert_eq!(
+        text,
+        concat!(
+            "ID                      KIND  LAST ACTIVE  TURNS  OUTCOME      TOKENS IN/OUT  WORKDIR           FIRST PROMPT\n",
+            "20240229-235958-abcdef  tui   4 min ago       12  answered     12.3k/678      /home/me/project  please look at the failing test in tests/session.…\n",
+            "20240101-000000-000000  exec  3 d ago          0  empty        0/0            /tmp              -\n",
+            "20231231-000000-111111  -     5 d ago          3  interrupted  0/0            /tmp              old\n",
+        )
     );
-    for cell in [
-        "20240101-000000-000000",
-        "2024-01-01 00:00",
-        "0/0",
-        "/tmp",
-        "-",
-    ] {
-        assert!(lines[2].contains(cell), "{cell} in {}", lines[2]);
-    }
-    // Columns line up: every row puts the workdir at the same place.
-    let at = lines[0].find("WORKDIR").unwrap();
-    assert_eq!(lines[1].find("/home").unwrap(), at);
-    assert_eq!(lines[2].find("/tmp").unwrap(), at);
+    // On a terminal the empty run is greyed out, and only it.
+    let shaded = session::format_list(&sessions, now, session::Look::Terminal);
+    let lines: Vec<&str> = shaded.lines().collect();
+    assert_eq!(
+        lines[2],
+        "\x1b[2m20240101-000000-000000  exec  3 d ago          0  empty        0/0            /tmp              -\x1b[22m"
+    );
+    assert!(
+        !lines[1].contains('\x1b') && !lines[3].contains('\x1b'),
+        "{shaded:?}"
+    );
 }
 
 proptest! {
@@ -705,13 +891,4 @@ proptest! {
         let kept = loaded.entries.iter().filter(|e| **e == Entry::Event(run_started("kept"))).count();
         prop_assert_eq!(kept, noise.len());
     }
-}
-
-/// A file's modification time in unix milliseconds, as the session index records it.
-fn mtime_ms(path: &Path) -> u64 {
-    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
-    modified
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
 }

@@ -105,8 +105,13 @@ async fn exec_writes_a_session_that_sessions_lists() {
         .lines()
         .find(|l| l.starts_with(&header.id))
         .unwrap();
+    // Id, kind, last activity ("just now"), turns, outcome.
     let columns: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(columns[3], "2", "{row}");
+    assert_eq!(
+        columns[1..6],
+        ["exec", "just", "now", "2", "answered"],
+        "{row}"
+    );
 }
 
 #[tokio::test]
@@ -162,11 +167,26 @@ async fn a_session_killed_mid_run_resumes_with_everything_before_the_torn_line()
             .any(|e| matches!(e, Entry::Event(ev) if ev.kind() == "tool_result"))
     );
 
-    // Resume headless: the conversation goes on from there.
+    // A headless run that was killed is no conversation `--resume` without an id takes.
+    let mut cmd = taco(home.path(), work.path());
+    cmd.args(["exec", "-p", "demo", "hi", "--resume"]);
+    let run = finish(&mut cmd).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no conversation to resume")
+            && run
+                .stderr
+                .contains("1 saved session is a headless run that did not answer"),
+        "{}",
+        run.stderr
+    );
+
+    // Resume it by id, headless: the conversation goes on from there.
     let server = TestServer::start(vec![text_turn(&["It said hi there."])]).await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
-    cmd.args(["what did it say?", "--resume"]);
+    let id = path.file_stem().unwrap().to_str().unwrap();
+    cmd.args(["what did it say?", &format!("--resume={id}")]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "It said hi there.\n");

@@ -12,7 +12,7 @@ use taco::conversation::Usage;
 use taco::event::{EventData, Listed, ModelChoice};
 use taco::orchestrator::switch::ProviderModels;
 use taco::orchestrator::task::Op;
-use taco::session::Summary;
+use taco::session::{Outcome, SessionKind, Summary};
 use taco::tui::app::{App, Command};
 
 mod support;
@@ -265,50 +265,97 @@ fn model_picker_loaded_and_filtered_at_60x20() {
     insta::assert_snapshot!("model_picker_filtered_60x20", h.screen(60, 20).backend());
 }
 
-/// Saved sessions as `taco sessions` lists them, newest first, around `now`.
+/// One saved session as `taco sessions` lists it, last active `ago_ms` before `now`.
+#[allow(clippy::too_many_arguments)]
+fn summary(
+    now: u64,
+    id: &str,
+    ago_ms: u64,
+    prompt: &str,
+    workdir: &str,
+    kind: Option<SessionKind>,
+    turns: u32,
+    outcome: Outcome,
+) -> Summary {
+    let tokens = u64::from(turns) * 3_000;
+    Summary {
+        id: id.into(),
+        path: PathBuf::from(format!("/data/sessions/{id}.jsonl")),
+        started: now - ago_ms - 60_000,
+        workdir: workdir.into(),
+        provider: "first".into(),
+        model: "m1".into(),
+        first_prompt: Some(prompt.into()),
+        turns,
+        tokens: Usage {
+            input_tokens: tokens,
+            output_tokens: tokens / 10,
+            cached_tokens: 0,
+        },
+        size: 4096,
+        last_activity: now - ago_ms,
+        kind,
+        outcome,
+    }
+}
+
+/// Saved sessions as `taco sessions` lists them, newest activity first, around `now`: the
+/// one open here (s5), a person's, an empty headless run, a failed one, and an older file
+/// that does not say where it was started.
 fn sessions(now: u64) -> Vec<Summary> {
-    let row =
-        |id: &str, ago_ms: u64, prompt: &str, workdir: &str, turns: u32, tokens: u64| Summary {
-            id: id.into(),
-            path: PathBuf::from(format!("/data/sessions/{id}.jsonl")),
-            started: now - ago_ms,
-            workdir: workdir.into(),
-            provider: "first".into(),
-            model: "m1".into(),
-            first_prompt: Some(prompt.into()),
-            turns,
-            tokens: Usage {
-                input_tokens: tokens,
-                output_tokens: tokens / 10,
-                cached_tokens: 0,
-            },
-            size: 4096,
-            last_activity: now - ago_ms,
-        };
+    let (tui, exec) = (Some(SessionKind::Tui), Some(SessionKind::Exec));
+    let project = "/work/project";
+    let other = "/work/other-project/with/a/long/path";
     vec![
-        row(
-            "s3",
+        summary(
+            now,
+            "s5",
+            0,
+            "rename the config keys",
+            project,
+            tui,
+            1,
+            Outcome::Interrupted,
+        ),
+        summary(
+            now,
+            "s4",
             120_000,
             "fix the failing test in parser.rs",
-            "/work/project",
+            project,
+            tui,
             4,
-            12_000,
+            Outcome::Answered,
         ),
-        row(
+        summary(
+            now,
+            "s3",
+            1_200_000,
+            "run the nightly checks",
+            project,
+            exec,
+            0,
+            Outcome::Empty,
+        ),
+        summary(
+            now,
             "s2",
             3 * 3_600_000,
             "why is the build slow?",
-            "/work/other-project/with/a/long/path",
+            other,
+            exec,
             2,
-            900,
+            Outcome::Failed,
         ),
-        row(
+        summary(
+            now,
             "s1",
             2 * 86_400_000,
             "write a README for this crate",
-            "/work/project",
+            project,
+            None,
             7,
-            56_000,
+            Outcome::Answered,
         ),
     ]
 }
@@ -325,6 +372,7 @@ fn resume_loaded() -> Harness {
         problems: vec![
             "/data/sessions/bad.jsonl: not listed: its first line is not a session header".into(),
         ],
+        open: Some("s5".into()),
     })));
     h
 }
@@ -339,14 +387,30 @@ fn the_resume_picker_lists_sessions_newest_first_and_choosing_one_resumes_it() {
             .unwrap_or_else(|| panic!("{needle}:\n{screen}"))
     };
     assert!(
-        at("fix the failing") < at("why is the build")
+        at("rename the config") < at("fix the failing")
+            && at("fix the failing") < at("run the nightly")
+            && at("run the nightly") < at("why is the build")
             && at("why is the build") < at("write a README")
     );
-    assert!(screen.contains("2 min ago"), "{screen}");
+    // Kind and last activity beside the prompt; outcome, turns, tokens, workdir and model
+    // under it.
+    assert!(screen.contains("tui · 2 min ago"), "{screen}");
+    assert!(screen.contains("exec · 20 min ago"), "{screen}");
+    let older = screen
+        .lines()
+        .find(|l| l.contains("write a README"))
+        .unwrap();
     assert!(
-        screen.contains("/work/project · 4 turns · 13.2k tok · m1"),
-        "{screen}"
+        older.ends_with("2 d ago│ │") && !older.contains("tui") && !older.contains("exec"),
+        "a file that does not say where it was started:\n{screen}"
     );
+    for below in [
+        "answered · 4 turns · 13.2k tok · /work/project · m1",
+        "empty · 0 turns · 0 tok · /work/project · m1",
+        "failed · 2 turns",
+    ] {
+        assert!(screen.contains(below), "{below}:\n{screen}");
+    }
     assert!(
         screen.contains("not listed"),
         "a file it could not read is said:\n{screen}"
@@ -354,6 +418,57 @@ fn the_resume_picker_lists_sessions_newest_first_and_choosing_one_resumes_it() {
     assert!(!screen.contains("reading saved sessions"), "{screen}");
     h.type_text("readme");
     assert_eq!(h.key(KeyCode::Enter), vec![Command::Resume("s1".into())]);
+}
+
+#[test]
+fn the_open_session_is_marked_and_not_resumed_and_an_empty_run_is_greyed_out() {
+    let mut h = resume_loaded();
+    let terminal = h.screen(80, 24);
+    let buffer = terminal.backend().buffer();
+    let row_of = |needle: &str| {
+        (0..buffer.area.height)
+            .find(|&y| {
+                let line: String = (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect();
+                line.contains(needle)
+            })
+            .unwrap_or_else(|| panic!("no row shows {needle}"))
+    };
+    let line = |y: u16| -> String {
+        (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol())
+            .collect()
+    };
+    // The open one has a dot and says so instead of an age; the selection starts on the one
+    // before it.
+    let open = line(row_of("rename the config"));
+    assert!(open.contains("● rename the config"), "{open}");
+    assert!(open.contains("tui · open here"), "{open}");
+    assert!(line(row_of("fix the failing")).contains("› fix the failing"));
+    // The empty run's prompt is drawn dim; a run with turns is not.
+    let dim = taco::tui::theme::Theme::default().dim.fg;
+    let fg_at = |needle: &str| {
+        let y = row_of(needle);
+        let x = line(y)
+            .find(needle)
+            .map(|i| line(y)[..i].chars().count())
+            .unwrap();
+        buffer[(x as u16, y)].fg
+    };
+    assert_eq!(
+        Some(fg_at("run the nightly")),
+        dim,
+        "the empty run is greyed out"
+    );
+    assert_ne!(Some(fg_at("why is the build")), dim);
+    assert_ne!(Some(fg_at("rename the config")), dim);
+    // Choosing the open session reopens nothing.
+    assert!(h.key(KeyCode::Up).is_empty());
+    assert!(h.key(KeyCode::Enter).is_empty(), "nothing to switch to");
+    let screen = h.text(80, 24);
+    assert!(screen.contains("that is the session open here"), "{screen}");
+    assert!(!screen.contains("resume a session"), "{screen}");
 }
 
 #[test]
@@ -381,6 +496,25 @@ fn resume_with_an_id_resumes_it_at_once() {
 fn resume_picker_at_80x24() {
     let mut h = resume_loaded();
     insta::assert_snapshot!("resume_picker_80x24", h.screen(80, 24).backend());
+}
+
+/// The picker's box alone, with its styles: the open session's dot, the empty run in the
+/// dim colour, the selection reversed.
+#[test]
+fn resume_picker_styles_at_80x24() {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    let mut h = resume_loaded();
+    let terminal = h.screen(80, 24);
+    let screen = terminal.backend().buffer();
+    let (left, top) = (2, 4);
+    let mut picker = Buffer::empty(Rect::new(0, 0, 76, 16));
+    for y in 0..picker.area.height {
+        for x in 0..picker.area.width {
+            picker[(x, y)] = screen[(x + left, y + top)].clone();
+        }
+    }
+    insta::assert_debug_snapshot!("resume_picker_styles_80x24", picker);
 }
 
 #[test]

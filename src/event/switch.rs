@@ -27,11 +27,14 @@ pub enum Listed {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
-    /// The saved sessions, newest first (`/resume`).
+    /// The saved sessions, newest activity first (`/resume`).
     Sessions {
         /// One row per session.
         sessions: Vec<crate::session::Summary>,
         /// Files that could not be listed, one line each.
         problems: Vec<String>,
+        /// The id of the session this TUI is writing, if its file exists yet.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        open: Option<String>,
     },
 }

@@ -32,6 +32,11 @@ impl<S: ProblemSink> Recorded<S> {
         &mut self.inner
     }
 
+    /// The id of the session file being written, if it exists yet.
+    pub fn session_id(&self) -> Option<String> {
+        self.recorder.session_id().map(String::from)
+    }
+
     /// Starts a new session (after `/clear`); its file is created with its first line.
     pub fn restart(&mut self, provider: &str, model: &str, workdir: &Path) {
         self.recorder.restart(provider, model, workdir);

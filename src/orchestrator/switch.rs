@@ -135,15 +135,19 @@ impl Lists {
     }
 
     /// Lists the saved sessions on a blocking thread (it reads every file): one
-    /// `sessions_listed` event.
-    pub(super) fn sessions(&self) {
+    /// `sessions_listed` event, which says that `open` is the session being written.
+    pub(super) fn sessions(&self, open: Option<String>) {
         let events = self.events.clone();
         tokio::task::spawn_blocking(move || {
             let (sessions, problems) = match crate::session::sessions_dir() {
                 Some(dir) => crate::session::list_with_problems(&dir),
                 None => (Vec::new(), vec!["there is no data directory".to_string()]),
             };
-            let data = EventData::Listed(Box::new(Listed::Sessions { sessions, problems }));
+            let data = EventData::Listed(Box::new(Listed::Sessions {
+                sessions,
+                problems,
+                open,
+            }));
             if let Some(events) = events.upgrade() {
                 let _ = events.send(Event::now(&Arc::from(""), data));
             }

@@ -193,7 +193,7 @@ async fn serve(
                     continue;
                 }
                 Some(Op::ListSessions) => {
-                    lists.sessions();
+                    lists.sessions(events.session_id());
                     continue;
                 }
                 // Nothing is running: stale answers and cancels have nothing to act on.
@@ -216,6 +216,9 @@ async fn serve(
         // Reached while the run holds the orchestrator: a call is cancelled as it runs.
         let calls = orchestrator.call_cancels();
         let mut clear_after = false;
+        // The run holds the sink; `/resume` is refused while it runs, so a listing asked
+        // meanwhile may say the session of before it (a first run's file is made by it).
+        let open = events.session_id();
         {
             let job = async {
                 match &work {
@@ -242,7 +245,7 @@ async fn serve(
                             queue.push_back(Work::Switch(provider, model));
                         }
                         Some(Op::ListModels) => lists.models(),
-                        Some(Op::ListSessions) => lists.sessions(),
+                        Some(Op::ListSessions) => lists.sessions(open.clone()),
                         Some(Op::Revoke(grant)) => {
                             let _ = replies_tx.send(Reply::Revoke(grant));
                         }

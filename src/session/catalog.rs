@@ -19,9 +19,11 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
-use super::Entry;
+use super::backwards::{Backwards, kind};
+use super::kind::{RunEnd, Runs};
 use super::lite::{self, Lite};
 use super::reader::{Line, MAX_LINE, parse_line};
+use super::{Entry, SessionKind};
 use crate::conversation::{Role, Usage};
 use crate::private::PrivateDir;
 
@@ -75,6 +77,13 @@ pub(super) struct Tally {
     /// The model called last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) last_model: Option<String>,
+    /// Where the session was started (its header's `kind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) kind: Option<SessionKind>,
+    /// How its runs stand and when it last had a line; `None` in a row written before this
+    /// was kept, which is brought up to date from the file's end (see [`upgrade`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) runs: Option<Runs>,
 }
 
 /// Where a compaction is, and what it kept.
@@ -118,7 +127,9 @@ pub(super) fn stamp(meta: &Metadata) -> (u64, u64) {
 /// after it when the file only grew, else the whole file read again.
 pub(super) fn refresh(path: &Path, name: String, old: Option<Row>, size: u64, mtime: u64) -> Row {
     let grown = old.and_then(|row| match row.tally {
-        Some(tally) if row.size > 0 && row.size <= size => Some((tally, row.size)),
+        Some(tally) if row.size > 0 && row.size <= size => {
+            upgrade(path, tally, row.size).map(|tally| (tally, row.size))
+        }
         _ => None,
     });
     let (from, tally) = match grown {
@@ -170,6 +181,9 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
             tally = Some(header(line)?);
             continue;
         };
+        if let Some(runs) = &mut t.runs {
+            runs.note(&line.kind, line.timestamp);
+        }
         let data = line.data;
         // The provider and model in use from here on (`--resume` continues with the last).
         if matches!(line.kind.as_str(), "run_started" | "model_switched")
@@ -222,6 +236,56 @@ fn fold(path: &Path, from: u64, end: u64, tally: Option<Tally>) -> Result<(Tally
     Ok((tally, at))
 }
 
+/// `tally` (what `path` held up to `size`) with how its runs stand, when it is a row from
+/// before that was kept: the kind from the header, the rest from the lines walked back from
+/// `size` to the last run's start or end. A session's end costs what its last run takes, not
+/// what the whole file does. `None` when the file cannot be read (it is read whole instead).
+fn upgrade(path: &Path, mut tally: Tally, size: u64) -> Option<Tally> {
+    if tally.runs.is_some() {
+        return Some(tally);
+    }
+    let mut file = File::open(path).ok()?;
+    let mut first = Vec::new();
+    BufReader::new((&mut file).take(MAX_LINE))
+        .read_until(b'\n', &mut first)
+        .ok()?;
+    let header_end = first.len() as u64;
+    tally.kind = match parse_line(first.trim_ascii(), None) {
+        Line::Header(header) => header.kind,
+        _ => return None,
+    };
+    let mut runs = Runs {
+        last_at: tally.started,
+        ..Runs::default()
+    };
+    let mut lines = Backwards::new(header_end, size);
+    let mut newest: Option<Option<u64>> = None;
+    while let Some((_, line)) = lines.next(&mut file).ok()? {
+        newest.get_or_insert_with(|| timestamp(&line));
+        let kind = kind(&line);
+        if kind.as_deref() == Some("run_started") {
+            runs.open = true;
+            break;
+        }
+        if let Some(end) = kind.as_deref().and_then(RunEnd::of) {
+            runs.ended = Some(end);
+            break;
+        }
+    }
+    runs.last_at = runs.last_at.max(newest.flatten().unwrap_or(0));
+    tally.runs = Some(runs);
+    Some(tally)
+}
+
+/// A line's `timestamp` (message and event lines have one).
+fn timestamp(line: &[u8]) -> Option<u64> {
+    #[derive(Deserialize)]
+    struct Stamp {
+        timestamp: Option<u64>,
+    }
+    serde_json::from_slice::<Stamp>(line).ok()?.timestamp
+}
+
 const NO_HEADER: &str = "its first line is not a session header (damaged, or a trace file)";
 
 /// A new tally from a header line.
@@ -234,6 +298,7 @@ fn header(line: Lite) -> Result<Tally, String> {
             workdir: Some(workdir),
             provider: Some(provider),
             model: Some(model),
+            made_in,
             ..
         } if kind == "session" => Ok(Tally {
             id,
@@ -248,6 +313,11 @@ fn header(line: Lite) -> Result<Tally, String> {
             compacted: None,
             by_model: BTreeMap::new(),
             last_model: None,
+            kind: made_in,
+            runs: Some(Runs {
+                last_at: started,
+                ..Runs::default()
+            }),
         }),
         _ => Err(NO_HEADER.into()),
     }

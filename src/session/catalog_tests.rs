@@ -286,3 +286,61 @@ fn a_row_with_escapes_or_missing_counts_is_matched_or_rebuilt() {
     let tally = again.tally.unwrap();
     assert_eq!((tally.turns, tally.messages), (1, 2));
 }
+
+#[test]
+fn a_row_from_before_runs_were_kept_learns_them_from_the_files_end_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("20261101-100000-aaaaaa.jsonl");
+    let header = HEADER.replace(r#""started":1000"#, r#""started":1000,"kind":"tui""#);
+    let killed = r#"{"timestamp":1500,"request_id":"r3","type":"run_started","data":{"prompt":"more","provider":"demo","model":"m","max_turns":10}}"#;
+    write(
+        &path,
+        &format!(
+            "{header}\n{}{}{killed}\n",
+            run(1, "first", 10),
+            run(2, "b", 1)
+        ),
+    );
+    list(dir.path());
+    // The row as a taco before this wrote it: no kind, no runs; its turns doctored so that
+    // only a row that was kept (not rebuilt from the whole file) can say 42.
+    let row: Row = serde_json::from_str(journal(dir.path()).trim()).unwrap();
+    let mut value = serde_json::to_value(&row).unwrap();
+    let tally = value["tally"].as_object_mut().unwrap();
+    assert!(tally.remove("runs").is_some() && tally.remove("kind").is_some());
+    tally.insert("turns".into(), 42.into());
+    write(&dir.path().join(INDEX_FILE), &format!("{value}\n"));
+    let listed = list(dir.path());
+    assert_eq!(listed[0].turns, 42, "the row was kept");
+    assert_eq!(listed[0].kind, Some(crate::session::SessionKind::Tui));
+    assert_eq!(listed[0].outcome, crate::session::Outcome::Interrupted);
+    assert_eq!(listed[0].last_activity, 1500);
+    // The upgraded row is written back, and grows as the file does.
+    let again: Row = serde_json::from_str(journal(dir.path()).trim()).unwrap();
+    assert!(again.tally.as_ref().unwrap().runs.is_some());
+    let end = r#"{"timestamp":1600,"request_id":"r3","type":"final","data":{"content":"x","turns":0,"usage":{"input_tokens":0,"output_tokens":0}}}"#;
+    let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+    writeln!(file, "{end}").unwrap();
+    drop(file);
+    let grown = list(dir.path());
+    assert_eq!(
+        (grown[0].turns, grown[0].outcome, grown[0].last_activity),
+        (42, crate::session::Outcome::Answered, 1600)
+    );
+}
+
+#[test]
+fn the_writer_says_where_a_session_was_started_and_the_index_keeps_it() {
+    use crate::session::{Outcome, SessionKind, SessionWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let exec =
+        SessionWriter::create_for(SessionKind::Exec, dir.path(), "demo", "m", dir.path()).unwrap();
+    let text = std::fs::read_to_string(exec.path()).unwrap();
+    assert!(text.contains(r#""kind":"exec""#), "{text}");
+    let header = crate::session::header_of(exec.path()).unwrap();
+    assert_eq!(header.kind, Some(SessionKind::Exec));
+    let listed = list(dir.path());
+    assert_eq!(listed[0].kind, Some(SessionKind::Exec));
+    assert_eq!(listed[0].outcome, Outcome::Empty, "no run yet");
+    assert_eq!(listed[0].last_activity, header.started);
+}

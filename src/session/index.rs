@@ -5,11 +5,12 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use super::kind::{Outcome, SessionKind, resumable};
 use super::reader::read_header;
-use super::{SessionError, SessionHeader, utc_parts};
+use super::{SessionError, SessionHeader};
 use crate::conversation::Usage;
 use crate::text::safe::escape;
-use crate::text::{columns, human, shorten_end, shorten_start};
+use crate::text::{ago, columns, human, shorten_end, shorten_start};
 
 /// How many ids an "unknown id" error suggests.
 const KNOWN_IDS: usize = 5;
@@ -43,24 +44,45 @@ pub struct Summary {
     pub tokens: Usage,
     /// The file's size in bytes.
     pub size: u64,
-    /// When the file was last written, unix milliseconds.
+    /// When it last had a line (its newest line's time), unix milliseconds; lists are sorted
+    /// by it, newest first.
     pub last_activity: u64,
+    /// Where it was started (the TUI or `taco exec`); `None` for a file from before that was
+    /// recorded.
+    pub kind: Option<SessionKind>,
+    /// How it stands: how its last run ended, or empty.
+    pub outcome: Outcome,
 }
 
-/// Sessions in `dir`, newest first (files that are not sessions are left out).
+impl Summary {
+    /// Whether the model never answered in it (no turn): lists grey it out.
+    pub fn is_empty(&self) -> bool {
+        self.turns == 0
+    }
+
+    /// Whether `--resume` without an id may take it (see [`resumable`]).
+    pub fn resumable(&self) -> bool {
+        resumable(self.kind, self.outcome)
+    }
+}
+
+/// Sessions in `dir`, newest activity first (files that are not sessions are left out).
 pub fn list(dir: &Path) -> Vec<Summary> {
     list_with_problems(dir).0
 }
 
-/// Sessions in `dir`, newest first, and a line for each `.jsonl` file there that could not be
-/// listed (empty, a damaged header, unreadable): it is reported, never silently hidden.
-/// The session index (`catalog`) answers, kept up to date with the files.
+/// Sessions in `dir`, newest activity first, and a line for each `.jsonl` file there that
+/// could not be listed (empty, a damaged header, unreadable): it is reported, never silently
+/// hidden. The session index (`catalog`) answers, kept up to date with the files.
 pub fn list_with_problems(dir: &Path) -> (Vec<Summary>, Vec<String>) {
     super::listing::list(dir)
 }
 
-/// The session to resume: by id (exact, or a unique prefix), or with `None` the newest whose workdir is `workdir`.
-/// An empty id counts as `None`. Ids are matched against file names, which are the ids.
+/// The session to resume: by id (exact, or a unique prefix), or with `None` "my last
+/// conversation here": the session of `workdir` with the newest activity that a person had
+/// in the TUI or that ended with an answer (never a headless run that failed, was stopped or
+/// holds nothing; see [`resumable`]). An empty id counts as `None`. Ids are matched against
+/// file names, which are the ids.
 pub fn find(dir: &Path, id: Option<&str>, workdir: &Path) -> Result<PathBuf, SessionError> {
     match id.map(str::trim).filter(|id| !id.is_empty()) {
         Some(id) => find_by_id(dir, id),
@@ -110,15 +132,26 @@ fn find_by_workdir(dir: &Path, workdir: &Path) -> Result<PathBuf, SessionError> 
                 .as_deref()
                 .is_some_and(|c| other.canonicalize().is_ok_and(|o| o == c))
     };
-    // The index knows every session's workdir; the list is newest first.
-    list(dir)
-        .into_iter()
-        .find(|s| same(&s.workdir))
-        .map(|s| s.path)
-        .ok_or_else(|| SessionError::NoSessionForWorkdir {
+    // The index knows every session's workdir and how it stands; the list is newest first
+    // by last activity.
+    let mut passed = 0;
+    for session in list(dir).into_iter().filter(|s| same(&s.workdir)) {
+        if session.resumable() {
+            return Ok(session.path);
+        }
+        passed += 1;
+    }
+    Err(if passed == 0 {
+        SessionError::NoSessionForWorkdir {
             workdir: workdir.to_path_buf(),
             dir: dir.to_path_buf(),
-        })
+        }
+    } else {
+        SessionError::NoConversationForWorkdir {
+            workdir: workdir.to_path_buf(),
+            runs: passed,
+        }
+    })
 }
 
 /// `*.jsonl` files in `dir` as (file stem, path); none when the directory is missing.
@@ -146,24 +179,51 @@ pub fn header_of(path: &Path) -> Option<SessionHeader> {
     read_header(BufReader::new(file), path).ok().flatten()
 }
 
-/// The `taco sessions` table as text (id, start as local-ish "YYYY-MM-DD HH:MM" UTC, workdir, first prompt shortened, turns, tokens in/out), one row per session, with a header row; "no sessions yet" when empty.
-/// Every line ends with a newline.
-pub fn format_list(sessions: &[Summary]) -> String {
+/// How `taco sessions` draws its table: plain text, or with empty sessions greyed out (SGR
+/// dim) for a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// Text only (a pipe, a file, `NO_COLOR`).
+    Plain,
+    /// Empty sessions dim.
+    Terminal,
+}
+
+/// The table's columns, in order.
+const TITLES: [&str; 8] = [
+    "ID",
+    "KIND",
+    "LAST ACTIVE",
+    "TURNS",
+    "OUTCOME",
+    "TOKENS IN/OUT",
+    "WORKDIR",
+    "FIRST PROMPT",
+];
+/// Where the turns are (right-aligned: counts read better so).
+const TURNS_COLUMN: usize = 3;
+
+/// The `taco sessions` table as text: id, kind (`tui`, `exec`, `-` for a file from before
+/// it was recorded), last activity as of `now` ("4 min ago"), turns, outcome, tokens in/out,
+/// workdir and first prompt (both shortened), one row per session in the order given, with
+/// a header row; "no sessions yet" when empty. Every line ends with a newline.
+pub fn format_list(sessions: &[Summary], now: u64, look: Look) -> String {
     if sessions.is_empty() {
         return "no sessions yet\n".to_string();
     }
     // Each cell is made and measured once: at 10,000 sessions this table is a fair part of
     // what `taco sessions` costs.
-    let rows: Vec<[(Cow<'_, str>, usize); 6]> = sessions
+    let rows: Vec<[(Cow<'_, str>, usize); 8]> = sessions
         .iter()
         .map(|s| {
-            let (y, mo, d, h, mi, _) = utc_parts(s.started);
             // Ids (file names), workdirs and prompts come from files anyone may have
             // written: what could act on the terminal is shown inert, before it is measured.
             let cells = [
                 escape(s.id.as_str()),
-                Cow::Owned(format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")),
+                Cow::Borrowed(s.kind.map_or("-", SessionKind::name)),
+                Cow::Owned(ago(s.last_activity, now)),
                 Cow::Owned(s.turns.to_string()),
+                Cow::Borrowed(s.outcome.name()),
                 Cow::Owned(format!(
                     "{}/{}",
                     human(s.tokens.input_tokens),
@@ -183,37 +243,35 @@ pub fn format_list(sessions: &[Summary]) -> String {
             })
         })
         .collect();
-    let titles = [
-        "ID",
-        "STARTED (UTC)",
-        "TURNS",
-        "TOKENS IN/OUT",
-        "WORKDIR",
-        "FIRST PROMPT",
-    ]
-    .map(|t| (Cow::Borrowed(t), t.len()));
+    let titles = TITLES.map(|t| (Cow::Borrowed(t), t.len()));
     let mut widths = titles.clone().map(|(_, w)| w);
     for row in &rows {
         for (width, (_, w)) in widths.iter_mut().zip(row) {
             *width = (*width).max(*w);
         }
     }
-    let line_len: usize = widths.iter().sum::<usize>() + 2 * 5 + 1;
+    let last = TITLES.len() - 1;
+    let line_len: usize = widths.iter().sum::<usize>() + 2 * last + 1;
     let mut out = String::with_capacity(line_len * (rows.len() + 1));
-    for row in std::iter::once(&titles).chain(&rows) {
+    let dims = std::iter::once(false).chain(sessions.iter().map(Summary::is_empty));
+    for (row, dim) in std::iter::once(&titles).chain(&rows).zip(dims) {
+        let dim = dim && look == Look::Terminal;
+        if dim {
+            out.push_str(DIM);
+        }
         let start = out.len();
         for (i, (cell, width)) in row.iter().enumerate() {
             if i > 0 {
                 out.push_str("  ");
             }
-            // Counts read better right-aligned; the last column needs no padding.
             let pad = widths[i].saturating_sub(*width);
             match i {
-                2 => {
+                TURNS_COLUMN => {
                     push_spaces(&mut out, pad);
                     out.push_str(cell);
                 }
-                5 => out.push_str(cell),
+                // The last column needs no padding.
+                _ if i == last => out.push_str(cell),
                 _ => {
                     out.push_str(cell);
                     push_spaces(&mut out, pad);
@@ -222,10 +280,17 @@ pub fn format_list(sessions: &[Summary]) -> String {
         }
         let end = start + out[start..].trim_end().len();
         out.truncate(end);
+        if dim {
+            out.push_str(UNDIM);
+        }
         out.push('\n');
     }
     out
 }
+
+/// SGR dim on and off: a greyed-out row.
+const DIM: &str = "\x1b[2m";
+const UNDIM: &str = "\x1b[22m";
 
 fn push_spaces(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use super::catalog::{self, Row};
 use super::index::Summary;
+use super::kind::{Outcome, Runs, SessionKind};
 use crate::conversation::Usage;
 
 /// A journal row as a list reads it. The fields it does not show (counts for a resume, the
@@ -47,10 +48,14 @@ struct Shown<'a> {
     // Required by a whole row too: a line without it is rebuilt, not kept.
     #[allow(dead_code)]
     messages: usize,
+    #[serde(default)]
+    kind: Option<SessionKind>,
+    #[serde(default)]
+    runs: Option<Runs>,
 }
 
-/// Sessions in `dir` from the journal, brought up to date with the files, newest first,
-/// and a line for each `.jsonl` file that is no session.
+/// Sessions in `dir` from the journal, brought up to date with the files, newest activity
+/// first, and a line for each `.jsonl` file that is no session.
 pub fn list(dir: &Path) -> (Vec<Summary>, Vec<String>) {
     let text = catalog::journal_bytes(dir);
     let mut known: HashMap<Cow<'_, str>, (Listed<'_>, &[u8])> = HashMap::new();
@@ -83,7 +88,12 @@ pub fn list(dir: &Path) -> (Vec<Summary>, Vec<String>) {
         let (size, mtime) = catalog::stamp(&meta);
         let path = dir.join(name);
         match known.remove(name) {
-            Some((row, line)) if row.size == size && row.mtime_ms == mtime => {
+            // A row from before runs were kept is brought up to date (from the file's end).
+            Some((row, line))
+                if row.size == size
+                    && row.mtime_ms == mtime
+                    && row.tally.as_ref().is_none_or(|t| t.runs.is_some()) =>
+            {
                 show_listed(row, path, &mut sessions, &mut problems);
                 kept.push(Cow::Borrowed(line));
             }
@@ -103,7 +113,7 @@ pub fn list(dir: &Path) -> (Vec<Summary>, Vec<String>) {
     if changed || !known.is_empty() || lines > kept.len() * 2 + 64 {
         let _ = catalog::rewrite(dir, &journal_text(&kept));
     }
-    sessions.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
+    sessions.sort_by(|a, b| (b.last_activity, &b.id).cmp(&(a.last_activity, &a.id)));
     problems.sort();
     (sessions, problems)
 }
@@ -127,6 +137,13 @@ fn show_listed(
 ) {
     match row.tally {
         Some(t) => sessions.push(Summary {
+            kind: t.kind,
+            outcome: t
+                .runs
+                .map_or(Outcome::Empty, |runs| Outcome::of(t.turns, &runs)),
+            // The newest line's time; a row without it (it could not be brought up to
+            // date) has its file's.
+            last_activity: t.runs.map_or(row.mtime_ms, |runs| runs.last_at),
             id: t.id.into_owned(),
             path,
             started: t.started,
@@ -137,7 +154,6 @@ fn show_listed(
             turns: t.turns,
             tokens: t.tokens,
             size: row.size,
-            last_activity: row.mtime_ms,
         }),
         None => problems.push(problem(&path, row.problem.as_deref())),
     }
@@ -159,6 +175,8 @@ fn listed(row: &Row) -> Listed<'_> {
             turns: t.turns,
             tokens: t.tokens,
             messages: t.messages,
+            kind: t.kind,
+            runs: t.runs,
         }),
         problem: row.problem.as_deref().map(Cow::Borrowed),
     }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use super::SessionKind;
 use super::reader::MAX_LINE;
 use crate::conversation::{Role, Usage};
 
@@ -21,12 +22,21 @@ pub struct Lite {
     /// The line's type: `session` (the header), `message`, or an event's.
     #[serde(rename = "type", default)]
     pub kind: String,
+    /// When it was written (message and event lines).
+    pub timestamp: Option<u64>,
     /// The header's fields.
     pub id: Option<String>,
     pub started: Option<u64>,
     pub workdir: Option<PathBuf>,
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// Where the session was started (the header's `kind`).
+    #[serde(
+        rename = "kind",
+        default,
+        deserialize_with = "super::kind::lenient_kind"
+    )]
+    pub made_in: Option<SessionKind>,
     /// A message's or an event's data.
     #[serde(default)]
     pub data: LiteData,

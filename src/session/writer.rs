@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::catalog::Indexer;
 use super::compact::Compactor;
-use super::{FORMAT_VERSION, SessionError, SessionHeader, reader, utc_parts};
+use super::{FORMAT_VERSION, SessionError, SessionHeader, SessionKind, reader, utc_parts};
 use crate::conversation::Message;
 use crate::event::{Event, unix_ms};
 use crate::private::{self, PrivateDir};
@@ -69,8 +69,32 @@ struct EventLine<'a> {
 }
 
 impl SessionWriter {
-    /// Creates `<dir>/<id>.jsonl` (dir created if missing, file mode 0600, append-only) and writes the header line.
+    /// Creates `<dir>/<id>.jsonl` (dir created if missing, file mode 0600, append-only) and
+    /// writes the header line, which does not say where the session was started (as in a file
+    /// from before that was recorded; see [`create_for`](Self::create_for)).
     pub fn create(dir: &Path, provider: &str, model: &str, workdir: &Path) -> io::Result<Self> {
+        Self::create_as(None, dir, provider, model, workdir)
+    }
+
+    /// [`create`](Self::create) for a session started in `kind` (the TUI or `taco exec`),
+    /// which its header keeps: `--resume` without an id goes by it.
+    pub fn create_for(
+        kind: SessionKind,
+        dir: &Path,
+        provider: &str,
+        model: &str,
+        workdir: &Path,
+    ) -> io::Result<Self> {
+        Self::create_as(Some(kind), dir, provider, model, workdir)
+    }
+
+    fn create_as(
+        kind: Option<SessionKind>,
+        dir: &Path,
+        provider: &str,
+        model: &str,
+        workdir: &Path,
+    ) -> io::Result<Self> {
         // Sessions hold whole conversations: keep a directory we create private too, and
         // never write through a symlink in place of it or of a file (`private`).
         let private = PrivateDir::create(dir)?;
@@ -93,6 +117,7 @@ impl SessionWriter {
                 // A non-UTF-8 path cannot be JSON; a lossy one still shows where it was.
                 workdir: PathBuf::from(workdir.to_string_lossy().into_owned()),
                 started,
+                kind,
             };
             let mut writer = Self {
                 file,

@@ -8,6 +8,7 @@ use super::{Ready, Start, runtime, setup};
 use crate::exec::{self, EXIT_USAGE, ExecOptions};
 use crate::mcp::Status;
 use crate::reaper;
+use crate::session::SessionKind;
 
 /// What `taco exec` was asked.
 #[derive(Debug, Clone, Default)]
@@ -64,7 +65,7 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
             opened,
             mcp,
             mut notices,
-        } = match setup(start, announce).await {
+        } = match setup(start, SessionKind::Exec, announce).await {
             Ok(ready) => ready,
             Err(code) => return code,
         };

@@ -14,7 +14,7 @@ use crate::history::PromptLog;
 use crate::mcp::Status;
 use crate::orchestrator::switch::Providers;
 use crate::orchestrator::{Orchestrator, task};
-use crate::session::{self, Entry};
+use crate::session::{self, Entry, SessionKind};
 use crate::tools::Policy;
 use crate::tui::app::AppInfo;
 use crate::tui::commands::ToolInfo;
@@ -42,7 +42,7 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
         Err(why) => (None, Some(why)),
     };
     runtime.block_on(async {
-        let mut ready = match setup(start, |_| {}).await {
+        let mut ready = match setup(start, SessionKind::Tui, |_| {}).await {
             Ok(ready) => ready,
             Err(code) => return code,
         };
@@ -64,7 +64,7 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
             // and workdir, as `--resume ID` would take them).
             let next = resumed(&current, &id, &launched_provider);
             tracing::info!(session = %id, "resuming in place");
-            ready = match prepare(&next, |_| {}).await {
+            ready = match prepare(&next, SessionKind::Tui, |_| {}).await {
                 Ok(ready) => {
                     current = next;
                     ready
@@ -73,7 +73,7 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
                 // one, a new conversation starts), saying why.
                 Err(why) => {
                     said = Some(format!("Could not resume session `{id}`: {why}"));
-                    match prepare(&current, |_| {}).await {
+                    match prepare(&current, SessionKind::Tui, |_| {}).await {
                         Ok(ready) => ready,
                         Err(again) => {
                             tui::terminal::restore();

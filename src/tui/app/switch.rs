@@ -54,10 +54,18 @@ impl App {
                     picker.set_group(provider, rows);
                 }
             }
-            Listed::Sessions { sessions, problems } => {
-                let rows = session_rows(sessions, problems, now);
+            Listed::Sessions {
+                sessions,
+                problems,
+                open,
+            } => {
+                let rows = session_rows(sessions, problems, open.as_deref(), now);
                 if let Some(picker) = self.open_picker(SESSIONS) {
                     picker.set_group(SESSIONS, rows);
+                    // The open session is the newest; the one before it is the likelier pick.
+                    if picker.selected() == Some(&Pick::ThisSession) {
+                        picker.move_by(1);
+                    }
                 }
             }
         }
@@ -173,6 +181,10 @@ impl App {
         match pick {
             Pick::Model { provider, model } => self.switch(provider, Some(model)),
             Pick::Session { id } => self.resume_command(&id, now),
+            Pick::ThisSession => {
+                self.flash("that is the session open here", now);
+                Vec::new()
+            }
         }
     }
 
@@ -257,21 +269,48 @@ fn model_rows(
     rows
 }
 
-/// The session picker's rows, newest first (as listed), ages as of `now` (Unix ms).
-fn session_rows(sessions: &[Summary], problems: &[String], now: u64) -> Vec<Row> {
+/// The session picker's rows, newest activity first (as listed), ages as of `now` (Unix ms):
+/// the first prompt; where it was started and when it last had a line; under it how it
+/// stands, its turns, tokens, workdir and model. The session `open` here is marked (choosing
+/// it does nothing); an empty one is greyed out.
+fn session_rows(
+    sessions: &[Summary],
+    problems: &[String],
+    open: Option<&str>,
+    now: u64,
+) -> Vec<Row> {
     let mut rows: Vec<Row> = (sessions.iter())
         .map(|s| {
             let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
             let tokens = s.tokens.input_tokens + s.tokens.output_tokens;
+            // A file from before kinds were recorded says nothing of where it was started.
+            let kind = s.kind.map_or(String::new(), |k| format!("{} · ", k.name()));
+            let is_open = open == Some(s.id.as_str());
+            let detail = if is_open {
+                format!("{kind}open here")
+            } else {
+                format!("{kind}{}", age(s.last_activity, now))
+            };
             let below = format!(
-                "{} · {} turns · {} tok · {}",
-                shorten_start(&s.workdir.display().to_string(), 28),
+                "{} · {} turn{} · {} tok · {} · {}",
+                s.outcome.name(),
                 s.turns,
+                if s.turns == 1 { "" } else { "s" },
                 human(tokens),
+                shorten_start(&s.workdir.display().to_string(), 28),
                 s.model,
             );
-            let pick = Pick::Session { id: s.id.clone() };
-            Row::item(SESSIONS, prompt, &age(s.started, now), pick).with_below(&below)
+            let pick = if is_open {
+                Pick::ThisSession
+            } else {
+                Pick::Session { id: s.id.clone() }
+            };
+            let row = Row::item(SESSIONS, prompt, &detail, pick).with_below(&below);
+            match (is_open, s.is_empty()) {
+                (true, _) => row.marked(),
+                (false, true) => row.dimmed(),
+                (false, false) => row,
+            }
         })
         .collect();
     match problems {

@@ -20,6 +20,8 @@ pub enum Pick {
         /// Session id.
         id: String,
     },
+    /// The session open here already: nothing to switch to.
+    ThisSession,
 }
 
 /// What a row is.
@@ -47,6 +49,10 @@ pub struct Row {
     pub below: String,
     /// Choice, loading or error.
     pub kind: RowKind,
+    /// Greyed out: a choice of little worth (an empty session).
+    pub dim: bool,
+    /// Marked with a dot: the one in use (the open session).
+    pub marked: bool,
 }
 
 impl Row {
@@ -72,7 +78,21 @@ impl Row {
             detail: one_line(detail),
             below: String::new(),
             kind,
+            dim: false,
+            marked: false,
         }
+    }
+
+    /// The same row greyed out.
+    pub fn dimmed(mut self) -> Self {
+        self.dim = true;
+        self
+    }
+
+    /// The same row marked as the one in use.
+    pub fn marked(mut self) -> Self {
+        self.marked = true;
+        self
     }
 
     /// The same row with a dim line under it.
@@ -278,15 +298,7 @@ impl Picker {
 }
 
 /// "3 h ago": how long ago `then` was at `now` (both Unix ms).
-pub fn age(then: u64, now: u64) -> String {
-    let secs = now.saturating_sub(then) / 1000;
-    match secs {
-        0..60 => "just now".to_string(),
-        60..3600 => format!("{} min ago", secs / 60),
-        3600..86_400 => format!("{} h ago", secs / 3600),
-        _ => format!("{} d ago", secs / 86_400),
-    }
-}
+pub use crate::text::ago as age;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
 //! Drawing the picker: a box over the screen with the filter, the rows (text in a column,
-//! the detail beside it, dim lines under, errors wrapped) and the keys.
+//! the detail beside it, dim lines under, errors wrapped; a row in use marked with a dot, a
+//! row of little worth greyed out) and the keys.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
@@ -198,8 +199,16 @@ impl Picker {
                 let detail_room = room.saturating_sub(column + 2);
                 let detail = shorten_end(&row.detail, detail_room);
                 let pad = room.saturating_sub(text.width() + detail.width());
-                let mark = if selected { "› " } else { "  " };
-                let base = if selected { theme.selected } else { theme.text };
+                let mark = match (selected, row.marked) {
+                    (true, _) => "› ",
+                    (false, true) => "● ",
+                    (false, false) => "  ",
+                };
+                let base = match (selected, row.dim) {
+                    (true, _) => theme.selected,
+                    (false, true) => theme.dim,
+                    (false, false) => theme.text,
+                };
                 let mut lines = vec![Line::from(vec![
                     Span::styled(mark, base.patch(theme.key)),
                     Span::styled(text, base),

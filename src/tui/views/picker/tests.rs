@@ -16,6 +16,7 @@ fn picked(picker: &Picker) -> Option<String> {
     match picker.selected()? {
         Pick::Model { model, .. } => Some(model.clone()),
         Pick::Session { id } => Some(id.clone()),
+        Pick::ThisSession => Some("this".into()),
     }
 }
 
