@@ -145,13 +145,8 @@ async fn chain(sandbox: &str, uid: Option<u32>) {
     let mut cmd = match uid {
         Some(uid) => {
             // setpriv runs the binary as the user; the environment goes with it.
-            let id = uid.to_string();
-            let mut std = std::process::Command::new("setpriv");
-            std.arg(format!("--reuid={id}"))
-                .arg(format!("--regid={id}"))
-                .arg("--clear-groups")
-                .arg(env!("CARGO_BIN_EXE_taco"))
-                .env_clear()
+            let mut std = support::sandboxed::taco_as(Some(uid));
+            std.env_clear()
                 .env("PATH", std::env::var("PATH").unwrap_or_default())
                 .env("HOME", &d.home)
                 .env("XDG_CONFIG_HOME", d.home.join("config"))
@@ -257,17 +252,7 @@ async fn waiting_taco(
     uid: Option<u32>,
     server: &TestServer,
 ) -> (tokio::process::Child, u32) {
-    let mut std = match uid {
-        Some(uid) => {
-            let mut c = std::process::Command::new("setpriv");
-            c.arg(format!("--reuid={uid}"))
-                .arg(format!("--regid={uid}"))
-                .arg("--clear-groups")
-                .arg(env!("CARGO_BIN_EXE_taco"));
-            c
-        }
-        None => std::process::Command::new(env!("CARGO_BIN_EXE_taco")),
-    };
+    let mut std = support::sandboxed::taco_as(uid);
     std.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &d.home)

@@ -23,6 +23,7 @@ use taco::tools::{Tool, ToolContext, ToolError, ToolRegistry, ToolReply, ToolSet
 use tokio_util::sync::CancellationToken;
 
 mod support;
+use support::sandboxed::context;
 use support::scripted::*;
 
 /// A workspace `<root>/ws` beside `<root>/sibling`, where `<root>` is outside the system
@@ -59,20 +60,6 @@ fn enforced(mode: SandboxMode, network: bool, ws: &Path) -> Sandbox {
         sandbox.support
     );
     sandbox
-}
-
-fn context(ws: &Path, sandbox: Sandbox) -> ToolContext {
-    ToolContext {
-        workdir: ws.to_path_buf(),
-        settings: Arc::new(ToolSettings {
-            sandbox,
-            ..ToolSettings::default()
-        }),
-        cancel: CancellationToken::new(),
-        call: String::new(),
-        progress: None,
-        seen: None,
-    }
 }
 
 /// How a shell command ended: its result, or the result of a sandbox denial.

@@ -7,17 +7,16 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use taco::sandbox::{Metadata, NAMESPACE_SWITCH, Sandbox, SandboxMode, Support};
 use taco::tools::builtin::Shell;
-use taco::tools::{Tool, ToolContext, ToolError, ToolReply, ToolSettings};
-use tokio_util::sync::CancellationToken;
+use taco::tools::{Tool, ToolContext, ToolError, ToolReply};
 
 mod support;
 use support::TestServer;
 use support::cli::*;
+use support::sandboxed::context;
 
 /// A workspace and a victim file beside it, outside the temp dir (which is writable), under
 /// the build's own temp dir; both owned by `owner` when given.
@@ -94,20 +93,6 @@ fn stamp(path: &Path) -> (u32, u32, u32, i64, Option<Vec<u8>>) {
         .filter(|o| o.status.success())
         .map(|o| o.stdout);
     (meta.mode(), meta.uid(), meta.gid(), meta.mtime(), xattr)
-}
-
-fn context(ws: &Path, sandbox: Sandbox) -> ToolContext {
-    ToolContext {
-        workdir: ws.to_path_buf(),
-        settings: Arc::new(ToolSettings {
-            sandbox,
-            ..ToolSettings::default()
-        }),
-        cancel: CancellationToken::new(),
-        call: String::new(),
-        progress: None,
-        seen: None,
-    }
 }
 
 /// The command's result and whether it succeeded.
@@ -229,17 +214,7 @@ async fn exec_changes(d: &Dirs, uid: Option<u32>, xattr: bool) -> Vec<Value> {
     let server = TestServer::start(vec![tool_turns(&turn), text_turn(&["done"])]).await;
     let config = d.home.join("config.toml");
     std::fs::write(&config, "[providers.openai.options]\nmax_attempts = 1\n").unwrap();
-    let mut std = match uid {
-        Some(uid) => {
-            let mut c = std::process::Command::new("setpriv");
-            c.arg(format!("--reuid={uid}"))
-                .arg(format!("--regid={uid}"))
-                .arg("--clear-groups")
-                .arg(env!("CARGO_BIN_EXE_taco"));
-            c
-        }
-        None => std::process::Command::new(env!("CARGO_BIN_EXE_taco")),
-    };
+    let mut std = support::sandboxed::taco_as(uid);
     std.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &d.home)

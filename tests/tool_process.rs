@@ -6,17 +6,16 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::json;
 use taco::sandbox::{DROPPED, Sandbox, SandboxMode};
 use taco::tools::builtin::Shell;
-use taco::tools::{Tool, ToolContext, ToolReply, ToolSettings};
-use tokio_util::sync::CancellationToken;
+use taco::tools::{Tool, ToolReply};
 
 mod support;
 use support::TestServer;
 use support::cli::*;
+use support::sandboxed::context;
 
 struct Dirs {
     _root: tempfile::TempDir,
@@ -77,20 +76,6 @@ fn assert_no_dropped_caps(what: &str, status: &str) {
                 "{what}: {name} {mask:x} still has capability {cap}"
             );
         }
-    }
-}
-
-fn context(ws: &Path, sandbox: Sandbox) -> ToolContext {
-    ToolContext {
-        workdir: ws.to_path_buf(),
-        settings: Arc::new(ToolSettings {
-            sandbox,
-            ..ToolSettings::default()
-        }),
-        cancel: CancellationToken::new(),
-        call: String::new(),
-        progress: None,
-        seen: None,
     }
 }
 

@@ -10,6 +10,7 @@
 pub mod app;
 pub mod cli;
 pub mod mcp;
+pub mod sandboxed;
 pub mod scripted;
 pub mod tmux;
 pub mod wire;
