@@ -49,7 +49,8 @@ struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run one request headless: the answer streamed to stdout, a line at a time.
+    /// Run one request headless: the answer streamed to stdout, a line at a time; a line per
+    /// tool call on stderr (`→ shell cargo test · exit 3 · 2.1 s`).
     Exec(ExecArgs),
     /// List saved sessions, newest activity first: kind, turns, outcome.
     Sessions,

@@ -108,6 +108,17 @@ pub fn columns(text: &str) -> usize {
     }
 }
 
+/// `1.2 s`, `850 ms`, `2 m 05 s`: short durations for cells, rows and `exec`'s tool lines.
+pub fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else {
+        format!("{} m {:02} s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
 /// 1234 → "1.2k": token counts at a glance.
 pub fn human(n: u64) -> String {
     match n {

@@ -29,6 +29,18 @@ pub enum Scope {
     Session,
 }
 
+impl Scope {
+    /// The word a person reads for it: `once`, `batch`, `turn`, `session`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Batch => "batch",
+            Self::Turn => "turn",
+            Self::Session => "session",
+        }
+    }
+}
+
 /// A permission the user gave from the approval dialog, beyond one call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -4,7 +4,7 @@
 
 use crate::event::{Event, EventData, ToolStatus};
 use crate::run_model::RunModel;
-use crate::text::{plain, summarize};
+use crate::text::{duration, plain, summarize};
 
 /// Follows the stream and words each ended call.
 #[derive(Debug, Default)]
@@ -40,7 +40,7 @@ impl CallLines {
                     (ToolStatus::Denied | ToolStatus::Invalid | ToolStatus::Unknown, _) => {
                         String::new()
                     }
-                    (_, Some(ms)) => format!(" · {}", seconds(ms)),
+                    (_, Some(ms)) => format!(" · {}", duration(ms)),
                     (_, None) => String::new(),
                 };
                 let head = format!("{} {}", name, summarize(&summary, 80));
@@ -51,15 +51,6 @@ impl CallLines {
             }
             _ => None,
         }
-    }
-}
-
-/// `12 ms`, `2.1 s`, `3 min 5 s`.
-fn seconds(ms: u64) -> String {
-    match ms {
-        0..1_000 => format!("{ms} ms"),
-        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
-        _ => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1000),
     }
 }
 

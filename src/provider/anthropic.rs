@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::http::{Account, Auth, Dialect, HttpProvider, Wire};
+use super::http::{Account, Auth, Dialect, HttpProvider, Wire, account_of};
 use super::models::Api;
 use super::{ChatRequest, Secret};
 
@@ -62,15 +62,7 @@ impl Dialect for AnthropicConfig {
     const MODELS: Api = Api::Anthropic;
 
     fn account(&self) -> Account<'_> {
-        Account {
-            name: &self.name,
-            model: &self.model,
-            base_url: &self.base_url,
-            api_key: self.api_key.as_ref(),
-            api_key_env: self.api_key_env.as_deref(),
-            connect_timeout: self.connect_timeout,
-            idle_timeout: self.idle_timeout,
-        }
+        account_of!(self)
     }
 
     fn path(&self) -> &'static str {

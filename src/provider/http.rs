@@ -473,6 +473,24 @@ fn redact(message: String, key: Option<&Secret>) -> String {
     }
 }
 
+/// The [`Account`] of a provider config: every config names its endpoint with the same
+/// fields (`name`, `model`, `base_url`, `api_key`, `api_key_env`, the two timeouts), kept
+/// in each config so tests and callers build them as plain struct literals.
+macro_rules! account_of {
+    ($config:expr) => {
+        $crate::provider::http::Account {
+            name: &$config.name,
+            model: &$config.model,
+            base_url: &$config.base_url,
+            api_key: $config.api_key.as_ref(),
+            api_key_env: $config.api_key_env.as_deref(),
+            connect_timeout: $config.connect_timeout,
+            idle_timeout: $config.idle_timeout,
+        }
+    };
+}
+pub(crate) use account_of;
+
 // The provider types are `HttpProvider<…Config>`, public, so `Dialect` and the types it
 // names (`Wire`, `Account`, `Endpoint`, the decoders) are declared `pub`; they stay unnameable
 // outside the crate because this module is not public.

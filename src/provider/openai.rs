@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::http::{Account, Auth, Dialect, HttpProvider, Wire};
+use super::http::{Account, Auth, Dialect, HttpProvider, Wire, account_of};
 use super::models::Api;
 use super::wire::{Seq, ToolFunction, extra_fields};
 use super::{ChatRequest, Secret};
@@ -59,15 +59,7 @@ impl Dialect for OpenAiConfig {
     const MODELS: Api = Api::OpenAi;
 
     fn account(&self) -> Account<'_> {
-        Account {
-            name: &self.name,
-            model: &self.model,
-            base_url: &self.base_url,
-            api_key: self.api_key.as_ref(),
-            api_key_env: self.api_key_env.as_deref(),
-            connect_timeout: self.connect_timeout,
-            idle_timeout: self.idle_timeout,
-        }
+        account_of!(self)
     }
 
     fn path(&self) -> &'static str {

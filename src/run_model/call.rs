@@ -69,13 +69,7 @@ impl Via {
                 prefix: Some(prefix),
                 ..
             } => format!("prefix '{prefix}'"),
-            Self::Approved { scope, .. } => match scope {
-                Scope::Once => "once",
-                Scope::Batch => "batch",
-                Scope::Turn => "turn",
-                Scope::Session => "session",
-            }
-            .to_string(),
+            Self::Approved { scope, .. } => scope.word().to_string(),
             Self::Granted(_) => "grant".to_string(),
         }
     }

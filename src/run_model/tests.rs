@@ -76,6 +76,20 @@ fn result(id: &str, status: ToolStatus) -> EventData {
     }
 }
 
+/// The shell call `a` asks for approval.
+fn asked_shell() -> EventData {
+    EventData::ApprovalRequested {
+        id: "a".into(),
+        name: "shell".into(),
+        arguments: json!({}),
+        position: 1,
+        of: 1,
+        note: None,
+        diff: None,
+        sandbox: None,
+    }
+}
+
 /// The user approved the shell call `a` with `scope` (and a command prefix).
 fn approved_shell(scope: Scope, prefix: Option<&str>) -> EventData {
     EventData::ApprovalDecided {
@@ -132,19 +146,7 @@ fn approvals_questions_and_grants_open_and_close() {
     let mut m = RunModel::new();
     m.apply(&ev("r", started(5)));
     m.apply(&ev("r", call("a", None)));
-    m.apply(&ev(
-        "r",
-        EventData::ApprovalRequested {
-            id: "a".into(),
-            name: "shell".into(),
-            arguments: json!({}),
-            position: 1,
-            of: 1,
-            note: None,
-            diff: None,
-            sandbox: None,
-        },
-    ));
+    m.apply(&ev("r", asked_shell()));
     assert_eq!(m.open_approvals().len(), 1);
     assert_eq!(
         m.call("a").map(|c| c.state),
@@ -333,31 +335,12 @@ fn a_call_runs_on_the_event_clock_from_its_approval_to_its_result() {
     let mut m = RunModel::new();
     m.apply(&at(0, started(5)));
     m.apply(&at(100, call("a", None)));
-    m.apply(&at(
-        110,
-        EventData::ApprovalRequested {
-            id: "a".into(),
-            name: "shell".into(),
-            arguments: json!({}),
-            position: 1,
-            of: 1,
-            note: None,
-            diff: None,
-            sandbox: None,
-        },
-    ));
+    m.apply(&at(110, asked_shell()));
     // Waiting counts as waiting: the clock shows it until the call runs.
     assert_eq!(m.call("a").unwrap().elapsed_ms(2_100), 2_000);
     m.apply(&at(
         2_100,
-        EventData::ApprovalDecided {
-            id: "a".into(),
-            name: "shell".into(),
-            decision: Decision::Approved,
-            scope: Scope::Session,
-            reason: None,
-            prefix: crate::tools::builtin::suggested_grant("cargo test"),
-        },
+        approved_shell(Scope::Session, Some("cargo test")),
     ));
     m.apply(&at(
         2_150,

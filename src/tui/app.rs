@@ -315,7 +315,7 @@ impl App {
         self.switch_event(event);
         self.timeline.on_event(event, &self.run);
         self.stack.on_event(event, now);
-        self.stack.follow(&self.run, event.timestamp, now);
+        self.stack.follow(event, &self.run, now);
         self.chat.on_event_at(event, &self.run, now);
         self.refresh_tools(event, now);
         // A call that left the stack undecided (its sub-agent was cancelled) asks no more.

@@ -198,16 +198,7 @@ pub fn spinner(elapsed_ms: u128) -> &'static str {
     SPINNER[(elapsed_ms / 100) as usize % SPINNER.len()]
 }
 
-/// `1.2 s`, `850 ms`, `2 m 05 s`: short durations for cells and rows.
-pub fn duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    } else {
-        format!("{} m {:02} s", ms / 60_000, (ms % 60_000) / 1000)
-    }
-}
+pub use crate::text::duration;
 
 #[cfg(test)]
 mod tests;

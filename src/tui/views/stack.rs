@@ -243,8 +243,21 @@ impl StackState {
 
     /// Takes the run model's clock for every frame on the pane (after each event): a frame's
     /// elapsed time and end are the model's, so the stack, the chat and the timeline agree.
-    pub fn follow(&mut self, run: &crate::run_model::RunModel, at_ms: u64, now: Instant) {
-        self.wall = Some((at_ms, now));
+    pub fn follow(&mut self, event: &Event, run: &crate::run_model::RunModel, now: Instant) {
+        self.wall = Some((event.timestamp, now));
+        // Only events that change a call's clock or end: not every streamed delta.
+        if !matches!(
+            event.data,
+            EventData::StackPush(_)
+                | EventData::StackPop(_)
+                | EventData::ApprovalDecided { .. }
+                | EventData::ToolResult { .. }
+                | EventData::Cancelled { .. }
+                | EventData::Final { .. }
+                | EventData::Error { .. }
+        ) {
+            return;
+        }
         for entry in &mut self.entries {
             if let Some(call) = run.call(&entry.frame.id) {
                 entry.times = Some(Times {

@@ -2,17 +2,7 @@
 
 use serde_json::Value;
 
-use crate::event::{Confinement, Grant, Scope};
-
-/// `once`, `batch`, `turn`, `session`.
-pub(super) fn scope_label(scope: Scope) -> &'static str {
-    match scope {
-        Scope::Once => "once",
-        Scope::Batch => "batch",
-        Scope::Turn => "turn",
-        Scope::Session => "session",
-    }
-}
+use crate::event::{Confinement, Grant};
 
 /// `write_file`, or `shell 'cargo test …'` for a shell grant.
 pub(super) fn grant_label(grant: &Grant) -> String {

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use ratatui::style::Style;
 
-use super::label::{grant_label, one_line, sandboxed, scope_label, spend, summary, titled};
+use super::label::{grant_label, one_line, sandboxed, spend, summary, titled};
 use super::store::Payload;
 
 use crate::config::pricing::Pricing;
 use crate::event::{Confinement, Decision, Event, EventData, InputKind, ToolStatus};
-use crate::run_model::{CallNode, RunModel};
+use crate::run_model::{CallNode, RunModel, Via};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -312,10 +312,13 @@ impl Row {
                 prefix,
                 ..
             } => {
-                let scope = match prefix {
-                    Some(prefix) => format!("prefix '{}'", one_line(&prefix.to_string())),
-                    None => scope_label(*scope).to_string(),
+                // How far it was allowed, worded as the run model words it (a `p` grant by
+                // what it allows).
+                let via = Via::Approved {
+                    scope: *scope,
+                    prefix: prefix.clone(),
                 };
+                let scope = one_line(&via.label());
                 match decision {
                     Decision::Approved => (
                         "✔",

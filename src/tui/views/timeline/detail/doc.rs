@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::super::Shown;
-use super::super::label::{one_line, scope_label};
+use super::super::label::one_line;
 use super::super::offset_label;
 use super::super::row::Tone;
 use crate::conversation::{Message, Role, ToolCall};
@@ -222,7 +222,7 @@ fn describe(doc: &mut Doc, shown: &Shown, origin: u64, conversation: &[Message])
             reason: Some(reason),
             ..
         } => {
-            doc.field("scope", scope_label(*scope));
+            doc.field("scope", scope.word());
             doc.field("reason", reason);
         }
         EventData::Compacted(c) => compacted::describe(doc, c),
