@@ -102,7 +102,8 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
         if !self.json
             && let Some(line) = self.calls.line(&event)
         {
-            let _ = writeln!(self.err, "{line}");
+            // The line quotes the model's arguments: a key it wrote there is masked.
+            let _ = writeln!(self.err, "{}", self.secrets.redact(&line));
         }
         match &event.data {
             EventData::Error { message, .. } => {

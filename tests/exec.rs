@@ -296,13 +296,19 @@ async fn text_mode_says_each_tool_call_on_stderr() {
         tool_turns(&[
             ("make", "shell", r#"{"command": "exit 3"}"#),
             ("look", "read_file", r#"{"path": "hello.txt"}"#),
+            (
+                "leak",
+                "read_file",
+                r#"{"path": "sk-test-SECRET-4242.txt"}"#,
+            ),
         ]),
         text_turn(&["done"]),
     ])
     .await;
     let mut cmd = taco(home.path(), work.path());
     openai_args(&mut cmd, &server);
-    cmd.args(["--approve", "all", "build"]);
+    cmd.env("OPENAI_API_KEY", "sk-test-SECRET-4242")
+        .args(["--approve", "all", "build"]);
     let run = finish(&mut cmd).await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert!(
@@ -316,6 +322,13 @@ async fn text_mode_says_each_tool_call_on_stderr() {
         run.stderr
     );
     assert!(!run.stdout.contains('→'), "{}", run.stdout);
+    // A key the model put in an argument is masked in the line that quotes it.
+    assert!(
+        run.stderr.contains("→ read_file path=sk-"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("SECRET"), "{}", run.stderr);
 }
 
 #[tokio::test]

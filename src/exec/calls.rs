@@ -43,11 +43,9 @@ impl CallLines {
                     (_, Some(ms)) => format!(" · {}", duration(ms)),
                     (_, None) => String::new(),
                 };
-                let head = format!("{} {}", name, summarize(&summary, 80));
-                Some(format!(
-                    "{nested}→ {} · {end}{took}",
-                    plain(head.trim_end())
-                ))
+                // A model may name a tool with a megabyte: the line stays one short line.
+                let head = summarize(&format!("{name} {summary}"), 120);
+                Some(format!("{nested}→ {} · {end}{took}", plain(&head)))
             }
             _ => None,
         }
@@ -143,6 +141,17 @@ mod tests {
             lines.line(&at(5_004, refused)).as_deref(),
             Some("→ shell command=touch /etc/x · refused by the sandbox · 4 ms")
         );
+    }
+
+    #[test]
+    fn a_huge_tool_name_makes_one_short_line() {
+        let mut lines = CallLines::default();
+        let name = "x".repeat(1 << 20);
+        lines.line(&at(0, call("a", &name, json!({"path": "p"}))));
+        let line = lines
+            .line(&at(1, result("a", &name, ToolStatus::Unknown, None)))
+            .unwrap_or_default();
+        assert!(line.chars().count() < 160, "{} chars", line.len());
     }
 
     #[test]
