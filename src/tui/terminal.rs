@@ -119,6 +119,18 @@ impl TerminalGuard {
     }
 }
 
+/// Draws one frame on `terminal` between the begin and end of a synchronized update.
+fn draw_synced<W: Write>(
+    terminal: &mut Terminal<CrosstermBackend<W>>,
+    render: impl FnOnce(&mut Frame<'_>),
+) -> io::Result<()> {
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    let drawn = terminal.draw(render).map(|_| ());
+    // Ended even when the draw failed halfway, so the terminal does not wait on it.
+    let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+    drawn.and(ended)
+}
+
 /// Turns on the alternate screen, bracketed paste, focus reports and, when `setup` says so,
 /// mouse capture.
 fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
@@ -138,11 +150,7 @@ impl TerminalGuard {
     /// Draws one frame with `render` as a single synchronized update: the terminal shows it
     /// whole, never half of it, however long the write takes.
     pub fn draw_synced(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
-        queue!(self.terminal.backend_mut(), BeginSynchronizedUpdate)?;
-        let drawn = self.terminal.draw(render).map(|_| ());
-        // Ended even when the draw failed halfway, so the terminal does not wait on it.
-        let ended = execute!(self.terminal.backend_mut(), EndSynchronizedUpdate);
-        drawn.and(ended)
+        draw_synced(&mut self.terminal, render)
     }
 
     /// The terminal a previous guard held, as it is: cleared without asking the terminal
@@ -260,6 +268,41 @@ mod tests {
             assert!(both.contains("?2004h"), "bracketed paste: {both:?}");
             assert!(both.contains("?1004h"), "focus reports: {both:?}");
         }
+    }
+
+    #[test]
+    fn a_frame_is_written_as_one_synchronized_update() {
+        use ratatui::layout::Rect;
+        use ratatui::{TerminalOptions, Viewport};
+        /// What the terminal was sent, kept where the test can read it.
+        #[derive(Clone, Default)]
+        struct Sent(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Sent {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sent = Sent::default();
+        let backend = CrosstermBackend::new(sent.clone());
+        let viewport = Viewport::Fixed(Rect::new(0, 0, 20, 2));
+        let mut terminal = Terminal::with_options(backend, TerminalOptions { viewport }).unwrap();
+        draw_synced(&mut terminal, |frame| {
+            frame.render_widget("hello", frame.area());
+        })
+        .unwrap();
+        let out = String::from_utf8_lossy(&sent.0.borrow()).into_owned();
+        let begin = out.find("\x1b[?2026h").expect("begins the update");
+        let text = out.find("hello").expect("the frame");
+        let end = out.rfind("\x1b[?2026l").expect("ends the update");
+        assert!(begin < text && text < end, "{out:?}");
+        assert!(
+            out.ends_with("\x1b[?2026l"),
+            "nothing after the end: {out:?}"
+        );
     }
 
     #[test]
