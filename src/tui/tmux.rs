@@ -79,8 +79,19 @@ impl PaneState {
     }
 }
 
+/// What asking tmux gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// tmux said.
+    State(PaneState),
+    /// No answer this time (a timeout, an error, no server): ask again later.
+    Silent,
+    /// There is no `tmux` program to ask: asking again is pointless.
+    NoTmux,
+}
+
 /// Asks tmux about `pane` (`$TMUX_PANE`; the current one when unset), within [`ASK_TIMEOUT`].
-pub async fn ask(pane: Option<&str>) -> Option<PaneState> {
+pub async fn ask(pane: Option<&str>) -> Answer {
     let mut command = tokio::process::Command::new("tmux");
     command.args(["display-message", "-p"]);
     if let Some(pane) = pane {
@@ -91,15 +102,16 @@ pub async fn ask(pane: Option<&str>) -> Option<PaneState> {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    let output = tokio::time::timeout(ASK_TIMEOUT, command.output())
-        .await
-        .ok()?
-        .ok()?;
-    if !output.status.success() {
-        return None;
-    }
+    let output = match tokio::time::timeout(ASK_TIMEOUT, command.output()).await {
+        Ok(Ok(output)) if output.status.success() => output,
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => return Answer::NoTmux,
+        _ => return Answer::Silent,
+    };
     let answer = &output.stdout[..output.stdout.len().min(MAX_ANSWER)];
-    PaneState::parse(&String::from_utf8_lossy(answer))
+    match PaneState::parse(&String::from_utf8_lossy(answer)) {
+        Some(state) => Answer::State(state),
+        None => Answer::Silent,
+    }
 }
 
 /// Asks tmux in the background, now and then, and tells what changed.
@@ -117,8 +129,15 @@ impl Watch {
         let (busy, mut busy_rx) = watch::channel(false);
         let task = tokio::spawn(async move {
             loop {
-                if let Some(state) = ask(pane.as_deref()).await {
-                    tell.send_replace(Some(state));
+                match ask(pane.as_deref()).await {
+                    Answer::State(state) => {
+                        tell.send_replace(Some(state));
+                    }
+                    Answer::Silent => {}
+                    Answer::NoTmux => {
+                        tracing::info!("$TMUX is set but there is no tmux to ask");
+                        return;
+                    }
                 }
                 let every = if *busy_rx.borrow_and_update() {
                     BUSY_EVERY

@@ -171,25 +171,24 @@ impl Status<'_> {
             drops: 0,
             hints: usize::MAX,
         };
-        loop {
-            let used = width_of(&self.left(cut, theme)) + width_of(&self.right(cut, theme));
-            if used + GAP <= width {
-                break;
+        let (left, right) = loop {
+            let (left, right) = (self.left(cut, theme), self.right(cut, theme));
+            if width_of(&left) + width_of(&right) + GAP <= width {
+                break (left, right);
             }
             if cut.drops < DROPS.len() {
                 cut.drops += 1;
             } else if self.flash.is_none() && self.shown_hints(cut).len() > 1 {
                 cut.hints = self.shown_hints(cut).len() - 1;
             } else {
-                break;
+                break (left, right);
             }
-        }
-        let left = self.left(cut, theme);
+        };
         let left_width = width_of(&left);
         Line::from(left).render(area, buf);
         // Right-aligned after a gap; a flash is cut to what is left.
         let room = width.saturating_sub(left_width + GAP);
-        let mut right = Line::from(self.right(cut, theme));
+        let mut right = Line::from(right);
         if right.width() > room {
             if self.flash.is_none() || room == 0 {
                 return;
