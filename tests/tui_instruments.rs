@@ -124,6 +124,12 @@ fn queued_messages_are_listed_above_the_composer_oldest_first() {
     let narrow = h.text(40, 30);
     assert!(narrow.contains("◌ queued: second thing"), "{narrow}");
     assert!(!narrow.contains("Ctrl-D drop"), "{narrow}");
+    // Under a docked dialog ↑ scrolls the dialog: the keys are not offered then.
+    h.running("a");
+    h.approval("a", "shell");
+    let asked = h.text(100, 40);
+    assert!(asked.contains("◌ queued: third …"), "{asked}");
+    assert!(!asked.contains("↑ edit"), "{asked}");
 }
 
 #[test]

@@ -153,7 +153,9 @@ impl App {
             self.render_place(Place::Dock, dialog, buf, now);
         }
         if queued.height > 0 {
-            self.composer.render_queue(queued, buf, &theme);
+            // A docked dialog takes ↑ (it scrolls), so the keys are not offered under it.
+            let keys = focused && !self.overlays.is_open(Place::Dock);
+            self.composer.render_queue(queued, buf, &theme, keys);
         }
         if composer.height > 0 {
             let rule = Rect {

@@ -93,8 +93,9 @@ impl Composer {
     }
 
     /// Lists the queued messages in `area`: the newest at the bottom, next to the editor ↑
-    /// takes it into; older ones past [`MAX_LISTED`] counted on the first row.
-    pub fn render_queue(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// takes it into; older ones past [`MAX_LISTED`] counted on the first row. `keys`: ↑ and
+    /// Ctrl-D reach the composer now (no dialog takes them), so the newest says what they do.
+    pub fn render_queue(&self, area: Rect, buf: &mut Buffer, theme: &Theme, keys: bool) {
         let width = usize::from(area.width);
         let n = self.queue.items.len();
         let hidden = n.saturating_sub(MAX_LISTED);
@@ -110,8 +111,8 @@ impl Composer {
             let mut rows = queued.draft.typed.lines();
             let first = rows.next().unwrap_or("").trim_end();
             let more = if rows.next().is_some() { " …" } else { "" };
-            // The newest says what ↑ and Ctrl-D do with it when there is room.
-            let keys = if i + 1 == n {
+            // The newest says what ↑ and Ctrl-D do with it, when they would and there is room.
+            let keys = if keys && i + 1 == n {
                 "  ↑ edit · Ctrl-D drop"
             } else {
                 ""
