@@ -354,5 +354,50 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The status line (issue 27.7b): at 80 columns a long model name, a cost and a queue walk
+/// every drop before the hints fit; at 200 nothing is dropped.
+fn status_line(c: &mut Criterion) {
+    use taco::run_model::ContextGauge;
+    use taco::tui::views::status::{Activity, Status};
+    let theme = Theme::default();
+    let hints: &[(&str, &str)] = &[
+        ("↑↓", "select"),
+        ("Enter", "details"),
+        ("f", "filter"),
+        ("Tab", "next pane"),
+    ];
+    let status = Status {
+        provider: "anthropic",
+        model: "claude-3-5-sonnet-20241022",
+        auto: Some("key set"),
+        turn: 3,
+        max_turns: 10,
+        tokens_in: 48_213,
+        tokens_out: 2_905,
+        context: Some(ContextGauge {
+            used: 48_000,
+            window: Some(200_000),
+        }),
+        cost: Some(0.19),
+        activity: Activity::AwaitingApproval,
+        elapsed_ms: 0,
+        queued: 1,
+        flash: None,
+        hints,
+        sandbox: None,
+    };
+    let mut group = c.benchmark_group("status_line");
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(2));
+    for width in [80u16, 200] {
+        let area = Rect::new(0, 0, width, 1);
+        let mut buf = Buffer::empty(area);
+        group.bench_with_input(BenchmarkId::new("render", width), &width, |b, _| {
+            b.iter(|| status.render(area, black_box(&mut buf), &theme));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, status_line);
 criterion_main!(benches);

@@ -26,9 +26,9 @@ pub const DIALOG_QUIET_MS: u64 = 2000;
 
 pub use catalog::Catalog;
 pub use file::{
-    ConfigFile, ContextConfig, InstructionsConfig, ProviderEntry, ProviderKind, ProviderOptions,
-    ShellConfig, ThemeChoice, ToolsConfig, TuiConfig, WebFetchConfig, default_config_path,
-    parse_config, read_config,
+    ConfigFile, ContextConfig, InstructionsConfig, NotifyChoice, ProviderEntry, ProviderKind,
+    ProviderOptions, ShellConfig, ThemeChoice, ToolsConfig, TuiConfig, WebFetchConfig,
+    default_config_path, parse_config, read_config,
 };
 pub use presets::{
     ProviderChoice, build_provider, ollama_root, preset_names, probe_ollama, retry_policy,
@@ -75,13 +75,15 @@ pub struct Overrides {
     pub sandbox: Option<crate::sandbox::SandboxMode>,
 }
 
-/// How the TUI takes the terminal (`[ui] mouse`, `theme`).
+/// How the TUI takes the terminal (`[ui] mouse`, `theme`, `notify`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UiSettings {
     /// Take the mouse (wheel, clicks); `false` leaves the terminal's own selection alone.
     pub mouse: bool,
     /// Which palette, or ask the terminal.
     pub theme: ThemeChoice,
+    /// How taco calls you back while you look elsewhere.
+    pub notify: NotifyChoice,
 }
 
 impl Default for UiSettings {
@@ -89,6 +91,7 @@ impl Default for UiSettings {
         Self {
             mouse: true,
             theme: ThemeChoice::Auto,
+            notify: NotifyChoice::Auto,
         }
     }
 }
@@ -219,6 +222,7 @@ where
         ui: UiSettings {
             mouse: file.tui.mouse.unwrap_or(true),
             theme: file.tui.theme.unwrap_or_default(),
+            notify: file.tui.notify.unwrap_or_default(),
         },
         context,
         catalog,

@@ -108,6 +108,9 @@ fn assert_failed_everywhere(h: &mut Harness) {
         h.app
             .on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE), now);
     }
+    // A pane's letters act once it is used (a navigation key since it got the focus).
+    h.app
+        .on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE), now);
     for _ in 0..4 {
         h.app
             .on_key(KeyEvent::new(KeyCode::Char('f'), KeyModifiers::NONE), now);

@@ -1,7 +1,10 @@
 //! The terminal side of issue 14.6, end to end in tmux: `y` copies through OSC 52 (tmux,
 //! with `set-clipboard on`, keeps what it receives as a paste buffer, which `show-buffer`
 //! reads back), `[ui] mouse = false` leaves mouse reporting off, and `theme = "auto"` asks the
-//! terminal for its background (tmux answers OSC 11 from `window-style`).
+//! terminal for its background (tmux answers OSC 11 from `window-style`). Issue 27: a dialog
+//! that waits while nobody looks at taco's pane rings the bell and sends OSC 9 (seen by a
+//! client attached through `script`), a copy under `set-clipboard off` says how to fix it, and
+//! quitting after the window grew leaves the shell clean.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod support;
@@ -195,4 +198,206 @@ fn auto_theme_is_dark_when_the_terminal_does_not_say_and_nothing_is_typed_in() {
     );
     tmux.keys(&["C-c", "C-c"]);
     tmux.wait_for("EXITED");
+}
+
+// ---- issue 27: notifications, tmux's set-clipboard, a resize before quitting --------------
+
+/// taco as tmux runs it in a pane: `$TMUX` and `$TMUX_PANE` as tmux set them, so it asks
+/// this tmux server about its pane.
+const IN_TMUX: &str = "TMUX=\"$TMUX\" TMUX_PANE=\"$TMUX_PANE\"";
+
+/// Bytes that call the user back in what a terminal received: the OSC 9 notification.
+const OSC_9: &[u8] = b"\x1b]9;taco: approve write_file?\x07";
+
+/// Runs the demo request in `target` up to its approval dialog.
+fn ask_for_approval(tmux: &Tmux, target: &str) {
+    assert!(
+        tmux.run(&["send-keys", "-t", target, "-l", "hi"])
+            .status
+            .success()
+    );
+    assert!(
+        tmux.run(&["send-keys", "-t", target, "Enter"])
+            .status
+            .success()
+    );
+}
+
+/// The screen of `target`.
+fn screen_of(tmux: &Tmux, target: &str) -> String {
+    let out = tmux.run(&["capture-pane", "-p", "-J", "-t", target]);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn wait_screen(tmux: &Tmux, target: &str, needle: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let screen = screen_of(tmux, target);
+        if screen.contains(needle) {
+            return screen;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {needle:?} in {target}:\n{screen}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn an_approval_in_a_background_tmux_window_rings_its_bell() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
+    let recorder = tmux.attach_recorder(&home.path().join("client.out"), 160, 45);
+    go(home.path());
+    wait_screen(&tmux, "t:0", "Welcome to taco");
+    // The user goes to another window; taco's is in the background.
+    assert!(tmux.run(&["new-window", "-t", "t"]).status.success());
+    assert_eq!(tmux.format_of("t:0", "#{window_active}"), "0");
+    assert_eq!(tmux.format_of("t:0", "#{window_bell_flag}"), "0");
+    ask_for_approval(&tmux, "t:0");
+    wait_screen(&tmux, "t:0", "Approve write_file");
+    // tmux took the bell: the window is flagged in the status line, and the terminal rang.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while tmux.format_of("t:0", "#{window_bell_flag}") != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no bell flag on taco's window"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let got = recorder.wait_for(b"\x07");
+    assert!(
+        !contains(&got, b"taco: approve"),
+        "the notification's text never shows as text"
+    );
+    assert!(!screen_of(&tmux, "t:0").contains("]9;"), "nothing leaked");
+}
+
+#[test]
+fn an_approval_in_a_pane_the_user_left_reaches_the_terminal_as_osc_9() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
+    assert!(
+        tmux.run(&["set", "-g", "allow-passthrough", "on"])
+            .status
+            .success()
+    );
+    let recorder = tmux.attach_recorder(&home.path().join("client.out"), 160, 45);
+    go(home.path());
+    wait_screen(&tmux, "t:0.0", "Welcome to taco");
+    // The user works in a pane beside taco's: taco shows but nobody looks at it.
+    assert!(tmux.run(&["split-window", "-t", "t:0"]).status.success());
+    assert_eq!(tmux.format_of("t:0.0", "#{pane_active}"), "0");
+    ask_for_approval(&tmux, "t:0.0");
+    wait_screen(&tmux, "t:0.0", "Approve write_file");
+    // tmux passes the wrapped OSC 9 on to the terminal, unwrapped, and the bell after it.
+    let got = recorder.wait_for(OSC_9);
+    assert!(contains(&got, b"\x1b]9;taco: approve write_file?\x07"));
+    // One notification for the dialog, however long it waits.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let again = recorder.received();
+    let count = again.windows(OSC_9.len()).filter(|w| *w == OSC_9).count();
+    assert_eq!(
+        count,
+        1,
+        "{}",
+        String::from_utf8_lossy(&again).escape_debug()
+    );
+}
+
+#[test]
+fn an_approval_the_user_looks_at_neither_rings_nor_notifies() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
+    assert!(
+        tmux.run(&["set", "-g", "allow-passthrough", "on"])
+            .status
+            .success()
+    );
+    let recorder = tmux.attach_recorder(&home.path().join("client.out"), 160, 45);
+    go(home.path());
+    tmux.wait_for("Welcome to taco");
+    ask_for_approval(&tmux, "t");
+    tmux.wait_for("Approve write_file");
+    // Long enough for tmux to have been asked again, and a notification to have gone out.
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let got = recorder.received();
+    assert!(!got.is_empty(), "the client is recording");
+    assert!(
+        !contains(&got, b"]9;"),
+        "{}",
+        String::from_utf8_lossy(&got).escape_debug()
+    );
+    assert!(!contains(&got, b"\x07"), "no bell");
+}
+
+/// Opens a timeline payload in taco under tmux with `set-clipboard` as `value`, copies it
+/// with `y`: the status line, and tmux's paste buffer if the copy arrived.
+fn copy_with_set_clipboard(value: &str) -> (String, Option<String>) {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
+    assert!(
+        tmux.run(&["set", "-g", "set-clipboard", value])
+            .status
+            .success()
+    );
+    go(home.path());
+    open_a_timeline_detail(&tmux);
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("copied");
+    let out = tmux.run(&["show-buffer"]);
+    let kept = (out.status.success() && !out.stdout.is_empty())
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned());
+    quit(&tmux);
+    (screen, kept)
+}
+
+#[test]
+fn inside_tmux_with_set_clipboard_off_the_copy_says_how_to_turn_it_on() {
+    let (screen, kept) = copy_with_set_clipboard("off");
+    assert!(
+        screen.contains(
+            "copied, but tmux's set-clipboard is off: add `set -g set-clipboard on` to ~/.tmux.conf"
+        ),
+        "{screen}"
+    );
+    assert_eq!(kept, None, "tmux took nothing");
+    let (screen, kept) = copy_with_set_clipboard("on");
+    assert!(!screen.contains("set-clipboard"), "{screen}");
+    assert!(kept.unwrap().starts_with("▶ run_started\n"));
+}
+
+#[test]
+fn growing_the_window_leaves_no_borders_on_the_shell_after_quitting() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tmux = support::tmux::launch_taco(home.path(), work.path(), "", "", (80, 24));
+    tmux.wait_for("Welcome to taco");
+    assert!(
+        tmux.run(&["resize-window", "-t", "t", "-x", "160", "-y", "45"])
+            .status
+            .success()
+    );
+    // Drawn again at the new size (three columns from 140 on).
+    tmux.wait_until("the wide layout", |s| {
+        s.contains("timeline ·") && s.lines().any(|l| l.chars().count() > 150)
+    });
+    tmux.keys(&["C-c", "C-c"]);
+    let screen = tmux.wait_for("EXITED");
+    let boxes: Vec<&str> = (screen.lines())
+        .filter(|l| l.contains(['─', '│', '┌', '┐', '└', '┘']))
+        .collect();
+    assert!(
+        boxes.is_empty(),
+        "rows of the last frame left behind:\n{screen}"
+    );
 }

@@ -144,6 +144,8 @@ pub struct TuiConfig {
     pub mouse: Option<bool>,
     /// The colours: `dark`, `light` or `auto` (asks the terminal for its background).
     pub theme: Option<ThemeChoice>,
+    /// How taco says it needs you while you look elsewhere: `auto`, `bell` or `off`.
+    pub notify: Option<NotifyChoice>,
     /// How long the keyboard must be quiet before a dialog takes keys by itself, in
     /// milliseconds (0: at once, unless a message is unsent).
     pub dialog_guard_ms: Option<u64>,
@@ -168,6 +170,20 @@ pub enum ThemeChoice {
     Dark,
     /// Dark text on a light background.
     Light,
+}
+
+/// `[ui] notify`: how taco calls you back when a dialog waits or a run ends while its
+/// terminal (or tmux window) is not the one you look at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyChoice {
+    /// A desktop notification (OSC 9, or OSC 777 where the terminal takes that) and the bell.
+    #[default]
+    Auto,
+    /// The bell alone.
+    Bell,
+    /// Nothing.
+    Off,
 }
 
 /// `[context]`: how the conversation is kept within the model's context window.
@@ -520,5 +536,23 @@ mod tests {
             "only the three names"
         );
         assert!(parse("[ui]\nmouse = \"no\"\n").is_err());
+    }
+
+    #[test]
+    fn ui_notify_takes_its_three_words() {
+        let parse = |text: &str| parse_config(Path::new("c.toml"), text);
+        for (word, choice) in [
+            ("auto", NotifyChoice::Auto),
+            ("bell", NotifyChoice::Bell),
+            ("off", NotifyChoice::Off),
+        ] {
+            let file =
+                parse(&format!("[ui]\nnotify = \"{word}\"\n")).unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(file.tui.notify, Some(choice));
+        }
+        let empty = parse("").unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(empty.tui.notify.unwrap_or_default(), NotifyChoice::Auto);
+        assert!(parse("[ui]\nnotify = \"loud\"\n").is_err());
+        assert!(parse("[ui]\nnotify = true\n").is_err());
     }
 }

@@ -1,7 +1,6 @@
 //! The application state and its update logic: orchestrator events and terminal input in,
 //! [`Command`]s out. No terminal, no channels: tests drive it directly.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::commands::{CallRecord, ToolInfo};
@@ -85,6 +84,9 @@ pub enum Command {
     /// Read the runs of the session file before this point, then give them to
     /// [`App::prepend_earlier`].
     LoadEarlier(crate::startup::Earlier),
+    /// Write this notification (the bell, OSC 9 or 777) to the terminal: something waits
+    /// for a user who looks elsewhere.
+    Notify(super::notify::Escapes),
 }
 
 /// The whole UI state.
@@ -92,6 +94,9 @@ pub struct App {
     info: AppInfo,
     theme: Theme,
     focus: Focus,
+    /// The focused pane has been used (a navigation key, a click) since it got the focus:
+    /// its letter keys act (`keys.rs`, `focus_on`).
+    pane_used: bool,
     /// The chat pane.
     pub chat: ChatState,
     composer: Composer,
@@ -111,7 +116,6 @@ pub struct App {
     compacting: bool,
     /// A `/compact` asked for while a request ran: done when it ends, before queued prompts.
     compact_after: bool,
-    queued: VecDeque<String>,
     last_ctrl_c: Option<Instant>,
     flash: Option<(String, Instant)>,
     quit: bool,
@@ -126,6 +130,10 @@ pub struct App {
     prompt_log: Option<PromptLog>,
     /// How a copy reaches the terminal (through tmux or not).
     clipboard: super::clipboard::Route,
+    /// When to call the user back, and how.
+    notifier: super::notify::Notifier,
+    /// What tmux last said about taco's pane (inside tmux).
+    tmux: Option<super::tmux::PaneState>,
     /// Where the chat's messages and its docked dialog were drawn, for the mouse.
     areas: mouse::Areas,
     /// The part of a resumed session not read yet.
@@ -178,6 +186,7 @@ impl App {
             info,
             theme: Theme::default(),
             focus: Focus::Chat,
+            pane_used: false,
             chat,
             composer,
             stack,
@@ -189,7 +198,6 @@ impl App {
             busy: false,
             compacting: false,
             compact_after: false,
-            queued: VecDeque::new(),
             last_ctrl_c: None,
             flash: None,
             quit: false,
@@ -199,6 +207,8 @@ impl App {
             read_only: false,
             prompt_log: None,
             clipboard: Default::default(),
+            notifier: Default::default(),
+            tmux: None,
             areas: Default::default(),
             earlier,
             loading_earlier: false,
@@ -275,7 +285,7 @@ impl App {
         // and `/tools` must not show any.
         self.run.resumed();
         self.run.add_earlier(&self.info.earlier_usage);
-        self.queued.clear();
+        self.composer.clear_queue();
         let _ = self.end_run(now);
         self.sync_guard(now);
         self.stack.clear();
@@ -298,8 +308,9 @@ impl App {
 
     /// Takes one orchestrator event.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
-        let commands = self.take_event(event, now);
+        let mut commands = self.take_event(event, now);
         self.sync_guard(now);
+        commands.extend(self.notice_dialog());
         commands
     }
 
@@ -412,7 +423,9 @@ impl App {
         // Only the end of the request we are waiting for ends it (a max-turns run reports an
         // error and then its final answer); the run model knows which that is.
         if ended {
-            return self.end_run(now);
+            let mut commands: Vec<Command> = self.notice_run_end(&event.data).into_iter().collect();
+            commands.extend(self.end_run(now));
+            return commands;
         }
         Vec::new()
     }
@@ -432,7 +445,7 @@ impl App {
         if std::mem::take(&mut self.compact_after) {
             return self.start_compaction(now);
         }
-        match self.queued.pop_front() {
+        match self.composer.next_queued() {
             Some(next) => self.submit(next, now),
             None => Vec::new(),
         }
@@ -467,6 +480,7 @@ mod grants;
 mod guard;
 mod keys;
 mod mouse;
+mod notice;
 mod query;
 mod render;
 mod slash;

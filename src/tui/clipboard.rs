@@ -73,6 +73,18 @@ impl Copy {
     }
 }
 
+/// What the status line says of a copy that tmux keeps to itself: its `set-clipboard` is
+/// `value` (tmux's default `external`, or `off`) and passthrough is off.
+pub fn tmux_blocked(value: &str) -> String {
+    let value: String = (value.chars())
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(16)
+        .collect();
+    format!(
+        "copied, but tmux's set-clipboard is {value}: add `set -g set-clipboard on` to ~/.tmux.conf"
+    )
+}
+
 /// The OSC 52 copy of `text` by `route`, cut to [`MAX_BASE64`] bytes of base64. The text is
 /// made inert first (`text::safe::terminal`): what a model or a page wrote must not reach the
 /// clipboard as escape sequences, to act on whatever terminal it is pasted into.
@@ -112,7 +124,7 @@ fn sequence(encoded: &str) -> Vec<u8> {
 }
 
 /// `ESC P tmux; <inner, each ESC doubled> ESC \`: tmux passes the inner sequence on.
-fn tmux_wrap(inner: &[u8]) -> Vec<u8> {
+pub(crate) fn tmux_wrap(inner: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(inner.len() + 12);
     out.extend_from_slice(b"\x1bPtmux;");
     for &b in inner {

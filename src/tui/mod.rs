@@ -21,11 +21,13 @@ pub mod frames;
 pub mod highlight;
 pub mod layout;
 pub mod markdown;
+pub mod notify;
 pub mod overlay;
 pub mod put;
 pub mod safe;
 pub mod terminal;
 pub mod theme;
+pub mod tmux;
 pub mod views;
 
 use app::{App, AppInfo, Command};
@@ -103,9 +105,14 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
     let background = theme::detect::choose(ui.theme, guard.background, colorfgbg.as_deref());
     tracing::info!(?background, answered = guard.background.is_some(), "theme");
     app.set_theme(theme::Theme::for_background(background));
-    app.set_clipboard(clipboard::Route::from_env(
-        std::env::var_os("TMUX").as_deref(),
-    ));
+    let tmux_env = std::env::var_os("TMUX");
+    let route = clipboard::Route::from_env(tmux_env.as_deref());
+    app.set_clipboard(route);
+    let term = std::env::var("TERM").unwrap_or_default();
+    let desktop = notify::Desktop::for_terminal(&term);
+    app.set_notifier(notify::Notifier::new(ui.notify, desktop, route));
+    // Inside tmux: whether anyone sees taco's pane, and whether a copy gets out.
+    let mut tmux = tmux::Watch::start(tmux_env.as_deref(), std::env::var("TMUX_PANE").ok());
     let mut input = EventStream::new();
     let mut signals = match Signals::install() {
         Ok(signals) => Some(signals),
@@ -118,6 +125,7 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
         screen: &mut guard,
         input: &mut input,
         signals: &mut signals,
+        tmux: &mut tmux,
         launched,
     };
     let ended = drive(&mut app, &mut io, &mut engine).await;
@@ -149,9 +157,7 @@ trait Screen {
 impl Screen for terminal::TerminalGuard {
     fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took> {
         let mut rendered = frames::Took::ZERO;
-        let drawn = self
-            .terminal
-            .draw(|frame| rendered = render_timed(app, frame, now));
+        let drawn = self.draw_synced(|frame| rendered = render_timed(app, frame, now));
         drawn.map(|_| rendered)
     }
 
@@ -178,6 +184,8 @@ struct Io<'a, I> {
     input: &'a mut I,
     /// Termination signals, when they could be watched.
     signals: &'a mut Option<Signals>,
+    /// What tmux says about taco's pane, when taco runs inside tmux.
+    tmux: &'a mut Option<tmux::Watch>,
     /// When the process started, for the first-frame time in the log.
     launched: Instant,
 }
@@ -226,6 +234,9 @@ where
             // Code drawn plain while its colours were on the way is drawn again.
             dirty = app.chat.highlight_pending();
         }
+        if let Some(tmux) = io.tmux.as_ref() {
+            tmux.set_busy(app.is_busy());
+        }
         let next_frame = tokio::time::Instant::from_std(last_frame + FRAME);
         let ticking = app.needs_tick(now);
         let next_tick = tokio::time::Instant::from_std(last_frame + TICK);
@@ -267,6 +278,10 @@ where
                     Vec::new()
                 }
             },
+            state = tmux::next(io.tmux) => {
+                app.on_tmux(state);
+                Vec::new()
+            }
             read = recv_read(&mut reading), if reading.is_some() => {
                 reading = None;
                 dirty = true;
@@ -296,6 +311,12 @@ where
                     // A terminal that cannot take it fails its next frame too; that ends.
                     if let Err(e) = io.screen.write(osc.bytes()) {
                         tracing::warn!("the clipboard copy was not written: {e}");
+                    }
+                }
+                Command::Notify(escapes) => {
+                    tracing::info!("notifying: something waits for the user");
+                    if let Err(e) = io.screen.write(escapes.bytes()) {
+                        tracing::warn!("the notification was not written: {e}");
                     }
                 }
                 Command::Resume(id) => resume = Some(id),
@@ -393,6 +414,14 @@ fn handle_terminal(app: &mut App, event: TermEvent) -> Vec<Command> {
         }
         TermEvent::Mouse(mouse) => {
             app.on_mouse(mouse);
+            Vec::new()
+        }
+        TermEvent::FocusGained => {
+            app.on_focus(true);
+            Vec::new()
+        }
+        TermEvent::FocusLost => {
+            app.on_focus(false);
             Vec::new()
         }
         _ => Vec::new(),

@@ -220,6 +220,12 @@ pub trait Overlay: Any + Debug {
         false
     }
 
+    /// What a notification says while it waits for the user (`notify.rs`), for a gated
+    /// dialog; plain words, the notifier makes them inert.
+    fn waiting_for(&self) -> Option<String> {
+        None
+    }
+
     /// What the run waits for while it is open.
     fn activity(&self) -> Option<Activity> {
         None
@@ -419,6 +425,14 @@ impl OverlayStack {
     /// typed text.
     pub fn guard_id(&self) -> Option<(String, bool)> {
         (self.items.iter().rev()).find_map(|o| o.guard_id().map(|id| (id, o.takes_text())))
+    }
+
+    /// The gated overlay on screen, by its gate id, and what a notification says of it.
+    pub fn waiting(&self) -> Option<(String, String)> {
+        (self.items.iter().rev()).find_map(|o| {
+            let id = o.guard_id()?;
+            Some((id, o.waiting_for().unwrap_or_default()))
+        })
     }
 
     /// Tells the guarded overlay on screen that the user typed past it.

@@ -1,22 +1,28 @@
-//! Owns the terminal while the TUI runs: raw mode, alternate screen, bracketed paste, mouse
-//! (unless `[ui] mouse = false`), keyboard enhancement where supported. Restored on drop, on
-//! error and on panic. On the way in it asks the terminal for its background colour (for
-//! `theme = "auto"`), before anything else reads the keyboard.
+//! Owns the terminal while the TUI runs: raw mode, alternate screen, bracketed paste, focus
+//! reports (for notifications), mouse (unless `[ui] mouse = false`), keyboard enhancement
+//! where supported. Restored on drop, on error and on panic; the alternate screen is cleared
+//! before it is left (tmux, grown while taco ran, would otherwise hand rows of the last frame
+//! back to the shell). Each frame is drawn as one synchronized update (mode 2026; terminals
+//! without it ignore the mode, as they must any private mode they do not know). On the way in
+//! it asks the terminal for its background colour (for `theme = "auto"`), before anything
+//! else reads the keyboard.
 
 use std::io::{self, Stdout, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
+use ratatui::Frame;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use ratatui::crossterm::terminal::{
-    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
-    enable_raw_mode, supports_keyboard_enhancement,
+    BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate, EnterAlternateScreen,
+    LeaveAlternateScreen, disable_raw_mode, enable_raw_mode, supports_keyboard_enhancement,
 };
 use ratatui::crossterm::{cursor, execute, queue};
 
@@ -113,9 +119,27 @@ impl TerminalGuard {
     }
 }
 
-/// Turns on the alternate screen, bracketed paste and, when `setup` says so, mouse capture.
+/// Draws one frame on `terminal` between the begin and end of a synchronized update.
+fn draw_synced<W: Write>(
+    terminal: &mut Terminal<CrosstermBackend<W>>,
+    render: impl FnOnce(&mut Frame<'_>),
+) -> io::Result<()> {
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    let drawn = terminal.draw(render).map(|_| ());
+    // Ended even when the draw failed halfway, so the terminal does not wait on it.
+    let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+    drawn.and(ended)
+}
+
+/// Turns on the alternate screen, bracketed paste, focus reports and, when `setup` says so,
+/// mouse capture.
 fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
-    queue!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+    queue!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableFocusChange
+    )?;
     if setup.mouse {
         queue!(out, EnableMouseCapture)?;
     }
@@ -123,6 +147,12 @@ fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
 }
 
 impl TerminalGuard {
+    /// Draws one frame with `render` as a single synchronized update: the terminal shows it
+    /// whole, never half of it, however long the write takes.
+    pub fn draw_synced(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
+        draw_synced(&mut self.terminal, render)
+    }
+
     /// The terminal a previous guard held, as it is: cleared without asking the terminal
     /// anything (ratatui's `clear` asks where the cursor is, and an answer can be lost while
     /// the last input reader winds down); its background is what the first guard learned.
@@ -172,14 +202,22 @@ pub fn restore() {
     if MOUSE.swap(false, Ordering::SeqCst) {
         let _ = execute!(stdout, DisableMouseCapture);
     }
-    let _ = execute!(
-        stdout,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        cursor::Show
-    );
+    let _ = leave_modes(&mut stdout);
     let _ = disable_raw_mode();
     let _ = stdout.flush();
+}
+
+/// Turns off what [`enter_modes`] turned on (mouse capture aside) and leaves the alternate
+/// screen cleared, the cursor shown.
+fn leave_modes(out: &mut impl Write) -> io::Result<()> {
+    execute!(
+        out,
+        DisableFocusChange,
+        DisableBracketedPaste,
+        Clear(ClearType::All),
+        LeaveAlternateScreen,
+        cursor::Show
+    )
 }
 
 fn install_panic_hook() {
@@ -228,6 +266,58 @@ mod tests {
         for both in [&with, &without] {
             assert!(both.contains("?1049h"), "the alternate screen: {both:?}");
             assert!(both.contains("?2004h"), "bracketed paste: {both:?}");
+            assert!(both.contains("?1004h"), "focus reports: {both:?}");
         }
+    }
+
+    #[test]
+    fn a_frame_is_written_as_one_synchronized_update() {
+        use ratatui::layout::Rect;
+        use ratatui::{TerminalOptions, Viewport};
+        /// What the terminal was sent, kept where the test can read it.
+        #[derive(Clone, Default)]
+        struct Sent(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Sent {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let sent = Sent::default();
+        let backend = CrosstermBackend::new(sent.clone());
+        let viewport = Viewport::Fixed(Rect::new(0, 0, 20, 2));
+        let mut terminal = Terminal::with_options(backend, TerminalOptions { viewport }).unwrap();
+        draw_synced(&mut terminal, |frame| {
+            frame.render_widget("hello", frame.area());
+        })
+        .unwrap();
+        let out = String::from_utf8_lossy(&sent.0.borrow()).into_owned();
+        let begin = out.find("\x1b[?2026h").expect("begins the update");
+        let text = out.find("hello").expect("the frame");
+        let end = out.rfind("\x1b[?2026l").expect("ends the update");
+        assert!(begin < text && text < end, "{out:?}");
+        assert!(
+            out.ends_with("\x1b[?2026l"),
+            "nothing after the end: {out:?}"
+        );
+    }
+
+    #[test]
+    fn leaving_clears_the_alternate_screen_first_and_turns_focus_reports_off() {
+        let mut out = Vec::new();
+        leave_modes(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let clear = out.find("\x1b[2J").expect("a whole-screen clear");
+        let leave = out.find("?1049l").expect("the alternate screen left");
+        assert!(
+            clear < leave,
+            "cleared while still on the alternate screen: {out:?}"
+        );
+        assert!(out.contains("?1004l"), "focus reports off: {out:?}");
+        assert!(out.contains("?2004l"), "bracketed paste off: {out:?}");
+        assert!(out.contains("?25h"), "the cursor shown: {out:?}");
     }
 }

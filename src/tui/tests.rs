@@ -156,6 +156,7 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
         screen: &mut screen,
         input: &mut input,
         signals: &mut signals,
+        tmux: &mut None,
         launched: Instant::now(),
     };
     let mut app = App::new(info(), Instant::now());
@@ -242,6 +243,7 @@ async fn y_in_the_timeline_detail_writes_osc_52_to_the_terminal() {
         screen: &mut screen,
         input: &mut input,
         signals: &mut signals,
+        tmux: &mut None,
         launched: Instant::now(),
     };
     let mut app = App::new(info(), Instant::now());

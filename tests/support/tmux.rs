@@ -135,8 +135,80 @@ impl Drop for Tmux {
 impl Tmux {
     /// A format variable of the pane (`#{alternate_on}`, `#{mouse_any_flag}`, …).
     pub fn pane_format(&self, format: &str) -> String {
-        let out = self.run(&["display-message", "-p", "-t", "t", format]);
+        self.format_of("t", format)
+    }
+
+    /// A format variable of `target` (`t:0`, `t:0.1`).
+    pub fn format_of(&self, target: &str, format: &str) -> String {
+        let out = self.run(&["display-message", "-p", "-t", target, format]);
         String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Attaches a client to the session in a pseudo-terminal of `width`×`height` (`script`)
+    /// and records every byte tmux writes to that terminal in `file`: what a real terminal
+    /// would get (a passed-through OSC, the bell).
+    pub fn attach_recorder(&self, file: &std::path::Path, width: u16, height: u16) -> Recorder {
+        let attach = format!(
+            "stty cols {width} rows {height}; exec tmux -L {} attach -t t",
+            self.socket
+        );
+        let child = Command::new("script")
+            .args(["-q", "-f", "-c", &attach])
+            .arg(file)
+            .env("TERM", "xterm-256color")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run script (util-linux)");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while self.format_of("t", "#{session_attached}") != "1" {
+            assert!(Instant::now() < deadline, "the client never attached");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Recorder {
+            child,
+            file: file.to_path_buf(),
+        }
+    }
+}
+
+/// A client attached through `script`, recording what its terminal receives.
+pub struct Recorder {
+    child: std::process::Child,
+    file: std::path::PathBuf,
+}
+
+impl Recorder {
+    /// What the client's terminal has received so far.
+    pub fn received(&self) -> Vec<u8> {
+        std::fs::read(&self.file).unwrap_or_default()
+    }
+
+    /// Waits until what was received contains `needle`; panics with it if it never does.
+    pub fn wait_for(&self, needle: &[u8]) -> Vec<u8> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let got = self.received();
+            if got.windows(needle.len()).any(|w| w == needle) {
+                return got;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "the terminal never received {:?}; it got:\n{}",
+                    String::from_utf8_lossy(needle),
+                    String::from_utf8_lossy(&got).escape_debug()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

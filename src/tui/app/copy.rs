@@ -30,7 +30,15 @@ impl App {
         }
         let text = self.info.secrets.redact(text);
         let copy = clipboard::copy(&text, self.clipboard);
-        self.flash(copy.flash(), now);
+        // Inside tmux a copy gets out only when tmux takes it (set-clipboard on) or passes
+        // it through: "copied" alone would be untrue.
+        let blocked = (self.clipboard == Route::Tmux)
+            .then(|| self.tmux.as_ref()?.copy_blocked().map(String::from))
+            .flatten();
+        match blocked {
+            Some(value) => self.flash(clipboard::tmux_blocked(&value), now),
+            None => self.flash(copy.flash(), now),
+        }
         vec![Command::Copy(copy.osc)]
     }
 

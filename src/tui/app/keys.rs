@@ -20,11 +20,12 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        let commands = self.take_key(key, now);
+        let mut commands = self.take_key(key, now);
         self.save_prompts();
         self.overlays.prune();
         // An answer may bring up the next dialog, which starts guarded.
         self.sync_guard(now);
+        commands.extend(self.notice_dialog());
         commands
     }
 
@@ -56,7 +57,7 @@ impl App {
         }
         // Tab moves to a dialog that waits for the user (the dialog says so).
         if ctx.held && key.code == KeyCode::Tab && key.modifiers.is_empty() && self.guard.engage() {
-            self.focus = Focus::Chat;
+            self.focus_on(Focus::Chat);
             return Vec::new();
         }
         // A letter meant as an answer is not lost without a word: it went to the message.
@@ -66,9 +67,15 @@ impl App {
         if self.focus_key(key, ctrl, now) {
             return Vec::new();
         }
-        let handled = self.pane_key(self.focus, key, &ctx);
-        if let Some(commands) = self.apply(handled, now) {
-            return commands;
+        // A pane not used since it got focus leaves typing to the composer (see `focus_on`).
+        if !self.pane_letter_waits(&key) {
+            let handled = self.pane_key(self.focus, key, &ctx);
+            if handled.taken() && !printable(&key) {
+                self.pane_used = true;
+            }
+            if let Some(commands) = self.apply(handled, now) {
+                return commands;
+            }
         }
         let handled = self.overlays.offer(key, &ctx);
         if let Some(commands) = self.apply(handled, now) {
@@ -99,7 +106,7 @@ impl App {
             Effect::Answer { id, value } => vec![Command::Op(Op::Answer { id, value })],
             Effect::Command(line) => self.run_command(&line, now),
             Effect::Focus(focus) => {
-                self.focus = focus;
+                self.focus_on(focus);
                 Vec::new()
             }
             Effect::Open(overlay) => {
@@ -125,7 +132,7 @@ impl App {
     fn type_past_dialog(&mut self, keys: &[char], now: Instant) {
         self.guard.step_back(now);
         self.overlays.step_back();
-        self.focus = Focus::Chat;
+        self.focus_on(Focus::Chat);
         for &c in keys {
             self.composer
                 .input(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
@@ -141,16 +148,35 @@ impl App {
         match key.code {
             KeyCode::Tab if !ctrl => {
                 if !(self.focus == Focus::Chat && self.try_complete(now)) {
-                    self.focus = self.focus.next();
+                    self.focus_on(self.focus.next());
                 }
                 true
             }
             KeyCode::BackTab => {
-                self.focus = self.focus.previous();
+                self.focus_on(self.focus.previous());
                 true
             }
             _ => false,
         }
+    }
+
+    /// Moves the keyboard focus to `focus`. A pane that gets it is not *used* yet: its
+    /// single-letter keys (`f` filter, `j`/`k`, `c` cancel, `y` copy) wait until the user
+    /// moves in it (an arrow, PgUp/PgDn, Home/End, Enter) or clicks it, so a sentence typed
+    /// with a pane focused reaches the composer whole instead of its first letter switching
+    /// the filter. Like the dialog gate (`guard.rs`): keys act on a thing only once the user
+    /// is with it, and typing is never taken for a command.
+    pub(super) fn focus_on(&mut self, focus: Focus) {
+        if self.focus != focus {
+            self.pane_used = false;
+        }
+        self.focus = focus;
+    }
+
+    /// Whether `key` is a printable key the focused pane must leave to the composer: the pane
+    /// (not the chat, whose keys are the composer's) has not been used since it got focus.
+    fn pane_letter_waits(&self, key: &KeyEvent) -> bool {
+        self.focus != Focus::Chat && !self.pane_used && printable(key)
     }
 
     /// A key for `pane`: the overlay over it takes it if there is one (the pane is hidden),
@@ -198,7 +224,7 @@ impl App {
         if self.focus != Focus::Chat {
             // Typing anywhere goes to the composer.
             if matches!(key.code, KeyCode::Char(_)) && !ctrl {
-                self.focus = Focus::Chat;
+                self.focus_on(Focus::Chat);
             } else {
                 return Vec::new();
             }
@@ -221,6 +247,15 @@ impl App {
                 Vec::new()
             }
             KeyCode::Enter => self.send_composer(now),
+            // An empty editor: ↑ takes the newest queued message back, Ctrl-D drops it.
+            KeyCode::Up if key.modifiers.is_empty() && self.composer.unqueue() => {
+                self.flash("the queued message is back to edit · Enter sends it", now);
+                Vec::new()
+            }
+            KeyCode::Char('d') if ctrl && self.composer.drop_queued() => {
+                self.flash("dropped the last queued message", now);
+                Vec::new()
+            }
             _ => {
                 self.composer.input(key);
                 Vec::new()
@@ -302,12 +337,20 @@ impl App {
                 self.guard.step_back(now);
                 self.overlays.step_back();
             }
-            self.focus = Focus::Chat;
+            self.focus_on(Focus::Chat);
             self.composer.paste(text);
         }
         self.overlays.prune();
         self.sync_guard(now);
     }
+}
+
+/// Whether a key is a printable character typed as such (Shift allowed, no Ctrl or Alt).
+fn printable(key: &KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char(_))
+        && !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
 }
 
 /// Whether a key types (text, Enter, deleting), as opposed to moving around: typing past a

@@ -99,7 +99,9 @@ impl App {
         let Some((pane, rect)) = self.pane_at(at) else {
             return;
         };
-        self.focus = pane;
+        self.focus_on(pane);
+        // A click in a pane is using it: its letter keys act (see `focus_on`).
+        self.pane_used = true;
         // A click on a dialog that waits for the user moves to it, as Tab does.
         if self.areas.dock.contains(at) {
             self.guard.engage();

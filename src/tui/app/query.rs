@@ -33,7 +33,7 @@ impl App {
 
     /// Prompts waiting for the running request to end.
     pub fn queued(&self) -> impl Iterator<Item = &str> {
-        self.queued.iter().map(String::as_str)
+        self.composer.queued()
     }
 
     /// The text in the composer.

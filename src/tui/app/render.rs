@@ -101,7 +101,7 @@ impl App {
             cost: self.run.session_cost(&self.info.pricing),
             activity: self.activity,
             elapsed_ms: now.duration_since(self.activity_since).as_millis(),
-            queued: self.queued.len(),
+            queued: self.composer.queued_len(),
             flash: self.flash.as_ref().map(|(text, _)| text.as_str()),
             hints: self.hints(),
             sandbox: self.unconfined(),
@@ -131,9 +131,11 @@ impl App {
         } else {
             0
         };
-        let [messages, dialog, composer] = Layout::vertical([
+        let queue_rows = self.composer.queue_rows();
+        let [messages, dialog, queued, composer] = Layout::vertical([
             Constraint::Min(1),
             Constraint::Length(dialog_rows),
+            Constraint::Length(queue_rows),
             Constraint::Length(composer_rows),
         ])
         .areas(inner);
@@ -149,6 +151,11 @@ impl App {
         }
         if dialog.height > 0 {
             self.render_place(Place::Dock, dialog, buf, now);
+        }
+        if queued.height > 0 {
+            // A docked dialog takes ↑ (it scrolls), so the keys are not offered under it.
+            let keys = focused && !self.overlays.is_open(Place::Dock);
+            self.composer.render_queue(queued, buf, &theme, keys);
         }
         if composer.height > 0 {
             let rule = Rect {

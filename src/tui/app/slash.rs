@@ -16,20 +16,19 @@ impl App {
             return Vec::new();
         }
         let message = self.composer.take_message();
-        let text = message.text;
-        if text.starts_with('/') {
-            return self.run_command(&text, now);
+        if message.text.starts_with('/') {
+            return self.run_command(&message.text, now);
         }
         if self.read_only {
             self.flash("read-only: this is a saved trace, nothing is sent", now);
             return Vec::new();
         }
         let commands = if self.busy {
-            self.queued.push_back(text);
+            self.composer.queue(&message);
             self.flash("queued: it is sent when the running request ends", now);
             Vec::new()
         } else {
-            self.submit(text, now)
+            self.submit(message.text.clone(), now)
         };
         // Files refused or cut: said under the message.
         for note in message.notes {
@@ -110,7 +109,7 @@ impl App {
                 // Its detail shows an event the timeline no longer has.
                 self.overlays.close(Place::Pane(Focus::Timeline));
                 self.stack.clear();
-                self.queued.clear();
+                self.composer.clear_queue();
                 self.original_request = None;
                 // A new conversation starts its own counts (the status line's turn and tokens).
                 self.run.cleared();

@@ -133,6 +133,10 @@ impl Overlay for ApprovalDialog {
         (self.state.current()).map(|call| format!("approval {}", call.id))
     }
 
+    fn waiting_for(&self) -> Option<String> {
+        (self.state.current()).map(|call| format!("approve {}?", call.name))
+    }
+
     fn activity(&self) -> Option<Activity> {
         Some(Activity::AwaitingApproval)
     }

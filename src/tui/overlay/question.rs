@@ -148,6 +148,15 @@ impl Overlay for QuestionDialog {
         (self.state.current()).map(|q| format!("question {}", q.id))
     }
 
+    fn waiting_for(&self) -> Option<String> {
+        let q = self.state.current()?;
+        Some(match q.kind {
+            InputKind::Parameter => format!("{} needs a value", q.tool),
+            InputKind::DepthLimit => "the tool stack reached its depth limit".to_string(),
+            InputKind::Submit => format!("send the form to {}?", q.tool),
+        })
+    }
+
     fn activity(&self) -> Option<Activity> {
         Some(Activity::AwaitingInput)
     }

@@ -17,6 +17,7 @@ mod fuzzy;
 mod layout;
 mod paste;
 mod popup;
+mod queue;
 mod readline;
 mod search;
 #[cfg(test)]
@@ -30,6 +31,7 @@ pub use files::{MAX_FILES, MAX_WALK};
 use paste::Paste;
 pub use paste::{COLLAPSE_CHARS, COLLAPSE_LINES};
 pub use popup::PopupKind;
+pub use queue::MAX_LISTED;
 use search::Search;
 
 /// Most rows the composer grows to before it scrolls.
@@ -50,6 +52,8 @@ pub struct Outgoing {
     pub text: String,
     /// What the user should know about attachments (refused or cut files), plain text.
     pub notes: Vec<String>,
+    /// As it was typed (chips, mentions), should it be queued and edited again.
+    draft: Draft,
 }
 
 /// A prompt as typed: its text with chip labels, and the pastes behind them.
@@ -106,6 +110,8 @@ pub struct Composer {
     popup: popup::Popup,
     /// Recent messages sent that showed otherwise (chips): (sent, shown), newest last.
     sent: VecDeque<(String, String)>,
+    /// Messages waiting for the running request to end.
+    queue: queue::Queue,
 }
 
 impl Default for Composer {
@@ -130,6 +136,7 @@ impl Composer {
             files: files::FileIndex::new(None),
             popup: popup::Popup::default(),
             sent: VecDeque::new(),
+            queue: queue::Queue::default(),
         }
     }
 
@@ -207,6 +214,7 @@ impl Composer {
         Outgoing {
             text: attached.text,
             notes: attached.notes,
+            draft,
         }
     }
 

@@ -26,6 +26,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         "Chat and composer",
         &[
             ("Enter", "send (queued while a request runs)"),
+            ("↑, Ctrl-D", "empty composer: edit / drop the last queued"),
             ("Shift-Enter / Ctrl-J", "new line"),
             (
                 "↑ / ↓, Ctrl-P / N",
@@ -96,7 +97,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
-        "Tool stack",
+        "Tool stack (letters once you moved in it or clicked it)",
         &[
             ("↑ ↓ / j k", "select a call (Home / End: first / last)"),
             ("Enter", "its arguments, state, parents and live output"),
@@ -105,7 +106,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
-        "Timeline",
+        "Timeline (letters once you moved in it or clicked it)",
         &[
             ("↑ ↓ / j k", "select an event"),
             ("Enter", "open the full payload (again: full screen)"),
