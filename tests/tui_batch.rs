@@ -377,6 +377,30 @@ fn snapshot_the_grants_list() {
     );
 }
 
+/// `/tools` left open while time passes (no event comes) ages its grants: a grant four
+/// minutes old never reads "just now" because the view opened then.
+#[test]
+fn tools_left_open_ages_its_grants_with_the_clock() {
+    let mut h = configured();
+    h.start();
+    h.event(EventData::ApprovalDecided {
+        id: "c1".into(),
+        name: "write_file".into(),
+        decision: Decision::Approved,
+        scope: Scope::Session,
+        reason: None,
+        prefix: None,
+    });
+    h.command("/tools");
+    let fresh = h.text(120, 30);
+    assert!(fresh.contains("since just now"), "{fresh}");
+    assert!(h.app.needs_tick(h.now()), "an open /tools keeps time");
+    h.ms += 4 * 60_000;
+    let later = h.text(120, 30);
+    assert!(later.contains("since 4 min ago"), "{later}");
+    assert!(!later.contains("just now"), "{later}");
+}
+
 #[test]
 fn r_in_tools_revokes_the_selected_grant_and_the_list_follows_the_event() {
     let mut h = granted();

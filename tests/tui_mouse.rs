@@ -133,6 +133,8 @@ impl Harness {
             self.call(&id, "read_file", json!({"path": format!("f{i}.txt")}));
             self.result(&id, "read_file", json!({"content": "x"}));
         }
+        // The finished reads have faded from the stack by the time the shells start.
+        self.ms += 3000;
         for i in 0..4 {
             let id = format!("s{i}");
             self.call(&id, "shell", json!({"command": format!("sleep {i}")}));

@@ -108,6 +108,8 @@ impl App {
     pub fn needs_tick(&self, now: Instant) -> bool {
         self.busy
             || self.stack.is_animating(now)
+            // `/tools` ages its grants as time passes.
+            || self.overlays.get::<crate::tui::views::grants::ToolsView>().is_some()
             // The dialog's countdown, and the frame where its keys come alive.
             || matches!(self.dialog_gate(now), crate::tui::views::gate::Gate::Quiet(_))
             // The `@` finder's file list, shown when it is done.
