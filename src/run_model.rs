@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::conversation::Usage;
 use crate::event::{Decision, Event, EventData, FrameState, InputRequest, ShellGrant, ToolStatus};
+use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::stack::argument_summary;
 use crate::text::summarize;
 
@@ -25,13 +26,12 @@ pub use call::{CallNode, CallState, Progress, Via};
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
 
-/// An approval the user has not answered yet.
+/// An approval the user has not answered yet: the orchestrator's request (the one approval
+/// type: the dialog's call is it too) and where it stands in its batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenApproval {
-    /// Call id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
+    /// The call asked about.
+    pub call: ApprovalRequest,
     /// Position in its batch (1-based) and the batch size.
     pub position: (usize, usize),
 }
@@ -238,15 +238,21 @@ impl RunModel {
             EventData::ApprovalRequested {
                 id,
                 name,
+                arguments,
                 position,
                 of,
+                sandbox,
                 ..
             } => {
                 // Asked again (its file changed while the dialog was open): still one approval.
-                if !self.approvals.iter().any(|a| a.id == *id) {
+                if !self.approvals.iter().any(|a| a.call.id == *id) {
                     self.approvals.push(OpenApproval {
-                        id: id.clone(),
-                        name: name.clone(),
+                        call: ApprovalRequest {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: arguments.clone(),
+                            sandbox: *sandbox,
+                        },
                         position: (*position, *of),
                     });
                 }
@@ -266,7 +272,7 @@ impl RunModel {
                 prefix,
                 reason,
             } => {
-                self.approvals.retain(|a| a.id != *id);
+                self.approvals.retain(|a| a.call.id != *id);
                 if *decision == Decision::Approved {
                     if let Some(prefix) = prefix {
                         self.grants.prefix(prefix, event.timestamp);

@@ -16,6 +16,7 @@ use super::views::timeline::TimelineState;
 use crate::conversation::Role;
 use crate::event::{Event, EventData};
 use crate::history::PromptLog;
+use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::task::Op;
 use crate::run_model::RunModel;
 use crate::session::Entry;
@@ -375,16 +376,18 @@ impl App {
                     None => (self.chat.last_assistant_text().map(String::from), None),
                 };
                 let pending = Pending {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: arguments.clone(),
+                    call: ApprovalRequest {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                        sandbox: *sandbox,
+                    },
                     position: *position,
                     of: *of,
                     lead,
                     from,
                     note: note.clone(),
                     diff: diff.clone(),
-                    sandbox: *sandbox,
                 };
                 self.overlays
                     .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));

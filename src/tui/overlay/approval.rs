@@ -37,7 +37,7 @@ impl ApprovalDialog {
     }
 
     fn once_only(&self) -> bool {
-        self.state.current().is_some_and(Pending::once_only)
+        self.state.current().is_some_and(|p| p.once_only())
     }
 }
 

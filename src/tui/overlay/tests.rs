@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::*;
 use crate::event::{FrameState, InputKind, InputRequest, Scope};
+use crate::orchestrator::approval::ApprovalRequest;
 use crate::tui::views::approval::Pending;
 use crate::tui::views::help::Help;
 
@@ -29,16 +30,18 @@ const HELD: KeyCtx = KeyCtx {
 
 fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
     Pending {
-        id: id.into(),
-        name: name.into(),
-        arguments: json!({"path": "notes.md", "content": "# Notes\n\n- first\n- second\n"}),
+        call: ApprovalRequest {
+            id: id.into(),
+            name: name.into(),
+            arguments: json!({"path": "notes.md", "content": "# Notes\n\n- first\n- second\n"}),
+            sandbox: None,
+        },
         position,
         of,
         lead: Some("I'll write the notes file.".into()),
         from: None,
         note: None,
         diff: None,
-        sandbox: None,
     }
 }
 
