@@ -5,32 +5,32 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use taco::conversation::Usage;
 use taco::event::{DeltaKind, EventData, FrameState, InputKind, InputRequest, LlmCall, StackFrame};
-use taco::tui::app::Command;
 use taco::tui::layout::Focus;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
 /// The two narrow sizes every overlay is drawn at.
 const SIZES: [(u16, u16); 2] = [(80, 24), (60, 20)];
 
-impl Harness {
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        let now = self.now();
-        self.app
-            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
-    }
+/// The steps of this file's stories, on the shared harness.
+trait TuiNarrowSteps {
+    fn start(&mut self, prompt: &str, lead: &str);
+    fn ask(
+        &mut self,
+        name: &str,
+        arguments: serde_json::Value,
+        note: Option<&str>,
+        diff: Option<String>,
+    );
+    fn text(&mut self, width: u16, height: u16) -> String;
+}
 
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
+impl TuiNarrowSteps for Harness {
     /// A request sent and its run started, the model having said `lead`.
     fn start(&mut self, prompt: &str, lead: &str) {
         self.type_text(prompt);
