@@ -150,7 +150,7 @@ pub(super) struct Row {
     pub link: Option<u32>,
     /// For a tool call that ended: how long it ran, by the run model (its span also covers
     /// its waits for approval or a slot, drawn as such).
-    pub took: Option<u64>,
+    pub took: Option<u32>,
     /// Nesting level of the work (0: the top-level agent), from the `parent` chain.
     pub depth: u16,
     /// For a tool call: when it waited for approval (the end once decided).
@@ -462,14 +462,17 @@ impl Row {
     pub(super) fn end_call(&mut self, at: u64, took: Option<u64>) {
         self.pending = false;
         self.end = at.max(self.start);
-        self.took = took;
+        // 49 days of running fit; a row stays small (there is one per event).
+        self.took = took.map(|ms| u32::try_from(ms).unwrap_or(u32::MAX));
     }
 
     /// How long the row lasted; `None` for instants and for calls still running.
     pub(super) fn duration_ms(&self) -> Option<u64> {
         match &self.kind {
             Kind::Llm | Kind::ToolResult { .. } | Kind::Compacted => Some(self.end - self.start),
-            Kind::ToolCall if !self.pending => Some(self.took.unwrap_or(self.end - self.start)),
+            Kind::ToolCall if !self.pending => {
+                Some(self.took.map_or(self.end - self.start, u64::from))
+            }
             _ if self.is_wait() => Some(self.end - self.start),
             _ => None,
         }
