@@ -40,6 +40,7 @@ mod models_list;
 mod ollama_wire;
 mod openai_wire;
 mod orchestrator;
+mod panes_agree;
 mod plain_text;
 mod private_files;
 mod resume_last;

@@ -476,7 +476,8 @@ fn the_timeline_gives_names_the_spare_columns_and_scales_each_run() {
     // 80×24: the timeline pane is 32 cells inside; its names get 23 of them (12 before,
     // beside an offset and an eight-cell duration), the duration six.
     let text = h.text(80, 24);
-    assert!(text.contains("→ shell command=cargo te… 10m01s"), "{text}");
+    // The call's clock is how long it ran (as the stack says), not its ten-minute wait.
+    assert!(text.contains("→ shell command=cargo te…  1.0 s"), "{text}");
     assert!(text.contains("▶ run · demo/demo · run …    ⋯4m"), "{text}");
     insta::assert_snapshot!("timeline_two_runs_80x24", h.screen(80, 24).backend());
     // 60×20: the timeline alone, 58 cells: the whole command shows, and run B's bars span

@@ -203,6 +203,12 @@ pub fn spinner(elapsed_ms: u128) -> &'static str {
 
 pub use crate::text::duration;
 
+/// The mark of a call's state alone, for views that style it their own way (the timeline's
+/// result rows): the glyph [`call_mark`] gives.
+pub fn call_glyph(state: CallState) -> &'static str {
+    call_mark(state, &Theme::default()).0
+}
+
 /// The mark of a call's state and its style, the same in the chat and the stack (issue 27:
 /// panes agree). A call at work gets the spinner's first frame: the pane draws the frame of
 /// the moment over it.

@@ -26,6 +26,11 @@ impl App {
         self.activity
     }
 
+    /// The run model the panes read every call's state and clock from.
+    pub fn run_model(&self) -> &crate::run_model::RunModel {
+        &self.run
+    }
+
     /// Whether a request is running.
     pub fn is_busy(&self) -> bool {
         self.busy

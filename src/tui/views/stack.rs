@@ -172,6 +172,12 @@ impl StackState {
         elapsed.as_millis().min(u128::from(u64::MAX)) as u64
     }
 
+    /// The row of the last frame (from the top of the pane) that showed call `id`, if it
+    /// was in view: tests read what the stack shows of a call there.
+    pub fn row_of(&self, id: &str) -> Option<usize> {
+        (self.drawn.iter()).position(|d| d.as_deref() == Some(id))
+    }
+
     /// Live frames in tree order (a parent before its children), each with its nesting level
     /// (0 for a top-level call). A parent not on the stack counts as top level.
     pub fn live_tree(&self) -> Vec<(usize, &StackFrame)> {
