@@ -18,11 +18,13 @@ use crate::text::summarize;
 mod call;
 mod gauge;
 mod grants;
+mod model_call;
 mod spend;
 
 pub use call::{CallNode, CallState, Via};
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
+pub use model_call::{ModelCallEnd, ModelCallNode, ModelCalls};
 
 /// An approval the user has not answered yet.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +69,8 @@ pub struct RunModel {
     /// Tokens of the model calls nested under each frame (a sub-agent's whole subtree), by
     /// model.
     subtree: HashMap<String, BTreeMap<String, Usage>>,
+    /// Provider calls from their start to their end (`model_call.rs`).
+    llm: ModelCalls,
 }
 
 impl RunModel {
@@ -77,6 +81,7 @@ impl RunModel {
 
     /// Folds one event in; `true` when it ended the run in progress.
     pub fn apply(&mut self, event: &Event) -> bool {
+        self.llm.apply(event);
         match &event.data {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.
@@ -311,6 +316,7 @@ impl RunModel {
     pub fn resumed(&mut self) {
         self.end_run();
         self.grants.clear();
+        self.llm.resumed();
     }
 
     /// A new conversation (`/clear`): its turn and token counts start again; session
@@ -319,6 +325,11 @@ impl RunModel {
         self.usage = Usage::default();
         self.turn = 0;
         self.context = None;
+    }
+
+    /// Provider calls of the run in progress (or the last run), from start to end.
+    pub fn llm(&self) -> &ModelCalls {
+        &self.llm
     }
 
     /// How full the user's conversation is, once a model call has said.

@@ -92,7 +92,7 @@ impl App {
 
     /// Unix ms now, as the events' clock tells it (the latest event's time plus what passed
     /// since it arrived): time stays injected.
-    fn wall_ms(&self, now: Instant) -> u64 {
+    pub(super) fn wall_ms(&self, now: Instant) -> u64 {
         self.wall.map_or(0, |(ms, at)| {
             let since = now.saturating_duration_since(at).as_millis();
             ms.saturating_add(u64::try_from(since).unwrap_or(u64::MAX))

@@ -84,6 +84,8 @@ fn llm(
             parent: parent.map(Into::into),
             omitted: 0,
             context_window: None,
+            call: None,
+            purpose: None,
         })),
     )
 }

@@ -1,0 +1,106 @@
+//! A model call's span (issue 27): `llm_started` when a provider call begins, `llm_progress`
+//! while it streams (live only), and its end: `llm_call` when it answered, `compacted` for a
+//! summary call, `llm_failed` when it failed or was cancelled. Each names the call by its
+//! number in the run, so the timeline shows a call in flight as one row from its start.
+
+use serde::{Deserialize, Serialize};
+
+/// What a model call was for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// A turn of the user's conversation (the answer-now call after the turn limit too).
+    #[default]
+    Conversation,
+    /// A turn of a sub-agent's conversation (`delegate`).
+    SubAgent,
+    /// The summary of a compaction.
+    Compaction,
+    /// Whether a reply to a parameter question answers it (one call, no tools).
+    AnswerCheck,
+    /// Text a running tool asked the model for (`create_code`'s code).
+    ForTool,
+}
+
+impl Purpose {
+    /// What a call under `parent` is for when nothing says more: a nested one is a
+    /// sub-agent's (files written before `purpose` existed are read so).
+    pub fn by_parent(parent: Option<&str>) -> Self {
+        match parent {
+            Some(_) => Self::SubAgent,
+            None => Self::Conversation,
+        }
+    }
+
+    /// Whether the call is a turn of a conversation (its row says which turn).
+    pub fn has_turns(self) -> bool {
+        matches!(self, Self::Conversation | Self::SubAgent)
+    }
+}
+
+/// Data of an `llm_started` event: a provider call begins (once per call; its retries are
+/// `retry` events).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmStarted {
+    /// The call's number in its run (1-based); its progress and its end name it.
+    pub call: u32,
+    /// What it is for.
+    pub purpose: Purpose,
+    /// The frame it runs under (a sub-agent's `delegate`, the tool or question that asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Model id.
+    pub model: String,
+    /// Its conversation's turn (1 for calls outside a conversation's turns).
+    pub turn: u32,
+}
+
+/// Data of an `llm_progress` event: how much a call in flight has streamed (totals of the
+/// attempt in progress, sent on its first byte and then at most every 250 ms); live only,
+/// never in files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmProgress {
+    /// The call (`llm_started.call`).
+    pub call: u32,
+    /// Time from the attempt's request to its first byte.
+    pub ttft_ms: u64,
+    /// Answer characters so far.
+    pub text_chars: u64,
+    /// Reasoning characters so far.
+    pub reasoning_chars: u64,
+    /// Characters of tool calls (names and arguments) so far.
+    pub tool_chars: u64,
+}
+
+impl LlmProgress {
+    /// Output tokens so far, estimated at four characters a token (providers report tokens
+    /// only when the call ends): answer and tool calls, then reasoning.
+    pub fn tokens(&self) -> (u64, u64) {
+        (
+            self.text_chars.saturating_add(self.tool_chars).div_ceil(4),
+            self.reasoning_chars.div_ceil(4),
+        )
+    }
+}
+
+/// How a model call ended without an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmEnd {
+    /// The provider failed, past its retries (or in a way no retry helps).
+    Failed,
+    /// The user (or the tool that asked) cancelled it.
+    Cancelled,
+}
+
+/// Data of an `llm_failed` event: a model call ended without an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmFailed {
+    /// The call (`llm_started.call`).
+    pub call: u32,
+    /// Failed or cancelled.
+    pub end: LlmEnd,
+    /// What went wrong (redacted), when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
