@@ -36,7 +36,7 @@ pub struct ModelCallNode {
     /// When it began (event time, Unix ms).
     pub started_ms: u64,
     /// What the attempt in progress streamed so far (its time to first byte, characters by
-    /// kind); `None` until the first byte (and again after a retry).
+    /// kind); `None` until the first byte, again after a retry, and once it ended.
     pub streamed: Option<LlmProgress>,
     /// Attempts after the first (`retry` events).
     pub retries: u32,
@@ -71,6 +71,9 @@ impl ModelCallNode {
         if self.end.is_none() {
             self.end = Some(end);
             self.ended_ms = Some(at.max(self.started_ms));
+            // What streamed was live only; the end's event says what counts, so a replayed
+            // session folds to the state the live run had.
+            self.streamed = None;
         }
     }
 }

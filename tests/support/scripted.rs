@@ -243,11 +243,12 @@ pub async fn run_with(
     (outcome, events, provider.sent(), orch)
 }
 
+/// The kinds of the events a trace file keeps, in order (no deltas, no live progress).
 pub fn kinds(events: &[Event]) -> Vec<&'static str> {
     events
         .iter()
+        .filter(|e| e.is_trace())
         .map(|e| e.kind())
-        .filter(|k| *k != "delta")
         .collect()
 }
 
