@@ -326,7 +326,10 @@ async fn max_turns_final_call_failing_still_gives_final_with_what_was_gathered()
     assert_eq!(content, "I found a clue.");
     assert!(error.unwrap().contains("upstream broke"));
     let k = kinds(&events);
-    assert_eq!(&k[k.len() - 4..], ["llm_started", "llm_failed", "error", "final"]);
+    assert_eq!(
+        &k[k.len() - 4..],
+        ["llm_started", "llm_failed", "error", "final"]
+    );
 }
 
 #[tokio::test]

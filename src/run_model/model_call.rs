@@ -186,3 +186,7 @@ impl ModelCalls {
         &self.calls
     }
 }
+
+#[cfg(test)]
+#[path = "model_call_tests.rs"]
+mod tests;

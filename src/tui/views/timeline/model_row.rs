@@ -41,7 +41,10 @@ pub(super) fn live_name(node: &ModelCallNode, run: &RunModel) -> String {
         None => name.push_str(" · waiting"),
         Some(streamed) => {
             let (answer, reasoning) = node.tokens();
-            name.push_str(&format!(" · ~{} tok", human(answer.saturating_add(reasoning))));
+            name.push_str(&format!(
+                " · ~{} tok",
+                human(answer.saturating_add(reasoning))
+            ));
             if reasoning > 0 {
                 name.push_str(&format!(" (~{} reasoning)", human(reasoning)));
             }
@@ -133,9 +136,7 @@ impl TimelineState {
         let request = &event.request_id;
         let ended = match &event.data {
             EventData::LlmProgress(_) | EventData::Retry { .. } => false,
-            EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. } => {
-                true
-            }
+            EventData::Final { .. } | EventData::Cancelled { .. } | EventData::Error { .. } => true,
             _ => return,
         };
         let live: Vec<(u32, usize)> = (self.open_models.iter())

@@ -447,7 +447,13 @@ fn never_panics_on_any_size_or_payload() {
         draw(&mut state, w, h);
     }
     let mut buf = Buffer::empty(Rect::new(0, 0, 10, 10));
-    state.render(Rect::new(5, 5, 50, 50), &mut buf, &Theme::default(), true, None);
+    state.render(
+        Rect::new(5, 5, 50, 50),
+        &mut buf,
+        &Theme::default(),
+        true,
+        None,
+    );
     // The same with the last row's detail open.
     state.on_key(key(KeyCode::End));
     state.on_key(key(KeyCode::Up));
