@@ -32,9 +32,20 @@ impl Purpose {
         }
     }
 
-    /// Whether the call is a turn of a conversation (its row says which turn).
-    pub fn has_turns(self) -> bool {
-        matches!(self, Self::Conversation | Self::SubAgent)
+    /// What a call was for, in a few words (the timeline's rows, the chat's nested lines):
+    /// `llm turn 3`, `sub-agent turn 1`, `compaction summary`, `answer check`, `llm for
+    /// create_code` (`tool`: the tool that asked, when known).
+    pub fn label(self, turn: u32, tool: Option<&str>) -> String {
+        match self {
+            Self::Conversation => format!("llm turn {turn}"),
+            Self::SubAgent => format!("sub-agent turn {turn}"),
+            Self::Compaction => "compaction summary".to_string(),
+            Self::AnswerCheck => "answer check".to_string(),
+            Self::ForTool => match tool {
+                Some(tool) => format!("llm for {tool}"),
+                None => "llm for a tool".to_string(),
+            },
+        }
     }
 }
 

@@ -23,7 +23,7 @@ impl ChatState {
             },
             // A sub-agent's calls never stream and never speak for the top-level agent.
             EventData::LlmCall(call) => match &call.parent {
-                Some(parent) => self.sub_turn(parent, call),
+                Some(parent) => self.sub_turn(parent, call, run),
                 None => self.llm_call(call, ts),
             },
             EventData::ToolCall {

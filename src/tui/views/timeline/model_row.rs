@@ -18,19 +18,11 @@ use crate::text::{duration, human};
 /// The symbol of a call in flight (its end is `◆`).
 pub(super) const LIVE: &str = "◇";
 
-/// What a call was for, in a few words: `llm turn 3`, `sub-agent turn 1`, `compaction
-/// summary`, `answer check`, `llm for create_code`.
+/// What a call was for, in a few words (`Purpose::label`), with the tool that asked from
+/// the run model.
 pub(super) fn who(purpose: Purpose, turn: u32, parent: Option<&str>, run: &RunModel) -> String {
-    match purpose {
-        Purpose::Conversation => format!("llm turn {turn}"),
-        Purpose::SubAgent => format!("sub-agent turn {turn}"),
-        Purpose::Compaction => "compaction summary".to_string(),
-        Purpose::AnswerCheck => "answer check".to_string(),
-        Purpose::ForTool => match parent.and_then(|p| run.call(p)) {
-            Some(tool) => format!("llm for {}", one_line(&tool.name)),
-            None => "llm for a tool".to_string(),
-        },
-    }
+    let tool = parent.and_then(|p| run.call(p)).map(|c| one_line(&c.name));
+    purpose.label(turn, tool.as_deref())
 }
 
 /// The name of a call in flight: what it is for, then what it streamed so far (tokens
