@@ -75,21 +75,22 @@ pub struct LlmProgress {
     pub call: u32,
     /// Time from the attempt's request to its first byte.
     pub ttft_ms: u64,
-    /// Answer characters so far.
-    pub text_chars: u64,
-    /// Reasoning characters so far.
-    pub reasoning_chars: u64,
-    /// Characters of tool calls (names and arguments) so far.
-    pub tool_chars: u64,
+    /// Bytes of answer text so far.
+    pub text_bytes: u64,
+    /// Bytes of reasoning so far.
+    pub reasoning_bytes: u64,
+    /// Bytes of tool calls (names and arguments) so far.
+    pub tool_bytes: u64,
 }
 
 impl LlmProgress {
-    /// Output tokens so far, estimated at four characters a token (providers report tokens
-    /// only when the call ends): answer and tool calls, then reasoning.
+    /// Output tokens so far, estimated at four bytes a token (providers count tokens only
+    /// when the call ends; a byte length costs nothing per chunk, and for text outside ASCII
+    /// it is nearer the count than characters are): answer and tool calls, then reasoning.
     pub fn tokens(&self) -> (u64, u64) {
         (
-            self.text_chars.saturating_add(self.tool_chars).div_ceil(4),
-            self.reasoning_chars.div_ceil(4),
+            self.text_bytes.saturating_add(self.tool_bytes).div_ceil(4),
+            self.reasoning_bytes.div_ceil(4),
         )
     }
 }

@@ -249,11 +249,11 @@ impl Run<'_> {
         let mut streamed = LlmProgress {
             call,
             ttft_ms: 0,
-            text_chars: 0,
-            reasoning_chars: 0,
-            tool_chars: 0,
+            text_bytes: 0,
+            reasoning_bytes: 0,
+            tool_bytes: 0,
         };
-        let mut told: Option<Instant> = None;
+        let mut told: Option<tokio::time::Instant> = None;
         let limits = self.orch.settings.limits;
         // A tool that asked for an answer may take less than any reply.
         let max_reply = (self.answer_cap).map_or(limits.max_reply_bytes, |cap| {
@@ -321,14 +321,16 @@ impl Run<'_> {
                 ttft.get_or_insert_with(|| (self.clock.now() - started).as_millis() as u64);
             }
             count(&mut streamed, &chunk);
-            if let Some(first) = ttft {
-                // The first byte at once, then a few times a second: the timeline's live row.
-                let now = self.clock.now();
-                if told.is_none_or(|at| now - at >= PROGRESS_EVERY) {
-                    told = Some(now);
-                    streamed.ttft_ms = first;
-                    self.emit(EventData::LlmProgress(streamed));
-                }
+            // The first byte at once, then a few times a second while chunks make progress:
+            // the timeline's row in flight. Timed by the instant of the latest progress, so a
+            // chunk costs no clock read of its own.
+            if progress
+                && let Some(first) = ttft
+                && told.is_none_or(|at| progress_at - at >= PROGRESS_EVERY)
+            {
+                told = Some(progress_at);
+                streamed.ttft_ms = first;
+                self.emit(EventData::LlmProgress(streamed));
             }
             match chunk {
                 Chunk::Text(text) => {
@@ -356,15 +358,15 @@ impl Run<'_> {
     }
 }
 
-/// Adds what `chunk` streamed to `streamed`'s characters.
+/// Adds what `chunk` streamed to `streamed`'s bytes (a length, never a scan of the text).
 fn count(streamed: &mut LlmProgress, chunk: &Chunk) {
-    let chars = |text: &str| text.chars().count() as u64;
+    let bytes = |text: &str| text.len() as u64;
     match chunk {
-        Chunk::Text(text) => streamed.text_chars += chars(text),
-        Chunk::Reasoning(text) => streamed.reasoning_chars += chars(text),
+        Chunk::Text(text) => streamed.text_bytes += bytes(text),
+        Chunk::Reasoning(text) => streamed.reasoning_bytes += bytes(text),
         Chunk::ToolCall(delta) => {
-            let named = delta.name.as_deref().map_or(0, chars);
-            streamed.tool_chars += chars(&delta.arguments) + named;
+            let named = delta.name.as_deref().map_or(0, bytes);
+            streamed.tool_bytes += bytes(&delta.arguments) + named;
         }
         _ => {}
     }
@@ -415,6 +417,41 @@ mod tests {
             messages.push(Message::assistant(Some(format!("a{t}")), None, Vec::new()));
         }
         messages
+    }
+
+    #[test]
+    fn a_stream_is_counted_by_kind_in_bytes() {
+        let mut streamed = LlmProgress {
+            call: 1,
+            ttft_ms: 0,
+            text_bytes: 0,
+            reasoning_bytes: 0,
+            tool_bytes: 0,
+        };
+        for chunk in [
+            Chunk::Reasoning("think".into()),
+            Chunk::Text("héllo".into()),
+            Chunk::ToolCall(crate::provider::ToolCallDelta {
+                index: 0,
+                id: Some("call_1".into()),
+                name: Some("shell".into()),
+                arguments: "{\"a\":1}".into(),
+            }),
+            Chunk::Usage(crate::conversation::Usage::default()),
+            Chunk::Finish("stop".into()),
+        ] {
+            count(&mut streamed, &chunk);
+        }
+        // The id is no output of the model's; the name and arguments are.
+        assert_eq!(
+            (
+                streamed.text_bytes,
+                streamed.reasoning_bytes,
+                streamed.tool_bytes
+            ),
+            (6, 5, 12)
+        );
+        assert_eq!(streamed.tokens(), (5, 2));
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub struct ModelCallNode {
     pub turn: u32,
     /// When it began (event time, Unix ms).
     pub started_ms: u64,
-    /// What the attempt in progress streamed so far (its time to first byte, characters by
+    /// What the attempt in progress streamed so far (its time to first byte, bytes by
     /// kind); `None` until the first byte, again after a retry, and once it ended.
     pub streamed: Option<LlmProgress>,
     /// Attempts after the first (`retry` events).

@@ -36,9 +36,9 @@ fn progress(call: u32, ttft_ms: u64, text: u64, reasoning: u64) -> EventData {
     EventData::LlmProgress(LlmProgress {
         call,
         ttft_ms,
-        text_chars: text,
-        reasoning_chars: reasoning,
-        tool_chars: 0,
+        text_bytes: text,
+        reasoning_bytes: reasoning,
+        tool_bytes: 0,
     })
 }
 
@@ -106,7 +106,7 @@ fn a_call_is_in_flight_from_its_start_and_says_how_far_it_streamed() {
     model.apply(&at(2_200, "r", progress(1, 800, 120, 400)));
     let node = model.llm().get("r", 1).unwrap();
     assert_eq!(node.streamed.map(|s| s.ttft_ms), Some(800));
-    assert_eq!(node.tokens(), (30, 100), "a token is about four characters");
+    assert_eq!(node.tokens(), (30, 100), "a token is about four bytes");
     assert_eq!(model.llm().open().count(), 1);
     model.apply(&at(6_600, "r", answered(1, None, &[])));
     let node = model.llm().get("r", 1).unwrap();

@@ -48,9 +48,9 @@ fn progress(call: u32, ttft_ms: u64, text: u64, reasoning: u64) -> EventData {
     EventData::LlmProgress(LlmProgress {
         call,
         ttft_ms,
-        text_chars: text,
-        reasoning_chars: reasoning,
-        tool_chars: 0,
+        text_bytes: text,
+        reasoning_bytes: reasoning,
+        tool_bytes: 0,
     })
 }
 
