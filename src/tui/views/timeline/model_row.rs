@@ -158,7 +158,8 @@ impl TimelineState {
                 row.tone = tone;
                 row.name = name.into_boxed_str();
                 row.kind = Kind::LlmFailed;
-                row.close_at(event.timestamp);
+                row.pending = false;
+                row.end = event.timestamp.max(row.start);
                 kinds_changed = true;
             } else {
                 row.name = live_name(node, run).into_boxed_str();

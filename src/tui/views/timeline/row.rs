@@ -455,12 +455,6 @@ impl Row {
         self.link = u32::try_from(link).ok();
     }
 
-    /// A call in flight ended at `at` without a row of its own (its run ended first).
-    pub(super) fn close_at(&mut self, at: u64) {
-        self.pending = false;
-        self.end = at.max(self.start);
-    }
-
     /// How long the row lasted; `None` for instants and for calls still running.
     pub(super) fn duration_ms(&self) -> Option<u64> {
         match &self.kind {
