@@ -115,6 +115,8 @@ fn run(n: usize, t: u64, sent: &mut usize) -> Vec<Event> {
             parent: None,
             omitted: 0,
             context_window: None,
+            call: None,
+            purpose: None,
         }))
     };
     vec![
@@ -225,7 +227,7 @@ fn filled(events: usize) -> (TimelineState, usize) {
 }
 
 fn frame(timeline: &mut TimelineState, buf: &mut Buffer, theme: &Theme) {
-    timeline.render(AREA, buf, theme, true);
+    timeline.render(AREA, buf, theme, true, None);
     black_box(&*buf);
 }
 

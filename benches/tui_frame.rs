@@ -52,6 +52,8 @@ fn llm_call(content: String) -> Event {
         parent: None,
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     })))
 }
 

@@ -13,11 +13,13 @@ pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use abandon::{SwitchedBy, WorkflowAbandoned};
 pub use approval::{Decision, Grant, Scope};
 pub use compact::{CompactTrigger, Compacted};
+pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
 pub use switch::{Listed, ModelChoice};
 
 mod abandon;
 mod approval;
 mod compact;
+mod llm;
 mod switch;
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
@@ -51,7 +53,10 @@ impl Event {
     pub fn is_trace(&self) -> bool {
         !matches!(
             self.data,
-            EventData::Delta { .. } | EventData::ToolOutput { .. } | EventData::Listed(_)
+            EventData::Delta { .. }
+                | EventData::LlmProgress(_)
+                | EventData::ToolOutput { .. }
+                | EventData::Listed(_)
         )
     }
 }
@@ -154,6 +159,21 @@ pub struct LlmCall {
     /// The model's context window in tokens, when known (the status line's gauge).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<u64>,
+    /// The call's number in its run (`llm_started.call`); absent in files written before
+    /// issue 27.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u32>,
+    /// What the call was for; absent in older files (read with [`LlmCall::purpose`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<Purpose>,
+}
+
+impl LlmCall {
+    /// What the call was for; a call of an older file by its `parent`.
+    pub fn purpose(&self) -> Purpose {
+        self.purpose
+            .unwrap_or_else(|| Purpose::by_parent(self.parent.as_deref()))
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -222,8 +242,14 @@ pub enum EventData {
         /// The new text.
         text: String,
     },
+    /// A provider call began (its end: `llm_call`, `compacted` or `llm_failed`).
+    LlmStarted(LlmStarted),
+    /// How far a provider call in flight has streamed; live only, never in files.
+    LlmProgress(LlmProgress),
     /// One provider call finished.
     LlmCall(Box<LlmCall>),
+    /// A provider call ended without an answer: it failed or was cancelled.
+    LlmFailed(LlmFailed),
     /// The model asked for a tool call.
     ToolCall {
         /// Turn number.
@@ -427,7 +453,10 @@ impl EventData {
         match self {
             Self::RunStarted { .. } => "run_started",
             Self::Delta { .. } => "delta",
+            Self::LlmStarted(_) => "llm_started",
+            Self::LlmProgress(_) => "llm_progress",
             Self::LlmCall(_) => "llm_call",
+            Self::LlmFailed(_) => "llm_failed",
             Self::ToolCall { .. } => "tool_call",
             Self::ApprovalRequested { .. } => "approval_requested",
             Self::ApprovalDecided { .. } => "approval_decided",

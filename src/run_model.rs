@@ -19,12 +19,14 @@ mod activity;
 mod call;
 mod gauge;
 mod grants;
+mod model_call;
 mod spend;
 
 pub use activity::Activity;
 pub use call::{CallNode, CallState, Progress, Via};
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
+pub use model_call::{ModelCallEnd, ModelCallNode, ModelCalls};
 
 /// An approval the user has not answered yet: the orchestrator's request (the one approval
 /// type: the dialog's call is it too) and where it stands in its batch.
@@ -71,6 +73,8 @@ pub struct RunModel {
     /// Counts the events that may have changed a call: a view copies the calls again only
     /// when it moved.
     revision: u64,
+    /// Provider calls from their start to their end (`model_call.rs`).
+    llm: ModelCalls,
 }
 
 impl RunModel {
@@ -81,10 +85,15 @@ impl RunModel {
 
     /// Folds one event in; `true` when it ended the run in progress.
     pub fn apply(&mut self, event: &Event) -> bool {
-        // Streamed text changes no call: views that copy calls skip it.
-        if !matches!(event.data, EventData::Delta { .. }) {
+        // Streamed text (and a model call's live progress) changes no tool call: views that
+        // copy calls skip it.
+        if !matches!(
+            event.data,
+            EventData::Delta { .. } | EventData::LlmProgress(_)
+        ) {
             self.revision = self.revision.wrapping_add(1);
         }
+        self.llm.apply(event);
         match &event.data {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.
@@ -356,6 +365,7 @@ impl RunModel {
     pub fn resumed(&mut self) {
         self.end_run();
         self.grants.clear();
+        self.llm.resumed();
     }
 
     /// A new conversation (`/clear`): its turn and token counts start again; session
@@ -364,6 +374,11 @@ impl RunModel {
         self.usage = Usage::default();
         self.turn = 0;
         self.context = None;
+    }
+
+    /// Provider calls of the run in progress (or the last run), from start to end.
+    pub fn llm(&self) -> &ModelCalls {
+        &self.llm
     }
 
     /// How full the user's conversation is, once a model call has said.

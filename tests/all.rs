@@ -33,6 +33,7 @@ mod honest_errors;
 mod hostile_stream;
 mod key_chain;
 mod limits;
+mod live_spans_e2e;
 mod loops;
 mod mcp;
 mod mcp_fixture;

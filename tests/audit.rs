@@ -196,6 +196,8 @@ fn llm_call(
         parent: parent.map(Into::into),
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use taco::conversation::{Message, Role, Usage};
-use taco::event::{CompactTrigger, Compacted, Event, EventData};
+use taco::event::{CompactTrigger, Compacted, Event, EventData, Purpose};
 use taco::orchestrator::context::{
     COMPACT_PROMPT, ContextSettings, SUMMARY_MAX_BYTES, SUMMARY_MAX_TOKENS, messages_tokens,
 };
@@ -287,6 +287,17 @@ async fn no_window_no_compaction_until_the_provider_says_too_long() {
     assert_eq!(compacted.len(), 1);
     assert_eq!(compacted[0].trigger, CompactTrigger::Overflow);
     assert!(compacted[0].after_tokens <= compacted[0].before_tokens / 2);
+    // The refused request is a call that failed; the summary's ends with the compaction;
+    // the call tried again is a call of its own.
+    let ends: Vec<(Purpose, &str)> = spans(&events).iter().map(|s| (s.1, s.3)).collect();
+    assert_eq!(
+        ends[3..],
+        [
+            (Purpose::Conversation, "llm_failed"),
+            (Purpose::Compaction, "compacted"),
+            (Purpose::Conversation, "llm_call"),
+        ]
+    );
     let sent = provider.agent.sent();
     // Three rounds, the refused call, its retry.
     assert_eq!(sent.len(), 5);
@@ -348,6 +359,12 @@ async fn a_failed_summary_leaves_the_history_whole_and_the_run_goes_on() {
     let error = compacted[0].error.as_deref().unwrap();
     assert!(error.contains("summary server down"), "{error}");
     assert_eq!(compacted[0].before_tokens, compacted[0].after_tokens);
+    // The summary call's span ended in its failure; the compaction names no call.
+    let summary = (spans(&events).into_iter())
+        .find(|s| s.1 == Purpose::Compaction)
+        .unwrap();
+    assert_eq!((summary.2, summary.3), (None, "llm_failed"));
+    assert_eq!(compacted[0].call, None);
     // Nothing was left out of any request.
     let last = provider.agent.sent().last().unwrap().messages.clone();
     assert_eq!(last.len(), orch.messages().len() - 1);
@@ -368,10 +385,14 @@ async fn compact_on_demand_then_the_next_request_starts_with_the_summary() {
     let compacted = compactions(&events);
     assert_eq!(compacted.len(), 1);
     assert_eq!(compacted[0].trigger, CompactTrigger::Manual);
+    let kinds: Vec<&str> = (events.iter())
+        .filter(|e| e.is_trace())
+        .map(|e| e.kind())
+        .collect();
     assert_eq!(
-        events.len(),
-        1,
-        "a compaction between requests is one event"
+        kinds,
+        ["llm_started", "compacted"],
+        "a compaction between requests is its summary call's span and nothing more"
     );
     headless(&mut orch, "second", &mut events).await;
     let last = provider.agent.sent().last().unwrap().messages.clone();

@@ -13,7 +13,9 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use taco::conversation::{Message, Role};
-use taco::event::{Event, EventData, FrameState, InputRequest, Scope, SwitchedBy, ToolStatus};
+use taco::event::{
+    Event, EventData, FrameState, InputRequest, Purpose, Scope, SwitchedBy, ToolStatus,
+};
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver};
 use taco::orchestrator::{EventSink, Orchestrator, Outcome};
 use taco::provider::Provider;
@@ -269,6 +271,15 @@ async fn the_spec_004_flow_collects_the_path_nests_the_save_and_unwinds() {
         })
         .collect();
     assert_eq!(parents, [None, c1(), None]);
+    // Each model call says what it is for: the generation is the tool's, not a sub-agent's.
+    assert_eq!(
+        spans(&events),
+        [
+            (1, Purpose::Conversation, None, "llm_call"),
+            (2, Purpose::ForTool, c1(), "llm_call"),
+            (3, Purpose::Conversation, None, "llm_call"),
+        ]
+    );
 
     // The model gets {path, language, lines}; the nested call never joins the conversation.
     assert_eq!(
@@ -520,6 +531,30 @@ async fn the_classifier_call_decides_when_the_rules_are_unsure() {
     assert_eq!(
         parents,
         [None, Some("c1/collect_tool_parameters".into()), None]
+    );
+    // The check is labelled for what it is (issue 27: it was shown as a sub-agent).
+    let check = Some("c1/collect_tool_parameters".to_string());
+    assert_eq!(
+        spans(&recorded.events()),
+        [
+            (1, Purpose::Conversation, None, "llm_call"),
+            (2, Purpose::AnswerCheck, check, "llm_call"),
+            (3, Purpose::Conversation, None, "llm_call"),
+        ]
+    );
+    let purposes: Vec<Purpose> = (recorded.events().iter())
+        .filter_map(|e| match &e.data {
+            EventData::LlmCall(call) => Some(call.purpose()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        purposes,
+        [
+            Purpose::Conversation,
+            Purpose::AnswerCheck,
+            Purpose::Conversation
+        ]
     );
     // The answer to the new request sees what happened and the request.
     let last = &sent[2].messages;

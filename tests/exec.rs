@@ -159,35 +159,64 @@ async fn json_mode_prints_every_event_in_order_and_trace_skips_deltas() {
         assert!(e["timestamp"].as_u64().unwrap() > 1_600_000_000_000);
         assert!(e["data"].is_object());
     }
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let all: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    // How often a call says how far it streamed depends on the time it takes: at its first
+    // byte, then every 250 ms.
+    let kinds: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|k| *k != "llm_progress")
+        .collect();
     assert_eq!(
         kinds,
         [
             "run_started",
+            "llm_started",
             "llm_call",
             "tool_call",
             "stack_push",
             "tool_result",
             "stack_pop",
+            "llm_started",
             "delta",
             "delta",
             "llm_call",
             "final"
         ]
     );
+    let progress = |from: &str, to: &str| {
+        let (a, b) = (
+            all.iter().position(|k| *k == from).unwrap(),
+            all.iter().rposition(|k| *k == to).unwrap(),
+        );
+        all[a..b].contains(&"llm_progress")
+    };
+    assert!(progress("run_started", "tool_call"), "{all:?}");
+    assert!(progress("stack_pop", "final"), "{all:?}");
+    let of = |kind: &str, nth: usize| {
+        (events.iter())
+            .filter(|e| e["type"] == kind)
+            .nth(nth)
+            .unwrap()
+    };
+    let first = of("llm_call", 0);
     assert_eq!(
-        events[1]["data"]["tool_calls"][0]["arguments"],
+        first["data"]["tool_calls"][0]["arguments"],
         json!({"path": "hello.txt"})
     );
     assert_eq!(
-        events[1]["data"]["usage"],
+        first["data"]["usage"],
         json!({"input_tokens": 20, "output_tokens": 5})
     );
-    assert_eq!(events[4]["data"]["ok"], true);
-    assert!(events[4]["data"]["result"].to_string().contains("hi there"));
-    assert_eq!(events[9]["data"]["content"], "It says hi.");
+    assert_eq!(first["data"]["call"], of("llm_started", 0)["data"]["call"]);
+    assert_eq!(first["data"]["purpose"], "conversation");
+    let result = of("tool_result", 0);
+    assert_eq!(result["data"]["ok"], true);
+    assert!(result["data"]["result"].to_string().contains("hi there"));
+    let last = of("final", 0);
+    assert_eq!(last["data"]["content"], "It says hi.");
     assert_eq!(
-        events[9]["data"]["usage"],
+        last["data"]["usage"],
         json!({"input_tokens": 50, "output_tokens": 8})
     );
 

@@ -125,6 +125,8 @@ fn session_bytes() -> &'static [u8] {
                 parent: None,
                 omitted: 0,
                 context_window: None,
+                call: None,
+                purpose: None,
             })),
             EventData::ToolCall {
                 turn: 1,

@@ -35,7 +35,10 @@ async fn no_tools_answers_directly() {
             error: None
         }
     );
-    assert_eq!(kinds(&events), ["run_started", "llm_call", "final"]);
+    assert_eq!(
+        kinds(&events),
+        ["run_started", "llm_started", "llm_call", "final"]
+    );
     assert_eq!(sent.len(), 1);
     assert_eq!(
         sent[0].messages,
@@ -76,11 +79,13 @@ async fn one_tool_call_then_answer_sends_exact_messages() {
         kinds(&events),
         [
             "run_started",
+            "llm_started",
             "llm_call",
             "tool_call",
             "stack_push",
             "tool_result",
             "stack_pop",
+            "llm_started",
             "llm_call",
             "final"
         ]
@@ -270,6 +275,7 @@ async fn max_turns_injects_the_prompt_and_makes_one_call_without_tools() {
         [
             "max_turns_reached",
             "max_turns_prompt_injected",
+            "llm_started",
             "llm_call",
             "final"
         ]
@@ -320,7 +326,10 @@ async fn max_turns_final_call_failing_still_gives_final_with_what_was_gathered()
     assert_eq!(content, "I found a clue.");
     assert!(error.unwrap().contains("upstream broke"));
     let k = kinds(&events);
-    assert_eq!(&k[k.len() - 2..], ["error", "final"]);
+    assert_eq!(
+        &k[k.len() - 4..],
+        ["llm_started", "llm_failed", "error", "final"]
+    );
 }
 
 #[tokio::test]
@@ -340,7 +349,10 @@ async fn null_content_is_an_empty_answer_and_empty_registry_offers_no_tools() {
         }
     );
     assert!(sent[0].tools.is_empty());
-    assert_eq!(kinds(&events), ["run_started", "llm_call", "final"]);
+    assert_eq!(
+        kinds(&events),
+        ["run_started", "llm_started", "llm_call", "final"]
+    );
 }
 
 #[tokio::test]
@@ -773,7 +785,14 @@ async fn retryable_failures_are_retried_and_partial_text_is_not_kept_twice() {
     assert_eq!(retries, [(2, 4), (3, 4)]);
     assert_eq!(
         kinds(&events),
-        ["run_started", "retry", "retry", "llm_call", "final"]
+        [
+            "run_started",
+            "llm_started",
+            "retry",
+            "retry",
+            "llm_call",
+            "final"
+        ]
     );
     let answers: Vec<&str> = orch
         .messages()
@@ -852,7 +871,16 @@ async fn cancel_during_a_backoff_wait_stops_at_once() {
     .await
     .expect("the backoff wait was not cut short");
     assert_eq!(outcome, Outcome::Cancelled);
-    assert_eq!(kinds(&events), ["run_started", "retry", "cancelled"]);
+    assert_eq!(
+        kinds(&events),
+        [
+            "run_started",
+            "llm_started",
+            "retry",
+            "llm_failed",
+            "cancelled"
+        ]
+    );
     assert_eq!(provider.sent().len(), 1);
 }
 

@@ -45,6 +45,8 @@ fn llm_call(turn: u32, usage: (u64, u64), parent: Option<&str>) -> Event {
         parent: parent.map(str::to_string),
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     })))
 }
 

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use taco::conversation::{Message, Role};
 use taco::event::{
-    DeniedBy, Event, EventData, FrameState, InputKind, InputRequest, Scope, ToolStatus,
+    DeniedBy, Event, EventData, FrameState, InputKind, InputRequest, Purpose, Scope, ToolStatus,
 };
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver, FixedApprover};
 use taco::orchestrator::{Orchestrator, Outcome, Settings};
@@ -320,6 +320,17 @@ async fn a_sub_agent_nests_under_its_delegate_frame_and_answers_the_parent() {
     assert_eq!(
         llm_parents,
         [None, Some("d1".into()), Some("d1".into()), None]
+    );
+    // Every model call has its span, the sub-agent's nested under its frame.
+    let d1 = || Some("d1".to_string());
+    assert_eq!(
+        spans(&events),
+        [
+            (1, Purpose::Conversation, None, "llm_call"),
+            (2, Purpose::SubAgent, d1(), "llm_call"),
+            (3, Purpose::SubAgent, d1(), "llm_call"),
+            (4, Purpose::Conversation, None, "llm_call"),
+        ]
     );
     assert!(
         !events.iter().any(

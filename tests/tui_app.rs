@@ -554,6 +554,8 @@ fn snapshot_narrow_layout_shows_one_pane_and_tab_switches() {
         parent: None,
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     })));
     insta::assert_snapshot!("narrow_chat", h.screen(70, 20).backend());
     h.key(KeyCode::Tab);
@@ -620,6 +622,8 @@ fn llm_call(turn: u32, parent: Option<&str>, content: &str, calls: &[(&str, &str
         parent: parent.map(Into::into),
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 
@@ -1368,6 +1372,7 @@ fn the_status_line_gauges_the_context_and_compact_shows_what_it_did() {
         duration_ms: 900,
         parent: None,
         error: None,
+        call: None,
     })));
     let text = screen_text(&h.screen(140, 30));
     assert!(text.contains("ctx 15%"), "{text}");
@@ -1463,6 +1468,7 @@ fn compact_during_a_request_runs_when_it_ends_before_queued_prompts() {
         duration_ms: 0,
         parent: None,
         error: Some("cancelled by the user".into()),
+        call: None,
     })));
     assert_eq!(sent, vec![Command::Op(Op::Submit("second".into()))]);
     let text = screen_text(&h.screen(300, 40));

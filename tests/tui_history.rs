@@ -64,6 +64,8 @@ fn llm(turn: u32, content: &str, calls: Vec<ToolCall>, duration_ms: u64) -> Even
         parent: None,
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 

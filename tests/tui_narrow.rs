@@ -383,6 +383,8 @@ fn model_call(turn: u32, duration_ms: u64) -> EventData {
         parent: None,
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 

@@ -88,6 +88,8 @@ fn llm_call(parent: Option<&str>, content: &str) -> EventData {
         parent: parent.map(Into::into),
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 

@@ -54,6 +54,9 @@ pub struct Compacted {
     /// Why nothing was compacted (the history is sent as before); `None` when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The summary call it ended (`llm_started.call`), when one answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u32>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -9,12 +9,37 @@ use super::limits;
 use super::scope::Run;
 use super::turn::{Turn, TurnAssembler};
 use crate::conversation::{Message, Role, ToolSpec};
-use crate::event::{CompactTrigger, DeltaKind, EventData, LlmCall};
+use crate::event::{
+    CompactTrigger, DeltaKind, EventData, LlmCall, LlmEnd, LlmFailed, LlmProgress, LlmStarted,
+    Purpose,
+};
 use crate::provider::{ChatRequest, Chunk, ProviderError};
 use futures_util::StreamExt;
 
 /// How much later than the provider's idle timeout a stream without progress is stopped.
 const IDLE_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+/// How often a streaming call says how far it got (`llm_progress`), after its first byte.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// What a model call is for and where it runs: its `llm_started` event says so.
+pub(super) struct CallFor {
+    pub(super) purpose: Purpose,
+    /// The frame it runs under.
+    pub(super) parent: Option<String>,
+    /// Its conversation's turn.
+    pub(super) turn: u32,
+}
+
+/// A model call that answered.
+pub(super) struct Streamed {
+    pub(super) turn: Turn,
+    /// When its successful attempt began.
+    pub(super) started: Instant,
+    /// That attempt's time to its first byte.
+    pub(super) ttft: Option<u64>,
+    /// Its number in the run (`llm_started.call`).
+    pub(super) call: u32,
+}
 
 /// Why a model call did not produce a turn.
 pub(super) enum CallError {
@@ -59,11 +84,21 @@ impl Run<'_> {
         // Told "too long" by the provider: compact once and try again, then give up.
         let mut overflowed = false;
         let mut omitted;
-        let (turn, started, ttft) = loop {
+        let about = CallFor {
+            purpose: conv.purpose,
+            parent: conv.parent.clone(),
+            turn: turn_no,
+        };
+        let Streamed {
+            turn,
+            started,
+            ttft,
+            call,
+        } = loop {
             let (sent, left_out) = conv.request(self.orch.settings.history_limit, window);
             omitted = left_out;
             let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
-            match self.with_retries(&sent, tools, live).await {
+            match self.with_retries(&sent, tools, live, &about).await {
                 Ok(done) => break done,
                 Err(CallError::Provider(ProviderError::ContextExceeded(said), partial)) => {
                     if !overflowed {
@@ -101,25 +136,68 @@ impl Run<'_> {
             parent: conv.parent.clone(),
             omitted,
             context_window: window,
+            call: Some(call),
+            purpose: Some(conv.purpose),
         })));
         conv.reported = conv.messages.len();
         Ok(turn)
     }
 
-    /// Streams `messages` until an attempt succeeds, the error is final, or the user cancels.
-    /// A `retry` event precedes each new attempt; it also tells the UI to drop text streamed
-    /// by the failed attempt, which the conversation never keeps (each attempt starts afresh).
+    /// One model call, `about` what it is for: an `llm_started` event, its attempts, and an
+    /// `llm_failed` event when it ends without an answer (the caller reports an answer).
     pub(super) async fn with_retries(
         &mut self,
         messages: &[Message],
         tools: &[ToolSpec],
         live: bool,
+        about: &CallFor,
+    ) -> Result<Streamed, CallError> {
+        self.llm_calls += 1;
+        let call = self.llm_calls;
+        self.emit(EventData::LlmStarted(LlmStarted {
+            call,
+            purpose: about.purpose,
+            parent: about.parent.clone(),
+            model: self.orch.provider.model().to_string(),
+            turn: about.turn,
+        }));
+        match self.attempts(messages, tools, live, call).await {
+            Ok((turn, started, ttft)) => Ok(Streamed {
+                turn,
+                started,
+                ttft,
+                call,
+            }),
+            Err(failed) => {
+                let (end, error) = match &failed {
+                    CallError::Provider(error, _) => {
+                        let said = error.to_string();
+                        let said = self.orch.settings.tools.secrets.redact(&said).into_owned();
+                        (LlmEnd::Failed, Some(said))
+                    }
+                    CallError::Cancelled(_) => (LlmEnd::Cancelled, None),
+                };
+                self.emit(EventData::LlmFailed(LlmFailed { call, end, error }));
+                Err(failed)
+            }
+        }
+    }
+
+    /// Streams `messages` until an attempt succeeds, the error is final, or the user cancels.
+    /// A `retry` event precedes each new attempt; it also tells the UI to drop text streamed
+    /// by the failed attempt, which the conversation never keeps (each attempt starts afresh).
+    async fn attempts(
+        &mut self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        live: bool,
+        call: u32,
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let cancel = self.cancel.clone();
         let policy = self.orch.settings.retry;
         let mut attempt = 1;
         loop {
-            match self.stream_once(messages, tools, live).await {
+            match self.stream_once(messages, tools, live, call).await {
                 Ok(done) => return Ok(done),
                 Err(CallError::Provider(error, partial)) => {
                     let Some(wait) = policy.wait(attempt, &error) else {
@@ -149,14 +227,15 @@ impl Run<'_> {
         }
     }
 
-    /// One streamed attempt: forwards deltas (when `live`: the user's conversation streams
-    /// into the chat; a sub-agent or a summary shows in the stack and the timeline) and
-    /// assembles the turn.
+    /// One streamed attempt of model call `call`: forwards deltas (when `live`: the user's
+    /// conversation streams into the chat; a sub-agent or a summary shows in the stack and
+    /// the timeline), says how far it got (`llm_progress`, every call) and assembles the turn.
     async fn stream_once(
         &mut self,
         messages: &[Message],
         tools: &[ToolSpec],
         live: bool,
+        call: u32,
     ) -> Result<(Turn, Instant, Option<u64>), CallError> {
         let cancel = self.cancel.clone();
         let started = self.clock.now();
@@ -167,6 +246,14 @@ impl Run<'_> {
         };
         let mut assembler = TurnAssembler::new();
         let mut ttft = None;
+        let mut streamed = LlmProgress {
+            call,
+            ttft_ms: 0,
+            text_bytes: 0,
+            reasoning_bytes: 0,
+            tool_bytes: 0,
+        };
+        let mut told: Option<tokio::time::Instant> = None;
         let limits = self.orch.settings.limits;
         // A tool that asked for an answer may take less than any reply.
         let max_reply = (self.answer_cap).map_or(limits.max_reply_bytes, |cap| {
@@ -233,6 +320,18 @@ impl Run<'_> {
             if progress {
                 ttft.get_or_insert_with(|| (self.clock.now() - started).as_millis() as u64);
             }
+            count(&mut streamed, &chunk);
+            // The first byte at once, then a few times a second while chunks make progress:
+            // the timeline's row in flight. Timed by the instant of the latest progress, so a
+            // chunk costs no clock read of its own.
+            if progress
+                && let Some(first) = ttft
+                && told.is_none_or(|at| progress_at - at >= PROGRESS_EVERY)
+            {
+                told = Some(progress_at);
+                streamed.ttft_ms = first;
+                self.emit(EventData::LlmProgress(streamed));
+            }
             match chunk {
                 Chunk::Text(text) => {
                     assembler.push_text(&text);
@@ -256,6 +355,20 @@ impl Run<'_> {
             }
         }
         Ok((assembler.finish(), started, ttft))
+    }
+}
+
+/// Adds what `chunk` streamed to `streamed`'s bytes (a length, never a scan of the text).
+fn count(streamed: &mut LlmProgress, chunk: &Chunk) {
+    let bytes = |text: &str| text.len() as u64;
+    match chunk {
+        Chunk::Text(text) => streamed.text_bytes += bytes(text),
+        Chunk::Reasoning(text) => streamed.reasoning_bytes += bytes(text),
+        Chunk::ToolCall(delta) => {
+            let named = delta.name.as_deref().map_or(0, bytes);
+            streamed.tool_bytes += bytes(&delta.arguments) + named;
+        }
+        _ => {}
     }
 }
 
@@ -304,6 +417,41 @@ mod tests {
             messages.push(Message::assistant(Some(format!("a{t}")), None, Vec::new()));
         }
         messages
+    }
+
+    #[test]
+    fn a_stream_is_counted_by_kind_in_bytes() {
+        let mut streamed = LlmProgress {
+            call: 1,
+            ttft_ms: 0,
+            text_bytes: 0,
+            reasoning_bytes: 0,
+            tool_bytes: 0,
+        };
+        for chunk in [
+            Chunk::Reasoning("think".into()),
+            Chunk::Text("héllo".into()),
+            Chunk::ToolCall(crate::provider::ToolCallDelta {
+                index: 0,
+                id: Some("call_1".into()),
+                name: Some("shell".into()),
+                arguments: "{\"a\":1}".into(),
+            }),
+            Chunk::Usage(crate::conversation::Usage::default()),
+            Chunk::Finish("stop".into()),
+        ] {
+            count(&mut streamed, &chunk);
+        }
+        // The id is no output of the model's; the name and arguments are.
+        assert_eq!(
+            (
+                streamed.text_bytes,
+                streamed.reasoning_bytes,
+                streamed.tool_bytes
+            ),
+            (6, 5, 12)
+        );
+        assert_eq!(streamed.tokens(), (5, 2));
     }
 
     #[test]

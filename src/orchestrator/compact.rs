@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::FixedApprover;
-use super::call::CallError;
+use super::call::{CallError, CallFor};
 use super::context::{
     COMPACT_PROMPT, Compaction, MAX_SUMMARY_CHARS, SUMMARY_MAX_BYTES, SUMMARY_MAX_TOKENS, cut,
     keep_budget, middle_cut, request_tokens, requests_budget, transcript,
@@ -21,7 +21,7 @@ use super::scope::{AnswerCap, Run};
 use super::turn::Turn;
 use super::{EventSink, Orchestrator};
 use crate::conversation::{Message, Role, Usage};
-use crate::event::{CompactTrigger, Compacted, EventData};
+use crate::event::{CompactTrigger, Compacted, EventData, Purpose};
 use crate::provider::ProviderError;
 
 impl Run<'_> {
@@ -100,6 +100,7 @@ impl Run<'_> {
             duration_ms: 0,
             parent: conv.parent.clone(),
             error: None,
+            call: None,
         };
         let overflowed_at = (trigger == CompactTrigger::Overflow).then_some(before);
         let budget = keep_budget(window, overflowed_at);
@@ -116,10 +117,13 @@ impl Run<'_> {
         let text = transcript(previous, &conv.messages[start..kept_from], window);
         let request = [Message::system(COMPACT_PROMPT), Message::user(text)];
         let started = self.clock.now();
-        let outcome = self.summary_call(&request).await;
+        let outcome = self.summary_call(&request, conv.parent.clone()).await;
         report.duration_ms = (self.clock.now() - started).as_millis() as u64;
         let turn = match outcome {
-            Ok(turn) => turn,
+            Ok((turn, call)) => {
+                report.call = Some(call);
+                turn
+            }
             Err(CallError::Provider(error, _)) => {
                 let said = self.describe(&error);
                 report.error = Some(format!("the summary call failed: {said}"));
@@ -190,8 +194,17 @@ impl Run<'_> {
     /// The summary call: no tools, its answer bounded in tokens (asked of the provider) and
     /// in bytes (taco stops reading past [`SUMMARY_MAX_BYTES`], whatever the provider does).
     /// A provider that refuses the token field (HTTP 400) is asked once more without it, and
-    /// not again.
-    async fn summary_call(&mut self, request: &[Message]) -> Result<Turn, CallError> {
+    /// not again. The turn, and the number of the call that answered.
+    async fn summary_call(
+        &mut self,
+        request: &[Message],
+        parent: Option<String>,
+    ) -> Result<(Turn, u32), CallError> {
+        let about = CallFor {
+            purpose: Purpose::Compaction,
+            parent,
+            turn: 1,
+        };
         let tokens = (!self.orch.summary_tokens_refused).then_some(SUMMARY_MAX_TOKENS);
         let cap = |tokens| AnswerCap::Summary {
             bytes: SUMMARY_MAX_BYTES,
@@ -199,16 +212,16 @@ impl Run<'_> {
         };
         // A tool's nested call may be what needed the compaction: its own bound comes back.
         let outer = self.answer_cap.replace(cap(tokens));
-        let mut outcome = self.with_retries(request, &[], false).await;
+        let mut outcome = self.with_retries(request, &[], false, &about).await;
         if tokens.is_some()
             && let Err(CallError::Provider(ProviderError::Http { status: 400, .. }, _)) = outcome
         {
             self.orch.summary_tokens_refused = true;
             self.answer_cap = Some(cap(None));
-            outcome = self.with_retries(request, &[], false).await;
+            outcome = self.with_retries(request, &[], false, &about).await;
         }
         self.answer_cap = outer;
-        outcome.map(|(turn, _, _)| turn)
+        outcome.map(|streamed| (streamed.turn, streamed.call))
     }
 }
 

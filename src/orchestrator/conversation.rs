@@ -8,6 +8,7 @@ use super::EventSink;
 use super::context::{Compaction, Measured, sent};
 use super::turn::Turn;
 use crate::conversation::{Message, ToolSpec};
+use crate::event::Purpose;
 
 /// One conversation with the model: the user's, or a `delegate` sub-agent's.
 #[derive(Debug, Default)]
@@ -23,6 +24,8 @@ pub(super) struct Conversation {
     pub(super) specs: Vec<ToolSpec>,
     /// The frame it runs under (`None` for the user's conversation).
     pub(super) parent: Option<String>,
+    /// What its model calls are for: the user's turns, a sub-agent's, a one-call check.
+    pub(super) purpose: Purpose,
     /// Its turn limit.
     pub(super) max_turns: u32,
     /// Tools whose usage instructions the model has been given.
@@ -49,6 +52,7 @@ impl Conversation {
             recorded: 0,
             base_prompt: system_prompt,
             specs,
+            purpose: Purpose::by_parent(parent.as_deref()),
             parent,
             max_turns: max_turns.max(1),
             instructed: HashSet::new(),

@@ -11,6 +11,7 @@ use super::call::CallError;
 use super::conversation::Conversation;
 use super::scope::{Pending, Run};
 use crate::conversation::Message;
+use crate::event::Purpose;
 use crate::tools::Generate;
 use crate::tools::builtin::delegate::DelegateParams;
 use crate::tools::outcome::Ended;
@@ -118,15 +119,17 @@ impl Run<'_> {
 
 impl Run<'_> {
     /// One model call without tools in a conversation of its own under frame `parent`
-    /// (`system`, then `user`): a sub-agent's single turn, shown under that frame in the
-    /// stack, the chat and the timeline. `Err` says why there is no answer.
+    /// (`system`, then `user`), for `purpose`: shown under that frame in the stack, the chat
+    /// and the timeline. `Err` says why there is no answer.
     pub(super) async fn nested_answer(
         &mut self,
         parent: &str,
+        purpose: Purpose,
         system: &str,
         user: String,
     ) -> Result<String, String> {
         let mut conv = Conversation::new(system.to_string(), Vec::new(), Some(parent.into()), 1);
+        conv.purpose = purpose;
         conv.messages.push(Message::user(user));
         match self.call_model(&mut conv, 1, false).await {
             Ok(turn) => Ok(turn.content),
@@ -141,7 +144,12 @@ impl Run<'_> {
         self.answer_cap = Some(super::scope::AnswerCap::Tool(generate.max_bytes));
         let outer = std::mem::replace(&mut self.cancel, generate.cancel);
         let answer = self
-            .nested_answer(&generate.call, &generate.system, generate.prompt)
+            .nested_answer(
+                &generate.call,
+                Purpose::ForTool,
+                &generate.system,
+                generate.prompt,
+            )
             .await;
         self.cancel = outer;
         self.answer_cap = None;

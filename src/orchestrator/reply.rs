@@ -9,7 +9,7 @@ use super::collect::Collected;
 use super::conversation::Conversation;
 use super::scope::{Pending, Run};
 use crate::conversation::Message;
-use crate::event::{EventData, InputRequest, SwitchedBy, WorkflowAbandoned};
+use crate::event::{EventData, InputRequest, Purpose, SwitchedBy, WorkflowAbandoned};
 
 /// The classifier's system prompt.
 const CLASSIFY_PROMPT: &str = "You classify one reply of a user. Answer with one word: yes or no.";
@@ -231,7 +231,7 @@ impl Run<'_> {
                     "Is this reply an answer to: {question}? Answer yes or no.\n\nReply: {shown}"
                 );
                 let said = self
-                    .nested_answer(&request.frame, CLASSIFY_PROMPT, ask)
+                    .nested_answer(&request.frame, Purpose::AnswerCheck, CLASSIFY_PROMPT, ask)
                     .await;
                 // No verdict (the call failed): keep the workflow.
                 match said.map(|s| Verdict::read(&s)) {

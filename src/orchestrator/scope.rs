@@ -41,6 +41,8 @@ pub(super) struct Run<'s> {
     pub(super) next_id: u32,
     /// Model calls made so far, sub-agents included.
     pub(super) model_calls: u32,
+    /// Provider calls begun so far (summaries and refused requests too): each one's number.
+    pub(super) llm_calls: u32,
     /// Turn limits of the conversations running now: the user's first, then each nested
     /// sub-agent's (its length is the sub-agent depth + 1).
     pub(super) agents: Vec<u32>,
@@ -112,6 +114,7 @@ impl<'s> Run<'s> {
             original,
             next_id: 0,
             model_calls: 0,
+            llm_calls: 0,
             agents: vec![max_turns],
             repeats: Default::default(),
             switched: None,

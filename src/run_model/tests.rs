@@ -49,6 +49,8 @@ fn llm(turn: u32, parent: Option<&str>, calls: &[&str], input: u64) -> EventData
         tools: Vec::new(),
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 
@@ -267,6 +269,7 @@ fn the_context_gauge_follows_the_user_conversation_only() {
         duration_ms: 1,
         parent: None,
         error: error.map(Into::into),
+        call: None,
     };
     // A compaction that failed changes nothing.
     model.apply(&ev(

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use taco::conversation::{Message, Role, ToolSpec, Usage};
-use taco::event::{DeniedBy, Event, EventData, ToolStatus};
+use taco::event::{DeniedBy, Event, EventData, Purpose, ToolStatus};
 use taco::orchestrator::approval::Approver;
 use taco::orchestrator::retry::RetryPolicy;
 use taco::orchestrator::{Limits, Orchestrator, Outcome, Settings};
@@ -243,12 +243,62 @@ pub async fn run_with(
     (outcome, events, provider.sent(), orch)
 }
 
+/// The kinds of the events a trace file keeps, in order (no deltas, no live progress).
 pub fn kinds(events: &[Event]) -> Vec<&'static str> {
     events
         .iter()
+        .filter(|e| e.is_trace())
         .map(|e| e.kind())
-        .filter(|k| *k != "delta")
         .collect()
+}
+
+/// Every model call's span in the order they began: (its number, what it was for, its
+/// parent, the kind of the event that ended it). Panics when calls overlap, a call has no
+/// end (or two), an end or a progress names no call in flight, or a number repeats.
+pub fn spans(events: &[Event]) -> Vec<(u32, Purpose, Option<String>, &'static str)> {
+    let mut spans: Vec<(u32, Purpose, Option<String>, &'static str)> = Vec::new();
+    let mut open: Option<u32> = None;
+    for event in events {
+        let ends = match &event.data {
+            EventData::LlmStarted(started) => {
+                assert_eq!(open, None, "call {} began inside another", started.call);
+                assert!(
+                    spans.iter().all(|s| s.0 != started.call),
+                    "call {} began twice",
+                    started.call
+                );
+                open = Some(started.call);
+                spans.push((started.call, started.purpose, started.parent.clone(), ""));
+                None
+            }
+            EventData::LlmProgress(progress) => {
+                assert_eq!(
+                    open,
+                    Some(progress.call),
+                    "progress of a call not in flight"
+                );
+                None
+            }
+            EventData::LlmCall(call) => Some(call.call.expect("an llm_call names its call")),
+            EventData::Compacted(c) => c.call,
+            EventData::LlmFailed(failed) => Some(failed.call),
+            _ => None,
+        };
+        if let Some(call) = ends {
+            assert_eq!(
+                open,
+                Some(call),
+                "{} ends a call not in flight",
+                event.kind()
+            );
+            open = None;
+            if let Some(span) = spans.last_mut() {
+                span.3 = event.kind();
+            }
+        }
+    }
+    assert_eq!(open, None, "a call never ended");
+    spans
 }
 
 /// Each `tool_result` as (call id, status, who denied it), in event order.

@@ -90,7 +90,10 @@ impl App {
             let focused = self.focus == Focus::Timeline;
             let inner = pane(rect, buf, &theme, &title, focused);
             if !self.render_place(Place::Pane(Focus::Timeline), inner, buf, now) {
-                self.timeline.render(inner, buf, &theme, focused);
+                // A model call in flight counts its time only while a run (or a compaction)
+                // goes on: a resumed session's unfinished call is not still running.
+                let now_ms = self.busy.then(|| self.wall_ms(now));
+                self.timeline.render(inner, buf, &theme, focused, now_ms);
             }
         }
         let status = Status {

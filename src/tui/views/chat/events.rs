@@ -23,7 +23,7 @@ impl ChatState {
             },
             // A sub-agent's calls never stream and never speak for the top-level agent.
             EventData::LlmCall(call) => match &call.parent {
-                Some(parent) => self.sub_turn(parent, call),
+                Some(parent) => self.sub_turn(parent, call, run),
                 None => self.llm_call(call, ts),
             },
             EventData::ToolCall {
@@ -132,6 +132,8 @@ impl ChatState {
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
             // Progress shows in the stack pane and the timeline; the cell keeps its state.
             EventData::ToolProgress { .. } => {}
+            // A model call's span is the timeline's; the chat shows what it said.
+            EventData::LlmStarted(_) | EventData::LlmProgress(_) | EventData::LlmFailed(_) => {}
             // A running command's last lines show under its cell until it ends.
             EventData::ToolOutput { id, .. } => self.sync_tool(id, run),
             // The question shows in its own dialog; the answer goes to the tool.

@@ -28,13 +28,15 @@ impl ChatState {
         at
     }
 
-    /// A sub-agent's model call: one dim line under its `delegate` call (what it said or
-    /// which tools it asked for); nothing changes in the top-level answer.
-    pub(super) fn sub_turn(&mut self, parent: &str, call: &LlmCall) {
+    /// A nested model call (a sub-agent's turn, an answer check, a tool's request): one dim
+    /// line under the call it runs for, saying which (what it said or which tools it asked
+    /// for); nothing changes in the top-level answer.
+    pub(super) fn sub_turn(&mut self, parent: &str, call: &LlmCall, run: &RunModel) {
         let Some(&cell) = self.run.tools.get(parent) else {
             return;
         };
-        let mut text = format!("sub-agent turn {}", call.turn);
+        let tool = run.call(parent).map(|c| c.name.as_str());
+        let mut text = call.purpose().label(call.turn, tool);
         // The line is cut to the pane anyway: a few dozen words are plenty.
         // Code a tool asked for often comes fenced; the fence line says nothing.
         let content = call.content.trim_start();

@@ -84,6 +84,8 @@ fn llm(
             parent: parent.map(Into::into),
             omitted: 0,
             context_window: None,
+            call: None,
+            purpose: None,
         })),
     )
 }
@@ -177,6 +179,22 @@ fn nested_calls_read_as_a_tree_under_their_parents() {
          \x20   ↳ ⠋ read_file path=inc.mk\n\
          \n\
          \n"
+    );
+}
+
+#[test]
+fn a_tools_model_call_is_not_called_a_sub_agents() {
+    let mut chat = Fed::new(ChatState::new());
+    chat.on_event(&call(1, "c1", None, "create_code", json!({"path": "a.py"})));
+    let mut generated = llm(2, Some("c1"), "```python\nprint(1)\n```", None, 0);
+    if let EventData::LlmCall(c) = &mut generated.data {
+        c.purpose = Some(crate::event::Purpose::ForTool);
+    }
+    chat.on_event(&generated);
+    let shown = screen(&mut chat, 80, 3);
+    assert!(
+        shown.contains("↳ ◆ llm for create_code · “print(1) ```” · 25 ms"),
+        "{shown}"
     );
 }
 

@@ -57,6 +57,8 @@ fn llm(ts: u64, content: &str, reasoning: Option<&str>) -> Event {
             parent: None,
             omitted: 0,
             context_window: None,
+            call: None,
+            purpose: None,
         })),
     )
 }

@@ -26,7 +26,11 @@ impl TimelineState {
         for row in &mut self.rows {
             row.link = row.link.map(|i| i.saturating_add(shift));
         }
-        for i in self.open_calls.values_mut() {
+        for i in self
+            .open_calls
+            .values_mut()
+            .chain(self.open_models.values_mut())
+        {
             *i += n;
         }
         let current = self.visible.get(self.selected).map(|&i| i + n);

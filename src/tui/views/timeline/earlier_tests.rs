@@ -43,6 +43,8 @@ fn run(name: &str, t: u64, content: &str, sent_before: usize) -> Vec<Event> {
             parent: None,
             omitted: 0,
             context_window: None,
+            call: None,
+            purpose: None,
         }))
     };
     let prompt = format!("the prompt of {name}");

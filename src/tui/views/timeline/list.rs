@@ -8,7 +8,7 @@ use unicode_width::UnicodeWidthStr;
 use ratatui::style::Style;
 
 use super::axis::{self, Axis};
-use super::row::Row;
+use super::row::{Kind, Row};
 use super::{TimelineState, clip, offset_label};
 use crate::tui::theme::{Theme, duration};
 
@@ -69,13 +69,15 @@ pub(super) fn columns(width: u16) -> Columns {
 }
 
 impl TimelineState {
-    /// Draws the visible rows, keeping the selection in view.
+    /// Draws the visible rows, keeping the selection in view; a model call in flight shows
+    /// how long it has taken at `now_ms`.
     pub(super) fn render_list(
         &mut self,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
         focused: bool,
+        now_ms: Option<u64>,
     ) {
         let height = usize::from(area.height);
         self.page = height.max(1);
@@ -139,7 +141,10 @@ impl TimelineState {
             if cols.duration > 0 {
                 let (text, style) = match (row.duration_ms(), &idle) {
                     (Some(ms), _) => (short_duration(ms), theme.dim),
-                    (None, _) if row.pending => ("…".to_string(), theme.dim),
+                    (None, _) if row.pending => match now_ms.filter(|_| row.kind == Kind::Llm) {
+                        Some(now) => (short_duration(now.saturating_sub(row.start)), theme.dim),
+                        None => ("…".to_string(), theme.dim),
+                    },
                     (None, Some(idle)) if cols.bar < 10 => (idle.clone(), theme.warn),
                     _ => (String::new(), theme.dim),
                 };

@@ -27,6 +27,9 @@ mod earlier_tests;
 mod label;
 mod list;
 #[cfg(test)]
+mod live_tests;
+mod model_row;
+#[cfg(test)]
 mod nested_tests;
 mod row;
 #[cfg(test)]
@@ -53,6 +56,8 @@ pub struct TimelineState {
     rows: Vec<Row>,
     /// Tool calls still waiting for their result, by call id → row.
     open_calls: HashMap<String, usize>,
+    /// Model calls in flight, by run and call number → row (their end takes its place).
+    open_models: HashMap<(Arc<str>, u32), usize>,
     /// Rows that pass the filter, in order (indexes into `rows`).
     visible: Vec<usize>,
     filter: Filter,
@@ -103,6 +108,7 @@ impl TimelineState {
         Self {
             rows: Vec::new(),
             open_calls: HashMap::new(),
+            open_models: HashMap::new(),
             visible: Vec::new(),
             filter: Filter::All,
             selected: 0,
@@ -121,8 +127,10 @@ impl TimelineState {
 
     /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
     /// shows frames); a call's row ends when the run model says the call ended, and its
-    /// result's row links to it.
+    /// result's row links to it; a model call's end takes the place of its row in flight,
+    /// which its progress and retries renamed meanwhile.
     pub fn on_event(&mut self, event: &Event, run: &RunModel) {
+        self.follow_models(event, run);
         // Streamed text ends no call.
         if !matches!(event.data, EventData::Delta { .. }) {
             self.follow_calls(run);
@@ -158,8 +166,13 @@ impl TimelineState {
         }
         self.last_progress = progress.cloned();
         row.payload = self.store.push(event);
-        let index = self.rows.len();
+        let live = self.take_live(event);
+        let index = live.unwrap_or(self.rows.len());
         match &event.data {
+            EventData::LlmStarted(started) => {
+                let key = (Arc::clone(&event.request_id), started.call);
+                self.open_models.insert(key, index);
+            }
             EventData::LlmCall(call) => {
                 let kept = call.message_count.saturating_sub(call.new_messages.len());
                 // A sub-agent talks in its own conversation, not the top-level one.
@@ -190,6 +203,10 @@ impl TimelineState {
                 }
             }
             _ => {}
+        }
+        if let Some(index) = live {
+            self.replace(index, row);
+            return;
         }
         let shown = row.matches(self.filter);
         self.rows.push(row);
@@ -371,13 +388,21 @@ impl TimelineState {
         self.pricing = pricing;
     }
 
-    /// Draws the list into `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+    /// Draws the list into `area`; `now_ms` (the events' clock, while a run is in progress)
+    /// gives the elapsed time of a model call in flight.
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        focused: bool,
+        now_ms: Option<u64>,
+    ) {
         let area = area.intersection(buf.area);
         if area.is_empty() {
             return;
         }
-        self.render_list(area, buf, theme, focused);
+        self.render_list(area, buf, theme, focused, now_ms);
     }
 
     /// Moves the selection; reaching the newest row with ↓ resumes following, like End.
@@ -490,6 +515,7 @@ fn row_depth(data: &EventData, run: &RunModel) -> usize {
         | EventData::ApprovalRequested { id, .. }
         | EventData::ApprovalDecided { id, .. } => run.depth(id),
         EventData::LlmCall(call) => run.depth_under(call.parent.as_deref()),
+        EventData::LlmStarted(started) => run.depth_under(started.parent.as_deref()),
         EventData::InputRequested(InputRequest { id, .. })
         | EventData::InputAnswered { id, .. } => run.question_depth(id),
         _ => 0,

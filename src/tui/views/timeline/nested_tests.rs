@@ -57,6 +57,8 @@ fn llm(parent: Option<&str>, said: &str, count: usize) -> EventData {
         parent: parent.map(Into::into),
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 
@@ -108,7 +110,7 @@ fn nested() -> Fed<TimelineState> {
 fn draw(state: &mut TimelineState, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), false))
+        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), false, None))
         .unwrap();
     // TestBackend cannot print a zero-width buffer.
     if width == 0 {

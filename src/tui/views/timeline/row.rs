@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use ratatui::style::Style;
 
-use super::label::{grant_label, one_line, sandboxed, spend, summary, titled};
+use super::label::{grant_label, one_line, sandboxed, summary, titled};
+use super::model_row;
 use super::store::Payload;
 
 use crate::config::pricing::Pricing;
@@ -81,7 +82,10 @@ impl Filter {
 /// What kind of event a row shows: all that filters, spans and grouping need of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Kind {
+    /// A model call: in flight (`pending`) or answered.
     Llm,
+    /// A model call that failed or was cancelled.
+    LlmFailed,
     Compacted,
     ToolCall,
     ToolResult {
@@ -102,7 +106,8 @@ pub(super) enum Kind {
 impl Kind {
     fn of(data: &EventData) -> Self {
         match data {
-            EventData::LlmCall(_) => Self::Llm,
+            EventData::LlmStarted(_) | EventData::LlmCall(_) => Self::Llm,
+            EventData::LlmFailed(_) => Self::LlmFailed,
             EventData::Compacted(_) => Self::Compacted,
             EventData::ToolCall { .. } => Self::ToolCall,
             EventData::ToolResult {
@@ -168,6 +173,7 @@ impl Row {
         let mut pending = false;
         let (symbol, tone, name) = match &event.data {
             EventData::Delta { .. }
+            | EventData::LlmProgress(_)
             | EventData::ToolOutput { .. }
             | EventData::Listed(_)
             | EventData::StackPush(_)
@@ -217,30 +223,30 @@ impl Row {
                 Tone::Text,
                 format!("run · {provider}/{model} · {}", one_line(prompt)),
             ),
-            EventData::LlmCall(call) => {
-                start = at.saturating_sub(call.duration_ms);
-                let who = if call.parent.is_some() {
-                    "sub-agent"
-                } else {
-                    "llm"
+            EventData::LlmStarted(started) => {
+                pending = true;
+                let name = match run.llm().get(&event.request_id, started.call) {
+                    Some(node) => model_row::live_name(node, run),
+                    None => model_row::who(
+                        started.purpose,
+                        started.turn,
+                        started.parent.as_deref(),
+                        run,
+                    ),
                 };
-                // Tokens (and cost) first: the model is in the status line, and a narrow
-                // pane cuts the end of the label.
-                let cost = pricing.cost(&call.model, &call.usage);
-                let spent = spend(&call.usage, cost)
-                    .map(|s| format!("{s} · "))
-                    .unwrap_or_default();
-                let mut name = format!(
-                    "{who} turn {} · {spent}{}",
-                    call.turn,
-                    one_line(&call.model)
-                );
-                match call.tool_calls.len() {
-                    0 => {}
-                    1 => name.push_str(" · 1 tool call"),
-                    n => name.push_str(&format!(" · {n} tool calls")),
-                }
-                ("◆", Tone::Llm, name)
+                (model_row::LIVE, Tone::Llm, name)
+            }
+            EventData::LlmCall(call) => {
+                let (symbol, tone, name, from) =
+                    model_row::answered(call, at, &event.request_id, pricing, run);
+                start = from;
+                (symbol, tone, name)
+            }
+            EventData::LlmFailed(failed) => {
+                let (symbol, tone, name, from) =
+                    model_row::failed(failed, at, &event.request_id, run);
+                start = from;
+                (symbol, tone, name)
             }
             EventData::ToolCall {
                 name,
@@ -469,7 +475,10 @@ impl Row {
     /// How long the row lasted; `None` for instants and for calls still running.
     pub(super) fn duration_ms(&self) -> Option<u64> {
         match &self.kind {
-            Kind::Llm | Kind::ToolResult { .. } | Kind::Compacted => Some(self.end - self.start),
+            Kind::ToolResult { .. } | Kind::Compacted | Kind::LlmFailed => {
+                Some(self.end - self.start)
+            }
+            Kind::Llm if !self.pending => Some(self.end - self.start),
             Kind::ToolCall if !self.pending => {
                 Some(self.took.map_or(self.end - self.start, u64::from))
             }
@@ -489,7 +498,7 @@ impl Row {
         let kind = &self.kind;
         match filter {
             Filter::All => true,
-            Filter::Llm => matches!(kind, Kind::Llm | Kind::Compacted),
+            Filter::Llm => matches!(kind, Kind::Llm | Kind::LlmFailed | Kind::Compacted),
             Filter::Tools => matches!(
                 kind,
                 Kind::ToolCall | Kind::ToolResult { .. } | Kind::Progress
@@ -502,7 +511,10 @@ impl Row {
                     | Kind::Question
                     | Kind::Answer
             ),
-            Filter::Problems => matches!(kind, Kind::Problem | Kind::ToolResult { ok: false }),
+            Filter::Problems => matches!(
+                kind,
+                Kind::Problem | Kind::LlmFailed | Kind::ToolResult { ok: false }
+            ),
         }
     }
 }

@@ -51,6 +51,8 @@ fn llm(turn: u32, duration_ms: u64, calls: usize) -> EventData {
         parent: None,
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 

@@ -63,6 +63,8 @@ fn llm(turn: u32, duration_ms: u64, calls: Vec<ToolCall>) -> EventData {
         parent: None,
         omitted: 0,
         context_window: None,
+        call: None,
+        purpose: None,
     }))
 }
 
@@ -122,7 +124,7 @@ fn filled() -> Fed<TimelineState> {
 pub(super) fn draw(state: &mut TimelineState, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), true))
+        .draw(|f| state.render(f.area(), f.buffer_mut(), &Theme::default(), true, None))
         .unwrap();
     terminal
 }
@@ -489,7 +491,13 @@ fn never_panics_on_any_size_or_payload() {
         draw(&mut state, w, h);
     }
     let mut buf = Buffer::empty(Rect::new(0, 0, 10, 10));
-    state.render(Rect::new(5, 5, 50, 50), &mut buf, &Theme::default(), true);
+    state.render(
+        Rect::new(5, 5, 50, 50),
+        &mut buf,
+        &Theme::default(),
+        true,
+        None,
+    );
     // The same with the last row's detail open.
     state.on_key(key(KeyCode::End));
     state.on_key(key(KeyCode::Up));
