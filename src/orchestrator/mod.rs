@@ -460,7 +460,17 @@ fn log(request_id: &str, data: &EventData) {
             input_tokens = call.usage.input_tokens,
             output_tokens = call.usage.output_tokens,
             tool_calls = call.tool_calls.len(),
+            purpose = ?call.purpose(),
             "llm call"
+        ),
+        // A nested call's failure (an answer check, a tool's request) ends no run: the log
+        // still says it.
+        EventData::LlmFailed(failed) => tracing::warn!(
+            request_id,
+            call = failed.call,
+            end = ?failed.end,
+            error = failed.error.as_deref(),
+            "llm call ended without an answer"
         ),
         EventData::ToolResult {
             name,
