@@ -10,29 +10,30 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::conversation::Usage;
-use crate::event::{
-    Confinement, Decision, Event, EventData, FrameState, InputRequest, ShellGrant, ToolStatus,
-};
+use crate::event::{Decision, Event, EventData, FrameState, InputRequest, ShellGrant, ToolStatus};
+use crate::orchestrator::approval::ApprovalRequest;
+use crate::orchestrator::stack::argument_summary;
 use crate::text::summarize;
 
+mod activity;
 mod call;
 mod gauge;
 mod grants;
 mod model_call;
 mod spend;
 
-pub use call::{CallNode, CallState, Via};
+pub use activity::Activity;
+pub use call::{CallNode, CallState, Progress, Via};
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
 pub use model_call::{ModelCallEnd, ModelCallNode, ModelCalls};
 
-/// An approval the user has not answered yet.
+/// An approval the user has not answered yet: the orchestrator's request (the one approval
+/// type: the dialog's call is it too) and where it stands in its batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenApproval {
-    /// Call id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
+    /// The call asked about.
+    pub call: ApprovalRequest,
     /// Position in its batch (1-based) and the batch size.
     pub position: (usize, usize),
 }
@@ -69,6 +70,9 @@ pub struct RunModel {
     /// Tokens of the model calls nested under each frame (a sub-agent's whole subtree), by
     /// model.
     subtree: HashMap<String, BTreeMap<String, Usage>>,
+    /// Counts the events that may have changed a call: a view copies the calls again only
+    /// when it moved.
+    revision: u64,
     /// Provider calls from their start to their end (`model_call.rs`).
     llm: ModelCalls,
 }
@@ -82,6 +86,14 @@ impl RunModel {
     /// Folds one event in; `true` when it ended the run in progress.
     pub fn apply(&mut self, event: &Event) -> bool {
         self.llm.apply(event);
+        // Streamed text and a model call's progress change no call: views that copy calls
+        // skip them.
+        if !matches!(
+            event.data,
+            EventData::Delta { .. } | EventData::LlmProgress(_)
+        ) {
+            self.revision = self.revision.wrapping_add(1);
+        }
         match &event.data {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.
@@ -171,17 +183,33 @@ impl RunModel {
                 name,
                 parent,
                 sandbox,
+                arguments,
                 ..
-            } => self.add(id, name, parent.as_deref(), event.timestamp, *sandbox),
+            } => {
+                let call = self.add(id, name, parent.as_deref(), event.timestamp);
+                call.sandbox = *sandbox;
+                call.summary = argument_summary(arguments);
+                call.arguments = Some(arguments.clone());
+            }
             EventData::StackPush(frame) => {
                 // Frames without a call (parameter collection) nest like calls.
-                if !self.calls.contains_key(&frame.id) {
+                if !self.calls.get(&frame.id).is_some_and(|c| c.state.is_open()) {
                     let parent = frame.parent.as_deref();
-                    self.add(&frame.id, &frame.name, parent, event.timestamp, None);
+                    self.add(&frame.id, &frame.name, parent, event.timestamp);
+                }
+                if let Some(call) = self.calls.get_mut(&frame.id)
+                    && !frame.summary.is_empty()
+                {
+                    call.summary.clone_from(&frame.summary);
                 }
                 self.set_state(&frame.id, frame.state, event.timestamp);
             }
             EventData::StackPop(frame) => {
+                // Popped without a push or a call (refused before it ran): still a call.
+                if !self.calls.contains_key(&frame.id) {
+                    let parent = frame.parent.as_deref();
+                    self.add(&frame.id, &frame.name, parent, event.timestamp);
+                }
                 // A frame without a result of its own (parameter collection) ends here; a
                 // call's result says more and comes first.
                 if let Some(call) = self.calls.get_mut(&frame.id)
@@ -199,20 +227,41 @@ impl RunModel {
             EventData::ToolOutput { id, tail } => {
                 if let Some(call) = self.calls.get_mut(id) {
                     call.tail = Some(tail.clone());
+                    call.output_ms = Some(event.timestamp);
+                }
+            }
+            EventData::ToolProgress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                if let Some(call) = self.calls.get_mut(id) {
+                    call.progress = Some(Progress {
+                        progress: *progress,
+                        total: *total,
+                        message: message.clone(),
+                    });
                 }
             }
             EventData::ApprovalRequested {
                 id,
                 name,
+                arguments,
                 position,
                 of,
+                sandbox,
                 ..
             } => {
                 // Asked again (its file changed while the dialog was open): still one approval.
-                if !self.approvals.iter().any(|a| a.id == *id) {
+                if !self.approvals.iter().any(|a| a.call.id == *id) {
                     self.approvals.push(OpenApproval {
-                        id: id.clone(),
-                        name: name.clone(),
+                        call: ApprovalRequest {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: arguments.clone(),
+                            sandbox: *sandbox,
+                        },
                         position: (*position, *of),
                     });
                 }
@@ -232,7 +281,7 @@ impl RunModel {
                 prefix,
                 reason,
             } => {
-                self.approvals.retain(|a| a.id != *id);
+                self.approvals.retain(|a| a.call.id != *id);
                 if *decision == Decision::Approved {
                     if let Some(prefix) = prefix {
                         self.grants.prefix(prefix, event.timestamp);
@@ -345,22 +394,22 @@ impl RunModel {
         self.grants.end_run();
     }
 
-    fn add(
-        &mut self,
-        id: &str,
-        name: &str,
-        parent: Option<&str>,
-        at: u64,
-        sandbox: Option<Confinement>,
-    ) {
-        if self.calls.contains_key(id) {
-            return;
+    /// The call `id`, made at `at` unless it is open already. An id a model reuses after
+    /// its call ended names a new call (some servers number calls afresh every turn).
+    fn add(&mut self, id: &str, name: &str, parent: Option<&str>, at: u64) -> &mut CallNode {
+        let fresh = self.calls.get(id).is_none_or(|c| !c.state.is_open());
+        if fresh {
+            if self.calls.contains_key(id) {
+                self.order.retain(|o| o != id);
+            }
+            let depth = self.depth_under(parent);
+            let call = CallNode::new(name, parent, depth, at);
+            self.calls.insert(id.to_string(), call);
+            self.order.push(id.to_string());
         }
-        let depth = self.depth_under(parent);
-        let mut call = CallNode::new(name, parent, depth, at);
-        call.sandbox = sandbox;
-        self.calls.insert(id.to_string(), call);
-        self.order.push(id.to_string());
+        self.calls
+            .entry(id.to_string())
+            .or_insert_with(|| CallNode::new(name, parent, 0, at))
     }
 
     fn set_state(&mut self, id: &str, state: FrameState, at: u64) {

@@ -3,7 +3,7 @@
 //! bodies and the request body (checked against two real recorded requests).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 use std::time::Duration;

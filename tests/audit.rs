@@ -18,7 +18,7 @@ use taco::orchestrator::approval::{EXEC_DENIED, FixedApprover};
 use taco::tools::Policy;
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::{Scripted, calls, registry, settings, text};
 
 /// Appears in every free-text field of the events; must never reach the audit log.

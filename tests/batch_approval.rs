@@ -18,7 +18,7 @@ use taco::orchestrator::approval::{ApprovalAnswer, BatchDecision};
 use taco::orchestrator::task::{self, Op, OrchestratorTask};
 use taco::tools::{Policy, ToolContext, ToolError, ToolSettings, TypedTool};
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Asks to run outside the sandbox: asked about every time, approved only one by one.

@@ -10,7 +10,7 @@ use taco::event::{Event, EventData, FrameState, ToolStatus};
 use taco::orchestrator::Orchestrator;
 use taco::orchestrator::task::{self, Op, OrchestratorTask};
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Events until the run's final answer; `on` may send ops as events arrive.

@@ -18,7 +18,7 @@ use taco::orchestrator::task::{self, Op, OrchestratorTask};
 use taco::tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Approves every call once, after doing `meddle` to the workspace: the user's hands

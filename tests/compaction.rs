@@ -16,7 +16,7 @@ use taco::orchestrator::{Orchestrator, Outcome, Settings};
 use taco::provider::{ChatRequest, Chunk, ChunkStream, Provider, ProviderError};
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// The scripted provider, except that summary calls (recognised by the compaction prompt)

@@ -5,7 +5,7 @@
 //! Needs tmux (CI installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

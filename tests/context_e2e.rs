@@ -4,7 +4,7 @@
 //! session file, and resumes compacted.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::cli::*;

@@ -3,7 +3,7 @@
 //! everything after it; older turns are cut at turn boundaries only.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

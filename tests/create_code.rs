@@ -25,7 +25,7 @@ use taco::tools::ToolRegistry;
 use taco::tools::builtin::create_code::GENERATION_PROMPT;
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Answers questions from a list, approves every call, and records what it was asked.

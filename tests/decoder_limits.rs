@@ -2,7 +2,7 @@
 //! endless run of keep-alives, through the real decode paths of every provider. Memory is
 //! measured with a counting allocator, so the bounds hold for everything the decoders hold.
 
-mod meter;
+use crate::meter;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,6 +1,6 @@
 //! `taco exec` as a process against a loopback OpenAI-compatible server (DESIGN §6).
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::time::Duration;

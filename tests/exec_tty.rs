@@ -2,7 +2,7 @@
 //! a terminal says to use `taco exec`. Needs tmux (CI installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

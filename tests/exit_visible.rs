@@ -10,7 +10,7 @@ use serde_json::json;
 use taco::event::{EventData, FrameState, StackFrame, ToolStatus};
 use taco::tui::layout::Focus;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
 fn frame(state: FrameState) -> EventData {

@@ -10,9 +10,9 @@
 //! it). For a longer run:
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz_decoders --test fuzz_loaders`.
 
-mod meter;
-mod mutate;
-mod support;
+use crate::meter;
+use crate::mutate;
+use crate::support;
 
 use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};

@@ -10,8 +10,8 @@
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz_decoders --test fuzz_loaders`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod meter;
-mod mutate;
+use crate::meter;
+use crate::mutate;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

@@ -1,7 +1,7 @@
 //! Small honest errors (issue 9.7): bad input gets a clear message and the right exit code,
 //! never a silent success or a hang.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;

@@ -3,7 +3,7 @@
 //! (DESIGN §10: ≤ 100 MB).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use base64::Engine;
 use serde_json::json;
 
-mod support;
+use crate::support;
 use support::TestServer;
 use support::cli::*;
 

@@ -1,7 +1,7 @@
 //! Bounds on a request and its model calls (issue 9.6): a model that always delegates, an
 //! endless reply, a stream of keep-alives or empty deltas, a call that never ends.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -7,7 +7,7 @@ use taco::conversation::Role;
 use taco::event::EventData;
 use taco::orchestrator::approval::FixedApprover;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use taco::mcp::{McpHub, StartContext, Status};
 use taco::tools::{ToolContext, ToolSettings, ToolSource};
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::TestServer;
 use support::cli::*;
 use support::mcp::{fixture, require_filesystem_server};

@@ -3,7 +3,7 @@
 //! server that `.ci/run` installs starts and lists its tools.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::process::Stdio;

@@ -4,7 +4,7 @@
 //! error; a slow server, an oversized body and a malformed one each end in a clear error.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! loopback server and re-chunked at random boundaries; plus line-framing edge cases, HTTP
 //! error bodies, transport failures and the request body.
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! bodies, transport failures and the request body.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 use std::time::Duration;

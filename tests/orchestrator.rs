@@ -20,7 +20,7 @@ use taco::provider::{Chunk, ProviderError, ToolCallDelta};
 use taco::tools::{Policy, ToolContext, ToolError, ToolRegistry, ToolSettings, TypedTool};
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use taco::event::EventData;
 use taco::session::SessionError;
 use taco::tui::views::chat::NoticeKind;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
 fn plain(text: &str) {

@@ -1,6 +1,6 @@
 //! A session that lost a line still resumes into a request the APIs accept (issue 10.3).
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::TestServer;

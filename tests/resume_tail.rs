@@ -3,7 +3,7 @@
 //! limit, and with a compaction in force.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

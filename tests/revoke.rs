@@ -11,7 +11,7 @@ use taco::orchestrator::Orchestrator;
 use taco::orchestrator::approval::ApprovalAnswer;
 use taco::orchestrator::task::{self, Op, OrchestratorTask};
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Runs the task until `finals` answers came, approving every ask for the session, and

@@ -15,7 +15,7 @@ use taco::run_model::{CallState, RunModel};
 use taco::session::{self, Entry, SessionWriter};
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Approves for the session and answers every question.

@@ -22,7 +22,7 @@ use taco::tools::builtin::Shell;
 use taco::tools::{Tool, ToolContext, ToolError, ToolRegistry, ToolReply, ToolSettings};
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::sandboxed::context;
 use support::scripted::*;
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use taco::sandbox::TEST_SWITCH;
 
-mod support;
+use crate::support;
 use support::TestServer;
 use support::cli::*;
 

@@ -13,7 +13,7 @@ use taco::sandbox::{Metadata, NAMESPACE_SWITCH, Sandbox, SandboxMode, Support};
 use taco::tools::builtin::Shell;
 use taco::tools::{Tool, ToolContext, ToolError, ToolReply};
 
-mod support;
+use crate::support;
 use support::TestServer;
 use support::cli::*;
 use support::sandboxed::context;

@@ -2,7 +2,7 @@
 //! call that prints its environment and a file holding the key, against a loopback server.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

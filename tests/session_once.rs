@@ -1,7 +1,7 @@
 //! A tool call's arguments are stored once per call in the session file (issue 9.6), and
 //! loading gives every line back whole.
 
-mod support;
+use crate::support;
 
 use support::cli::*;
 use taco::event::EventData;

@@ -2,7 +2,7 @@
 //! crash, `taco sessions`, `taco trace` errors, and the audit log / secrets guarantees.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! the same wrapper runs; the victim survives.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

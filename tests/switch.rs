@@ -15,7 +15,7 @@ use taco::provider::{ChatRequest, ChunkStream, Provider, ProviderError};
 use taco::recorder::Recorder;
 use taco::tools::ToolRegistry;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// A scripted provider under a name and model of its own.

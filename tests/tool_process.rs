@@ -12,7 +12,7 @@ use taco::sandbox::{DROPPED, Sandbox, SandboxMode};
 use taco::tools::builtin::Shell;
 use taco::tools::{Tool, ToolReply};
 
-mod support;
+use crate::support;
 use support::TestServer;
 use support::cli::*;
 use support::sandboxed::context;

@@ -17,7 +17,7 @@ use taco::orchestrator::{Orchestrator, Outcome, Settings};
 use taco::tools::{NeededCall, Tool, ToolContext, ToolError, ToolRegistry, ToolReply};
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::*;
 
 /// Answers questions from a list, approves or denies everything, and records what it saw.

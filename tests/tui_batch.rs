@@ -6,7 +6,7 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use taco::event::{
     Confinement, Decision, DeltaKind, EventData, FrameState, Grant, Scope, StackFrame,
@@ -16,7 +16,7 @@ use taco::orchestrator::task::Op;
 use taco::tui::app::{App, AppInfo, Command};
 use taco::tui::commands::ToolInfo;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
 /// A call of a batch: id, tool, arguments, diff, how it would run.
@@ -31,27 +31,19 @@ type AskedCall<'a> = (
 /// The sizes the batch dialog and the grants list are drawn at.
 const SIZES: [(u16, u16); 2] = [(200, 50), (80, 24)];
 
-impl Harness {
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        let now = self.now();
-        self.app
-            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
-    }
+/// The steps of this file's stories, on the shared harness.
+trait TuiBatchSteps {
+    fn answer(&mut self, letter: char) -> Vec<Command>;
+    fn start(&mut self);
+    fn ask_batch(&mut self, calls: &[AskedCall]);
+    fn ask_three(&mut self);
+    fn text(&mut self, width: u16, height: u16) -> String;
+}
 
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
+impl TuiBatchSteps for Harness {
     /// A letter, then Enter: a deliberate answer.
     fn answer(&mut self, letter: char) -> Vec<Command> {
         assert_eq!(self.key(KeyCode::Char(letter)), [], "{letter} only picks");
-        self.key(KeyCode::Enter)
-    }
-
-    fn command(&mut self, line: &str) -> Vec<Command> {
-        self.type_text(line);
         self.key(KeyCode::Enter)
     }
 
@@ -375,6 +367,30 @@ fn snapshot_the_grants_list() {
             "r revoke",
         ],
     );
+}
+
+/// `/tools` left open while time passes (no event comes) ages its grants: a grant four
+/// minutes old never reads "just now" because the view opened then.
+#[test]
+fn tools_left_open_ages_its_grants_with_the_clock() {
+    let mut h = configured();
+    h.start();
+    h.event(EventData::ApprovalDecided {
+        id: "c1".into(),
+        name: "write_file".into(),
+        decision: Decision::Approved,
+        scope: Scope::Session,
+        reason: None,
+        prefix: None,
+    });
+    h.command("/tools");
+    let fresh = h.text(120, 30);
+    assert!(fresh.contains("since just now"), "{fresh}");
+    assert!(h.app.needs_tick(h.now()), "an open /tools keeps time");
+    h.ms += 4 * 60_000;
+    let later = h.text(120, 30);
+    assert!(later.contains("since 4 min ago"), "{later}");
+    assert!(!later.contains("just now"), "{later}");
 }
 
 #[test]

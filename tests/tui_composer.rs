@@ -24,10 +24,24 @@ use taco::tui::theme::Theme;
 use taco::tui::views::composer::PopupKind;
 use taco::tui::views::help::Help;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
-impl Harness {
+/// The steps of this file's stories, on the shared harness.
+trait TuiComposerSteps {
+    fn with_log(dir: &std::path::Path, secrets: Secrets) -> Self;
+    fn tap_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command>;
+    fn tap(&mut self, code: KeyCode) -> Vec<Command>;
+    fn ctrl(&mut self, c: char) -> Vec<Command>;
+    fn tap_text(&mut self, text: &str);
+    fn paste(&mut self, text: &str);
+    fn start_run(&mut self);
+    fn run(&mut self);
+    fn finish_run(&mut self) -> Vec<Command>;
+    fn text(&mut self, width: u16, height: u16) -> String;
+}
+
+impl TuiComposerSteps for Harness {
     /// A fresh app whose history is the file in `dir` (as `taco` starts).
     fn with_log(dir: &std::path::Path, secrets: Secrets) -> Self {
         let mut h = Self::new();
@@ -36,23 +50,23 @@ impl Harness {
         h
     }
 
-    fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
+    fn tap_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
         self.ms += 10;
         let now = self.now();
         self.app.on_key(KeyEvent::new(code, modifiers), now)
     }
 
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        self.key_with(code, KeyModifiers::NONE)
+    fn tap(&mut self, code: KeyCode) -> Vec<Command> {
+        self.tap_with(code, KeyModifiers::NONE)
     }
 
     fn ctrl(&mut self, c: char) -> Vec<Command> {
-        self.key_with(KeyCode::Char(c), KeyModifiers::CONTROL)
+        self.tap_with(KeyCode::Char(c), KeyModifiers::CONTROL)
     }
 
-    fn type_text(&mut self, text: &str) {
+    fn tap_text(&mut self, text: &str) {
         for c in text.chars() {
-            self.key(KeyCode::Char(c));
+            self.tap(KeyCode::Char(c));
         }
     }
 
@@ -115,7 +129,7 @@ fn sixty_words() -> String {
 #[test]
 fn a_long_prompt_shows_whole_at_120_columns() {
     let mut h = Harness::new();
-    h.type_text(&sixty_words());
+    h.tap_text(&sixty_words());
     let screen = h.text(120, 30);
     for i in 1..=60 {
         assert!(
@@ -129,15 +143,15 @@ fn a_long_prompt_shows_whole_at_120_columns() {
 #[test]
 fn ctrl_c_clears_the_draft_then_cancels_then_quits() {
     let mut h = Harness::new();
-    h.type_text("go");
-    assert_eq!(h.key(KeyCode::Enter), [submit("go")]);
+    h.tap_text("go");
+    assert_eq!(h.tap(KeyCode::Enter), [submit("go")]);
     h.start_run();
-    h.type_text("half typed");
+    h.tap_text("half typed");
     assert_eq!(h.ctrl('c'), [], "the first Ctrl-C clears the draft");
     assert_eq!(h.app.composer_text(), "");
     assert!(h.app.is_busy(), "and the run goes on");
     assert!(h.text(120, 30).contains("draft cleared"));
-    h.key(KeyCode::Up);
+    h.tap(KeyCode::Up);
     assert_eq!(h.app.composer_text(), "half typed", "Up brings it back");
     assert_eq!(h.ctrl('c'), []);
     assert_eq!(h.ctrl('c'), [Command::Op(Op::Cancel)], "empty: it cancels");
@@ -146,7 +160,7 @@ fn ctrl_c_clears_the_draft_then_cancels_then_quits() {
     // Idle: a draft typed between the two Ctrl-C is cleared, not a reason to quit.
     let mut h = Harness::new();
     assert_eq!(h.ctrl('c'), []);
-    h.type_text("x");
+    h.tap_text("x");
     assert_eq!(h.ctrl('c'), []);
     assert!(!h.app.should_quit());
     assert_eq!(h.ctrl('c'), []);
@@ -184,14 +198,14 @@ fn with_a_dialog_open_ctrl_c_cancels_at_once_and_keeps_the_draft() {
 fn ctrl_r_searches_and_esc_leaves_it_without_cancelling() {
     let mut h = Harness::new();
     for prompt in ["list the files", "run the tests", "fix the lint"] {
-        h.type_text(prompt);
-        h.key(KeyCode::Enter);
+        h.tap_text(prompt);
+        h.tap(KeyCode::Enter);
         h.run();
     }
     h.start_run();
-    h.type_text("mine");
+    h.tap_text("mine");
     assert_eq!(h.ctrl('r'), []);
-    h.type_text("the t");
+    h.tap_text("the t");
     let screen = h.text(120, 30);
     assert!(
         screen.contains("(reverse-i-search)'the t': run the tests"),
@@ -199,7 +213,7 @@ fn ctrl_r_searches_and_esc_leaves_it_without_cancelling() {
     );
     assert!(screen.contains("search earlier prompts"), "{screen}");
     assert_eq!(
-        h.key(KeyCode::Esc),
+        h.tap(KeyCode::Esc),
         [],
         "Esc leaves the search, not the run"
     );
@@ -208,19 +222,19 @@ fn ctrl_r_searches_and_esc_leaves_it_without_cancelling() {
     h.ctrl('c');
     h.finish_run();
     h.ctrl('r');
-    h.type_text("list");
+    h.tap_text("list");
     assert_eq!(
-        h.key(KeyCode::Enter),
+        h.tap(KeyCode::Enter),
         [],
         "Enter takes the match, sends nothing"
     );
     assert_eq!(h.app.composer_text(), "list the files");
-    assert_eq!(h.key(KeyCode::Enter), [submit("list the files")]);
+    assert_eq!(h.tap(KeyCode::Enter), [submit("list the files")]);
     // Ctrl-C in a search leaves it.
     h.run();
-    h.type_text("keep");
+    h.tap_text("keep");
     h.ctrl('r');
-    h.type_text("fix");
+    h.tap_text("fix");
     assert_eq!(h.ctrl('c'), []);
     assert_eq!(h.app.composer_text(), "keep");
 }
@@ -232,7 +246,7 @@ fn a_big_paste_is_collapsed_in_the_transcript_and_sent_whole() {
         .map(|i| format!("error line {i}"))
         .collect::<Vec<_>>()
         .join("\n");
-    h.type_text("why does this fail? ");
+    h.tap_text("why does this fail? ");
     h.paste(&log);
     assert!(
         h.text(120, 30)
@@ -240,7 +254,7 @@ fn a_big_paste_is_collapsed_in_the_transcript_and_sent_whole() {
         "a chip in the composer"
     );
     let full = format!("why does this fail? {log}");
-    assert_eq!(h.key(KeyCode::Enter), [submit(&full)]);
+    assert_eq!(h.tap(KeyCode::Enter), [submit(&full)]);
     let screen = h.text(120, 30);
     assert!(
         screen.contains("› why does this fail? [pasted 40 lines]"),
@@ -259,12 +273,12 @@ fn a_big_paste_is_collapsed_in_the_transcript_and_sent_whole() {
 #[test]
 fn a_queued_paste_is_collapsed_when_its_turn_comes() {
     let mut h = Harness::new();
-    h.type_text("first");
-    h.key(KeyCode::Enter);
+    h.tap_text("first");
+    h.tap(KeyCode::Enter);
     h.start_run();
     let log = "x\n".repeat(30);
     h.paste(&log);
-    assert_eq!(h.key(KeyCode::Enter), []);
+    assert_eq!(h.tap(KeyCode::Enter), []);
     assert_eq!(h.finish_run(), [submit(&log.replace('\r', ""))]);
     let screen = h.text(120, 30);
     assert!(screen.contains("› [pasted 31 lines]"), "{screen}");
@@ -276,26 +290,26 @@ fn prompts_are_kept_across_launches_redacted() {
     let key = "sk-live-abcdef0123456789";
     let secrets = || Secrets::new([key.to_string()]);
     let mut first = Harness::with_log(dir.path(), secrets());
-    first.type_text("the first prompt");
-    first.key(KeyCode::Enter);
+    first.tap_text("the first prompt");
+    first.tap(KeyCode::Enter);
     first.run();
-    first.type_text(&format!("use {key} for the call"));
-    first.key(KeyCode::Enter);
+    first.tap_text(&format!("use {key} for the call"));
+    first.tap(KeyCode::Enter);
     first.run();
-    first.type_text("a draft never sent");
+    first.tap_text("a draft never sent");
     first.ctrl('c');
-    first.type_text("/quit");
-    assert_eq!(first.key(KeyCode::Enter), [Command::Quit]);
+    first.tap_text("/quit");
+    assert_eq!(first.tap(KeyCode::Enter), [Command::Quit]);
     let file = std::fs::read_to_string(dir.path().join("prompt-history.jsonl")).unwrap();
     assert!(!file.contains(key), "{file}");
     assert_eq!(file.lines().count(), 3, "{file}");
 
     let mut second = Harness::with_log(dir.path(), secrets());
-    second.key(KeyCode::Up);
+    second.tap(KeyCode::Up);
     assert_eq!(second.app.composer_text(), "a draft never sent");
-    second.key(KeyCode::Up);
+    second.tap(KeyCode::Up);
     assert_eq!(second.app.composer_text(), "use sk-…*** for the call");
-    second.key(KeyCode::Up);
+    second.tap(KeyCode::Up);
     assert_eq!(second.app.composer_text(), "the first prompt");
 }
 
@@ -340,8 +354,8 @@ impl Harness {
     }
 
     fn send(&mut self, text: &str) -> String {
-        self.type_text(text);
-        match self.key(KeyCode::Enter).as_slice() {
+        self.tap_text(text);
+        match self.tap(KeyCode::Enter).as_slice() {
             [Command::Op(Op::Submit(sent))] => sent.clone(),
             other => panic!("nothing sent: {other:?}"),
         }
@@ -356,7 +370,7 @@ fn strings(list: &[&str]) -> Vec<String> {
 fn slash_opens_a_popup_of_every_command_in_the_table() {
     let mut h = Harness::new();
     assert_eq!(h.app.popup(), None);
-    h.type_text("/");
+    h.tap_text("/");
     let (kind, items, selected) = h.app.popup().unwrap();
     assert_eq!(kind, PopupKind::Command);
     // Whatever the table holds, in its order: a command added there shows here.
@@ -378,7 +392,7 @@ fn slash_opens_a_popup_of_every_command_in_the_table() {
 #[test]
 fn the_command_popup_filters_prefix_first_and_completes_the_choice() {
     let mut h = Harness::new();
-    h.type_text("/c");
+    h.tap_text("/c");
     // Starts with c, then contains it.
     assert_eq!(
         h.choices(),
@@ -386,16 +400,16 @@ fn the_command_popup_filters_prefix_first_and_completes_the_choice() {
     );
     insta::assert_snapshot!("slash_popup_filtered_120", h.screen(120, 30).backend());
     insta::assert_snapshot!("slash_popup_filtered_60", h.screen(60, 20).backend());
-    h.type_text("l");
+    h.tap_text("l");
     // Starts with cl, then cl in order (fuzzy).
     assert_eq!(h.choices(), strings(&["/clear", "/cancel"]));
-    h.key(KeyCode::Backspace);
-    h.key(KeyCode::Down);
-    h.key(KeyCode::Down);
+    h.tap(KeyCode::Backspace);
+    h.tap(KeyCode::Down);
+    h.tap(KeyCode::Down);
     assert_eq!(h.selected(), Some(2));
-    h.key(KeyCode::Up);
+    h.tap(KeyCode::Up);
     assert_eq!(h.selected(), Some(1));
-    h.key(KeyCode::Tab);
+    h.tap(KeyCode::Tab);
     assert_eq!(h.app.composer_text(), "/clear");
     assert_eq!(
         h.app.focus(),
@@ -406,58 +420,58 @@ fn the_command_popup_filters_prefix_first_and_completes_the_choice() {
     insta::assert_snapshot!("slash_popup_completed_120", h.screen(120, 30).backend());
     insta::assert_snapshot!("slash_popup_completed_60", h.screen(60, 20).backend());
     // A whole command that takes no argument runs on Enter, as before.
-    assert_eq!(h.key(KeyCode::Enter), [Command::Op(Op::Clear)]);
+    assert_eq!(h.tap(KeyCode::Enter), [Command::Op(Op::Clear)]);
     assert!(h.text(120, 30).contains("New conversation."));
     assert_eq!(h.app.popup(), None);
     // Up from the first choice goes round to the last.
-    h.type_text("/");
-    h.key(KeyCode::Up);
+    h.tap_text("/");
+    h.tap(KeyCode::Up);
     assert_eq!(h.selected(), Some(COMMANDS.len() - 1));
 }
 
 #[test]
 fn enter_completes_a_partial_command_and_runs_a_whole_one() {
     let mut h = Harness::new();
-    h.type_text("/he");
-    assert_eq!(h.key(KeyCode::Enter), []);
+    h.tap_text("/he");
+    assert_eq!(h.tap(KeyCode::Enter), []);
     assert_eq!(h.app.composer_text(), "/help");
     assert!(!h.app.help_open(), "completed, not run");
-    h.key(KeyCode::Enter);
+    h.tap(KeyCode::Enter);
     assert!(h.app.help_open());
-    h.key(KeyCode::Esc);
+    h.tap(KeyCode::Esc);
     // A command that needs an argument completes with a blank, and the popup closes.
-    h.type_text("/tool");
+    h.tap_text("/tool");
     assert_eq!(h.choices()[0], "/tool", "the exact name first");
-    h.key(KeyCode::Enter);
+    h.tap(KeyCode::Enter);
     assert_eq!(h.app.composer_text(), "/tool ");
     assert_eq!(h.app.popup(), None);
     // Nothing matches: Enter sends as before, and the command is unknown.
     h.ctrl('u');
-    h.type_text("/zz");
+    h.tap_text("/zz");
     assert_eq!(h.choices(), Vec::<String>::new());
     assert!(
         h.text(120, 30)
             .contains("no command starts with or contains /zz")
     );
-    h.key(KeyCode::Enter);
+    h.tap(KeyCode::Enter);
     assert!(h.text(120, 30).contains("unknown command"));
 }
 
 #[test]
 fn esc_closes_the_popup_and_keeps_the_draft() {
     let mut h = Harness::new();
-    h.type_text("/st");
+    h.tap_text("/st");
     assert!(h.app.popup().is_some());
-    assert_eq!(h.key(KeyCode::Esc), [], "Esc only closed the popup");
+    assert_eq!(h.tap(KeyCode::Esc), [], "Esc only closed the popup");
     assert_eq!(h.app.popup(), None);
     assert_eq!(h.app.composer_text(), "/st");
-    h.type_text("a");
+    h.tap_text("a");
     assert_eq!(h.app.popup(), None, "closed for this word");
     // Tab still completes the old way.
-    h.key(KeyCode::Tab);
+    h.tap(KeyCode::Tab);
     assert_eq!(h.app.composer_text(), "/status");
     h.ctrl('u');
-    h.type_text("/");
+    h.tap_text("/");
     assert!(h.app.popup().is_some(), "a new command opens it again");
 }
 
@@ -503,7 +517,7 @@ fn workspace() -> tempfile::TempDir {
 fn at_opens_a_fuzzy_finder_over_the_workspace_files() {
     let dir = workspace();
     let mut h = Harness::in_dir(dir.path());
-    h.type_text("see @");
+    h.tap_text("see @");
     h.files_listed();
     assert_eq!(h.app.popup().map(|p| p.0), Some(PopupKind::File));
     // Ignored files, .git, target and node_modules are not listed; shortest paths first.
@@ -516,7 +530,7 @@ fn at_opens_a_fuzzy_finder_over_the_workspace_files() {
             "src/domain/remains.rs",
         ])
     );
-    h.type_text("main");
+    h.tap_text("main");
     // The file name matched at a word start, then in a file name, then inside one.
     assert_eq!(
         h.choices(),
@@ -530,20 +544,20 @@ fn at_opens_a_fuzzy_finder_over_the_workspace_files() {
     h.app.chat.clear();
     insta::assert_snapshot!("file_finder_120", h.screen(120, 30).backend());
     insta::assert_snapshot!("file_finder_60", h.screen(60, 20).backend());
-    h.key(KeyCode::Down);
-    h.key(KeyCode::Tab);
+    h.tap(KeyCode::Down);
+    h.tap(KeyCode::Tab);
     assert_eq!(h.app.composer_text(), "see @docs/maintenance.md ");
     assert_eq!(h.app.popup(), None, "the path is done: the finder closed");
     // Enter inserts too (nothing is sent), and Esc closes the finder, the draft kept.
-    h.type_text("and @tmod");
+    h.tap_text("and @tmod");
     assert_eq!(h.choices()[0], "src/tui/mod.rs");
-    assert_eq!(h.key(KeyCode::Enter), []);
+    assert_eq!(h.tap(KeyCode::Enter), []);
     assert_eq!(
         h.app.composer_text(),
         "see @docs/maintenance.md and @src/tui/mod.rs "
     );
-    h.type_text("@x");
-    h.key(KeyCode::Esc);
+    h.tap_text("@x");
+    h.tap(KeyCode::Esc);
     assert_eq!(h.app.popup(), None);
     assert!(h.app.composer_text().ends_with("@x"));
 }
@@ -568,7 +582,7 @@ fn a_mentioned_file_is_sent_with_the_message_and_shows_as_a_chip() {
     h.ctrl('o');
     h.run();
     // The history keeps the mention, not the file.
-    h.key(KeyCode::Up);
+    h.tap(KeyCode::Up);
     assert_eq!(h.app.composer_text(), "explain @src/main.rs please");
     // Trailing punctuation is not part of the path; a path that is not there is just text.
     h.ctrl('u');
@@ -586,11 +600,11 @@ fn a_mentioned_file_is_sent_with_the_message_and_shows_as_a_chip() {
 fn a_queued_message_keeps_its_chips_until_its_turn() {
     let dir = workspace();
     let mut h = Harness::in_dir(dir.path());
-    h.type_text("first");
-    h.key(KeyCode::Enter);
+    h.tap_text("first");
+    h.tap(KeyCode::Enter);
     h.start_run();
-    h.type_text("then @src/main.rs");
-    assert_eq!(h.key(KeyCode::Enter), []);
+    h.tap_text("then @src/main.rs");
+    assert_eq!(h.tap(KeyCode::Enter), []);
     let commands = h.finish_run();
     let [Command::Op(Op::Submit(sent))] = commands.as_slice() else {
         panic!("the queued message was not sent");

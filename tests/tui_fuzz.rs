@@ -18,6 +18,7 @@ use ratatui::widgets::Widget;
 use serde_json::{Value, json};
 use taco::conversation::Usage;
 use taco::event::{Decision, DeltaKind, Event, EventData, FrameState, Scope, StackFrame};
+use taco::orchestrator::approval::ApprovalRequest;
 use taco::tui::app::{App, AppInfo};
 use taco::tui::markdown;
 use taco::tui::theme::Theme;
@@ -297,16 +298,18 @@ proptest! {
 
         let mut state = ApprovalState::new();
         state.push(Pending {
-            id: "c1".into(),
-            name: key.clone(),
-            arguments,
+            call: ApprovalRequest {
+                id: "c1".into(),
+                name: key.clone(),
+                arguments,
+                sandbox: None,
+            },
             position: 1,
             of: 1,
             lead: Some(body.clone()),
             from: Some(key.clone()),
             note: None,
             diff: None,
-            sandbox: None,
         });
         let theme = Theme::default();
         for width in WIDTHS {

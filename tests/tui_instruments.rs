@@ -4,7 +4,7 @@
 //! and the notification the app asks for when a dialog waits for a user who looks elsewhere.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use serde_json::json;
 use taco::conversation::Usage;
 use taco::event::{EventData, FrameState, InputKind, InputRequest, StackFrame};
@@ -14,25 +14,19 @@ use taco::tui::clipboard::Route;
 use taco::tui::layout::Focus;
 use taco::tui::notify::{Desktop, Notifier, NotifyChoice};
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
-impl Harness {
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        self.key_with(code, KeyModifiers::NONE)
-    }
+/// The steps of this file's stories, on the shared harness.
+trait TuiInstrumentsSteps {
+    fn start(&mut self, prompt: &str);
+    fn finish(&mut self) -> Vec<Command>;
+    fn text(&mut self, width: u16, height: u16) -> String;
+    fn running(&mut self, id: &str);
+    fn approval(&mut self, id: &str, name: &str) -> Vec<Command>;
+}
 
-    fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
-        let now = self.now();
-        self.app.on_key(KeyEvent::new(code, modifiers), now)
-    }
-
-    fn type_text(&mut self, text: &str) -> Vec<Command> {
-        text.chars()
-            .flat_map(|c| self.key(KeyCode::Char(c)))
-            .collect()
-    }
-
+impl TuiInstrumentsSteps for Harness {
     /// `prompt` sent and its run started.
     fn start(&mut self, prompt: &str) {
         self.type_text(prompt);

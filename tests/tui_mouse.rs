@@ -24,20 +24,37 @@ use taco::tui::layout::{self, Focus, Panes};
 use taco::tui::theme::Theme;
 use taco::tui::views::stack::FlagSettings;
 
-mod support;
+use crate::support;
 use support::app::{Harness, info};
 
 const WIDTH: u16 = 160;
 const HEIGHT: u16 = 40;
 
-impl Harness {
+/// The steps of this file's stories, on the shared harness.
+trait TuiMouseSteps {
+    fn press(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command>;
+    fn tap(&mut self, code: KeyCode) -> Vec<Command>;
+    fn mouse(&mut self, kind: MouseEventKind, column: u16, row: u16);
+    fn wheel_up(&mut self, column: u16, row: u16);
+    fn wheel_down(&mut self, column: u16, row: u16);
+    fn click(&mut self, column: u16, row: u16);
+    fn text(&mut self) -> String;
+    fn start(&mut self);
+    fn say(&mut self, text: &str);
+    fn call(&mut self, id: &str, name: &str, arguments: serde_json::Value);
+    fn push(&mut self, id: &str, name: &str, state: FrameState);
+    fn result(&mut self, id: &str, name: &str, result: serde_json::Value);
+    fn busy(&mut self);
+}
+
+impl TuiMouseSteps for Harness {
     fn press(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
         self.ms += 10;
         let now = self.now();
         self.app.on_key(KeyEvent::new(code, modifiers), now)
     }
 
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
+    fn tap(&mut self, code: KeyCode) -> Vec<Command> {
         self.press(code, KeyModifiers::NONE)
     }
 
@@ -69,9 +86,9 @@ impl Harness {
     }
 
     fn start(&mut self) {
-        self.key(KeyCode::Char('g'));
-        self.key(KeyCode::Char('o'));
-        self.key(KeyCode::Enter);
+        self.tap(KeyCode::Char('g'));
+        self.tap(KeyCode::Char('o'));
+        self.tap(KeyCode::Enter);
         self.event(EventData::RunStarted {
             prompt: "go".into(),
             provider: "demo".into(),
@@ -133,6 +150,8 @@ impl Harness {
             self.call(&id, "read_file", json!({"path": format!("f{i}.txt")}));
             self.result(&id, "read_file", json!({"content": "x"}));
         }
+        // The finished reads have faded from the stack by the time the shells start.
+        self.ms += 3000;
         for i in 0..4 {
             let id = format!("s{i}");
             self.call(&id, "shell", json!({"command": format!("sleep {i}")}));
@@ -235,8 +254,8 @@ fn the_wheel_over_the_timeline_detail_scrolls_the_detail_not_the_list() {
     let (x, y) = inside(p.timeline, 2);
     h.click(x, y);
     // The newest row, a call whose arguments are longer than the pane.
-    h.key(KeyCode::End);
-    h.key(KeyCode::Enter);
+    h.tap(KeyCode::End);
+    h.tap(KeyCode::Enter);
     assert!(h.app.detail_open());
     let position = h.app.timeline.selected_position();
     let before = h.text();
@@ -311,7 +330,7 @@ fn a_click_focuses_the_pane_and_selects_the_row_frame_or_message_under_it() {
     h.click(5, row);
     assert_eq!(h.app.focus(), Focus::Chat);
     assert!(h.app.chat.selected().is_some());
-    let text = copied(&h.key(KeyCode::Char('y')));
+    let text = copied(&h.tap(KeyCode::Char('y')));
     assert!(
         text.starts_with("paragraph 0 of a long answer\n\n"),
         "{text:?}"
@@ -332,23 +351,23 @@ fn alt_up_selects_the_newest_message_and_y_copies_its_markdown_source() {
     h.start();
     h.say("Use **this**:\n\n```sh\ncargo test\n```\n");
     h.text();
-    assert!(h.key(KeyCode::Char('y')).is_empty());
+    assert!(h.tap(KeyCode::Char('y')).is_empty());
     assert_eq!(h.app.composer_text(), "y", "no selection: y is typed");
-    h.key(KeyCode::Backspace);
+    h.tap(KeyCode::Backspace);
 
     h.press(KeyCode::Up, KeyModifiers::ALT);
-    let source = copied(&h.key(KeyCode::Char('y')));
+    let source = copied(&h.tap(KeyCode::Char('y')));
     assert_eq!(source, "Use **this**:\n\n```sh\ncargo test\n```\n");
     // ↑ walks to the user's message.
-    h.key(KeyCode::Up);
-    assert_eq!(copied(&h.key(KeyCode::Char('y'))), "go");
+    h.tap(KeyCode::Up);
+    assert_eq!(copied(&h.tap(KeyCode::Char('y'))), "go");
     // Any other key lets go and does what it does.
-    h.key(KeyCode::Char('x'));
+    h.tap(KeyCode::Char('x'));
     assert_eq!(h.app.chat.selected(), None);
     assert_eq!(h.app.composer_text(), "x");
     // Esc lets go without cancelling the run.
     h.press(KeyCode::Up, KeyModifiers::ALT);
-    assert!(h.key(KeyCode::Esc).is_empty());
+    assert!(h.tap(KeyCode::Esc).is_empty());
     assert_eq!(h.app.chat.selected(), None);
     assert!(h.app.is_busy());
 }
@@ -373,10 +392,10 @@ fn with_an_approval_docked_y_approves_and_no_message_stays_selected() {
     });
     h.text();
     assert!(
-        h.key(KeyCode::Char('y')).is_empty(),
+        h.tap(KeyCode::Char('y')).is_empty(),
         "y picks, it does not copy"
     );
-    let commands = h.key(KeyCode::Enter);
+    let commands = h.tap(KeyCode::Enter);
     assert!(
         matches!(
             commands.as_slice(),
@@ -405,10 +424,10 @@ fn y_in_the_timeline_detail_copies_the_payload_with_keys_masked() {
     h.text();
     let (x, y) = inside(panes().timeline, 0);
     h.click(x, y);
-    h.key(KeyCode::End);
-    h.key(KeyCode::Enter);
+    h.tap(KeyCode::End);
+    h.tap(KeyCode::Enter);
     assert!(h.app.detail_open());
-    let text = copied(&h.key(KeyCode::Char('y')));
+    let text = copied(&h.tap(KeyCode::Char('y')));
     assert!(text.starts_with("→ tool_call\n"), "{text:?}");
     assert!(
         text.contains("\"command\": \"curl -H 'Bearer sk-…***' x\""),
@@ -419,7 +438,7 @@ fn y_in_the_timeline_detail_copies_the_payload_with_keys_masked() {
 
     // Inside tmux the same copy is also wrapped for passthrough.
     h.app.set_clipboard(Route::Tmux);
-    let commands = h.key(KeyCode::Char('y'));
+    let commands = h.tap(KeyCode::Char('y'));
     let Some(Command::Copy(osc)) = commands.first() else {
         panic!("a copy: {commands:?}");
     };

@@ -5,32 +5,32 @@
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use taco::conversation::Usage;
 use taco::event::{DeltaKind, EventData, FrameState, InputKind, InputRequest, LlmCall, StackFrame};
-use taco::tui::app::Command;
 use taco::tui::layout::Focus;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
 /// The two narrow sizes every overlay is drawn at.
 const SIZES: [(u16, u16); 2] = [(80, 24), (60, 20)];
 
-impl Harness {
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        let now = self.now();
-        self.app
-            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
-    }
+/// The steps of this file's stories, on the shared harness.
+trait TuiNarrowSteps {
+    fn start(&mut self, prompt: &str, lead: &str);
+    fn ask(
+        &mut self,
+        name: &str,
+        arguments: serde_json::Value,
+        note: Option<&str>,
+        diff: Option<String>,
+    );
+    fn text(&mut self, width: u16, height: u16) -> String;
+}
 
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.key(KeyCode::Char(c));
-        }
-    }
-
+impl TuiNarrowSteps for Harness {
     /// A request sent and its run started, the model having said `lead`.
     fn start(&mut self, prompt: &str, lead: &str) {
         self.type_text(prompt);
@@ -478,7 +478,8 @@ fn the_timeline_gives_names_the_spare_columns_and_scales_each_run() {
     // 80×24: the timeline pane is 32 cells inside; its names get 23 of them (12 before,
     // beside an offset and an eight-cell duration), the duration six.
     let text = h.text(80, 24);
-    assert!(text.contains("→ shell command=cargo te… 10m01s"), "{text}");
+    // The call's clock is how long it ran (as the stack says), not its ten-minute wait.
+    assert!(text.contains("→ shell command=cargo te…  1.0 s"), "{text}");
     assert!(text.contains("▶ run · demo/demo · run …    ⋯4m"), "{text}");
     insta::assert_snapshot!("timeline_two_runs_80x24", h.screen(80, 24).backend());
     // 60×20: the timeline alone, 58 cells: the whole command shows, and run B's bars span

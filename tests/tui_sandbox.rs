@@ -8,14 +8,14 @@ use std::time::Instant;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::{Value, json};
 use taco::event::{Confinement, EventData, FrameState, SandboxMode, Scope, StackFrame, ToolStatus};
 use taco::orchestrator::task::Op;
 use taco::sandbox::{Metadata, Sandbox, Support};
 use taco::tui::app::{App, AppInfo, Command};
 
-mod support;
+use crate::support;
 use support::app::{Harness, info};
 
 const SANDBOXED: Confinement = Confinement::Sandboxed {
@@ -23,25 +23,21 @@ const SANDBOXED: Confinement = Confinement::Sandboxed {
     network: false,
 };
 
-impl Harness {
+/// The steps of this file's stories, on the shared harness.
+trait TuiSandboxSteps {
+    fn with_info(info: AppInfo) -> Self;
+    fn start(&mut self);
+    fn asks(&mut self, id: &str, command: &str, sandbox: Confinement);
+    fn frame(&mut self, id: &str, command: &str, state: FrameState);
+}
+
+impl TuiSandboxSteps for Harness {
     fn with_info(info: AppInfo) -> Self {
         let t0 = Instant::now();
         Self {
             app: App::new(info, t0),
             t0,
             ms: 0,
-        }
-    }
-
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        let now = self.now();
-        self.app
-            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
-    }
-
-    fn type_text(&mut self, text: &str) {
-        for c in text.chars() {
-            self.key(KeyCode::Char(c));
         }
     }
 

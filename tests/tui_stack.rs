@@ -3,7 +3,7 @@
 //! where it comes from and quotes the sub-agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use taco::conversation::Usage;
 use taco::event::{DeltaKind, EventData, FrameState, LlmCall, StackFrame};
@@ -11,16 +11,24 @@ use taco::orchestrator::task::Op;
 use taco::tui::app::Command;
 use taco::tui::layout::Focus;
 
-mod support;
+use crate::support;
 use support::app::Harness;
 
-impl Harness {
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        let now = self.now();
-        self.app
-            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
-    }
+/// The steps of this file's stories, on the shared harness.
+trait TuiStackSteps {
+    fn call(&mut self, id: &str, parent: Option<&str>, name: &str, args: serde_json::Value);
+    fn push(
+        &mut self,
+        id: &str,
+        parent: Option<&str>,
+        name: &str,
+        summary: &str,
+        state: FrameState,
+    );
+    fn start(&mut self);
+}
 
+impl TuiStackSteps for Harness {
     fn call(&mut self, id: &str, parent: Option<&str>, name: &str, args: serde_json::Value) {
         self.event(EventData::ToolCall {
             turn: 1,

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use taco::conversation::Usage;
 use taco::event::{EventData, Listed, ModelChoice};
 use taco::orchestrator::switch::ProviderModels;
@@ -15,7 +15,7 @@ use taco::orchestrator::task::Op;
 use taco::session::{Outcome, SessionKind, Summary};
 use taco::tui::app::{App, Command};
 
-mod support;
+use crate::support;
 use support::app::{Harness, info};
 
 /// Two local servers configured, the first running, and the demo.
@@ -51,27 +51,13 @@ fn switching() -> Harness {
     }
 }
 
-impl Harness {
-    fn key(&mut self, code: KeyCode) -> Vec<Command> {
-        let now = self.now();
-        self.app
-            .on_key(KeyEvent::new(code, KeyModifiers::NONE), now)
-    }
+/// The steps of this file's stories, on the shared harness.
+trait TuiSwitchSteps {
+    fn text(&mut self, width: u16, height: u16) -> String;
+    fn listed(&mut self, provider: &str, models: &[&str], error: Option<&str>);
+}
 
-    fn type_text(&mut self, text: &str) -> Vec<Command> {
-        let mut commands = Vec::new();
-        for c in text.chars() {
-            commands.extend(self.key(KeyCode::Char(c)));
-        }
-        commands
-    }
-
-    /// Types a command and sends it.
-    fn command(&mut self, text: &str) -> Vec<Command> {
-        self.type_text(text);
-        self.key(KeyCode::Enter)
-    }
-
+impl TuiSwitchSteps for Harness {
     fn text(&mut self, width: u16, height: u16) -> String {
         let terminal = self.screen(width, height);
         let buffer = terminal.backend().buffer();

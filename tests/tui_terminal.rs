@@ -7,7 +7,7 @@
 //! quitting after the window grew leaves the shell clean.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

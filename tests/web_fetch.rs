@@ -19,7 +19,7 @@ use taco::tools::{
 };
 use tokio_util::sync::CancellationToken;
 
-mod support;
+use crate::support;
 use support::scripted::{Scripted, calls, settings as run_settings, text, tool_messages};
 
 /// What a route answers: status, extra headers, body.

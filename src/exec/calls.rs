@@ -10,26 +10,16 @@ use crate::text::{duration, plain, summarize};
 #[derive(Debug, Default)]
 pub(super) struct CallLines {
     run: RunModel,
-    /// Argument summaries of calls not ended yet, by id (dropped with their result).
-    summaries: std::collections::HashMap<String, String>,
 }
-
-/// Most calls remembered while they run (a batch is rarely larger).
-const MAX_OPEN: usize = 1024;
 
 impl CallLines {
     /// Takes one event; returns the line for a call it ended.
     pub(super) fn line(&mut self, event: &Event) -> Option<String> {
         self.run.apply(event);
         match &event.data {
-            EventData::ToolCall { id, arguments, .. } if self.summaries.len() < MAX_OPEN => {
-                let summary = crate::orchestrator::stack::argument_summary(arguments);
-                self.summaries.insert(id.clone(), summary);
-                None
-            }
             EventData::ToolResult { id, name, .. } => {
-                let summary = self.summaries.remove(id).unwrap_or_default();
                 let call = self.run.call(id)?;
+                let summary = &call.summary;
                 let status = call.state.status()?;
                 let end = match status {
                     ToolStatus::SandboxDenied => "refused by the sandbox".to_string(),

@@ -108,6 +108,25 @@ pub struct CallNode {
     pub tail: Option<String>,
     /// For a sub-agent's frame: the latest text its model said.
     pub said: Option<String>,
+    /// Its arguments in one short line (`path=src/main.rs`).
+    pub summary: String,
+    /// Its arguments as given (from its `tool_call`; a frame without a call has none).
+    pub arguments: Option<Value>,
+    /// Its latest progress report (an MCP server's `notifications/progress`).
+    pub progress: Option<Progress>,
+    /// When its output last grew (event time): a quiet command is flagged.
+    pub output_ms: Option<u64>,
+}
+
+/// How far a running call says it got.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Progress so far.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// What it is doing.
+    pub message: Option<String>,
 }
 
 impl CallNode {
@@ -129,6 +148,10 @@ impl CallNode {
             via: None,
             tail: None,
             said: None,
+            summary: String::new(),
+            arguments: None,
+            progress: None,
+            output_ms: None,
         }
     }
 

@@ -470,3 +470,137 @@ fn a_sub_agents_frame_keeps_what_its_model_last_said_and_a_grant_is_named() {
     ));
     assert_eq!(m.call("g").unwrap().via.as_ref().unwrap().label(), "grant");
 }
+
+#[test]
+fn the_activity_is_read_from_the_calls_and_dialogs_of_the_run() {
+    let mut m = RunModel::new();
+    assert_eq!(m.activity(), Activity::Idle);
+    m.apply(&at(0, started(5)));
+    assert_eq!(m.activity(), Activity::Streaming);
+    m.apply(&at(1, call("a", None)));
+    assert_eq!(
+        m.activity(),
+        Activity::RunningTool,
+        "a call made is at work"
+    );
+    assert_eq!(m.live_depth(), 1);
+    m.apply(&at(2, call("a/b", Some("a"))));
+    assert_eq!(m.live_depth(), 2);
+    // A question and an approval at once: the approval is what the user is shown first.
+    m.apply(&at(
+        3,
+        EventData::InputRequested(InputRequest {
+            id: "q".into(),
+            kind: InputKind::Parameter,
+            frame: "a".into(),
+            tool: "t".into(),
+            prompt: "path?".into(),
+            parameter: None,
+            description: None,
+            value_type: None,
+            depth: None,
+        }),
+    ));
+    assert_eq!(m.activity(), Activity::AwaitingInput);
+    m.apply(&at(4, asked_shell()));
+    assert_eq!(m.activity(), Activity::AwaitingApproval);
+    m.apply(&at(5, approved_shell(Scope::Once, None)));
+    assert_eq!(m.activity(), Activity::AwaitingInput);
+    m.apply(&at(
+        6,
+        EventData::InputAnswered {
+            id: "q".into(),
+            value: Some("x".into()),
+        },
+    ));
+    assert_eq!(m.activity(), Activity::RunningTool);
+    m.apply(&at(7, result("a/b", ToolStatus::Ok)));
+    m.apply(&at(8, result("a", ToolStatus::Ok)));
+    assert_eq!(m.live_depth(), 0);
+    assert_eq!(m.activity(), Activity::Streaming, "back to the model");
+    m.apply(&at(
+        9,
+        EventData::Final {
+            content: String::new(),
+            turns: 1,
+            usage: Usage::default(),
+        },
+    ));
+    assert_eq!(m.activity(), Activity::Idle);
+}
+
+#[test]
+fn a_reused_id_is_a_new_call_and_a_frame_without_a_call_is_one() {
+    let mut m = RunModel::new();
+    m.apply(&at(0, started(5)));
+    m.apply(&at(10, call("call_0", None)));
+    m.apply(&at(20, result("call_0", ToolStatus::Failed)));
+    // Some servers number calls afresh each turn: the same id, a new call.
+    m.apply(&at(100, call("call_0", None)));
+    let again = m.call("call_0").unwrap();
+    assert!(again.state.is_open(), "{:?}", again.state);
+    assert_eq!(again.started_ms, 100);
+    assert_eq!(m.calls().count(), 1);
+    // A pop of a frame nobody announced (refused before it ran) is still a call that ended.
+    m.apply(&at(
+        110,
+        EventData::StackPop(frame("x", FrameState::Denied)),
+    ));
+    assert_eq!(
+        m.call("x").map(|c| c.state),
+        Some(CallState::Ended(ToolStatus::Denied))
+    );
+}
+
+#[test]
+fn progress_output_and_arguments_are_the_calls_and_deltas_change_no_call() {
+    let mut m = RunModel::new();
+    m.apply(&at(0, started(5)));
+    m.apply(&at(
+        1,
+        EventData::ToolCall {
+            turn: 1,
+            id: "s".into(),
+            name: "shell".into(),
+            arguments: json!({"command": "cargo test", "timeout_secs": 60}),
+            parent: None,
+            sandbox: None,
+        },
+    ));
+    let s = m.call("s").unwrap();
+    assert_eq!(s.summary, "command=cargo test timeout_secs=60");
+    assert_eq!(
+        s.arguments,
+        Some(json!({"command": "cargo test", "timeout_secs": 60}))
+    );
+    m.apply(&at(
+        5,
+        EventData::ToolProgress {
+            id: "s".into(),
+            progress: 2.0,
+            total: Some(4.0),
+            message: Some("step 2".into()),
+        },
+    ));
+    m.apply(&at(
+        9,
+        EventData::ToolOutput {
+            id: "s".into(),
+            tail: "ok".into(),
+        },
+    ));
+    let s = m.call("s").unwrap();
+    assert_eq!(s.progress.as_ref().map(|p| p.progress), Some(2.0));
+    assert_eq!(s.output_ms, Some(9));
+    let before = m.revision();
+    m.apply(&at(
+        10,
+        EventData::Delta {
+            kind: crate::event::DeltaKind::Text,
+            text: "x".into(),
+        },
+    ));
+    assert_eq!(m.revision(), before, "streamed text moves no call");
+    m.apply(&at(11, result("s", ToolStatus::Ok)));
+    assert_ne!(m.revision(), before);
+}

@@ -16,6 +16,7 @@ use super::views::timeline::TimelineState;
 use crate::conversation::Role;
 use crate::event::{Event, EventData};
 use crate::history::PromptLog;
+use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::task::Op;
 use crate::run_model::RunModel;
 use crate::session::Entry;
@@ -292,10 +293,19 @@ impl App {
         self.chat.scroll_to_bottom();
     }
 
-    /// Says what is happening; while a dialog is open the run waits for the user, whatever
-    /// else goes on.
-    fn set_activity(&mut self, activity: Activity, now: Instant) {
-        let activity = self.overlays.activity().unwrap_or(activity);
+    /// Takes what is happening from the run model (a compaction the app asked for, or a
+    /// request sent whose run has not started, are the app's own); the status line's clock
+    /// restarts when it changes.
+    fn sync_activity(&mut self, now: Instant) {
+        let activity = if self.compacting {
+            Activity::Compacting
+        } else if self.run.is_running() {
+            self.run.activity()
+        } else if self.busy {
+            Activity::Streaming
+        } else {
+            Activity::Idle
+        };
         if self.activity != activity {
             self.activity = activity;
             self.activity_since = now;
@@ -309,6 +319,7 @@ impl App {
     /// Takes one orchestrator event.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
         let mut commands = self.take_event(event, now);
+        self.sync_activity(now);
         self.sync_guard(now);
         commands.extend(self.notice_dialog());
         commands
@@ -325,7 +336,6 @@ impl App {
         let ended = self.run.apply(event);
         self.switch_event(event);
         self.timeline.on_event(event, &self.run);
-        self.stack.on_event(event, now);
         self.stack.follow(event, &self.run, now);
         self.chat.on_event_at(event, &self.run, now);
         self.refresh_tools(event, now);
@@ -335,17 +345,11 @@ impl App {
                 .update(|dialog: &mut ApprovalDialog| dialog.remove(&frame.id));
         }
         match &event.data {
-            EventData::RunStarted { .. } => {
-                self.busy = true;
-                self.set_activity(Activity::Streaming, now);
-            }
-            EventData::Delta { .. } => self.set_activity(Activity::Streaming, now),
-            EventData::ToolCall { .. } => self.set_activity(Activity::RunningTool, now),
+            EventData::RunStarted { .. } => self.busy = true,
             EventData::InputRequested(request) => {
                 let request = request.clone();
                 self.overlays
                     .upsert(QuestionDialog::new, |dialog| dialog.push(request));
-                self.set_activity(Activity::AwaitingInput, now);
             }
             // The reply that was a new request is the user's next message.
             EventData::WorkflowAbandoned(abandoned) if !self.replaying => {
@@ -355,7 +359,6 @@ impl App {
             EventData::InputAnswered { id, .. } => {
                 self.overlays
                     .update(|dialog: &mut QuestionDialog| dialog.remove(id));
-                self.set_activity(Activity::RunningTool, now);
             }
             EventData::ApprovalRequested {
                 id,
@@ -373,25 +376,25 @@ impl App {
                     None => (self.chat.last_assistant_text().map(String::from), None),
                 };
                 let pending = Pending {
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments: arguments.clone(),
+                    call: ApprovalRequest {
+                        id: id.clone(),
+                        name: name.clone(),
+                        arguments: arguments.clone(),
+                        sandbox: *sandbox,
+                    },
                     position: *position,
                     of: *of,
                     lead,
                     from,
                     note: note.clone(),
                     diff: diff.clone(),
-                    sandbox: *sandbox,
                 };
                 self.overlays
                     .upsert(ApprovalDialog::new, |dialog| dialog.push(pending));
-                self.set_activity(Activity::AwaitingApproval, now);
             }
             EventData::ApprovalDecided { id, .. } => {
                 self.overlays
                     .update(|dialog: &mut ApprovalDialog| dialog.remove(id));
-                self.set_activity(Activity::RunningTool, now);
             }
             EventData::ToolResult {
                 name,
@@ -399,18 +402,14 @@ impl App {
                 id,
                 ..
             } => {
-                let summary = self.stack_summary(id).unwrap_or_default();
-                // How it ended and how long it ran are the run model's.
+                // How it ended, how long it ran and what it was asked are the run model's.
                 let call = self.run.call(id);
                 self.calls.push(CallRecord {
                     name: name.clone(),
                     ok: call.is_none_or(|c| !c.state.is_problem()),
                     duration_ms: call.and_then(|c| c.duration_ms).unwrap_or(*duration_ms),
-                    summary,
+                    summary: call.map(|c| c.summary.clone()).unwrap_or_default(),
                 });
-            }
-            EventData::StackPop(_) if self.stack.live().is_empty() => {
-                self.set_activity(Activity::Streaming, now);
             }
             EventData::Compacted(c)
                 if self.compacting && c.trigger == crate::event::CompactTrigger::Manual =>
@@ -430,18 +429,10 @@ impl App {
         Vec::new()
     }
 
-    fn stack_summary(&self, id: &str) -> Option<String> {
-        self.stack
-            .live()
-            .into_iter()
-            .find(|f| f.id == id)
-            .map(|f| f.summary.clone())
-    }
-
     fn end_run(&mut self, now: Instant) -> Vec<Command> {
         self.busy = false;
         self.overlays.end_run();
-        self.set_activity(Activity::Idle, now);
+        self.sync_activity(now);
         if std::mem::take(&mut self.compact_after) {
             return self.start_compaction(now);
         }
@@ -458,7 +449,7 @@ impl App {
             .push_notice(NoticeKind::Info, "Compacting the conversation…");
         self.busy = true;
         self.compacting = true;
-        self.set_activity(Activity::Compacting, now);
+        self.sync_activity(now);
         vec![Command::Op(Op::Compact)]
     }
 
@@ -469,7 +460,7 @@ impl App {
         self.chat.scroll_to_bottom();
         self.original_request = Some(text.clone());
         self.busy = true;
-        self.set_activity(Activity::Streaming, now);
+        self.sync_activity(now);
         vec![Command::Op(Op::Submit(text))]
     }
 }

@@ -24,7 +24,6 @@ use ratatui::layout::Rect;
 use super::layout::Focus;
 use super::theme::Theme;
 use super::views::gate::Gate;
-use super::views::status::Activity;
 use crate::event::StackFrame;
 use crate::orchestrator::approval::ApprovalAnswer;
 
@@ -226,11 +225,6 @@ pub trait Overlay: Any + Debug {
         None
     }
 
-    /// What the run waits for while it is open.
-    fn activity(&self) -> Option<Activity> {
-        None
-    }
-
     /// What the composer says while it takes the keys (the composer then shows no cursor).
     fn composer_note(&self) -> Option<&'static str> {
         None
@@ -409,11 +403,6 @@ impl OverlayStack {
             .filter_map(|i| self.items.get(i))
             .filter(|o| o.place().has(focus))
             .find_map(|o| o.hints())
-    }
-
-    /// What the run waits for, from the top overlay that says.
-    pub fn activity(&self) -> Option<Activity> {
-        self.items.iter().rev().find_map(|o| o.activity())
     }
 
     /// What the composer says, from the top overlay that says.

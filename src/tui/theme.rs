@@ -9,6 +9,9 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::event::ToolStatus;
+use crate::run_model::CallState;
+
 pub mod detect;
 
 pub use detect::Background;
@@ -199,6 +202,29 @@ pub fn spinner(elapsed_ms: u128) -> &'static str {
 }
 
 pub use crate::text::duration;
+
+/// The mark of a call's state alone, for views that style it their own way (the timeline's
+/// result rows): the glyph [`call_mark`] gives.
+pub fn call_glyph(state: CallState) -> &'static str {
+    call_mark(state, &Theme::default()).0
+}
+
+/// The mark of a call's state and its style, the same in the chat and the stack (issue 27:
+/// panes agree). A call at work gets the spinner's first frame: the pane draws the frame of
+/// the moment over it.
+pub fn call_mark(state: CallState, theme: &Theme) -> (&'static str, Style) {
+    match state {
+        CallState::Running | CallState::Proposed => (SPINNER[0], theme.tool),
+        CallState::Queued => ("◌", theme.dim),
+        CallState::AwaitingApproval => ("?", theme.warn),
+        CallState::AwaitingInput => ("…", theme.warn),
+        CallState::Ended(ToolStatus::Ok) => ("✓", theme.ok),
+        CallState::Ended(ToolStatus::Denied) => ("⊘", theme.warn),
+        CallState::Ended(ToolStatus::Cancelled | ToolStatus::Abandoned) => ("■", theme.dim),
+        CallState::Ended(ToolStatus::SandboxDenied) => ("⊘", theme.error),
+        CallState::Ended(_) => ("✗", theme.error),
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -1,11 +1,13 @@
-//! The TUI's app driven by events on an injected clock, for app-level tests: the setup they
-//! share, and a harness each test file adds its own keys and helpers to.
+//! The TUI's app driven by events on an injected clock, for app-level tests: the one harness
+//! they share (events, keys, typing, slash commands, the screen), to which a test file adds
+//! only the steps of its own story (a trait of its own).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use taco::event::{Event, EventData};
 use taco::tui::app::{App, AppInfo, Command};
 
@@ -64,5 +66,29 @@ impl Harness {
             .draw(|f| self.app.render(f.area(), f.buffer_mut(), now))
             .unwrap();
         terminal
+    }
+
+    /// A key with `modifiers`, at the harness's now (the clock does not move).
+    pub fn key_with(&mut self, code: KeyCode, modifiers: KeyModifiers) -> Vec<Command> {
+        let now = self.now();
+        self.app.on_key(KeyEvent::new(code, modifiers), now)
+    }
+
+    /// A key without modifiers.
+    pub fn key(&mut self, code: KeyCode) -> Vec<Command> {
+        self.key_with(code, KeyModifiers::NONE)
+    }
+
+    /// Each character of `text` as a key; what they asked for.
+    pub fn type_text(&mut self, text: &str) -> Vec<Command> {
+        text.chars()
+            .flat_map(|c| self.key(KeyCode::Char(c)))
+            .collect()
+    }
+
+    /// A line typed into the composer and sent (a slash command, a message).
+    pub fn command(&mut self, line: &str) -> Vec<Command> {
+        self.type_text(line);
+        self.key(KeyCode::Enter)
     }
 }

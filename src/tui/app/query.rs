@@ -26,6 +26,11 @@ impl App {
         self.activity
     }
 
+    /// The run model the panes read every call's state and clock from.
+    pub fn run_model(&self) -> &crate::run_model::RunModel {
+        &self.run
+    }
+
     /// Whether a request is running.
     pub fn is_busy(&self) -> bool {
         self.busy
@@ -108,6 +113,8 @@ impl App {
     pub fn needs_tick(&self, now: Instant) -> bool {
         self.busy
             || self.stack.is_animating(now)
+            // `/tools` ages its grants as time passes.
+            || self.overlays.get::<crate::tui::views::grants::ToolsView>().is_some()
             // The dialog's countdown, and the frame where its keys come alive.
             || matches!(self.dialog_gate(now), crate::tui::views::gate::Gate::Quiet(_))
             // The `@` finder's file list, shown when it is done.

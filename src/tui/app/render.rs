@@ -62,6 +62,10 @@ impl App {
         {
             self.flash = None;
         }
+        // `/tools` counts its grants' ages to now, not to when it opened.
+        let now_ms = self.wall_ms(now);
+        self.overlays
+            .update(|view: &mut crate::tui::views::grants::ToolsView| view.set_now(now_ms));
         let panes = layout::panes(area, self.focus);
         self.panes = Some(panes);
         let theme = self.theme;
@@ -69,7 +73,7 @@ impl App {
             self.render_chat(rect, buf, now);
         }
         if let Some(rect) = panes.stack {
-            let depth = self.stack.depth();
+            let depth = self.run.live_depth();
             let title = if depth > 0 {
                 format!(" tool stack · depth {depth} ")
             } else {

@@ -81,7 +81,7 @@ impl App {
                     turn: self.run.turn(),
                     max_turns: self.info.max_turns,
                     activity: self.activity.label(),
-                    depth: self.stack.depth(),
+                    depth: self.run.live_depth(),
                     question: self.question().map(|q| q.prompt.as_str()),
                     instructions: &self.info.instructions,
                 });

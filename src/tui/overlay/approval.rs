@@ -8,7 +8,6 @@ use ratatui::layout::Rect;
 
 use super::{DrawCtx, Effect, Handled, Hints, KeyCtx, Overlay, Place, held_key};
 use crate::tui::views::approval::{ApprovalState, Outcome, Pending};
-use crate::tui::views::status::Activity;
 
 /// The calls waiting for approval, one shown at a time.
 #[derive(Debug, Default)]
@@ -38,7 +37,7 @@ impl ApprovalDialog {
     }
 
     fn once_only(&self) -> bool {
-        self.state.current().is_some_and(Pending::once_only)
+        self.state.current().is_some_and(|p| p.once_only())
     }
 }
 
@@ -135,10 +134,6 @@ impl Overlay for ApprovalDialog {
 
     fn waiting_for(&self) -> Option<String> {
         (self.state.current()).map(|call| format!("approve {}?", call.name))
-    }
-
-    fn activity(&self) -> Option<Activity> {
-        Some(Activity::AwaitingApproval)
     }
 
     fn composer_note(&self) -> Option<&'static str> {

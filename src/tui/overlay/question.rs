@@ -12,7 +12,6 @@ use crate::event::{InputKind, InputRequest};
 use crate::tui::commands::{self, SlashCommand};
 use crate::tui::layout::Focus;
 use crate::tui::views::input::{InputState, Outcome};
-use crate::tui::views::status::Activity;
 
 /// The questions waiting for an answer, the first one shown.
 #[derive(Debug, Default)]
@@ -155,10 +154,6 @@ impl Overlay for QuestionDialog {
             InputKind::DepthLimit => "the tool stack reached its depth limit".to_string(),
             InputKind::Submit => format!("send the form to {}?", q.tool),
         })
-    }
-
-    fn activity(&self) -> Option<Activity> {
-        Some(Activity::AwaitingInput)
     }
 
     fn takes_text(&self) -> bool {

@@ -8,10 +8,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
-use serde_json::Value;
 
 use crate::event::{Confinement, Decision, Scope, ShellGrant};
-use crate::orchestrator::approval::{ApprovalAnswer, BatchDecision, needs_each_approval};
+use crate::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, BatchDecision};
 use crate::tui::safe::escape;
 use crate::tui::theme::Theme;
 use crate::tui::views::gate::Gate;
@@ -20,15 +19,13 @@ use crate::tui::views::keyline::{self, KeyHint, KeyStyles, hint};
 pub use args::pretty;
 pub use choice::Choice;
 
-/// A call waiting for the user's decision.
+/// A call waiting for the user's decision: the orchestrator's request (id, tool, arguments,
+/// how it would run, and with them which answers may decide it), and what the dialog shows
+/// around it. It reads as its request (`pending.name`, `pending.once_only()`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pending {
-    /// Call id.
-    pub id: String,
-    /// Tool name.
-    pub name: String,
-    /// Arguments as the model sent them.
-    pub arguments: Value,
+    /// The call as the orchestrator asks about it.
+    pub call: ApprovalRequest,
     /// Position in its batch (1-based).
     pub position: usize,
     /// Size of its batch.
@@ -42,15 +39,12 @@ pub struct Pending {
     /// What the call would change (a summary line, then a unified diff): shown instead of
     /// the arguments, which would repeat the whole new content.
     pub diff: Option<String>,
-    /// How the call would run, for tools the sandbox covers.
-    pub sandbox: Option<Confinement>,
 }
 
-impl Pending {
-    /// Only `y` and `n`: the call leaves the sandbox (or there is none), so no grant may
-    /// come of it.
-    pub fn once_only(&self) -> bool {
-        self.sandbox.is_some_and(needs_each_approval)
+impl std::ops::Deref for Pending {
+    type Target = ApprovalRequest;
+    fn deref(&self) -> &ApprovalRequest {
+        &self.call
     }
 }
 
@@ -163,10 +157,12 @@ impl ApprovalState {
                     if self.reason_for_all {
                         return self.deny_all(reason);
                     }
-                    return self.decide(vec![(current.id, ApprovalAnswer::deny(reason))]);
+                    return self.decide(vec![(current.call.id, ApprovalAnswer::deny(reason))]);
                 }
                 KeyCode::Esc if self.reason_for_all => return self.deny_all(None),
-                KeyCode::Esc => return self.decide(vec![(current.id, ApprovalAnswer::deny(None))]),
+                KeyCode::Esc => {
+                    return self.decide(vec![(current.call.id, ApprovalAnswer::deny(None))]);
+                }
                 KeyCode::Backspace => {
                     reason.pop();
                 }
@@ -180,14 +176,9 @@ impl ApprovalState {
         self.answer_key(key)
     }
 
-    /// For a shell call: the grant `p` would give for the session (see `shell::grants`).
+    /// For a shell call: the grant `p` would give for the session (the request's own).
     fn offered_prefix(&self) -> Option<ShellGrant> {
-        let current = self.pending.first()?;
-        if current.name != crate::tools::builtin::SHELL || current.once_only() {
-            return None;
-        }
-        let command = current.arguments.get("command")?.as_str()?;
-        crate::tools::builtin::suggested_grant(command)
+        self.pending.first()?.offered_grant()
     }
 
     /// Approves the current call; a turn or session grant also approves the other pending
@@ -310,7 +301,7 @@ impl ApprovalState {
             Gate::Open => "pick, then Enter:".to_string(),
             waiting => waiting.note(),
         };
-        let mut hints = if self.current().is_some_and(Pending::once_only) {
+        let mut hints = if self.current().is_some_and(|p| p.once_only()) {
             vec![hint("y", "run it once").or("once"), hint("n", "deny")]
         } else {
             vec![

@@ -259,6 +259,14 @@ impl ChatState {
         self.cells.is_empty()
     }
 
+    /// The row of the last frame (from the top of the pane) that showed the mark line of
+    /// call `id`'s cell, if it was in view: tests read what the chat shows of a call there.
+    pub fn tool_row(&self, id: &str) -> Option<usize> {
+        let &cell = self.run.tools.get(id)?;
+        let line = usize::from(self.cells.get(cell)?.gap);
+        self.drawn.iter().position(|d| *d == Some((cell, line)))
+    }
+
     /// Draws the visible cells into `area` (the pane's inner area, expected blank as ratatui's
     /// frame buffer is; the app draws the border). `now` only picks spinner frames. The width
     /// and theme are kept for layouts that scrolling needs between frames.

@@ -54,6 +54,11 @@ impl ToolsView {
         }
     }
 
+    /// Counts the ages to `now_ms` (the view stays open while time passes).
+    pub fn set_now(&mut self, now_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
+    }
+
     /// New grants from the events; the selection stays on its grant while it exists.
     pub fn refresh(&mut self, grants: Vec<(Grant, GrantRecord)>, now_ms: u64) {
         let selected = self.selected().cloned();

@@ -3,12 +3,11 @@
 //! be selected for its detail and cancelled alone (`select.rs`); slow and quiet calls are
 //! flagged (`flags.rs`). Drawing is in `draw.rs`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use crate::event::{Confinement, Event, EventData, FrameState, StackFrame};
+use crate::event::{FrameState, StackFrame, ToolStatus};
+use crate::run_model::{CallNode, CallState, RunModel};
 
 mod click;
 mod draw;
@@ -18,103 +17,72 @@ mod select;
 pub use flags::{FlagSettings, Flags, slow_flag};
 pub use select::SubAgent;
 
-use draw::progress_text;
-
 /// How long a finished frame stays on screen (dimmed) before it is dropped.
 pub const FADE: Duration = Duration::from_millis(2500);
 
 /// Indentation stops growing past this depth; deeper rows would only be guides.
 const MAX_INDENT: usize = 32;
 
+/// A call on the pane: the run model's copy of it (its state, clock, output, what let it
+/// through), and the frame overlays draw.
 #[derive(Debug, Clone)]
 struct Entry {
+    /// The call as the run model tells it.
+    call: CallNode,
+    /// The frame other views draw (id, parent, name, summary, state in frame terms).
     frame: StackFrame,
-    started: Instant,
-    /// When it left the stack; `None` while live.
-    finished: Option<Instant>,
-    /// Elapsed time at the finish.
-    took: Duration,
-    /// The call's last progress report, ready to show (`▰▰▱▱ 2/4 · copying`).
-    progress: Option<String>,
-    /// The call's full arguments (from its `tool_call`), for the detail view.
-    arguments: Option<Value>,
-    /// The last lines of its live output, and when they came.
-    output: Option<(String, Instant)>,
-    /// For a sub-agent's frame: the latest text its model said.
-    said: Option<String>,
-    /// The user asked to cancel it; it has not ended yet.
-    cancelling: bool,
-    /// How it runs, for tools the sandbox covers (from its `tool_call`).
-    sandbox: Option<Confinement>,
-    /// The run model's clock of the call (issue 27: one clock for every pane), once the
-    /// app has synced it; the pane's own instants only stand in before that.
-    times: Option<Times>,
-}
-
-/// What the run model says of a call's time and end.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Times {
-    /// When it was made (event time, Unix ms).
-    started_ms: u64,
-    /// When it began to run.
-    running_ms: Option<u64>,
-    /// How long it ran, once it ended.
-    duration_ms: Option<u64>,
-    /// How it ended when a mark says too little (`exit 3`).
-    end: Option<String>,
-}
-
-/// What a `tool_call` said about a call that has no frame yet.
-#[derive(Debug, Clone)]
-struct Announced {
-    arguments: Value,
-    sandbox: Option<Confinement>,
 }
 
 impl Entry {
-    fn new(frame: StackFrame, now: Instant, announced: Option<Announced>) -> Self {
-        let (arguments, sandbox) = match announced {
-            Some(a) => (Some(a.arguments), a.sandbox),
-            None => (None, None),
-        };
+    fn new(id: &str, call: &CallNode) -> Self {
         Self {
-            frame,
-            started: now,
-            finished: None,
-            took: Duration::ZERO,
-            progress: None,
-            sandbox,
-            arguments,
-            output: None,
-            said: None,
-            cancelling: false,
-            times: None,
+            frame: StackFrame {
+                id: id.to_string(),
+                parent: call.parent.clone(),
+                name: call.name.clone(),
+                summary: call.summary.clone(),
+                state: frame_state(call.state),
+            },
+            call: call.clone(),
         }
     }
-}
 
-impl Entry {
-    fn fading_out(&self, now: Instant) -> bool {
-        self.finished
-            .is_some_and(|t| now.saturating_duration_since(t) < FADE)
+    fn finished(&self) -> bool {
+        !self.call.state.is_open()
     }
 
-    fn kept(&self, now: Instant) -> bool {
-        self.finished.is_none() || self.fading_out(now)
-    }
-
-    fn finish(&mut self, state: FrameState, now: Instant) {
-        self.frame.state = state;
-        self.finished = Some(now);
-        self.took = now.saturating_duration_since(self.started);
+    /// Whether it still shows at `now_ms` (event clock): open, or ended less than [`FADE`]
+    /// ago.
+    fn kept(&self, now_ms: u64) -> bool {
+        self.call.ended_ms.is_none_or(|at| {
+            now_ms.saturating_sub(at) < u64::try_from(FADE.as_millis()).unwrap_or(u64::MAX)
+        })
     }
 }
 
-/// State of the tool-stack pane.
+/// A call's state in the words of a stack frame (a proposed call waits like a queued one).
+fn frame_state(state: CallState) -> FrameState {
+    match state {
+        CallState::Proposed | CallState::Queued => FrameState::Queued,
+        CallState::AwaitingApproval => FrameState::AwaitingApproval,
+        CallState::AwaitingInput => FrameState::AwaitingInput,
+        CallState::Running => FrameState::Running,
+        CallState::Ended(ToolStatus::Ok) => FrameState::Done,
+        CallState::Ended(ToolStatus::Denied | ToolStatus::SandboxDenied) => FrameState::Denied,
+        CallState::Ended(ToolStatus::Cancelled | ToolStatus::Abandoned) => FrameState::Cancelled,
+        CallState::Ended(_) => FrameState::Failed,
+    }
+}
+
+/// State of the tool-stack pane: which calls of the run model it shows (open ones, and ended
+/// ones while they fade), the selection, the scroll and the ⚠ flags' history. Every call's
+/// state, clock and output is the run model's (issue 27: one fold of call state).
 #[derive(Debug, Default)]
 pub struct StackState {
-    /// Frames in push order: live ones and those fading out.
+    /// The calls shown, in the order they were made.
     entries: Vec<Entry>,
+    /// The run model's revision the entries were copied at.
+    copied: Option<u64>,
     /// First shown row when scrolled to a selection; `None` keeps the newest rows in view.
     scroll: Option<usize>,
     /// Rows (tree and detail) and pane height at the last render.
@@ -125,19 +93,17 @@ pub struct StackState {
     selected: Option<(String, usize)>,
     /// The selected frame shows its detail under its row.
     expanded: bool,
-    /// Arguments of calls announced (`tool_call`) but not on the stack yet, by id; dropped
-    /// with their result.
-    announced: HashMap<String, Announced>,
+    /// Calls the user asked to cancel that have not ended yet.
+    cancelling: HashSet<String>,
     /// Typical durations per tool, for the ⚠ flags.
     pub flags: Flags,
+    /// Calls whose duration the flags have taken.
+    timed: HashSet<String>,
     /// The frame id each row of the last frame showed (`None`: a detail line), for clicks.
     drawn: Vec<Option<String>>,
     /// The latest event's time (Unix ms) and when it arrived: the event clock's `now`.
     wall: Option<(u64, Instant)>,
 }
-
-/// Most announced calls kept waiting for their frame (a batch is rarely larger).
-const MAX_ANNOUNCED: usize = 256;
 
 impl StackState {
     /// An empty stack.
@@ -145,200 +111,71 @@ impl StackState {
         Self::default()
     }
 
-    /// Applies `stack_push` / `stack_pop`; `cancelled`, `final` and `error` end the frames
-    /// still live (cancelled, or failed on an error).
-    pub fn on_event(&mut self, event: &Event, now: Instant) {
-        self.prune(now);
-        match &event.data {
-            EventData::StackPush(frame) => match self.live_entry(&frame.id) {
-                Some(entry) => {
-                    // Time spent waiting for consent, or for a process slot, is not the
-                    // tool's run time.
-                    if matches!(
-                        entry.frame.state,
-                        FrameState::AwaitingApproval | FrameState::Queued
-                    ) && frame.state == FrameState::Running
-                    {
-                        entry.started = now;
-                    }
-                    entry.frame = frame.clone();
-                }
-                None => {
-                    let arguments = self.announced.remove(&frame.id);
-                    self.entries.push(Entry::new(frame.clone(), now, arguments));
-                }
-            },
-            EventData::StackPop(frame) => match self.live_entry(&frame.id) {
-                Some(entry) => {
-                    entry.frame = frame.clone();
-                    entry.finish(frame.state, now);
-                }
-                // Popped without a push (e.g. denied before it ran): show it fading anyway.
-                None => {
-                    let arguments = self.announced.remove(&frame.id);
-                    let mut entry = Entry::new(frame.clone(), now, arguments);
-                    entry.finished = Some(now);
-                    self.entries.push(entry);
-                }
-            },
-            EventData::ToolCall {
-                id,
-                arguments,
-                sandbox,
-                ..
-            } if self.announced.len() < MAX_ANNOUNCED => {
-                let announced = Announced {
-                    arguments: arguments.clone(),
-                    sandbox: *sandbox,
-                };
-                self.announced.insert(id.clone(), announced);
-            }
-            EventData::ToolResult {
-                id,
-                name,
-                ok,
-                duration_ms,
-                ..
-            } => {
-                self.announced.remove(id);
-                // Only calls that did their work say how long the tool usually takes.
-                if *ok {
-                    self.flags.record(name, Duration::from_millis(*duration_ms));
-                }
-            }
-            EventData::LlmCall(call) => {
-                if let Some(parent) = &call.parent
-                    && !call.content.trim().is_empty()
-                    && let Some(entry) = self.live_entry(parent)
-                {
-                    entry.said = Some(call.content.clone());
-                }
-            }
-            EventData::ToolOutput { id, tail } => {
-                if let Some(entry) = self.live_entry(id) {
-                    if let Some(last) = tail.lines().next_back() {
-                        entry.progress = Some(format!("› {} · ", crate::text::summarize(last, 80)));
-                    }
-                    entry.output = Some((tail.clone(), now));
-                }
-            }
-            EventData::ToolProgress {
-                id,
-                progress,
-                total,
-                message,
-            } => {
-                if let Some(entry) = self.live_entry(id) {
-                    entry.progress = Some(progress_text(*progress, *total, message.as_deref()));
-                }
-            }
-            EventData::Cancelled { .. } | EventData::Final { .. } => {
-                self.finish_live(FrameState::Cancelled, now);
-                self.announced.clear();
-            }
-            EventData::Error { .. } => self.finish_live(FrameState::Failed, now),
-            _ => {}
+    /// Follows the run model after an event: the calls it shows are copied again when the
+    /// model changed, and the event's time sets the clock.
+    pub fn follow(&mut self, event: &crate::event::Event, run: &RunModel, now: Instant) {
+        if event.timestamp > 0 {
+            self.wall = Some((event.timestamp, now));
         }
-    }
-
-    /// Takes the run model's clock for every frame on the pane (after each event): a frame's
-    /// elapsed time and end are the model's, so the stack, the chat and the timeline agree.
-    pub fn follow(&mut self, event: &Event, run: &crate::run_model::RunModel, now: Instant) {
-        self.wall = Some((event.timestamp, now));
-        // Only events that change a call's clock or end: not every streamed delta.
-        if !matches!(
-            event.data,
-            EventData::StackPush(_)
-                | EventData::StackPop(_)
-                | EventData::ApprovalDecided { .. }
-                | EventData::ToolResult { .. }
-                | EventData::Cancelled { .. }
-                | EventData::Final { .. }
-                | EventData::Error { .. }
-        ) {
+        if self.copied == Some(run.revision()) {
             return;
         }
-        for entry in &mut self.entries {
-            if let Some(call) = run.call(&entry.frame.id) {
-                entry.times = Some(Times {
-                    started_ms: call.started_ms,
-                    running_ms: call.running_ms,
-                    duration_ms: call.duration_ms,
-                    end: match call.state {
-                        crate::run_model::CallState::Ended(
-                            crate::event::ToolStatus::ExitNonzero,
-                        ) => call.end_label(),
-                        _ => None,
-                    },
-                });
+        self.copied = Some(run.revision());
+        let now_ms = self.now_ms(now);
+        self.entries = (run.calls())
+            .map(|(id, call)| Entry::new(id, call))
+            .filter(|e| e.kept(now_ms))
+            .collect();
+        self.cancelling
+            .retain(|id| run.call(id).is_some_and(|c| c.state.is_open()));
+        // Only calls that did their work say how long the tool usually takes.
+        for (id, call) in run.calls() {
+            if call.state == CallState::Ended(ToolStatus::Ok)
+                && let Some(took) = call.duration_ms
+                && self.timed.insert(id.to_string())
+            {
+                self.flags.record(&call.name, Duration::from_millis(took));
             }
         }
+        self.timed.retain(|id| run.call(id).is_some());
     }
 
-    /// How long `entry` has run at `now`: by the run model's clock once synced (the event
-    /// clock, advanced by the instants since the last event), else by the pane's instants.
+    /// Unix ms at `now` by the events' clock: the latest event's time plus what passed since.
+    fn now_ms(&self, now: Instant) -> u64 {
+        self.wall.map_or(0, |(at_ms, at)| {
+            let since = now.saturating_duration_since(at).as_millis();
+            at_ms.saturating_add(u64::try_from(since).unwrap_or(u64::MAX))
+        })
+    }
+
+    /// How long `entry` has run at `now` (waiting counts until it runs): the run model's
+    /// clock, advanced by the instants since the last event.
     fn entry_elapsed(&self, entry: &Entry, now: Instant) -> Duration {
-        if let (Some(times), Some((at_ms, at))) = (&entry.times, self.wall) {
-            let now_ms = at_ms.saturating_add(
-                now.saturating_duration_since(at)
-                    .as_millis()
-                    .min(u128::from(u64::MAX)) as u64,
-            );
-            // The same clock as `CallNode::elapsed_ms`: waiting counts until it runs.
-            let ms = match (times.duration_ms, times.running_ms) {
-                (Some(took), _) => took,
-                (None, Some(from)) => now_ms.saturating_sub(from),
-                (None, None) => now_ms.saturating_sub(times.started_ms),
-            };
-            return Duration::from_millis(ms);
-        }
-        match entry.finished {
-            Some(_) => entry.took,
-            None => now.saturating_duration_since(entry.started),
-        }
+        Duration::from_millis(entry.call.elapsed_ms(self.now_ms(now)))
     }
 
     /// Whether the pane changes with time: a live frame's clock ticks or a frame is fading.
     pub fn is_animating(&self, now: Instant) -> bool {
-        self.entries.iter().any(|e| e.kept(now))
+        let now_ms = self.now_ms(now);
+        self.entries.iter().any(|e| e.kept(now_ms))
     }
 
-    /// Frames not finished, in push order.
+    /// Frames not finished, in the order made.
     pub fn live(&self) -> Vec<&StackFrame> {
         self.live_entries().map(|e| &e.frame).collect()
     }
 
     /// Elapsed time of the frame `id` in ms (its final duration once finished; 0 if unknown).
     pub fn elapsed_ms(&self, id: &str, now: Instant) -> u64 {
-        let entry = (self.live_entries().find(|e| e.frame.id == id))
-            .or_else(|| self.entries.iter().rev().find(|e| e.frame.id == id));
+        let entry = self.entries.iter().rev().find(|e| e.frame.id == id);
         let elapsed = entry.map_or(Duration::ZERO, |e| self.entry_elapsed(e, now));
         elapsed.as_millis().min(u128::from(u64::MAX)) as u64
     }
 
-    /// Nesting depth of the deepest live frame (1 for a top-level call, 0 when empty).
-    pub fn depth(&self) -> usize {
-        let parents: HashMap<&str, Option<&str>> = self
-            .live_entries()
-            .map(|e| (e.frame.id.as_str(), e.frame.parent.as_deref()))
-            .collect();
-        let mut deepest = 0;
-        for entry in self.live_entries() {
-            let mut depth = 1;
-            let mut parent = entry.frame.parent.as_deref();
-            // Bounded by the frame count, so a parent cycle cannot loop forever.
-            while let Some(id) = parent.filter(|_| depth <= parents.len()) {
-                match parents.get(id) {
-                    Some(next) => {
-                        depth += 1;
-                        parent = *next;
-                    }
-                    None => break,
-                }
-            }
-            deepest = deepest.max(depth.min(parents.len()));
-        }
-        deepest
+    /// The row of the last frame (from the top of the pane) that showed call `id`, if it
+    /// was in view: tests read what the stack shows of a call there.
+    pub fn row_of(&self, id: &str) -> Option<usize> {
+        (self.drawn.iter()).position(|d| d.as_deref() == Some(id))
     }
 
     /// Live frames in tree order (a parent before its children), each with its nesting level
@@ -391,32 +228,23 @@ impl StackState {
     }
 
     fn entry_flag(&self, entry: &Entry, now: Instant) -> Option<String> {
-        if entry.finished.is_some() || entry.frame.state != FrameState::Running {
+        if entry.call.state != CallState::Running {
             return None;
         }
-        let elapsed = now.saturating_duration_since(entry.started);
-        let quiet = (entry.output.as_ref()).map(|(_, at)| now.saturating_duration_since(*at));
+        let now_ms = self.now_ms(now);
+        let elapsed = Duration::from_millis(entry.call.elapsed_ms(now_ms));
+        let quiet =
+            (entry.call.output_ms).map(|at| Duration::from_millis(now_ms.saturating_sub(at)));
         self.flags.flag(&entry.frame.name, elapsed, quiet)
     }
 
     fn prune(&mut self, now: Instant) {
-        self.entries.retain(|e| e.kept(now));
+        let now_ms = self.now_ms(now);
+        self.entries.retain(|e| e.kept(now_ms));
     }
 
     fn live_entries(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.iter().filter(|e| e.finished.is_none())
-    }
-
-    fn live_entry(&mut self, id: &str) -> Option<&mut Entry> {
-        self.entries
-            .iter_mut()
-            .find(|e| e.finished.is_none() && e.frame.id == id)
-    }
-
-    fn finish_live(&mut self, state: FrameState, now: Instant) {
-        for entry in self.entries.iter_mut().filter(|e| e.finished.is_none()) {
-            entry.finish(state, now);
-        }
+        self.entries.iter().filter(|e| !e.finished())
     }
 }
 

@@ -7,43 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthStr;
 
+pub use crate::run_model::Activity;
 use crate::run_model::ContextGauge;
 use crate::tui::theme::{Theme, spinner};
 use crate::tui::views::keyline::clip_line;
 
 /// From this share of the window on, the gauge is drawn as a warning (compaction is near).
 const CONTEXT_WARN_PERCENT: u64 = 75;
-
-/// What the agent is doing, as the status line says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activity {
-    /// Waiting for the user.
-    Idle,
-    /// The model is answering.
-    Streaming,
-    /// A tool runs.
-    RunningTool,
-    /// A call waits for approval.
-    AwaitingApproval,
-    /// A question (a missing parameter, the depth limit) waits for the user's answer.
-    AwaitingInput,
-    /// Older messages are being summarised (`/compact`).
-    Compacting,
-}
-
-impl Activity {
-    /// The words shown.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Idle => "idle",
-            Self::Streaming => "streaming",
-            Self::RunningTool => "running tool",
-            Self::AwaitingApproval => "awaiting approval",
-            Self::AwaitingInput => "awaiting input",
-            Self::Compacting => "compacting",
-        }
-    }
-}
 
 /// Everything the status line shows.
 #[derive(Debug, Clone)]

@@ -33,13 +33,13 @@ impl ApprovalState {
 
     /// Whether `Y` would approve anything: a call of the batch that may be approved wholesale.
     pub(super) fn offers_approve_all(&self) -> bool {
-        self.offers_batch() && self.batch_calls().iter().any(|p| !p.once_only())
+        self.offers_batch() && self.batch_calls().iter().any(|p| p.accepts(&approve_all()))
     }
 
     /// How many calls `Y` would approve.
     pub(super) fn approvable_in_batch(&self) -> usize {
         (self.batch_calls().iter())
-            .filter(|p| !p.once_only())
+            .filter(|p| p.accepts(&approve_all()))
             .count()
     }
 
@@ -55,7 +55,7 @@ impl ApprovalState {
             return Outcome::Ignored;
         }
         let ids: Vec<String> = (self.batch_calls().into_iter())
-            .filter(|p| !p.once_only())
+            .filter(|p| p.accepts(&approve_all()))
             .map(|p| p.id.clone())
             .collect();
         self.settle(ids, BatchDecision::ApproveAll)
@@ -139,4 +139,11 @@ fn row(mark: &str, call: &Pending, width: usize, style: Style) -> Line<'static> 
     let text = escape(&text).replace('\n', "^J");
     let text = crate::text::shorten_end(&text, width.saturating_sub(2));
     Line::styled(format!("{mark}{text}"), style)
+}
+
+/// What `Y` answers each call: whether a call takes it is the request's rule
+/// ([`crate::orchestrator::approval::ApprovalRequest::accepts`]), the one the orchestrator
+/// also enforces.
+fn approve_all() -> crate::orchestrator::approval::ApprovalAnswer {
+    BatchDecision::ApproveAll.answer()
 }

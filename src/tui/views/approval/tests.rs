@@ -6,16 +6,18 @@ use serde_json::json;
 
 fn pending(id: &str, name: &str, position: usize, of: usize) -> Pending {
     Pending {
-        id: id.into(),
-        name: name.into(),
-        arguments: json!({"path": "a"}),
+        call: ApprovalRequest {
+            id: id.into(),
+            name: name.into(),
+            arguments: json!({"path": "a"}),
+            sandbox: None,
+        },
         position,
         of,
         lead: None,
         from: None,
         note: None,
         diff: None,
-        sandbox: None,
     }
 }
 
@@ -35,7 +37,7 @@ fn answer(s: &mut ApprovalState, letter: char) -> Outcome {
 fn p_allows_a_shell_commands_prefix_and_nothing_else() {
     let mut s = ApprovalState::new();
     let mut shell = pending("1", "shell", 1, 1);
-    shell.arguments = json!({"command": "cargo test --test mcp"});
+    shell.call.arguments = json!({"command": "cargo test --test mcp"});
     s.push(shell);
     let Outcome::Decided(d) = answer(&mut s, 'p') else {
         panic!("p answers a shell call");
@@ -50,7 +52,7 @@ fn p_allows_a_shell_commands_prefix_and_nothing_else() {
 
     let mut s = ApprovalState::new();
     let mut chained = pending("1", "shell", 1, 1);
-    chained.arguments = json!({"command": "cargo test; rm -rf x"});
+    chained.call.arguments = json!({"command": "cargo test; rm -rf x"});
     s.push(chained);
     assert_eq!(
         s.on_key(key(KeyCode::Char('p'))),
@@ -175,10 +177,10 @@ fn leaving_the_sandbox_takes_only_y_and_n_and_says_so() {
     use crate::event::Confinement;
     let mut s = ApprovalState::new();
     let mut shell = pending("1", "shell", 1, 2);
-    shell.arguments = json!({"command": "cargo fetch"});
-    shell.sandbox = Some(Confinement::Unsandboxed);
+    shell.call.arguments = json!({"command": "cargo fetch"});
+    shell.call.sandbox = Some(Confinement::Unsandboxed);
     let mut other = pending("2", "shell", 2, 2);
-    other.arguments = json!({"command": "cargo test"});
+    other.call.arguments = json!({"command": "cargo test"});
     s.push(shell);
     s.push(other);
     for c in ['t', 'a', 'p'] {
@@ -211,7 +213,7 @@ fn leaving_the_sandbox_takes_only_y_and_n_and_says_so() {
 
 fn other_call() -> Pending {
     let mut other = pending("2", "shell", 2, 2);
-    other.arguments = json!({"command": "cargo test"});
+    other.call.arguments = json!({"command": "cargo test"});
     other
 }
 
@@ -332,7 +334,7 @@ fn a_letter_then_more_typing_is_typing_and_decides_nothing() {
 fn esc_or_backspace_unpicks_and_the_picked_answer_says_what_enter_does() {
     let mut s = ApprovalState::new();
     let mut shell = pending("1", "shell", 1, 1);
-    shell.arguments = json!({"command": "cargo test"});
+    shell.call.arguments = json!({"command": "cargo test"});
     s.push(shell);
     s.on_key(key(KeyCode::Char('a')));
     assert_eq!(
@@ -356,7 +358,7 @@ fn leaving_the_sandbox_says_so_before_enter() {
     use crate::event::Confinement;
     let mut s = ApprovalState::new();
     let mut shell = pending("1", "shell", 1, 1);
-    shell.sandbox = Some(Confinement::Unsandboxed);
+    shell.call.sandbox = Some(Confinement::Unsandboxed);
     s.push(shell);
     s.on_key(key(KeyCode::Char('y')));
     assert_eq!(

@@ -132,17 +132,8 @@ impl Tool {
     }
 
     fn layout_flat(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) {
-        let (mark, mark_style) = match self.state {
-            // A placeholder: the view draws the current spinner frame over it.
-            CallState::Running | CallState::Proposed | CallState::AwaitingInput => ("⠋", t.tool),
-            CallState::Queued => ("◌", t.dim),
-            CallState::AwaitingApproval => ("?", t.warn),
-            CallState::Ended(ToolStatus::Ok) => ("✓", t.ok),
-            CallState::Ended(ToolStatus::Denied) => ("⊘", t.warn),
-            CallState::Ended(ToolStatus::Cancelled) => ("■", t.dim),
-            CallState::Ended(ToolStatus::SandboxDenied) => ("⊘", t.error),
-            CallState::Ended(_) => ("✗", t.error),
-        };
+        // A spinning mark is a placeholder: the view draws the current frame over it.
+        let (mark, mark_style) = crate::tui::theme::call_mark(self.state, t);
         let took = |ms: Option<u64>| ms.map(|ms| format!(" · {}", duration(ms)));
         let (suffix, suffix_style) = match self.state {
             CallState::Running | CallState::Proposed => match &self.flag {

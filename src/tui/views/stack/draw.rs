@@ -10,8 +10,9 @@ use ratatui::style::{Modifier, Style};
 use unicode_width::UnicodeWidthStr;
 
 use super::{Entry, MAX_INDENT, StackState};
-use crate::event::{Confinement, FrameState};
-use crate::tui::theme::{Theme, duration, spinner};
+use crate::event::{Confinement, FrameState, ToolStatus};
+use crate::run_model::{CallNode, CallState};
+use crate::tui::theme::{SPINNER, Theme, call_mark, duration, spinner};
 
 /// A row of the pane: a frame (entry index, guide prefix) or a line of the selected frame's
 /// detail (indent, text, style).
@@ -125,10 +126,10 @@ impl StackState {
 
     /// What shows left of a live frame's clock: a cancel on its way, or a ⚠ flag.
     pub(super) fn right_note(&self, entry: &Entry, now: Instant) -> Option<String> {
-        if entry.finished.is_some() {
+        if entry.finished() {
             return None;
         }
-        if entry.cancelling {
+        if self.cancelling.contains(&entry.frame.id) {
             return Some("cancelling…".to_string());
         }
         self.entry_flag(entry, now)
@@ -142,7 +143,7 @@ impl StackState {
             // With a reused id, the live frame is the parent its children mean.
             let replace = by_id
                 .get(entry.frame.id.as_str())
-                .is_none_or(|&j| self.entries[j].finished.is_some());
+                .is_none_or(|&j| self.entries[j].finished());
             if replace {
                 by_id.insert(&entry.frame.id, i);
             }
@@ -195,17 +196,12 @@ fn clean(text: &str) -> String {
         .collect()
 }
 
-/// The mark of a state and its style; a running frame spins by its own elapsed time.
-fn state_mark(state: FrameState, elapsed: Duration, theme: &Theme) -> (&'static str, Style) {
-    match state {
-        FrameState::Running => (spinner(elapsed.as_millis()), theme.tool),
-        FrameState::Queued => ("◌", theme.dim),
-        FrameState::AwaitingApproval => ("?", theme.warn),
-        FrameState::AwaitingInput => ("…", theme.warn),
-        FrameState::Done => ("✓", theme.ok),
-        FrameState::Failed => ("✗", theme.error),
-        FrameState::Denied => ("⊘", theme.warn),
-        FrameState::Cancelled => ("■", theme.dim),
+/// The mark of a call's state (the chat's too) and its style; a call at work spins by its
+/// own elapsed time.
+fn state_mark(state: CallState, elapsed: Duration, theme: &Theme) -> (&'static str, Style) {
+    match call_mark(state, theme) {
+        (mark, style) if mark == SPINNER[0] => (spinner(elapsed.as_millis()), style),
+        other => other,
     }
 }
 
@@ -220,8 +216,8 @@ fn draw_row(
     theme: &Theme,
     elapsed: Duration,
 ) {
-    let fading = entry.finished.is_some();
-    let (mark, mut mark_style) = state_mark(entry.frame.state, elapsed, theme);
+    let fading = entry.finished();
+    let (mark, mut mark_style) = state_mark(entry.call.state, elapsed, theme);
     let (mut name_style, mut text_style) = (theme.tool, theme.text);
     if fading {
         mark_style = mark_style.add_modifier(Modifier::DIM);
@@ -234,7 +230,10 @@ fn draw_row(
         duration(elapsed.as_millis().min(u128::from(u64::MAX)) as u64)
     };
     // A command that said it failed says how, beside its clock.
-    let note = note.or_else(|| (entry.times.as_ref()).and_then(|t| t.end.clone()));
+    let note = note.or_else(|| match entry.call.state {
+        CallState::Ended(ToolStatus::ExitNonzero) => entry.call.end_label(),
+        _ => None,
+    });
     let mut note_w = 0;
     if let Some(note) = note.filter(|n| width as usize >= clock.width() + n.width() + 2 + 12) {
         note_w = note.width() as u16;
@@ -251,6 +250,7 @@ fn draw_row(
     let mut cx = x;
     let mut cut = false;
     let (tag, tag_style) = sandbox_tag(entry, theme, fading);
+    let progress = progress_of(&entry.call);
     for (text, style) in [
         (guides, theme.dim),
         (mark, mark_style),
@@ -258,7 +258,7 @@ fn draw_row(
         (entry.frame.name.as_str(), name_style),
         (" ", text_style),
         (tag.as_str(), tag_style),
-        (entry.progress.as_deref().unwrap_or(""), theme.key),
+        (progress.as_str(), theme.key),
         (entry.frame.summary.as_str(), text_style),
     ] {
         let left = usize::from(right.saturating_sub(cx));
@@ -285,7 +285,7 @@ fn draw_row(
 /// `[sandboxed] ` after a call's name: how it runs, a warning when unconfined although a
 /// sandbox was expected.
 fn sandbox_tag(entry: &Entry, theme: &Theme, fading: bool) -> (String, Style) {
-    let Some(sandbox) = entry.sandbox else {
+    let Some(sandbox) = entry.call.sandbox else {
         return (String::new(), theme.dim);
     };
     let style = match sandbox {
@@ -293,6 +293,19 @@ fn sandbox_tag(entry: &Entry, theme: &Theme, fading: bool) -> (String, Style) {
         _ => theme.dim,
     };
     (format!("[{}] ", sandbox.short()), style)
+}
+
+/// What a running call said of its progress last: its report, else its last output line.
+fn progress_of(call: &CallNode) -> String {
+    if let Some(p) = &call.progress {
+        return progress_text(p.progress, p.total, p.message.as_deref());
+    }
+    match call.tail.as_deref().and_then(|t| t.lines().next_back()) {
+        Some(last) if call.state.is_open() => {
+            format!("› {} · ", crate::text::summarize(last, 80))
+        }
+        _ => String::new(),
+    }
 }
 
 /// A progress report as the stack shows it: a bar and `n/total` when the total is known,

@@ -51,6 +51,11 @@ impl Flags {
         samples.push_back(took);
     }
 
+    /// The durations remembered for `tool`, oldest first.
+    pub fn history(&self, tool: &str) -> Vec<Duration> {
+        (self.history.get(tool)).map_or_else(Vec::new, |s| s.iter().copied().collect())
+    }
+
     /// How long a call of `tool` may run before it is slow, if that is known.
     pub fn threshold(&self, tool: &str) -> Option<Duration> {
         if let Some(configured) = self.settings.slow_after.get(tool) {

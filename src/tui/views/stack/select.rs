@@ -105,21 +105,22 @@ impl StackState {
     /// `c` on entry `index`: a running (or queued) call is cancelled alone, one awaiting
     /// approval is denied; anything else has nothing to cancel.
     fn cancel(&mut self, index: usize) -> Handled {
-        let Some(entry) = self.entries.get_mut(index) else {
+        let Some(entry) = self.entries.get(index) else {
             return Handled::Consumed;
         };
-        if entry.finished.is_some() || entry.cancelling {
+        let id = entry.frame.id.clone();
+        if entry.finished() || self.cancelling.contains(&id) {
             return Handled::Consumed;
         }
         match entry.frame.state {
             FrameState::Running | FrameState::Queued => {
-                entry.cancelling = true;
-                Handled::effect(Effect::CancelCall(entry.frame.id.clone()))
+                self.cancelling.insert(id.clone());
+                Handled::effect(Effect::CancelCall(id))
             }
             FrameState::AwaitingApproval => {
-                entry.cancelling = true;
+                self.cancelling.insert(id.clone());
                 let answer = ApprovalAnswer::deny(Some("cancelled from the tool stack".into()));
-                Handled::effect(Effect::Approve(vec![(entry.frame.id.clone(), answer)]))
+                Handled::effect(Effect::Approve(vec![(id, answer)]))
             }
             _ => Handled::Consumed,
         }
@@ -140,13 +141,13 @@ impl StackState {
             parent = up.frame.parent.as_deref();
             steps += 1;
         };
-        let task = (agent.arguments.as_ref())
+        let task = (agent.call.arguments.as_ref())
             .and_then(|a| a.get("task"))
             .and_then(|t| t.as_str())
             .map_or_else(|| agent.frame.summary.clone(), String::from);
         Some(SubAgent {
             from: format!("{}: {}", delegate::NAME, crate::text::summarize(&task, 60)),
-            said: agent.said.clone(),
+            said: agent.call.said.clone(),
         })
     }
 
@@ -171,24 +172,24 @@ impl StackState {
         }
         out.push((status, theme.text));
         out.push((format!("under: {}", self.chain(entry)), theme.dim));
-        if let Some(sandbox) = entry.sandbox {
+        if let Some(sandbox) = entry.call.sandbox {
             out.push((sandbox.label(), theme.dim));
         }
-        match &entry.arguments {
+        match &entry.call.arguments {
             Some(arguments) => {
                 let text = serde_json::to_string_pretty(arguments).unwrap_or_default();
                 push_lines(&mut out, "args:", &text, false, theme);
             }
             None => out.push((format!("args: {}", entry.frame.summary), theme.dim)),
         }
-        if let Some(said) = &entry.said {
+        if let Some(said) = &entry.call.said {
             push_lines(&mut out, "said:", said, true, theme);
         }
-        if let Some((tail, _)) = &entry.output {
+        if let Some(tail) = &entry.call.tail {
             push_lines(&mut out, "output:", tail, true, theme);
         }
         let keys = match entry.frame.state {
-            _ if entry.finished.is_some() || entry.cancelling => "Enter/Esc close",
+            _ if entry.finished() || self.cancelling.contains(&entry.frame.id) => "Enter/Esc close",
             FrameState::Running | FrameState::Queued => "c cancel this call · Enter/Esc close",
             FrameState::AwaitingApproval => "c deny · Enter/Esc close",
             _ => "Enter/Esc close",

@@ -6,8 +6,10 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::conversation::Usage;
+use crate::event::{Event, EventData};
 use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::Theme;
+use draw::progress_text;
 use ratatui::layout::Rect;
 
 fn ev(data: EventData) -> Event {
@@ -34,11 +36,60 @@ fn frame(
     }
 }
 
-fn push(state: &mut StackState, f: StackFrame, now: Instant) {
+/// The pane as the app drives it: each event folded into a run model first, then followed
+/// by the pane; events are stamped by the instant they arrive (`base` is the run's start).
+struct Fed {
+    stack: StackState,
+    run: RunModel,
+    base: Instant,
+}
+
+const T0: u64 = 1_700_000_000_000;
+
+impl Fed {
+    fn new(base: Instant) -> Self {
+        let mut fed = Self {
+            stack: StackState::new(),
+            run: RunModel::new(),
+            base,
+        };
+        let started = EventData::RunStarted {
+            prompt: "p".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            max_turns: 10,
+        };
+        fed.on_event(&ev(started), base);
+        fed
+    }
+
+    /// `event`, stamped at `now`.
+    fn on_event(&mut self, event: &Event, now: Instant) {
+        let mut event = event.clone();
+        event.timestamp = T0 + now.saturating_duration_since(self.base).as_millis() as u64;
+        self.run.apply(&event);
+        self.stack.follow(&event, &self.run, now);
+    }
+}
+
+impl std::ops::Deref for Fed {
+    type Target = StackState;
+    fn deref(&self) -> &StackState {
+        &self.stack
+    }
+}
+
+impl std::ops::DerefMut for Fed {
+    fn deref_mut(&mut self) -> &mut StackState {
+        &mut self.stack
+    }
+}
+
+fn push(state: &mut Fed, f: StackFrame, now: Instant) {
     state.on_event(&ev(EventData::StackPush(f)), now);
 }
 
-fn pop(state: &mut StackState, f: StackFrame, now: Instant) {
+fn pop(state: &mut Fed, f: StackFrame, now: Instant) {
     state.on_event(&ev(EventData::StackPop(f)), now);
 }
 
@@ -56,8 +107,8 @@ fn draw(state: &mut StackState, now: Instant, width: u16, height: u16) -> Termin
 
 /// A delegate running a nested read and a nested write waiting for approval, plus a shell
 /// call at the top level whose parent is not on the stack.
-fn busy(base: Instant) -> StackState {
-    let mut state = StackState::new();
+fn busy(base: Instant) -> Fed {
+    let mut state = Fed::new(base);
     push(
         &mut state,
         frame(
@@ -125,7 +176,7 @@ fn snap(name: &str, terminal: &Terminal<TestBackend>) {
 #[test]
 fn push_state_change_and_pop() {
     let base = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(base);
     push(
         &mut state,
         frame(
@@ -147,8 +198,8 @@ fn push_state_change_and_pop() {
     assert_eq!(state.live().len(), 1, "same id: a state change");
     assert_eq!(state.live()[0].state, FrameState::Running);
     assert_eq!(
-        state.entries[0].started,
-        ms(base, 4000),
+        state.elapsed_ms("a", ms(base, 4000)),
+        0,
         "the clock restarts after approval"
     );
     pop(
@@ -158,15 +209,19 @@ fn push_state_change_and_pop() {
     );
     assert!(state.live().is_empty());
     assert_eq!(state.entries[0].frame.state, FrameState::Done);
-    assert_eq!(state.entries[0].took, Duration::from_millis(300));
-    assert_eq!(state.depth(), 0);
+    assert_eq!(
+        state.elapsed_ms("a", ms(base, 9000)),
+        300,
+        "frozen once ended"
+    );
+    assert_eq!(state.run.live_depth(), 0);
 }
 
 #[test]
 fn nesting_follows_parents() {
     let base = Instant::now();
     let state = busy(base);
-    assert_eq!(state.depth(), 3);
+    assert_eq!(state.run.live_depth(), 3);
     let ids: Vec<&str> = state.live().iter().map(|f| f.id.as_str()).collect();
     assert_eq!(ids, ["d", "r", "g", "w", "s"], "push order");
     let tree: Vec<(&str, String)> = state
@@ -189,7 +244,7 @@ fn nesting_follows_parents() {
 fn the_live_tree_gives_each_frame_its_level() {
     let base = Instant::now();
     let mut state = busy(base);
-    let levels = |state: &StackState| -> Vec<(usize, String)> {
+    let levels = |state: &Fed| -> Vec<(usize, String)> {
         (state.live_tree().into_iter())
             .map(|(level, f)| (level, f.id.clone()))
             .collect()
@@ -206,7 +261,7 @@ fn the_live_tree_gives_each_frame_its_level() {
     );
     assert!(levels(&state).contains(&(0, "g".to_string())));
     // Cycles: every frame once.
-    let mut cyclic = StackState::new();
+    let mut cyclic = Fed::new(base);
     push(
         &mut cyclic,
         frame("a", Some("b"), "x", "", FrameState::Running),
@@ -223,7 +278,7 @@ fn the_live_tree_gives_each_frame_its_level() {
 #[test]
 fn parent_cycles_are_shown_once_each() {
     let base = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(base);
     push(
         &mut state,
         frame("a", Some("b"), "x", "", FrameState::Running),
@@ -240,14 +295,14 @@ fn parent_cycles_are_shown_once_each() {
         base,
     );
     assert_eq!(state.tree().len(), 3);
-    assert!(state.depth() <= 3);
+    assert!(state.run.live_depth() <= 3);
     draw(&mut state, base, 30, 5);
 }
 
 #[test]
 fn finished_frames_fade_out_then_go() {
     let base = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(base);
     assert!(!state.is_animating(base));
     push(
         &mut state,
@@ -276,21 +331,21 @@ fn finished_frames_fade_out_then_go() {
     push(
         &mut state,
         frame("b", None, "shell", "", FrameState::Running),
-        base,
+        ms(base, 4000),
     );
     pop(
         &mut state,
         frame("b", None, "shell", "", FrameState::Done),
-        base,
+        ms(base, 4000),
     );
-    state.on_event(&ev(EventData::MaxTurnsReached { turns: 1 }), ms(base, 2600));
+    state.on_event(&ev(EventData::MaxTurnsReached { turns: 1 }), ms(base, 6600));
     assert!(state.entries.is_empty());
 }
 
 #[test]
 fn a_reused_id_after_a_pop_is_a_new_frame() {
     let base = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(base);
     push(
         &mut state,
         frame("a", None, "ls", "", FrameState::Running),
@@ -306,8 +361,9 @@ fn a_reused_id_after_a_pop_is_a_new_frame() {
         frame("a", None, "ls", "", FrameState::Running),
         ms(base, 100),
     );
-    assert_eq!(state.entries.len(), 2);
+    // The run model knows one call by an id: the new one (the old one ended).
     assert_eq!(state.live().len(), 1);
+    assert_eq!(state.elapsed_ms("a", ms(base, 150)), 50, "its own clock");
 }
 
 #[test]
@@ -339,7 +395,7 @@ fn cancelled_final_and_error_end_live_frames() {
         let mut state = busy(base);
         state.on_event(&ev(data), ms(base, 3000));
         assert!(state.live().is_empty());
-        assert_eq!(state.depth(), 0);
+        assert_eq!(state.run.live_depth(), 0);
         assert!(state.entries.iter().all(|e| e.frame.state == expected));
         assert!(state.is_animating(ms(base, 5000)));
         assert!(!state.is_animating(ms(base, 5500)));
@@ -355,7 +411,7 @@ fn never_panics_on_tiny_areas() {
     let mut state = busy(base);
     for (w, h) in [(0, 0), (1, 1), (2, 1), (3, 2), (14, 1), (200, 60)] {
         draw(&mut state, base, w, h);
-        draw(&mut StackState::new(), base, w, h);
+        draw(&mut Fed::new(base), base, w, h);
     }
     let mut buf = ratatui::buffer::Buffer::empty(Rect::new(0, 0, 4, 4));
     state.render(
@@ -401,7 +457,7 @@ fn snapshot_fading_finished_frame() {
         ms(base, 2600),
     );
     snap("stack_fading", &draw(&mut state, ms(base, 3000), 48, 6));
-    snap("stack_empty", &draw(&mut StackState::new(), base, 30, 3));
+    snap("stack_empty", &draw(&mut Fed::new(base), base, 30, 3));
 }
 
 #[test]
@@ -426,7 +482,7 @@ fn progress_shows_a_bar_when_the_total_is_known() {
 #[test]
 fn a_live_frame_shows_its_latest_progress() {
     let now = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(now);
     push(
         &mut state,
         frame("s", None, "slow", "steps=4", FrameState::Running),
@@ -495,7 +551,7 @@ fn arrows_select_and_the_view_follows_the_selection() {
     // Letters go to the composer while nothing is selected.
     assert!(!state.on_key(key(KeyCode::Char('c'))).taken());
     assert!(
-        !StackState::new().on_key(key(KeyCode::Up)).taken(),
+        !Fed::new(base).on_key(key(KeyCode::Up)).taken(),
         "nothing to select"
     );
 }
@@ -593,8 +649,8 @@ fn the_selection_moves_to_a_neighbour_when_its_frame_fades_out() {
 }
 
 /// The shell frame of `busy` with its arguments, and output that stopped at 2.5 s.
-fn with_detail(base: Instant) -> StackState {
-    let mut state = StackState::new();
+fn with_detail(base: Instant) -> Fed {
+    let mut state = Fed::new(base);
     state.on_event(
         &ev(EventData::ToolCall {
             turn: 1,
@@ -674,8 +730,8 @@ fn snapshot_slow_and_quiet_flags_with_an_injected_clock() {
     let base = Instant::now();
     let mut state = with_detail(base);
     // shell took 1 s three times this session: slow past 3 s.
-    for n in 0..3 {
-        state.on_event(&result(&format!("old{n}"), "shell", 1000), base);
+    for _ in 0..3 {
+        state.flags.record("shell", Duration::from_secs(1));
     }
     state.flags.settings.quiet_after = Duration::from_secs(30);
     assert_eq!(state.flag("s", ms(base, 3000)), None, "2.5 s in: fine");
@@ -710,7 +766,7 @@ fn snapshot_slow_and_quiet_flags_with_an_injected_clock() {
 #[test]
 fn a_sub_agents_call_knows_its_sub_agent_and_what_it_said() {
     let base = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(base);
     state.on_event(
         &ev(EventData::ToolCall {
             turn: 1,
@@ -789,9 +845,12 @@ fn arguments_are_dropped_with_their_call() {
         }),
         base,
     );
-    assert!(state.announced.contains_key("never-pushed"));
+    assert!(
+        state.live().iter().any(|f| f.id == "never-pushed"),
+        "proposed"
+    );
     state.on_event(&result("never-pushed", "read_file", 0), base);
-    assert!(state.announced.is_empty());
+    assert!(!state.live().iter().any(|f| f.id == "never-pushed"));
     state.on_event(
         &ev(EventData::Final {
             content: String::new(),
@@ -808,7 +867,7 @@ fn arguments_are_dropped_with_their_call() {
 #[test]
 fn a_queued_frame_shows_queued_and_its_clock_starts_when_it_runs() {
     let base = Instant::now();
-    let mut state = StackState::new();
+    let mut state = Fed::new(base);
     let queued = frame("q", None, "shell", "command=sleep 2", FrameState::Queued);
     push(&mut state, queued, base);
     let screen = text(&draw(&mut state, ms(base, 7000), 60, 3));
@@ -819,8 +878,43 @@ fn a_queued_frame_shows_queued_and_its_clock_starts_when_it_runs() {
     );
     let running = frame("q", None, "shell", "command=sleep 2", FrameState::Running);
     push(&mut state, running, ms(base, 7000));
-    assert_eq!(state.entries[0].started, ms(base, 7000));
+    assert_eq!(state.elapsed_ms("q", ms(base, 7000)), 0);
     assert_eq!(state.elapsed_ms("q", ms(base, 7300)), 300);
     let screen = text(&draw(&mut state, ms(base, 7300), 60, 3));
     assert!(!screen.contains("queued"), "{screen}");
+}
+
+/// The ⚠ slow flag learns a tool's usual time from the calls the run model saw end well
+/// (by the model's clock), once each; failed calls teach nothing.
+#[test]
+fn the_flags_learn_from_calls_that_ended_well_once_each() {
+    let base = Instant::now();
+    let mut state = Fed::new(base);
+    for (n, status) in [
+        (0, FrameState::Done),
+        (1, FrameState::Done),
+        (2, FrameState::Failed),
+    ] {
+        let id = format!("old{n}");
+        let start = 10_000 * n;
+        push(
+            &mut state,
+            frame(&id, None, "shell", "", FrameState::Running),
+            ms(base, start),
+        );
+        pop(
+            &mut state,
+            frame(&id, None, "shell", "", status),
+            ms(base, start + 1000),
+        );
+        // Events after the end do not count it again.
+        state.on_event(
+            &ev(EventData::MaxTurnsReached { turns: 1 }),
+            ms(base, start + 1100),
+        );
+    }
+    assert_eq!(
+        state.flags.history("shell"),
+        vec![Duration::from_secs(1); 2]
+    );
 }

@@ -40,7 +40,7 @@ mod tests;
 
 use axis::{MIN_IDLE_MS, RunSpan};
 pub use detail::Detail;
-use row::{Filter, Row};
+use row::{Filter, Kind, Row};
 use store::{Payload, Store};
 
 /// What a detail view shows: a row, its event and, for a tool call, its result's event.
@@ -126,9 +126,17 @@ impl TimelineState {
     }
 
     /// Adds the row of a trace event. Deltas and stack events get no row (the stack pane
-    /// shows frames); a tool result also ends its call's span; a model call's end takes the
-    /// place of its row in flight, which its progress and retries renamed meanwhile.
+    /// shows frames); a call's row ends when the run model says the call ended, and its
+    /// result's row links to it; a model call's end takes the place of its row in flight,
+    /// which its progress and retries renamed meanwhile.
     pub fn on_event(&mut self, event: &Event, run: &RunModel) {
+        // Streamed text and a model call's progress end no call.
+        if !matches!(
+            event.data,
+            EventData::Delta { .. } | EventData::LlmProgress(_)
+        ) {
+            self.follow_calls(run);
+        }
         self.follow_models(event, run);
         let Some(mut row) = Row::from_event(event, &self.pricing, run) else {
             return;
@@ -188,7 +196,13 @@ impl TimelineState {
                 if let Some(call) = self.open_calls.remove(id)
                     && let Some(call_row) = self.rows.get_mut(call)
                 {
-                    call_row.close(event.timestamp, index);
+                    // Its span and clock are the run model's, which folded this result.
+                    if call_row.pending {
+                        let node = run.call(id);
+                        let at = node.and_then(|c| c.ended_ms).unwrap_or(event.timestamp);
+                        call_row.end_call(at, node.and_then(|c| c.duration_ms));
+                    }
+                    call_row.link = u32::try_from(index).ok();
                 }
             }
             _ => {}
@@ -203,6 +217,18 @@ impl TimelineState {
             self.visible.push(index);
             if self.follow {
                 self.selected = self.visible.len() - 1;
+            }
+        }
+    }
+
+    /// Ends the rows of calls the run model says ended before their result came (a denied
+    /// call ends with its decision): each row's clock stops when the call's does.
+    fn follow_calls(&mut self, run: &RunModel) {
+        for (id, &index) in &self.open_calls {
+            if let Some(row) = self.rows.get_mut(index).filter(|r| r.pending)
+                && let Some(call) = run.call(id).filter(|c| !c.state.is_open())
+            {
+                row.end_call(call.ended_ms.unwrap_or(row.start), call.duration_ms);
             }
         }
     }
@@ -317,6 +343,28 @@ impl TimelineState {
             result: result.as_ref(),
         };
         Some(Detail::new(&shown, origin, &conversation))
+    }
+
+    /// The rows of the last frame (from the top of the pane) that showed call `id`'s row
+    /// and its result's row, each if it was in view: tests read what the timeline shows of
+    /// a call there.
+    pub fn call_rows(&self, id: &str) -> (Option<usize>, Option<usize>) {
+        let mut reader = self.store.reader();
+        let call = self.rows.iter().rposition(|row| {
+            row.kind == Kind::ToolCall
+                && (row.payload.and_then(|p| reader.get::<Event>(p))).is_some_and(
+                    |e| matches!(&e.data, EventData::ToolCall { id: i, .. } if i == id),
+                )
+        });
+        let result = (call.and_then(|i| self.rows.get(i)))
+            .and_then(|row| row.link)
+            .map(|link| link as usize);
+        let shown = |index: usize| {
+            let at = self.visible.iter().position(|&v| v == index)?;
+            let row = at.checked_sub(self.scroll)?;
+            (row < self.page).then_some(row)
+        };
+        (call.and_then(shown), result.and_then(shown))
     }
 
     /// The current filter, for the pane title.

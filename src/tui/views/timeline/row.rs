@@ -10,7 +10,7 @@ use super::store::Payload;
 
 use crate::config::pricing::Pricing;
 use crate::event::{Confinement, Decision, Event, EventData, InputKind, ToolStatus};
-use crate::run_model::{CallNode, RunModel, Via};
+use crate::run_model::{CallNode, CallState, RunModel, Via};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -153,6 +153,9 @@ pub(super) struct Row {
     pub pending: bool,
     /// For a tool call: the row of its result, once it arrived.
     pub link: Option<u32>,
+    /// For a tool call that ended: how long it ran, by the run model (its span also covers
+    /// its waits for approval or a slot, drawn as such).
+    pub took: Option<u32>,
     /// Nesting level of the work (0: the top-level agent), from the `parent` chain.
     pub depth: u16,
     /// For a tool call: when it waited for approval (the end once decided).
@@ -274,21 +277,32 @@ impl Row {
                     Some(took) => at.saturating_sub(took),
                     None => at.saturating_sub(*duration_ms),
                 };
+                // The mark the chat and the stack show for how it ended.
+                let mark = crate::tui::theme::call_glyph(CallState::Ended(status));
                 match (status, error) {
                     (ToolStatus::SandboxDenied, _) => (
-                        "⊘",
+                        mark,
                         Tone::Error,
                         format!("{} refused by the sandbox", one_line(name)),
                     ),
-                    (ToolStatus::Ok, _) => ("✓", Tone::Ok, format!("{} ok", one_line(name))),
+                    (ToolStatus::Ok, _) => (mark, Tone::Ok, format!("{} ok", one_line(name))),
                     (ToolStatus::ExitNonzero, _) => {
                         let end = node.and_then(CallNode::end_label).unwrap_or_else(|| {
                             crate::tools::outcome::end_label(status, None, None)
                         });
-                        ("✗", Tone::Error, format!("{} {end}", one_line(name)))
+                        (mark, Tone::Error, format!("{} {end}", one_line(name)))
                     }
-                    (_, Some(e)) => ("✗", Tone::Error, titled(name, &format!("failed: {e}"))),
-                    (_, None) => ("✗", Tone::Error, format!("{} failed", one_line(name))),
+                    (ToolStatus::Denied, _) => match node.and_then(|c| c.reason.as_deref()) {
+                        Some(why) => (mark, Tone::Warn, titled(name, &format!("denied: {why}"))),
+                        None => (mark, Tone::Warn, format!("{} denied", one_line(name))),
+                    },
+                    (ToolStatus::Cancelled | ToolStatus::Abandoned, _) => (
+                        mark,
+                        Tone::Dim,
+                        format!("{} {}", one_line(name), status.word()),
+                    ),
+                    (_, Some(e)) => (mark, Tone::Error, titled(name, &format!("failed: {e}"))),
+                    (_, None) => (mark, Tone::Error, format!("{} failed", one_line(name))),
                 }
             }
             EventData::ApprovalRequested {
@@ -442,17 +456,20 @@ impl Row {
             end: at,
             pending,
             link: None,
+            took: None,
             depth: 0,
             wait: None,
             idle_before: None,
         })
     }
 
-    /// A tool call's result arrived at `at` (its row is `link`): the span ends there.
-    pub(super) fn close(&mut self, at: u64, link: usize) {
+    /// A tool call ended at `at` after running `took` ms, by the run model: the span ends
+    /// there.
+    pub(super) fn end_call(&mut self, at: u64, took: Option<u64>) {
         self.pending = false;
         self.end = at.max(self.start);
-        self.link = u32::try_from(link).ok();
+        // 49 days of running fit; a row stays small (there is one per event).
+        self.took = took.map(|ms| u32::try_from(ms).unwrap_or(u32::MAX));
     }
 
     /// How long the row lasted; `None` for instants and for calls still running.
@@ -461,7 +478,10 @@ impl Row {
             Kind::ToolResult { .. } | Kind::Compacted | Kind::LlmFailed => {
                 Some(self.end - self.start)
             }
-            Kind::Llm | Kind::ToolCall if !self.pending => Some(self.end - self.start),
+            Kind::Llm if !self.pending => Some(self.end - self.start),
+            Kind::ToolCall if !self.pending => {
+                Some(self.took.map_or(self.end - self.start, u64::from))
+            }
             _ if self.is_wait() => Some(self.end - self.start),
             _ => None,
         }

@@ -239,8 +239,52 @@ fn a_tool_result_ends_its_calls_span() {
     let call = &state.rows[3];
     assert!(!call.pending);
     assert_eq!((call.start, call.end), (T0 + 2000, T0 + 3500));
-    assert_eq!(call.duration_ms(), Some(1500));
+    // Its clock is how long it ran, as every pane says; its span covers the wait too.
+    assert_eq!(call.duration_ms(), Some(500));
     assert_eq!(call.link, Some(6));
+}
+
+#[test]
+fn a_denied_call_ends_with_its_decision_and_reads_as_denied() {
+    let mut state = Fed::new(TimelineState::new());
+    let json = |at: u64, data: serde_json::Value| -> Event {
+        let event = json!({"type": data["type"], "timestamp": T0 + at, "request_id": "r", "data": data["data"]});
+        serde_json::from_value(event).unwrap()
+    };
+    let events = [
+        json(
+            0,
+            json!({"type": "run_started", "data": {"prompt": "p", "provider": "p", "model": "m", "max_turns": 10}}),
+        ),
+        json(
+            10,
+            json!({"type": "tool_call", "data": {"turn": 1, "id": "w", "name": "write_file", "arguments": {"path": "a"}, "parent": null}}),
+        ),
+        json(
+            20,
+            json!({"type": "approval_requested", "data": {"id": "w", "name": "write_file", "arguments": {"path": "a"}, "position": 1, "of": 1}}),
+        ),
+        json(
+            1020,
+            json!({"type": "approval_decided", "data": {"id": "w", "name": "write_file", "decision": "denied", "scope": "once", "reason": "not now"}}),
+        ),
+    ];
+    for event in &events {
+        state.on_event(event);
+    }
+    // Denied: the call is over (the run model ended it), though its result is still to come.
+    let call = &state.rows[1];
+    assert!(!call.pending);
+    assert_eq!((call.end, call.duration_ms()), (T0 + 1020, Some(0)));
+    state.on_event(&json(1050, json!({"type": "tool_result", "data": {"id": "w", "name": "write_file", "ok": false, "status": "denied", "denied_by": "user", "error": "the call was denied: not now", "duration_ms": 0}})));
+    let result = state.rows.last().unwrap();
+    // The mark the chat and the stack show for a denial, not a failure's.
+    assert_eq!(
+        (result.symbol, result.tone, &*result.name),
+        ("⊘", super::row::Tone::Warn, "write_file denied: not now")
+    );
+    assert_eq!(state.rows[1].link, Some(4));
+    assert_eq!(state.rows[1].end, T0 + 1020, "ended at the decision");
 }
 
 #[test]
