@@ -85,15 +85,15 @@ impl RunModel {
 
     /// Folds one event in; `true` when it ended the run in progress.
     pub fn apply(&mut self, event: &Event) -> bool {
-        // Streamed text (and a model call's live progress) changes no tool call: views that
-        // copy calls skip it.
+        self.llm.apply(event);
+        // Streamed text and a model call's progress change no call: views that copy calls
+        // skip them.
         if !matches!(
             event.data,
             EventData::Delta { .. } | EventData::LlmProgress(_)
         ) {
             self.revision = self.revision.wrapping_add(1);
         }
-        self.llm.apply(event);
         match &event.data {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.

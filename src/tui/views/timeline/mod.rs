@@ -130,11 +130,14 @@ impl TimelineState {
     /// result's row links to it; a model call's end takes the place of its row in flight,
     /// which its progress and retries renamed meanwhile.
     pub fn on_event(&mut self, event: &Event, run: &RunModel) {
-        self.follow_models(event, run);
-        // Streamed text ends no call.
-        if !matches!(event.data, EventData::Delta { .. }) {
+        // Streamed text and a model call's progress end no call.
+        if !matches!(
+            event.data,
+            EventData::Delta { .. } | EventData::LlmProgress(_)
+        ) {
             self.follow_calls(run);
         }
+        self.follow_models(event, run);
         let Some(mut row) = Row::from_event(event, &self.pricing, run) else {
             return;
         };
