@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::conversation::Usage;
-use crate::event::{Decision, Event, EventData, FrameState, InputRequest, ShellGrant, ToolStatus};
+use crate::event::{
+    Decision, Event, EventData, FrameState, InputRequest, Purpose, ShellGrant, ToolStatus,
+};
 use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::stack::argument_summary;
 use crate::text::summarize;
@@ -131,7 +133,10 @@ impl RunModel {
                     .or_default()
                     .add(call.usage);
                 self.last_model = Some(call.model.clone());
+                // Only a sub-agent speaks for its frame: an answer check's "no" or a tool's
+                // generated code are not its last words.
                 if let Some(parent) = &call.parent
+                    && call.purpose() == Purpose::SubAgent
                     && !call.content.trim().is_empty()
                     && let Some(frame) = self.calls.get_mut(parent)
                 {

@@ -459,6 +459,19 @@ fn a_sub_agents_frame_keeps_what_its_model_last_said_and_a_grant_is_named() {
         m.call("agent").unwrap().said.as_deref(),
         Some("Reading the README first.")
     );
+    // A check of an answer, or code a tool asked for, under the same frame: not its words.
+    for purpose in [Purpose::AnswerCheck, Purpose::ForTool] {
+        let mut other = llm(1, Some("agent"), &[], 1);
+        if let EventData::LlmCall(call) = &mut other {
+            call.content = "no".into();
+            call.purpose = Some(purpose);
+        }
+        m.apply(&at(2, other));
+    }
+    assert_eq!(
+        m.call("agent").unwrap().said.as_deref(),
+        Some("Reading the README first.")
+    );
     m.apply(&at(3, call("g", None)));
     m.apply(&at(
         4,
