@@ -20,6 +20,7 @@ pub mod config;
 pub mod names;
 pub mod result;
 mod server;
+mod stderr;
 pub mod tool;
 
 pub use config::{McpConfig, ServerSpec};

@@ -12,7 +12,6 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::client::Handler;
 use super::config::{ServerSpec, Transport, expand};
@@ -132,14 +131,15 @@ pub async fn connect(
                 let server = spec.name.clone();
                 let secrets = Arc::clone(&settings.secrets);
                 reader = Some(tokio::spawn(async move {
-                    let mut lines = BufReader::new(pipe).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
+                    // Bounded lines: an endless one costs one buffer (`stderr.rs`).
+                    super::stderr::read_lines(pipe, |line| {
                         // A server that prints its key does not get it into the log or a report.
                         let line = secrets.redact(&line);
                         let line: String = line.chars().take(STDERR_LINE).collect();
                         tracing::info!(server, line, "mcp server stderr");
                         tail.push(line);
-                    }
+                    })
+                    .await;
                 }));
             }
             let service = match handler.serve((stdout, stdin)).await {
