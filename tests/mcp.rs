@@ -747,3 +747,67 @@ async fn a_key_a_server_prints_never_reaches_the_report() {
         run.stdout
     );
 }
+
+/// Answers every request on a loopback port with `response`, and keeps what each request's
+/// head said (bounded).
+async fn raw_http(response: String) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("http://{}", listener.local_addr().unwrap());
+    let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&heads);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 16 * 1024];
+            let n = socket.read(&mut buf).await.unwrap_or(0);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).to_string());
+            let _ = socket.write_all(response.as_bytes()).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    (address, heads)
+}
+
+/// A Streamable HTTP server that redirects taco to another origin never gets the configured
+/// key carried there: the redirect is refused and said, and the other origin sees nothing.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused_and_carries_no_header() {
+    let (home, work) = setup();
+    let key = "mcp-header-secret-0123456789";
+    let (elsewhere, landed) =
+        raw_http("HTTP/1.1 500 Nope\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into())
+            .await;
+    let (origin, asked) = raw_http(format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nlocation: {elsewhere}/mcp\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    ))
+    .await;
+    let path = home.path().join("redirect.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[mcp.servers.web]\nurl = \"{origin}/mcp\"\nheaders = {{ \"X-Api-Key\" = \"${{MCP_KEY}}\" }}\nstartup_timeout_secs = 5\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = taco(home.path(), work.path());
+    cmd.env("MCP_KEY", key)
+        .arg("-c")
+        .arg(&path)
+        .args(["mcp", "list"]);
+    let run = finish(&mut cmd).await;
+    let asked = asked.lock().unwrap().clone();
+    assert!(
+        asked.iter().any(|head| head.contains(key)),
+        "the server's own origin gets its header: {asked:?}"
+    );
+    assert!(
+        landed.lock().unwrap().is_empty(),
+        "nothing reaches the other origin: {:?}",
+        landed.lock().unwrap()
+    );
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("only within its own origin"), "{said}");
+    assert!(!said.contains(key), "{said}");
+}

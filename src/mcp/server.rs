@@ -189,14 +189,20 @@ pub async fn connect(
             config = config.custom_headers(custom);
             let client = crate::vault::with_proxies(reqwest::Client::builder())
                 .connect_timeout(spec.startup_timeout)
+                .redirect(same_origin_redirects())
                 .build()
                 .map_err(|e| format!("no HTTP client: {e}"))?;
             let transport = StreamableHttpClientTransport::with_client(client, config);
             let service = handler.serve(transport).await.map_err(|e| {
-                format!(
-                    "it did not complete the MCP handshake at {url}: {}",
-                    plain(&e)
-                )
+                let mut why = plain(&e);
+                // The SDK keeps only reqwest's words; the policy's reason is lost on the way.
+                if why.contains("error following redirect") {
+                    why.push_str(
+                        " (taco follows a server's redirects only within its own origin, so \
+                         its headers and token never go elsewhere)",
+                    );
+                }
+                format!("it did not complete the MCP handshake at {url}: {why}")
             })?;
             Ok(Connection {
                 service,
@@ -205,6 +211,26 @@ pub async fn connect(
             })
         }
     }
+}
+
+/// Redirects an MCP server may send: within its own origin, a few. Its configured headers
+/// (an `X-Api-Key`) and its bearer token go with every request, and reqwest strips only the
+/// standard credential headers when a redirect leaves the origin: a server that sends taco
+/// elsewhere is refused instead (issue 28.1).
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|origin| origin != attempt.url().origin()) {
+            let to = attempt.url().origin().ascii_serialization();
+            attempt.error(format!(
+                "the server redirected to another origin ({to}); refused"
+            ))
+        } else if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// An SDK error without the transport's type names: the part after the last `error: `.
