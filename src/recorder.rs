@@ -11,6 +11,8 @@ use crate::event::Event;
 use crate::secrets::Secrets;
 use crate::session::{SessionKind, SessionWriter};
 
+mod progress;
+
 /// The session file and the audit log of a run; either may be missing (no writable data dir,
 /// or a write failed: taco goes on without it and says so once).
 #[derive(Default)]
@@ -28,6 +30,8 @@ pub struct Recorder {
     planned: Option<Planned>,
     /// Where the sessions it starts were started (the TUI or `exec`), for their headers.
     kind: Option<SessionKind>,
+    /// Progress reports kept to a few a second in the file.
+    progress: progress::Coalescer,
 }
 
 /// What a session file that does not exist yet will say in its header.
@@ -52,6 +56,7 @@ impl Recorder {
             secrets: Arc::default(),
             planned: None,
             kind: None,
+            progress: progress::Coalescer::default(),
         }
     }
 
@@ -112,10 +117,12 @@ impl Recorder {
             return;
         }
         self.start_planned();
-        if let Some(session) = &mut self.session
-            && let Err(e) = session.event(event)
-        {
-            self.fail(e);
+        for event in self.progress.take(event) {
+            if let Some(session) = &mut self.session
+                && let Err(e) = session.event(&event)
+            {
+                self.fail(e);
+            }
         }
     }
 
