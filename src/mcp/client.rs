@@ -29,6 +29,8 @@ pub struct Handler {
     pub list_changed: Arc<Notify>,
     /// The calls in flight that listen for progress.
     pub routes: ProgressRoutes,
+    /// How many of its log messages reach taco's log.
+    log: Arc<super::log_gate::LogGate>,
 }
 
 impl Handler {
@@ -38,6 +40,7 @@ impl Handler {
             server: Arc::from(server),
             list_changed: Arc::new(Notify::new()),
             routes: ProgressRoutes::default(),
+            log: Arc::default(),
         }
     }
 }
@@ -69,7 +72,11 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        // Log messages go to the log only: a server must not write on the user's screen.
+        // Log messages go to the log only: a server must not write on the user's screen, nor
+        // fill the disk.
+        if !self.log.allows(&self.server, "log") {
+            return;
+        }
         let data = params.data.to_string();
         let data: String = data.chars().take(1_000).collect();
         tracing::info!(server = &*self.server, level = ?params.level, data, "mcp log");

@@ -17,6 +17,7 @@ use crate::tools::{Tool, ToolSettings, ToolSource};
 
 mod client;
 pub mod config;
+mod log_gate;
 pub mod names;
 pub mod result;
 mod server;

@@ -131,12 +131,15 @@ pub async fn connect(
                 let server = spec.name.clone();
                 let secrets = Arc::clone(&settings.secrets);
                 reader = Some(tokio::spawn(async move {
+                    let gate = super::log_gate::LogGate::default();
                     // Bounded lines: an endless one costs one buffer (`stderr.rs`).
                     super::stderr::read_lines(pipe, |line| {
                         // A server that prints its key does not get it into the log or a report.
                         let line = secrets.redact(&line);
                         let line: String = line.chars().take(STDERR_LINE).collect();
-                        tracing::info!(server, line, "mcp server stderr");
+                        if gate.allows(&server, "stderr") {
+                            tracing::info!(server, line, "mcp server stderr");
+                        }
                         tail.push(line);
                     })
                     .await;
