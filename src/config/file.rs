@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::presets::{PRESETS, preset_names};
+use super::presets::{PRESETS, unknown_provider};
 use super::{ConfigError, Overrides};
 use crate::tools::builtin::AllowPrivate;
 use crate::tools::{Policy, ToolRegistry};
@@ -485,12 +485,7 @@ fn check_file_name(name: &str) -> Result<(), String> {
     ))
 }
 
-pub(super) fn unknown_provider(name: &str, file: &ConfigFile) -> String {
-    let mut names: Vec<&str> = preset_names().collect();
-    names.extend(file.providers.keys().map(String::as_str));
-    format!("unknown provider '{name}'; known: {}", names.join(", "))
-}
-
+/// A `base_url` taco can call: http or https.
 pub(super) fn check_url(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(()),

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::file::unknown_provider;
 use super::{ConfigError, ConfigFile, ProviderKind, ProviderOptions};
 use crate::provider::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::provider::demo::DemoProvider;
@@ -370,4 +369,11 @@ pub fn retry_policy(choice: &ProviderChoice) -> crate::orchestrator::retry::Retr
         policy.max_attempts = n.max(1);
     }
     policy
+}
+
+/// A provider name that is neither a preset nor in the file, and the names that are.
+pub(super) fn unknown_provider(name: &str, file: &ConfigFile) -> String {
+    let mut names: Vec<&str> = preset_names().collect();
+    names.extend(file.providers.keys().map(String::as_str));
+    format!("unknown provider '{name}'; known: {}", names.join(", "))
 }

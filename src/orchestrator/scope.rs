@@ -10,8 +10,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::Approver;
+use super::log::log;
 use super::stack::argument_summary;
-use super::{EventSink, Orchestrator, log};
+use super::{EventSink, Orchestrator};
 use crate::clock::Clock;
 use crate::conversation::Usage;
 use crate::event::{Confinement, Event, EventData, FrameState, StackFrame};

@@ -393,78 +393,6 @@ fn error_detail(error: &Value) -> Option<Detail> {
     useful.then_some(detail)
 }
 
-/// Whether an error's type or code says a retry may help; `None` when it does not say.
-fn kind_retryable(detail: &Detail) -> Option<bool> {
-    let mut verdict = None;
-    for value in [&detail.kind, &detail.code].into_iter().flatten() {
-        if let Ok(status) = value.parse::<u16>() {
-            return Some(status_retryable(status));
-        }
-        let value = value.to_ascii_lowercase();
-        // Anthropic's types are covered too: `request_too_large` never, `api_error` again.
-        const NEVER: [&str; 9] = [
-            "insufficient_quota",
-            "invalid",
-            "authentication",
-            "permission",
-            "not_found",
-            "context_length",
-            "unsupported",
-            "billing",
-            "too_large",
-        ];
-        const AGAIN: [&str; 7] = [
-            "server_error",
-            "api_error",
-            "overloaded",
-            "rate_limit",
-            "timeout",
-            "unavailable",
-            "exhausted",
-        ];
-        if NEVER.iter().any(|k| value.contains(k)) {
-            return Some(false);
-        }
-        if AGAIN.iter().any(|k| value.contains(k)) {
-            verdict = Some(true);
-        }
-    }
-    verdict
-}
-
-fn status_retryable(status: u16) -> bool {
-    matches!(status, 408 | 409 | 429) || status >= 500
-}
-
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-}
-
-/// `retry-after-ms` (OpenAI, Anthropic) first, then `Retry-After` in seconds or as an HTTP
-/// date (a date in the past means now).
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name| {
-        header(headers, name)?
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-    };
-    let from_ms =
-        number("retry-after-ms").and_then(|ms| Duration::try_from_secs_f64(ms / 1e3).ok());
-    from_ms
-        .or_else(|| number("retry-after").and_then(|s| Duration::try_from_secs_f64(s).ok()))
-        .or_else(|| {
-            let date = httpdate::parse_http_date(header(headers, "retry-after")?).ok()?;
-            Some(
-                date.duration_since(std::time::SystemTime::now())
-                    .unwrap_or(Duration::ZERO),
-            )
-        })
-}
-
 /// Removes the key from a message, in case a server echoes it back.
 fn redact(message: String, key: Option<&Secret>) -> String {
     match key.map(|k| k.expose().trim()) {
@@ -496,9 +424,12 @@ pub(crate) use account_of;
 // outside the crate because this module is not public.
 mod endpoint;
 mod provider;
+mod retryable;
 mod stream;
+
 pub(crate) use endpoint::{Account, Auth, Endpoint, Wire};
 pub use provider::{Dialect, HttpProvider};
+use retryable::{header, kind_retryable, retry_after, status_retryable};
 pub(crate) use stream::{Timeouts, client, open_stream};
 
 #[cfg(test)]
