@@ -11,7 +11,7 @@ use taco::event::{EventData, FrameState, StackFrame, ToolStatus};
 use taco::tui::layout::Focus;
 
 use crate::support;
-use support::app::Harness;
+use support::app::{Harness, screen_text};
 
 fn frame(state: FrameState) -> EventData {
     let frame = StackFrame {
@@ -67,16 +67,7 @@ fn failed_make(status: ToolStatus, ok: bool) -> Harness {
 }
 
 fn text(h: &mut Harness) -> String {
-    let terminal = h.screen(200, 40);
-    let buffer = terminal.backend().buffer();
-    (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width)
-                .map(|x| buffer[(x, y)].symbol())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    screen_text(&h.screen(200, 40))
 }
 
 fn assert_failed_everywhere(h: &mut Harness) {

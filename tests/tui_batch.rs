@@ -4,8 +4,6 @@
 //! of the batch dialog and the grants list at 200×50 and 80×24.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use taco::event::{
@@ -17,7 +15,7 @@ use taco::tui::app::{App, AppInfo, Command};
 use taco::tui::commands::ToolInfo;
 
 use crate::support;
-use support::app::Harness;
+use support::app::{Harness, screen_text};
 
 /// A call of a batch: id, tool, arguments, diff, how it would run.
 type AskedCall<'a> = (
@@ -118,18 +116,6 @@ impl TuiBatchSteps for Harness {
     fn text(&mut self, width: u16, height: u16) -> String {
         screen_text(&self.screen(width, height))
     }
-}
-
-fn screen_text(terminal: &Terminal<TestBackend>) -> String {
-    let buffer = terminal.backend().buffer();
-    (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width)
-                .map(|x| buffer[(x, y)].symbol())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn each_size(name: &str, h: &mut Harness, needles: &[&str]) {

@@ -3,8 +3,6 @@
 //! cut; the timeline's detail view also full screen, unwrapped and panned (issue 14.3).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 use taco::conversation::Usage;
@@ -12,7 +10,7 @@ use taco::event::{DeltaKind, EventData, FrameState, InputKind, InputRequest, Llm
 use taco::tui::layout::Focus;
 
 use crate::support;
-use support::app::Harness;
+use support::app::{Harness, screen_text};
 
 /// The two narrow sizes every overlay is drawn at.
 const SIZES: [(u16, u16); 2] = [(80, 24), (60, 20)];
@@ -88,18 +86,6 @@ impl TuiNarrowSteps for Harness {
 }
 
 /// The screen's rows, as the snapshots show them.
-fn screen_text(terminal: &Terminal<TestBackend>) -> String {
-    let buffer = terminal.backend().buffer();
-    (0..buffer.area.height)
-        .map(|y| {
-            (0..buffer.area.width)
-                .map(|x| buffer[(x, y)].symbol())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Snapshots the screen at both sizes and checks each shows every one of `needles`.
 fn each_size(name: &str, h: &mut Harness, needles: &[&str]) {
     for (width, height) in SIZES {

@@ -92,3 +92,16 @@ impl Harness {
         self.key(KeyCode::Enter)
     }
 }
+
+/// The screen as text: its rows, joined by newlines.
+pub fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
