@@ -55,8 +55,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     ),
     CommandInfo::new(
         "/mcp",
-        "",
-        "MCP servers: state, transport, tools, last error",
+        "[restart NAME]",
+        "MCP servers: state, restarts, tools, last error",
     ),
     CommandInfo::new(
         "/status",
@@ -104,6 +104,8 @@ pub enum SlashCommand {
     Status,
     /// `/mcp`.
     Mcp,
+    /// `/mcp restart NAME`: start that server again.
+    McpRestart(String),
     /// `/cancel`.
     Cancel,
     /// `/clear`.
@@ -136,7 +138,11 @@ pub fn parse(text: &str) -> SlashCommand {
         "/revoke" => SlashCommand::Revoke(rest.trim().to_string()),
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
-        "/mcp" => SlashCommand::Mcp,
+        "/mcp" => match rest.trim().split_once(char::is_whitespace) {
+            Some(("restart", name)) => SlashCommand::McpRestart(name.trim().to_string()),
+            None if rest.trim() == "restart" => SlashCommand::McpRestart(String::new()),
+            _ => SlashCommand::Mcp,
+        },
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
         "/compact" => SlashCommand::Compact,
