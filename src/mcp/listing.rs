@@ -113,9 +113,14 @@ where
     tokio::time::timeout(bounds.time, listing)
         .await
         .unwrap_or_else(|_| {
+            let secs = bounds.time.as_secs_f32();
+            let secs = if secs >= 1.0 {
+                format!("{secs:.0}")
+            } else {
+                format!("{secs:.1}")
+            };
             Err(ListError::Passed(format!(
-                "it did not finish {what} within {} s",
-                bounds.time.as_secs_f32()
+                "it did not finish {what} within {secs} s"
             )))
         })
 }

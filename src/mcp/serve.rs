@@ -154,40 +154,45 @@ impl McpHub {
         // `${NAME}` and bearer tokens come from the store secrets were moved to.
         let env = |name: &str| crate::vault::var(name);
         let mut pid = None;
+        // The handshake and the first listing share the startup time; a listing that
+        // runs out of it is a bound passed, said as such.
+        let deadline = tokio::time::Instant::now() + spec.startup_timeout;
         let started = tokio::select! {
             _ = self.stop.cancelled() => return Ended::Stopped,
             () = restart.notified() => return Ended::RestartAsked,
-            started = tokio::time::timeout(spec.startup_timeout, async {
-                let connection =
-                    connect(spec, handler, &context.workdir, &context.settings, &env, stderr)
-                        .await
-                        .map_err(ListError::Failed)?;
+            started = async {
+                let connection = tokio::time::timeout_at(
+                    deadline,
+                    connect(spec, handler, &context.workdir, &context.settings, &env, stderr),
+                )
+                .await
+                .map_err(|_| {
+                    ListError::Failed(format!(
+                        "it did not start within {} s (startup_timeout_secs)",
+                        spec.startup_timeout.as_secs()
+                    ))
+                })?
+                .map_err(ListError::Failed)?;
                 if let Some(id) = connection.pid {
                     lock(&self.pids).push(id);
                     pid = Some(id);
                 }
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let tools = self
-                    .list(index, spec, connection.service.peer(), &routes, spec.startup_timeout)
+                    .list(index, spec, connection.service.peer(), &routes, left)
                     .await?;
                 Ok::<_, ListError>((connection, tools))
-            }) => started,
+            } => started,
         };
         let (connection, tools) = match started {
-            Ok(Ok(started)) => started,
-            Ok(Err(error)) => {
+            Ok(started) => started,
+            Err(error) => {
+                kill_group(pid);
                 self.forget(pid);
                 return match error {
                     ListError::Passed(did) => Ended::Withdrawn(did),
                     ListError::Failed(why) => Ended::Failed { why, ready: false },
                 };
-            }
-            Err(_) => {
-                self.forget(pid);
-                let why = format!(
-                    "it did not start within {} s (startup_timeout_secs)",
-                    spec.startup_timeout.as_secs()
-                );
-                return Ended::Failed { why, ready: false };
             }
         };
         self.set(index, Status::Ready, tools, context);
@@ -196,7 +201,8 @@ impl McpHub {
         let closed = connection.service.cancellation_token();
         let waiting = connection.service.waiting();
         tokio::pin!(waiting);
-        let mut listed_at = tokio::time::Instant::now();
+        // The first re-list may come at once; the next ones a gap apart.
+        let mut listed_at = tokio::time::Instant::now() - RELIST_GAP;
         let ended = loop {
             tokio::select! {
                 _ = self.stop.cancelled() => break Ended::Stopped,
