@@ -419,6 +419,15 @@ mod tests {
         assert_eq!(parse("/tool  shell "), SlashCommand::Tool("shell".into()));
         assert_eq!(parse("/quit"), SlashCommand::Quit);
         assert_eq!(parse("/nope x"), SlashCommand::Unknown("/nope".into()));
+        assert_eq!(parse("/mcp"), SlashCommand::Mcp);
+        assert_eq!(
+            parse("/mcp restart  github "),
+            SlashCommand::McpRestart("github".into())
+        );
+        assert_eq!(
+            parse("/mcp restart"),
+            SlashCommand::McpRestart(String::new())
+        );
     }
 
     #[test]
