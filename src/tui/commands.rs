@@ -55,8 +55,8 @@ pub const COMMANDS: &[CommandInfo] = &[
     ),
     CommandInfo::new(
         "/mcp",
-        "[restart NAME]",
-        "MCP servers: state, restarts, tools, last error",
+        "",
+        "MCP servers, tools, last error; /mcp restart NAME",
     ),
     CommandInfo::new(
         "/status",

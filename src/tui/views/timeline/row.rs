@@ -221,7 +221,7 @@ impl Row {
                 ..
             } => {
                 pending = true;
-                let name = sandboxed(name, *sandbox);
+                let name = sandboxed(&crate::mcp::names::display(name), *sandbox);
                 ("→", Tone::Tool, titled(&name, &summary(arguments)))
             }
             EventData::ToolResult {
@@ -234,6 +234,7 @@ impl Row {
                 duration_ms,
                 ..
             } => {
+                let name = &*crate::mcp::names::display(name);
                 // The run model folded this result first: its status and its clock are the
                 // ones every pane shows (a call it never saw falls back to the event).
                 let node = run.call(id);
@@ -287,7 +288,10 @@ impl Row {
                         Some(Confinement::Unsandboxed) => "run unsandboxed?",
                         _ => "approve?",
                     },
-                    titled(&sandboxed(name, *sandbox), &summary(arguments))
+                    titled(
+                        &sandboxed(&crate::mcp::names::display(name), *sandbox),
+                        &summary(arguments)
+                    )
                 ),
             ),
             EventData::ApprovalDecided {
