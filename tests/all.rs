@@ -38,6 +38,7 @@ mod loops;
 mod mcp;
 mod mcp_fixture;
 mod mcp_hostile;
+mod mcp_progress_e2e;
 mod mcp_restart;
 mod models_list;
 mod ollama_wire;

@@ -302,6 +302,7 @@ impl Row {
                 prefix,
                 ..
             } => {
+                let name = &*crate::mcp::names::display(name);
                 // How far it was allowed, worded as the run model words it (a `p` grant by
                 // what it allows).
                 let via = Via::Approved {
@@ -356,7 +357,10 @@ impl Row {
             EventData::LoopWarning { name, times, .. } => (
                 "⚠",
                 Tone::Warn,
-                format!("repeated call: {} ×{times}, same arguments", one_line(name)),
+                format!(
+                    "repeated call: {} ×{times}, same arguments",
+                    one_line(&crate::mcp::names::display(name))
+                ),
             ),
             EventData::ApprovalRevoked { grant } => {
                 ("⊘", Tone::Warn, format!("revoked {}", grant_label(grant)))
