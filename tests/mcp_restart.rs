@@ -186,3 +186,91 @@ async fn never_restart_and_a_first_start_that_fails_wait_for_the_user() {
     assert_eq!(hub.view()[0].restarts, 0, "a config problem is not retried");
     hub.shutdown();
 }
+
+/// Forwards loopback connections to whatever address `target` holds when they arrive.
+async fn proxy(target: Arc<std::sync::Mutex<String>>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let to = target.lock().unwrap().clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    address
+}
+
+/// Calls the fixture's `echo` through the hub: its text back, or why not.
+async fn echo(hub: &McpHub, text: &str) -> Result<String, String> {
+    let tool = hub
+        .tools()
+        .into_iter()
+        .find(|t| t.name() == "mcp__fixture__echo")
+        .ok_or("echo is not offered")?;
+    let ctx = ToolContext {
+        workdir: std::env::temp_dir(),
+        settings: Arc::new(ToolSettings::default()),
+        cancel: CancellationToken::new(),
+        call: String::new(),
+        progress: None,
+        seen: None,
+    };
+    match tool.call(json!({"text": text}), &ctx).await {
+        Ok(reply) => Ok(format!("{reply:?}")),
+        Err(e) => Err(format!("{e:?}")),
+    }
+}
+
+/// A Streamable HTTP server that lost its sessions (restarted behind the same address) is
+/// initialised again and serves the next calls: the session is not a dead end.
+#[tokio::test]
+async fn an_http_server_that_lost_the_session_is_initialised_again() {
+    let (first, url) = support::mcp::fixture_http().await;
+    let authority = |url: &str| {
+        url.trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_string()
+    };
+    let target = Arc::new(std::sync::Mutex::new(authority(&url)));
+    let front = proxy(Arc::clone(&target)).await;
+    let config: McpConfig = toml::from_str(&format!(
+        "[servers.fixture]\nurl = \"http://{front}/mcp\"\n"
+    ))
+    .unwrap();
+    let hub = McpHub::start(
+        taco::mcp::config::servers(&config).unwrap(),
+        StartContext {
+            workdir: std::env::temp_dir(),
+            settings: Arc::new(ToolSettings::default()),
+            notices: None,
+            max_tools: 100,
+        },
+    );
+    until(&hub, "ready", ready).await;
+    let said = echo(&hub, "before").await.unwrap();
+    assert!(said.contains("before"), "{said}");
+    // The server goes away; a new one (no sessions) answers at the same front address.
+    drop(first);
+    let (_second, url) = support::mcp::fixture_http().await;
+    *target.lock().unwrap() = authority(&url);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    let mut last = String::new();
+    loop {
+        match echo(&hub, "after").await {
+            Ok(said) if said.contains("after") => break,
+            Ok(said) => last = said,
+            Err(why) => last = why,
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never served again: {last}; {:?}",
+            hub.view()[0].status
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    hub.shutdown();
+}
