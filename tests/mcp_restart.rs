@@ -258,13 +258,12 @@ async fn an_http_server_that_lost_the_session_is_initialised_again() {
     let (_second, url) = support::mcp::fixture_http().await;
     *target.lock().unwrap() = authority(&url);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    let mut last = String::new();
     loop {
-        match echo(&hub, "after").await {
+        let last = match echo(&hub, "after").await {
             Ok(said) if said.contains("after") => break,
-            Ok(said) => last = said,
-            Err(why) => last = why,
-        }
+            Ok(said) => said,
+            Err(why) => why,
+        };
         assert!(
             tokio::time::Instant::now() < deadline,
             "never served again: {last}; {:?}",
