@@ -189,8 +189,13 @@ pub enum InputKind {
     /// The tool stack reached its depth limit: continue for another stretch, or stop?
     DepthLimit,
     /// A form was filled in (an MCP server's elicitation): send these answers? Its
-    /// `description` lists them; a yes is the answer `y`.
+    /// `description` lists them; a yes is the answer `y`. Files written before forms were
+    /// asked whole hold these; new runs ask [`InputKind::Form`].
     Submit,
+    /// An MCP server's form (`elicitation/create`), every field at once: `form` holds its
+    /// fields; the answer (`input_answered.form`) is the whole content, a decline or a
+    /// cancel.
+    Form,
 }
 
 /// A question to the user (`input_requested`), answered with `Op::Answer`.
@@ -218,6 +223,9 @@ pub struct InputRequest {
     /// For a depth limit: the depth reached and the current limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// For a form: its fields, in the server's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<crate::form::FormSpec>,
 }
 
 /// The kinds of event and their data (DESIGN §3).
@@ -298,6 +306,10 @@ pub enum EventData {
         id: String,
         /// The answer.
         value: Option<String>,
+        /// A form's answer: the content sent, or declined, or cancelled (`value` is then
+        /// `None`); absent for other questions and in older files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        form: Option<crate::tools::AskReply>,
     },
     /// A reply to a parameter question was a new request: the workflow was abandoned.
     WorkflowAbandoned(Box<WorkflowAbandoned>),

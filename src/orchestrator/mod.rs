@@ -22,6 +22,7 @@ mod asking;
 mod batch;
 mod call;
 mod collect;
+mod elicit;
 mod compact;
 pub mod context;
 mod conversation;

@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod chat;
 pub mod composer;
+pub mod form;
 #[cfg(test)]
 pub(crate) mod fed;
 pub mod gate;
