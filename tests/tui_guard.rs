@@ -135,6 +135,7 @@ fn question(id: &str, kind: InputKind) -> EventData {
         description: (kind == InputKind::Submit).then(|| "name: alice".into()),
         value_type: None,
         depth: (kind == InputKind::DepthLimit).then_some(20),
+        form: None,
     })
 }
 
@@ -367,6 +368,7 @@ fn a_dialog_that_takes_text_waits_for_tab_and_a_form_is_sent_after_y_enter() {
     h.event(EventData::InputAnswered {
         id: "q1".into(),
         value: Some("a.md".into()),
+        form: None,
     });
     h.ms += 50;
     h.event(question("q2", InputKind::Submit));

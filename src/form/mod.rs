@@ -4,7 +4,7 @@
 //! TUI's form overlay fills it in; `exec` declines it.
 
 mod check;
-mod spec;
+pub(crate) mod spec;
 
 pub use check::{Checker, check_content, parse_number};
 pub use spec::{

@@ -311,4 +311,4 @@ fn ordered<'a>(properties: &'a Map<String, Value>, order: &[String]) -> Vec<&'a 
 
 #[cfg(test)]
 #[path = "spec_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -177,6 +177,7 @@ fn approvals_questions_and_grants_open_and_close() {
         description: None,
         value_type: None,
         depth: None,
+        form: None,
     };
     m.apply(&ev("r", EventData::InputRequested(question)));
     assert_eq!(m.open_questions().len(), 1);
@@ -512,6 +513,7 @@ fn the_activity_is_read_from_the_calls_and_dialogs_of_the_run() {
             description: None,
             value_type: None,
             depth: None,
+            form: None,
         }),
     ));
     assert_eq!(m.activity(), Activity::AwaitingInput);
@@ -524,6 +526,7 @@ fn the_activity_is_read_from_the_calls_and_dialogs_of_the_run() {
         EventData::InputAnswered {
             id: "q".into(),
             value: Some("x".into()),
+            form: None,
         },
     ));
     assert_eq!(m.activity(), Activity::RunningTool);

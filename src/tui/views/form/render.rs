@@ -74,9 +74,22 @@ pub fn limits(field: &Field) -> String {
         }
     }
     if let Some(default) = &field.default {
+        // A choice's default by its label, as the options show it.
+        let label = |value: &serde_json::Value| match &field.kind {
+            FieldKind::Choice { options } | FieldKind::Multi { options, .. } => {
+                options.iter().find(|o| o.value == *value).map(|o| o.label.clone())
+            }
+            _ => None,
+        };
         let shown = match default {
-            serde_json::Value::String(s) => crate::text::safe::terminal(s).into_owned(),
-            other => other.to_string(),
+            serde_json::Value::Array(values) => (values.iter())
+                .map(|v| label(v).unwrap_or_else(|| v.to_string()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            serde_json::Value::String(s) => {
+                label(default).unwrap_or_else(|| crate::text::safe::terminal(s).into_owned())
+            }
+            other => label(other).unwrap_or_else(|| other.to_string()),
         };
         words.push(format!("default {}", crate::text::summarize(&shown, 40)));
     }
@@ -234,6 +247,12 @@ impl FormState {
             spans.push(Span::raw("  "));
         }
         out.push((Line::from(spans), Some(self.spec.fields.len())));
+        let invalid = self.invalid();
+        if invalid > 0 && self.tried() {
+            let fields = if invalid == 1 { "field does" } else { "fields do" };
+            let line = Line::styled(format!("  ✗ not sent: {invalid} {fields} not hold"), theme.error);
+            out.push((keyline::clip_line(line, w), Some(self.spec.fields.len())));
+        }
         out
     }
 

@@ -196,6 +196,18 @@ impl FormState {
         seen.then(|| self.error(i)).flatten()
     }
 
+    /// How many fields do not hold.
+    pub fn invalid(&self) -> usize {
+        (0..self.spec.fields.len())
+            .filter(|i| self.error(*i).is_some())
+            .count()
+    }
+
+    /// Whether Accept was tried (and refused).
+    pub fn tried(&self) -> bool {
+        self.tried
+    }
+
     /// The content Accept sends: the fields that hold a value (empty ones are left out).
     pub fn content(&self) -> Result<Map<String, Value>, usize> {
         let mut content = Map::new();
