@@ -19,6 +19,7 @@ mod compaction;
 mod config;
 mod confinement;
 mod consent_e2e;
+mod forms_e2e;
 mod context_e2e;
 mod context_window;
 mod create_code;

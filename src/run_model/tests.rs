@@ -620,3 +620,35 @@ fn progress_output_and_arguments_are_the_calls_and_deltas_change_no_call() {
     m.apply(&at(11, result("s", ToolStatus::Ok)));
     assert_ne!(m.revision(), before);
 }
+
+#[test]
+fn a_servers_form_is_an_open_question_until_its_whole_answer() {
+    let mut m = RunModel::new();
+    m.apply(&ev("r", started(10)));
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let form = InputRequest {
+        id: "a/form1".into(),
+        kind: InputKind::Form,
+        frame: "a/elicitation-1".into(),
+        tool: "MCP server fixture".into(),
+        prompt: "MCP server fixture asks: Who are you?".into(),
+        parameter: None,
+        description: None,
+        value_type: None,
+        depth: None,
+        form: Some(crate::form::FormSpec::parse(&schema, &[]).unwrap()),
+    };
+    m.apply(&ev("r", EventData::InputRequested(form)));
+    assert_eq!(m.open_questions().len(), 1);
+    assert_eq!(m.activity(), Activity::AwaitingInput);
+    m.apply(&ev(
+        "r",
+        EventData::InputAnswered {
+            id: "a/form1".into(),
+            value: None,
+            form: Some(crate::tools::AskReply::Decline),
+        },
+    ));
+    assert!(m.open_questions().is_empty());
+    assert_eq!(m.question("a/form1").map(|q| q.kind), Some(InputKind::Form));
+}
