@@ -44,7 +44,10 @@ fn the_rich_form_is_filled_in_the_real_binary_and_reaches_the_server() {
     tmux.text("500");
     tmux.keys(&["BTab", "BTab", "BTab", "BTab", "a", "Enter"]);
     let screen = tmux.wait_for("must be 1 to 100");
-    assert!(screen.contains("required"), "the empty name says so too:\n{screen}");
+    assert!(
+        screen.contains("required"),
+        "the empty name says so too:\n{screen}"
+    );
     assert!(server.requests().len() == 1, "nothing sent yet");
     // Fix both: count back to 7, the name (9th field) typed; Tab on to the buttons, Accept.
     tmux.keys(&["C-u"]);
@@ -66,5 +69,8 @@ fn the_rich_form_is_filled_in_the_real_binary_and_reaches_the_server() {
         .unwrap()
         .to_string();
     assert!(told.contains("accepted"), "{told}");
-    assert!(told.contains(r#"\"name\":\"Ann\""#) && told.contains(r#"\"count\":7"#), "{told}");
+    assert!(
+        told.contains(r#"\"name\":\"Ann\""#) && told.contains(r#"\"count\":7"#),
+        "{told}"
+    );
 }

@@ -130,7 +130,10 @@ async fn call_with(
         .await;
     hub.shutdown();
     let sent = provider.sent();
-    assert!(sent.len() >= 2, "the tool ran and the model heard: {events:#?}");
+    assert!(
+        sent.len() >= 2,
+        "the tool ran and the model heard: {events:#?}"
+    );
     let told = support::scripted::tool_messages(&sent[1].messages);
     (told[0].1.to_string(), events)
 }
@@ -181,8 +184,14 @@ async fn the_fixtures_form_is_one_question_filled_whole() {
         assert_eq!(press(form, 'a'), Step::Refused);
         let reason = |name: &str| form.shown_error(field(form, name));
         assert_eq!(reason("name").as_deref(), Some("required"));
-        assert_eq!(reason("email").as_deref(), Some("not a valid email (name@example.com)"));
-        assert_eq!(reason("site").as_deref(), Some("not a valid uri (https://example.com/page)"));
+        assert_eq!(
+            reason("email").as_deref(),
+            Some("not a valid email (name@example.com)")
+        );
+        assert_eq!(
+            reason("site").as_deref(),
+            Some("not a valid uri (https://example.com/page)")
+        );
         assert_eq!(reason("count").as_deref(), Some("must be 1 to 100"));
         assert_eq!((0..13).filter_map(|i| form.shown_error(i)).count(), 4);
         // Then filled in right, every kind of field.
@@ -232,7 +241,11 @@ async fn the_fixtures_form_is_one_question_filled_whole() {
     assert_eq!(person.asked.len(), 1);
     let asked = &person.asked[0];
     assert_eq!(asked.kind, InputKind::Form);
-    assert!(asked.prompt.contains("MCP server fixture asks: Tell us about you."));
+    assert!(
+        asked
+            .prompt
+            .contains("MCP server fixture asks: Tell us about you.")
+    );
     let answered = (events.iter())
         .find_map(|e| match &e.data {
             EventData::InputAnswered { id, form, .. } if *id == asked.id => form.clone(),
@@ -311,7 +324,10 @@ async fn headless_the_rich_form_is_declined_and_said_so() {
         .find(|e| e["type"] == "input_requested")
         .expect("the form is in the --json stream");
     assert_eq!(asked["data"]["kind"], "form");
-    assert_eq!(asked["data"]["form"]["fields"].as_array().unwrap().len(), 13);
+    assert_eq!(
+        asked["data"]["form"]["fields"].as_array().unwrap().len(),
+        13
+    );
     let answered = events
         .iter()
         .find(|e| e["type"] == "input_answered")
@@ -332,7 +348,10 @@ async fn headless_the_rich_form_is_declined_and_said_so() {
 const EVERYTHING_TOOL: &str = "mcp__everything__trigger-elicitation-request";
 
 fn everything_config(path: &std::path::Path) -> String {
-    format!("[servers.everything]\ncommand = {:?}\n", path.display().to_string())
+    format!(
+        "[servers.everything]\ncommand = {:?}\n",
+        path.display().to_string()
+    )
 }
 
 #[tokio::test]
@@ -345,9 +364,19 @@ async fn the_everything_servers_form_is_filled_with_every_kind_of_field() {
         assert_eq!(
             names,
             [
-                "name", "check", "firstLine", "email", "homepage", "birthdate", "integer",
-                "number", "untitledSingleSelectEnum", "untitledMultipleSelectEnum",
-                "titledSingleSelectEnum", "titledMultipleSelectEnum", "legacyTitledEnum"
+                "name",
+                "check",
+                "firstLine",
+                "email",
+                "homepage",
+                "birthdate",
+                "integer",
+                "number",
+                "untitledSingleSelectEnum",
+                "untitledMultipleSelectEnum",
+                "titledSingleSelectEnum",
+                "titledMultipleSelectEnum",
+                "legacyTitledEnum"
             ],
             "the server's order"
         );
@@ -365,7 +394,10 @@ async fn the_everything_servers_form_is_filled_with_every_kind_of_field() {
             other => panic!("{other:?}"),
         };
         assert_eq!(labels("titledSingleSelectEnum")[0], "Superman");
-        assert_eq!(labels("titledMultipleSelectEnum"), ["Tuna", "Salmon", "Trout"]);
+        assert_eq!(
+            labels("titledMultipleSelectEnum"),
+            ["Tuna", "Salmon", "Trout"]
+        );
         assert_eq!(labels("legacyTitledEnum")[1], "Dogs");
         assert_eq!(labels("untitledMultipleSelectEnum").len(), 5);
         // The issue's values are refused, each with its reason.
@@ -414,9 +446,17 @@ async fn the_everything_servers_form_is_filled_with_every_kind_of_field() {
         };
         answer
     });
-    let (told, _) = call_with(&everything_config(&path), EVERYTHING_TOOL, json!({}), &mut person)
-        .await;
-    assert!(told.contains("User provided the requested information"), "{told}");
+    let (told, _) = call_with(
+        &everything_config(&path),
+        EVERYTHING_TOOL,
+        json!({}),
+        &mut person,
+    )
+    .await;
+    assert!(
+        told.contains("User provided the requested information"),
+        "{told}"
+    );
     for shown in [
         "Name: Ann Lee",
         "Agreed to terms: true",
@@ -438,7 +478,9 @@ async fn the_everything_servers_form_is_filled_with_every_kind_of_field() {
         assert!(told.contains(raw), "{raw}: {told}");
     }
     assert!(
-        told.contains(r#"\"titledMultipleSelectEnum\": [\n      \"fish-1\",\n      \"fish-2\"\n    ]"#),
+        told.contains(
+            r#"\"titledMultipleSelectEnum\": [\n      \"fish-1\",\n      \"fish-2\"\n    ]"#
+        ),
         "{told}"
     );
 }

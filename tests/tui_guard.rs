@@ -615,7 +615,10 @@ fn a_form_waits_for_tab_then_takes_its_fields_and_answers_whole() {
             answer: want
         })]
     );
-    assert!(!h.screen(100, 30).contains("Who are you?"), "the form closed");
+    assert!(
+        !h.screen(100, 30).contains("Who are you?"),
+        "the form closed"
+    );
 }
 
 #[test]
@@ -636,8 +639,11 @@ fn esc_at_a_form_cancels_it_and_d_enter_declines_it() {
     h.event(form("q2"));
     h.key(KeyCode::Tab);
     h.key(KeyCode::BackTab);
-    assert_eq!(h.answer('d'), [Command::Op(Op::Fill {
-        id: "q2".into(),
-        answer: taco::tools::AskReply::Decline
-    })]);
+    assert_eq!(
+        h.answer('d'),
+        [Command::Op(Op::Fill {
+            id: "q2".into(),
+            answer: taco::tools::AskReply::Decline
+        })]
+    );
 }

@@ -116,7 +116,10 @@ fn own_check(field: &Field, value: &Value) -> Option<String> {
         } => {
             let picked = value.as_array()?;
             let count = picked.len() as u64;
-            if picked.iter().any(|p| !options.iter().any(|o| o.value == *p)) {
+            if picked
+                .iter()
+                .any(|p| !options.iter().any(|o| o.value == *p))
+            {
                 return Some("not one of the options".into());
             }
             if let Some(min) = min_items.filter(|min| count < *min) {

@@ -159,7 +159,10 @@ fn count_of(schema: &Value, key: &str) -> Option<u64> {
 fn type_of(schema: &Value) -> Option<&str> {
     match schema.get("type")? {
         Value::String(kind) => Some(kind),
-        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).find(|k| *k != "null"),
+        Value::Array(kinds) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|k| *k != "null"),
         _ => None,
     }
 }
@@ -176,8 +179,7 @@ fn label_of(value: &Value) -> String {
 /// The options of `schema`: an `enum` (titled by `enumNames` when it has as many), or
 /// `oneOf`/`anyOf` of `const` + `title`. `None`: not a choice.
 fn options_of(name: &str, schema: &Value) -> Result<Option<Vec<Choice>>, FormError> {
-    let options: Vec<Choice> = if let Some(values) = schema.get("enum").and_then(Value::as_array)
-    {
+    let options: Vec<Choice> = if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         let names = (schema.get("enumNames").and_then(Value::as_array))
             .filter(|names| names.len() == values.len());
         (values.iter().enumerate())
@@ -189,8 +191,8 @@ fn options_of(name: &str, schema: &Value) -> Result<Option<Vec<Choice>>, FormErr
                     .map_or_else(|| label_of(value), |n| bounded(n, MAX_LABEL)),
             })
             .collect()
-    } else if let Some(list) = (schema.get("oneOf").or_else(|| schema.get("anyOf")))
-        .and_then(Value::as_array)
+    } else if let Some(list) =
+        (schema.get("oneOf").or_else(|| schema.get("anyOf"))).and_then(Value::as_array)
     {
         let mut options = Vec::new();
         for option in list {

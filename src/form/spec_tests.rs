@@ -42,18 +42,27 @@ fn fields_keep_the_servers_order_and_every_kind() {
     assert_eq!(names, rich_order());
     let kind = |name: &str| &spec.fields.iter().find(|f| f.name == name).unwrap().kind;
     assert!(matches!(kind("agree"), FieldKind::Toggle));
-    assert!(
-        matches!(kind("email"), FieldKind::Text { format: Some(f), .. } if f == "email")
-    );
+    assert!(matches!(kind("email"), FieldKind::Text { format: Some(f), .. } if f == "email"));
     assert!(matches!(
         kind("name"),
-        FieldKind::Text { min_length: Some(2), max_length: Some(20), .. }
+        FieldKind::Text {
+            min_length: Some(2),
+            max_length: Some(20),
+            ..
+        }
     ));
     assert!(matches!(
         kind("count"),
-        FieldKind::Number { integer: true, minimum: Some(1.0), maximum: Some(100.0) }
+        FieldKind::Number {
+            integer: true,
+            minimum: Some(1.0),
+            maximum: Some(100.0)
+        }
     ));
-    assert!(matches!(kind("ratio"), FieldKind::Number { integer: false, .. }));
+    assert!(matches!(
+        kind("ratio"),
+        FieldKind::Number { integer: false, .. }
+    ));
     let labels = |name: &str| match kind(name) {
         FieldKind::Choice { options } | FieldKind::Multi { options, .. } => {
             options.iter().map(|o| o.label.clone()).collect::<Vec<_>>()
@@ -63,9 +72,20 @@ fn fields_keep_the_servers_order_and_every_kind() {
     assert_eq!(labels("friend"), ["Monica", "Ross"]);
     assert_eq!(labels("hero"), ["Superman", "Batman"], "titled oneOf");
     assert_eq!(labels("pet"), ["Cats", "Dogs"], "legacy enumNames");
-    assert_eq!(labels("tools"), ["Guitar", "Piano", "Drums"], "array of enum");
+    assert_eq!(
+        labels("tools"),
+        ["Guitar", "Piano", "Drums"],
+        "array of enum"
+    );
     assert_eq!(labels("fish"), ["Tuna", "Trout"], "array of titled anyOf");
-    assert!(matches!(kind("tools"), FieldKind::Multi { min_items: Some(1), max_items: Some(2), .. }));
+    assert!(matches!(
+        kind("tools"),
+        FieldKind::Multi {
+            min_items: Some(1),
+            max_items: Some(2),
+            ..
+        }
+    ));
     let name = &spec.fields[0];
     assert!(name.required && name.title.as_deref() == Some("Name"));
     assert_eq!(spec.fields[6].default, Some(json!(42)));
@@ -96,7 +116,11 @@ fn a_hostile_schema_is_bounded_or_refused() {
     assert_eq!(spec.omitted, 2_000 - MAX_FIELDS);
     assert!(!spec.hides_required(&schema));
     let required = json!({"type": "object", "properties": properties, "required": ["f1999"]});
-    assert!(FormSpec::parse(&required, &[]).unwrap().hides_required(&required));
+    assert!(
+        FormSpec::parse(&required, &[])
+            .unwrap()
+            .hides_required(&required)
+    );
     // Huge titles are cut, control characters made inert.
     let long = "x".repeat(100_000);
     let schema = json!({"type": "object", "properties": {"a": {"type": "string", "title": format!("\u{1b}[2J{long}"), "description": long}}});
@@ -107,17 +131,29 @@ fn a_hostile_schema_is_bounded_or_refused() {
     assert!(field.description.as_ref().unwrap().chars().count() <= MAX_TEXT + 1);
     // Too large a schema, a nested object, a choice of thousands: refused with a reason.
     let big = json!({"type": "object", "properties": {"a": {"type": "string", "description": "y".repeat(MAX_SCHEMA_BYTES)}}});
-    assert!(matches!(FormSpec::parse(&big, &[]), Err(FormError::TooLarge(_))));
+    assert!(matches!(
+        FormSpec::parse(&big, &[]),
+        Err(FormError::TooLarge(_))
+    ));
     let nested = json!({"type": "object", "properties": {"deep": {"type": "object", "properties": {"a": {"type": "object"}}}}});
     let error = FormSpec::parse(&nested, &[]).unwrap_err();
     assert_eq!(error, FormError::Unsupported("deep".into()));
     assert!(error.to_string().contains("'deep'"));
     let many: Vec<String> = (0..500).map(|i| i.to_string()).collect();
     let choice = json!({"type": "object", "properties": {"c": {"type": "string", "enum": many}}});
-    assert_eq!(FormSpec::parse(&choice, &[]), Err(FormError::Options("c".into(), 500)));
-    assert_eq!(FormSpec::parse(&json!({"type": "string"}), &[]), Err(FormError::NotAnObject));
+    assert_eq!(
+        FormSpec::parse(&choice, &[]),
+        Err(FormError::Options("c".into(), 500))
+    );
+    assert_eq!(
+        FormSpec::parse(&json!({"type": "string"}), &[]),
+        Err(FormError::NotAnObject)
+    );
     let free_array = json!({"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"}}}});
-    assert!(matches!(FormSpec::parse(&free_array, &[]), Err(FormError::Unsupported(_))));
+    assert!(matches!(
+        FormSpec::parse(&free_array, &[]),
+        Err(FormError::Unsupported(_))
+    ));
 }
 
 #[test]

@@ -17,8 +17,8 @@ use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, BatchDecision};
 use super::recorded::{ProblemSink, Recorded};
 use super::switch::{Lists, Providers};
 use crate::event::{Event, EventData, Grant, InputRequest};
-use crate::tools::AskReply;
 use crate::recorder::Recorder;
+use crate::tools::AskReply;
 
 /// What the UI asks of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]

@@ -142,7 +142,10 @@ pub fn require_everything_server() -> Option<PathBuf> {
         return Some(path.clone());
     }
     let under_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    let shown = expected.map_or_else(|| "$HOME/.cache/taco-ci/mcp".into(), |p| p.display().to_string());
+    let shown = expected.map_or_else(
+        || "$HOME/.cache/taco-ci/mcp".into(),
+        |p| p.display().to_string(),
+    );
     assert!(
         configured.is_none() && !under_ci,
         "the MCP everything server (@modelcontextprotocol/server-everything) is missing at \

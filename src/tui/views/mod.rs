@@ -4,9 +4,9 @@
 pub mod approval;
 pub mod chat;
 pub mod composer;
-pub mod form;
 #[cfg(test)]
 pub(crate) mod fed;
+pub mod form;
 pub mod gate;
 pub mod grants;
 pub mod help;

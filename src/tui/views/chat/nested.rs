@@ -77,8 +77,12 @@ impl ChatState {
             }
             (InputKind::DepthLimit, Some(_)) => ("↻", format!("{limit}: 20 levels more")),
             (InputKind::DepthLimit, None) => ("⊘", format!("{limit}: the nested work stops")),
-            (InputKind::Submit | InputKind::Form, Some(_)) => ("✎", "the form was sent".to_string()),
-            (InputKind::Submit | InputKind::Form, None) => ("⊘", "the form was not sent".to_string()),
+            (InputKind::Submit | InputKind::Form, Some(_)) => {
+                ("✎", "the form was sent".to_string())
+            }
+            (InputKind::Submit | InputKind::Form, None) => {
+                ("⊘", "the form was not sent".to_string())
+            }
         };
         self.nested_answer(request, run, mark, text);
     }
@@ -103,7 +107,13 @@ impl ChatState {
     }
 
     /// One dim line under the call that asked.
-    fn nested_answer(&mut self, request: &InputRequest, run: &RunModel, mark: &'static str, text: String) {
+    fn nested_answer(
+        &mut self,
+        request: &InputRequest,
+        run: &RunModel,
+        mark: &'static str,
+        text: String,
+    ) {
         // The question's frame hangs under the call that needs the answer.
         let call = (run.parent(&request.frame))
             .and_then(|parent| self.run.tools.get(parent))

@@ -47,7 +47,10 @@ pub fn limits(field: &Field) -> String {
             max_length,
         } => {
             words.push(format.clone().unwrap_or_else(|| "text".to_string()));
-            let (lo, hi) = (min_length.map(|n| n.to_string()), max_length.map(|n| n.to_string()));
+            let (lo, hi) = (
+                min_length.map(|n| n.to_string()),
+                max_length.map(|n| n.to_string()),
+            );
             words.extend(range(lo, hi, " chars"));
         }
         FieldKind::Number {
@@ -76,9 +79,10 @@ pub fn limits(field: &Field) -> String {
     if let Some(default) = &field.default {
         // A choice's default by its label, as the options show it.
         let label = |value: &serde_json::Value| match &field.kind {
-            FieldKind::Choice { options } | FieldKind::Multi { options, .. } => {
-                options.iter().find(|o| o.value == *value).map(|o| o.label.clone())
-            }
+            FieldKind::Choice { options } | FieldKind::Multi { options, .. } => options
+                .iter()
+                .find(|o| o.value == *value)
+                .map(|o| o.label.clone()),
             _ => None,
         };
         let shown = match default {
@@ -112,7 +116,10 @@ fn option_lines(
         let text = format!("{} {label}", if on { mark.0 } else { mark.1 });
         let w = str_width(&text) + 2;
         if used + w > width && used > 4 {
-            lines.push(Line::from(std::mem::replace(&mut spans, vec![Span::raw("    ")])));
+            lines.push(Line::from(std::mem::replace(
+                &mut spans,
+                vec![Span::raw("    ")],
+            )));
             used = 4;
         }
         let mut style = if on { theme.text } else { theme.dim };
@@ -132,7 +139,13 @@ fn option_lines(
 
 impl FormState {
     /// What field `i` holds, as rows under its title.
-    fn value_lines(&self, i: usize, field: &Field, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    fn value_lines(
+        &self,
+        i: usize,
+        field: &Field,
+        width: usize,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
         let focused = self.at() == Some(i);
         match (self.entry(i), &field.kind) {
             (Some(Entry::Text(text)), _) => {
@@ -143,7 +156,10 @@ impl FormState {
                 } else {
                     text.into_owned()
                 };
-                let mut spans = vec![Span::styled("  › ", theme.dim), Span::styled(shown, theme.text)];
+                let mut spans = vec![
+                    Span::styled("  › ", theme.dim),
+                    Span::styled(shown, theme.text),
+                ];
                 if focused {
                     spans.push(Span::styled("▏", theme.key));
                 }
@@ -237,7 +253,10 @@ impl FormState {
             }
         }
         let on_buttons = self.at().is_none();
-        let mut spans = vec![Span::styled(if on_buttons { "▸ " } else { "  " }, theme.key)];
+        let mut spans = vec![Span::styled(
+            if on_buttons { "▸ " } else { "  " },
+            theme.key,
+        )];
         for button in Button::ALL {
             let mut style: Style = theme.text;
             if on_buttons && self.button() == button {
@@ -249,8 +268,15 @@ impl FormState {
         out.push((Line::from(spans), Some(self.spec.fields.len())));
         let invalid = self.invalid();
         if invalid > 0 && self.tried() {
-            let fields = if invalid == 1 { "field does" } else { "fields do" };
-            let line = Line::styled(format!("  ✗ not sent: {invalid} {fields} not hold"), theme.error);
+            let fields = if invalid == 1 {
+                "field does"
+            } else {
+                "fields do"
+            };
+            let line = Line::styled(
+                format!("  ✗ not sent: {invalid} {fields} not hold"),
+                theme.error,
+            );
             out.push((keyline::clip_line(line, w), Some(self.spec.fields.len())));
         }
         out
@@ -307,7 +333,10 @@ impl FormState {
             Some(i) => format!("{} of {}", i + 1, self.spec.fields.len()),
             None => "buttons".to_string(),
         };
-        let title = format!(" form · {} · {position} ", crate::text::summarize(&self.request.tool, 40));
+        let title = format!(
+            " form · {} · {position} ",
+            crate::text::summarize(&self.request.tool, 40)
+        );
         let (width, inside) = (area.width - 2, area.height - 2);
         let body = self.body(width, theme);
         let max_footer = keyline::footer_room(inside, body.len());
@@ -324,8 +353,14 @@ impl FormState {
         let room = usize::from(inside.saturating_sub(footer.len() as u16));
         // Keep the cursor's row in sight: its first line, and as much of it as fits.
         let cursor = self.at().unwrap_or(rows - 1);
-        let first = body.iter().position(|(_, r)| *r == Some(cursor)).unwrap_or(0);
-        let last = body.iter().rposition(|(_, r)| *r == Some(cursor)).unwrap_or(first);
+        let first = body
+            .iter()
+            .position(|(_, r)| *r == Some(cursor))
+            .unwrap_or(0);
+        let last = body
+            .iter()
+            .rposition(|(_, r)| *r == Some(cursor))
+            .unwrap_or(first);
         if first < self.top {
             self.top = first;
         } else if last >= self.top + room {

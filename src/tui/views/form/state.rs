@@ -289,7 +289,10 @@ impl FormState {
 
     /// A key on the row of buttons: ←→ or a letter picks, Enter presses.
     fn button_key(&mut self, key: KeyEvent) -> Step {
-        let at = Button::ALL.iter().position(|b| *b == self.button).unwrap_or(0);
+        let at = Button::ALL
+            .iter()
+            .position(|b| *b == self.button)
+            .unwrap_or(0);
         match key.code {
             KeyCode::Enter => return self.press(),
             KeyCode::Left => self.button = Button::ALL[(at + 2) % 3],

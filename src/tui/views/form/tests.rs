@@ -48,7 +48,12 @@ fn typed(form: &mut FormState, text: &str) {
 
 /// Moves the cursor to the field called `name`.
 fn to(form: &mut FormState, name: &str) {
-    let i = form.spec.fields.iter().position(|f| f.name == name).unwrap();
+    let i = form
+        .spec
+        .fields
+        .iter()
+        .position(|f| f.name == name)
+        .unwrap();
     while form.at() != Some(i) {
         form.on_key(key(KeyCode::Tab));
     }
@@ -59,7 +64,12 @@ fn clear(form: &mut FormState) {
 }
 
 fn error_of(form: &FormState, name: &str) -> Option<String> {
-    let i = form.spec.fields.iter().position(|f| f.name == name).unwrap();
+    let i = form
+        .spec
+        .fields
+        .iter()
+        .position(|f| f.name == name)
+        .unwrap();
     form.error(i)
 }
 
@@ -75,13 +85,23 @@ fn press(form: &mut FormState, letter: char) -> Step {
 #[test]
 fn defaults_are_filled_in_and_empty_optional_fields_are_left_out() {
     let mut form = fresh();
-    assert_eq!(form.entry(6), Some(&Entry::Text("42".into())), "integer default");
+    assert_eq!(
+        form.entry(6),
+        Some(&Entry::Text("42".into())),
+        "integer default"
+    );
     assert_eq!(form.entry(1), Some(&Entry::Toggle(Some(false))));
     assert_eq!(form.entry(8), Some(&Entry::Choice(Some(1))), "Ross");
-    assert!(matches!(form.entry(11), Some(Entry::Multi { picked, .. }) if picked == &[false, true, false]));
+    assert!(
+        matches!(form.entry(11), Some(Entry::Multi { picked, .. }) if picked == &[false, true, false])
+    );
     // Only the required name is missing: Accept is refused and says so beside it.
     assert_eq!(press(&mut form, 'a'), Step::Refused);
-    assert_eq!(form.at(), Some(0), "the cursor goes to the first invalid field");
+    assert_eq!(
+        form.at(),
+        Some(0),
+        "the cursor goes to the first invalid field"
+    );
     assert_eq!(form.shown_error(0).as_deref(), Some("required"));
     typed(&mut form, "Ann");
     let Step::Done(AskReply::Accept(content)) = press(&mut form, 'a') else {
@@ -126,7 +146,10 @@ fn every_kind_of_field_is_filled_by_keys() {
     form.on_key(key(KeyCode::Right));
     form.on_key(key(KeyCode::Char(' ')));
     let Step::Done(AskReply::Accept(content)) = press(&mut form, 'a') else {
-        panic!("accepted: {:?}", (0..13).map(|i| form.error(i)).collect::<Vec<_>>());
+        panic!(
+            "accepted: {:?}",
+            (0..13).map(|i| form.error(i)).collect::<Vec<_>>()
+        );
     };
     assert_eq!(
         Value::Object(content),
@@ -146,10 +169,16 @@ fn invalid_values_are_refused_with_their_reason_beside_the_field() {
     to(&mut form, "count");
     clear(&mut form);
     typed(&mut form, "500");
-    assert_eq!(error_of(&form, "count").as_deref(), Some("must be 1 to 100"));
+    assert_eq!(
+        error_of(&form, "count").as_deref(),
+        Some("must be 1 to 100")
+    );
     clear(&mut form);
     typed(&mut form, "4.5");
-    assert_eq!(error_of(&form, "count").as_deref(), Some("must be a whole number"));
+    assert_eq!(
+        error_of(&form, "count").as_deref(),
+        Some("must be a whole number")
+    );
     clear(&mut form);
     typed(&mut form, "many");
     assert_eq!(error_of(&form, "count").as_deref(), Some("not a number"));
@@ -164,7 +193,9 @@ fn invalid_values_are_refused_with_their_reason_beside_the_field() {
     form.on_key(key(KeyCode::Char(' '))); // Piano off: none picked, at least 1 wanted
     assert_eq!(press(&mut form, 'a'), Step::Refused);
     assert_eq!(form.at(), Some(2), "the first invalid field: email");
-    let reasons: Vec<(usize, String)> = (0..13).filter_map(|i| Some((i, form.shown_error(i)?))).collect();
+    let reasons: Vec<(usize, String)> = (0..13)
+        .filter_map(|i| Some((i, form.shown_error(i)?)))
+        .collect();
     assert_eq!(
         reasons,
         [
@@ -179,15 +210,26 @@ fn invalid_values_are_refused_with_their_reason_beside_the_field() {
     to(&mut form, "name");
     clear(&mut form);
     typed(&mut form, "A");
-    assert_eq!(error_of(&form, "name").as_deref(), Some("at least 2 characters"));
+    assert_eq!(
+        error_of(&form, "name").as_deref(),
+        Some("at least 2 characters")
+    );
 }
 
 #[test]
 fn a_reason_shows_once_the_field_was_changed_or_left() {
     let mut form = fresh();
-    assert_eq!(form.shown_error(0), None, "not yet: the user has not been there");
+    assert_eq!(
+        form.shown_error(0),
+        None,
+        "not yet: the user has not been there"
+    );
     form.on_key(key(KeyCode::Tab));
-    assert_eq!(form.shown_error(0).as_deref(), Some("required"), "left empty");
+    assert_eq!(
+        form.shown_error(0).as_deref(),
+        Some("required"),
+        "left empty"
+    );
 }
 
 #[test]
@@ -198,7 +240,11 @@ fn decline_and_cancel_are_distinct_answers() {
     assert_eq!(press(&mut form, 'c'), Step::Done(AskReply::Cancel));
     let mut form = fresh();
     typed(&mut form, "half typed");
-    assert_eq!(form.on_key(key(KeyCode::Esc)), Step::Done(AskReply::Cancel), "Esc cancels");
+    assert_eq!(
+        form.on_key(key(KeyCode::Esc)),
+        Step::Done(AskReply::Cancel),
+        "Esc cancels"
+    );
     // Decline and cancel need no valid field.
     let mut form = fresh();
     to(&mut form, "count");
@@ -236,20 +282,39 @@ fn typed_ahead_text_never_answers_the_form() {
     // all: the keys go on to the composer, Esc does nothing.
     let mut dialog = FormDialog::new();
     assert!(dialog.push(request(&rich(), &rich_order())));
-    let held = KeyCtx { focus: Focus::Chat, held: true };
-    assert!(dialog.takes_text(), "the gate waits for Tab, like any dialog that takes text");
-    for code in [KeyCode::Char('y'), KeyCode::Enter, KeyCode::Tab, KeyCode::Char('a')] {
+    let held = KeyCtx {
+        focus: Focus::Chat,
+        held: true,
+    };
+    assert!(
+        dialog.takes_text(),
+        "the gate waits for Tab, like any dialog that takes text"
+    );
+    for code in [
+        KeyCode::Char('y'),
+        KeyCode::Enter,
+        KeyCode::Tab,
+        KeyCode::Char('a'),
+    ] {
         assert!(!dialog.captures(&key(code), &held));
         assert!(!dialog.on_key(key(code), &held).taken(), "{code:?}");
     }
-    assert!(matches!(dialog.on_key(key(KeyCode::Esc), &held), Handled::Consumed));
+    assert!(matches!(
+        dialog.on_key(key(KeyCode::Esc), &held),
+        Handled::Consumed
+    ));
     assert!(!dialog.finished());
     // Once the user is with it, Esc cancels, as an effect with the question's id.
-    let ready = KeyCtx { focus: Focus::Chat, held: false };
+    let ready = KeyCtx {
+        focus: Focus::Chat,
+        held: false,
+    };
     let Handled::Effects(effects) = dialog.on_key(key(KeyCode::Esc), &ready) else {
         panic!("an effect");
     };
-    assert!(matches!(&effects[..], [Effect::Fill { id, answer: AskReply::Cancel }] if id == "a/form1"));
+    assert!(
+        matches!(&effects[..], [Effect::Fill { id, answer: AskReply::Cancel }] if id == "a/form1")
+    );
     assert!(dialog.finished());
 }
 
@@ -285,7 +350,10 @@ fn snap(name: &str, screen: &str) {
 fn snapshot_a_whole_form_at_normal_width() {
     let mut form = fresh();
     let screen = draw(&mut form, 90, None, Gate::Open);
-    assert!(screen.contains("1 of 13") && screen.contains("default 42"), "{screen}");
+    assert!(
+        screen.contains("1 of 13") && screen.contains("default 42"),
+        "{screen}"
+    );
     snap("form_whole_90", &screen);
 }
 
@@ -299,12 +367,21 @@ fn snapshot_a_refused_form_scrolled_at_a_narrow_width() {
     typed(&mut form, "not a url");
     assert_eq!(press(&mut form, 'a'), Step::Refused);
     let screen = draw(&mut form, 44, Some(22), Gate::Open);
-    assert!(screen.contains("1 of 13") && screen.contains("required"), "{screen}");
+    assert!(
+        screen.contains("1 of 13") && screen.contains("required"),
+        "{screen}"
+    );
     snap("form_refused_44", &screen);
     to(&mut form, "count");
     let screen = draw(&mut form, 44, Some(22), Gate::Open);
-    assert!(screen.contains("7 of 13") && screen.contains("must be 1 to 100"), "{screen}");
-    assert!(screen.contains("more"), "it says what is out of sight: {screen}");
+    assert!(
+        screen.contains("7 of 13") && screen.contains("must be 1 to 100"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("more"),
+        "it says what is out of sight: {screen}"
+    );
     snap("form_scrolled_44", &screen);
 }
 

@@ -62,7 +62,9 @@ impl InputState {
                 Some(depth) => format!(" tool stack depth limit · depth {depth} "),
                 None => " tool stack depth limit ".to_string(),
             },
-            InputKind::Submit | InputKind::Form => format!(" send a form · {} ", one_line(&q.request.tool)),
+            InputKind::Submit | InputKind::Form => {
+                format!(" send a form · {} ", one_line(&q.request.tool))
+            }
         };
         let (width, inside) = (area.width - 2, area.height - 2);
         let mut lines = prompt_lines(&q.request, width, theme);
@@ -92,7 +94,9 @@ impl InputState {
                 lines.into_iter().skip(skip).collect()
             }
             // What would be sent, in full, from its first line.
-            InputKind::Submit | InputKind::Form => lines.into_iter().take(usize::from(body)).collect(),
+            InputKind::Submit | InputKind::Form => {
+                lines.into_iter().take(usize::from(body)).collect()
+            }
             InputKind::DepthLimit => {
                 let prompt = lines.len().min(usize::from(body));
                 let room = usize::from(body) - prompt;
@@ -261,7 +265,9 @@ fn footer_hints(q: &Question, gate: Gate) -> (String, Vec<KeyHint>) {
             hint("n", "stop"),
             hint("↑↓", "scroll").or(""),
         ],
-        InputKind::Submit | InputKind::Form => vec![hint("y", "send").or("send"), hint("n", "decline")],
+        InputKind::Submit | InputKind::Form => {
+            vec![hint("y", "send").or("send"), hint("n", "decline")]
+        }
     };
     (note, hints)
 }

@@ -180,11 +180,17 @@ impl Row {
                 ),
             ),
             EventData::InputAnswered { value, form, .. } => match (value, form) {
-                (_, Some(crate::tools::AskReply::Accept(content))) => {
-                    ("✎", Tone::Text, format!("form sent: {} fields", content.len()))
+                (_, Some(crate::tools::AskReply::Accept(content))) => (
+                    "✎",
+                    Tone::Text,
+                    format!("form sent: {} fields", content.len()),
+                ),
+                (_, Some(crate::tools::AskReply::Decline)) => {
+                    ("⊘", Tone::Warn, "form declined".to_string())
                 }
-                (_, Some(crate::tools::AskReply::Decline)) => ("⊘", Tone::Warn, "form declined".to_string()),
-                (_, Some(crate::tools::AskReply::Cancel)) => ("⊘", Tone::Warn, "form cancelled".to_string()),
+                (_, Some(crate::tools::AskReply::Cancel)) => {
+                    ("⊘", Tone::Warn, "form cancelled".to_string())
+                }
                 (Some(value), None) => ("✎", Tone::Text, titled("answered", value)),
                 (None, None) => ("⊘", Tone::Warn, "declined".to_string()),
             },
