@@ -518,6 +518,42 @@ mod tests {
     }
 
     #[test]
+    fn questions_and_answers_of_older_files_load_and_a_forms_answer_is_mcps_shape() {
+        // Written before forms were one question: field-by-field answers and a submit.
+        let old = [
+            r#"{"type":"input_requested","timestamp":1,"request_id":"r","data":{"id":"a/e1/q2","kind":"parameter","frame":"a/e1","tool":"MCP server s","prompt":"p","parameter":"name"}}"#,
+            r#"{"type":"input_requested","timestamp":2,"request_id":"r","data":{"id":"a/e1/send3","kind":"submit","frame":"a/e1","tool":"MCP server s","prompt":"Send?","description":"name: Ann"}}"#,
+            r#"{"type":"input_answered","timestamp":3,"request_id":"r","data":{"id":"a/e1/send3","value":"y"}}"#,
+        ];
+        for line in old {
+            let event: Event = serde_json::from_str(line).unwrap();
+            if let EventData::InputAnswered { form, .. } = &event.data {
+                assert!(form.is_none());
+            }
+        }
+        let answered = EventData::InputAnswered {
+            id: "q".into(),
+            value: None,
+            form: Some(crate::tools::AskReply::Accept(
+                serde_json::json!({"n": 1}).as_object().unwrap().clone(),
+            )),
+        };
+        let json = serde_json::to_value(&answered).unwrap();
+        assert_eq!(
+            json["data"]["form"],
+            serde_json::json!({"action": "accept", "content": {"n": 1}})
+        );
+        let declined = EventData::InputAnswered {
+            id: "q".into(),
+            value: None,
+            form: Some(crate::tools::AskReply::Decline),
+        };
+        let json = serde_json::to_value(&declined).unwrap();
+        assert_eq!(json["data"]["form"], serde_json::json!({"action": "decline"}));
+        assert_eq!(serde_json::from_value::<EventData>(json).unwrap(), declined);
+    }
+
+    #[test]
     fn deltas_are_not_trace_events() {
         let r: Arc<str> = Arc::from("r");
         let delta = Event::now(

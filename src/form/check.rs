@@ -40,6 +40,17 @@ fn example(format: &str) -> Option<&'static str> {
     })
 }
 
+/// What the format of a text field looks like, when it is one taco knows.
+fn format_example(field: &Field) -> Option<&'static str> {
+    match &field.kind {
+        FieldKind::Text {
+            format: Some(format),
+            ..
+        } => example(format),
+        _ => None,
+    }
+}
+
 /// `12`, `3.5`: a number as a person writes it.
 fn shown(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {
@@ -73,24 +84,20 @@ pub fn parse_number(text: &str, integer: bool) -> Result<Value, String> {
 /// The own check of `value` for `field`: the reason it fails, if it does.
 fn own_check(field: &Field, value: &Value) -> Option<String> {
     match &field.kind {
+        // The format is the field's own schema's to check, compiled once (see `check`).
         FieldKind::Text {
-            format,
             min_length,
             max_length,
+            ..
         } => {
             let text = value.as_str()?;
             let chars = text.chars().count() as u64;
             if let Some(min) = min_length.filter(|min| chars < *min) {
                 return Some(format!("at least {min} characters"));
             }
-            if let Some(max) = max_length.filter(|max| chars > *max) {
-                return Some(format!("at most {max} characters"));
-            }
-            let format = format.as_deref()?;
-            let example = example(format)?;
-            let ok = validator(&serde_json::json!({"type": "string", "format": format}))
-                .is_none_or(|v| v.is_valid(value));
-            (!ok).then(|| format!("not a valid {format} ({example})"))
+            max_length
+                .filter(|max| chars > *max)
+                .map(|max| format!("at most {max} characters"))
         }
         FieldKind::Number {
             minimum, maximum, ..
@@ -148,10 +155,16 @@ impl Checker {
         let Some(Some(validator)) = self.validators.get(index) else {
             return Ok(());
         };
-        match validator.iter_errors(value).next() {
-            None => Ok(()),
-            Some(error) => Err(crate::text::summarize(&error.to_string(), 120)),
+        let Some(error) = validator.iter_errors(value).next() else {
+            return Ok(());
+        };
+        // A format it does not hold says what the format looks like.
+        if let (jsonschema::error::ValidationErrorKind::Format { format }, Some(example)) =
+            (error.kind(), format_example(field))
+        {
+            return Err(format!("not a valid {format} ({example})"));
         }
+        Err(crate::text::summarize(&error.to_string(), 120))
     }
 }
 
