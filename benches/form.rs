@@ -59,12 +59,15 @@ fn request(spec: FormSpec) -> InputRequest {
 
 fn bench(c: &mut Criterion) {
     let schema = everything();
-    c.bench_function("form: open the everything form (read + compile 13 checks)", |b| {
-        b.iter(|| {
-            let spec = FormSpec::parse(black_box(&schema), &[]).unwrap();
-            black_box(FormState::new(request(spec)).unwrap())
-        })
-    });
+    c.bench_function(
+        "form: open the everything form (read + compile 13 checks)",
+        |b| {
+            b.iter(|| {
+                let spec = FormSpec::parse(black_box(&schema), &[]).unwrap();
+                black_box(FormState::new(request(spec)).unwrap())
+            })
+        },
+    );
     let mut form = FormState::new(request(FormSpec::parse(&schema, &[]).unwrap())).unwrap();
     // Every reason shows: the costliest frame.
     form.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::NONE));
@@ -76,14 +79,23 @@ fn bench(c: &mut Criterion) {
     c.bench_function("form: a key and a 100x40 frame, every field checked", |b| {
         b.iter(|| {
             n += 1;
-            let code = if n % 2 == 0 { KeyCode::Char('x') } else { KeyCode::Backspace };
+            let code = if n % 2 == 0 {
+                KeyCode::Char('x')
+            } else {
+                KeyCode::Backspace
+            };
             form.on_key(KeyEvent::new(code, KeyModifiers::NONE));
             form.render(area, &mut buf, &theme, Gate::Open);
             black_box(&buf);
         })
     });
     let properties: Map<String, Value> = (0..2_000)
-        .map(|i| (format!("f{i:04}"), json!({"type": "string", "description": "x".repeat(50)})))
+        .map(|i| {
+            (
+                format!("f{i:04}"),
+                json!({"type": "string", "description": "x".repeat(50)}),
+            )
+        })
         .collect();
     let hostile = json!({"type": "object", "properties": properties});
     c.bench_function("form: read a hostile 2,000-field schema (50 kept)", |b| {

@@ -549,7 +549,10 @@ mod tests {
             form: Some(crate::tools::AskReply::Decline),
         };
         let json = serde_json::to_value(&declined).unwrap();
-        assert_eq!(json["data"]["form"], serde_json::json!({"action": "decline"}));
+        assert_eq!(
+            json["data"]["form"],
+            serde_json::json!({"action": "decline"})
+        );
         assert_eq!(serde_json::from_value::<EventData>(json).unwrap(), declined);
     }
 
