@@ -4,6 +4,7 @@
 //! costs to read (50 are kept).
 //!
 //!   cargo bench --bench form
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed run
 
 use std::hint::black_box;
 
@@ -79,7 +80,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("form: a key and a 100x40 frame, every field checked", |b| {
         b.iter(|| {
             n += 1;
-            let code = if n % 2 == 0 {
+            let code = if n.is_multiple_of(2) {
                 KeyCode::Char('x')
             } else {
                 KeyCode::Backspace
