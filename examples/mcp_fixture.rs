@@ -224,8 +224,11 @@ impl Fixture {
             .annotate(ToolAnnotations::new().destructive(true)),
             Tool::new(
                 "ask",
-                "Asks the user who they are (elicitation).",
-                empty_schema(),
+                "Asks the user who they are (elicitation); `form: \"rich\"` asks a form with every kind of field.",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"form": {"type": "string", "enum": ["rich"]}}
+                })),
             ),
             Tool::new(
                 "crash",
@@ -276,21 +279,31 @@ impl Fixture {
         Ok(text_result("done"))
     }
 
-    async fn ask(&self, context: &RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
-        let requested_schema = ElicitationSchema::from_json_schema(schema(json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "age": {"type": "integer"},
-                "color": {"type": "string", "enum": ["red", "green"]},
-                "ok": {"type": "boolean"}
-            },
-            "required": ["name"]
-        })))
-        .map_err(|e| ErrorData::internal_error(format!("elicitation schema: {e}"), None))?;
+    async fn ask(
+        &self,
+        rich: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (message, form) = if rich {
+            ("Tell us about you.", rich_form())
+        } else {
+            let form = json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "age": {"type": "integer"},
+                    "color": {"type": "string", "enum": ["red", "green"]},
+                    "ok": {"type": "boolean"}
+                },
+                "required": ["name"]
+            });
+            ("Who are you?", form)
+        };
+        let requested_schema = ElicitationSchema::from_json_schema(schema(form))
+            .map_err(|e| ErrorData::internal_error(format!("elicitation schema: {e}"), None))?;
         let request = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: "Who are you?".to_string(),
+            message: message.to_string(),
             requested_schema,
         };
         let answer = match context.peer.create_elicitation(request).await {
@@ -416,7 +429,10 @@ impl ServerHandler for Fixture {
                 ContentBlock::text("an image"),
             ]),
             "slow" => self.slow(&arguments, &context).await?,
-            "ask" => self.ask(&context).await?,
+            "ask" => {
+                let rich = arguments.get("form").and_then(Value::as_str) == Some("rich");
+                self.ask(rich, &context).await?
+            }
             "crash" => {
                 eprintln!("fixture: crashing");
                 std::process::exit(3);
@@ -453,6 +469,31 @@ fn schema(value: Value) -> JsonObject {
         Value::Object(object) => object,
         _ => JsonObject::new(),
     }
+}
+
+/// A form with every kind of field a form may have: text with lengths and formats, numbers
+/// with ranges and defaults, a toggle, choices (plain, titled `oneOf`, legacy `enumNames`)
+/// and multi-selects (of an `enum`, of titled `anyOf`).
+fn rich_form() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "description": "Your full name", "minLength": 2, "maxLength": 20},
+            "agree": {"type": "boolean", "title": "Agree", "default": false},
+            "email": {"type": "string", "format": "email"},
+            "site": {"type": "string", "format": "uri"},
+            "born": {"type": "string", "format": "date"},
+            "at": {"type": "string", "format": "date-time"},
+            "count": {"type": "integer", "minimum": 1, "maximum": 100, "default": 42},
+            "ratio": {"type": "number", "minimum": 0, "maximum": 1},
+            "friend": {"type": "string", "enum": ["Monica", "Ross"], "default": "Ross"},
+            "hero": {"type": "string", "oneOf": [{"const": "h1", "title": "Superman"}, {"const": "h2", "title": "Batman"}]},
+            "pet": {"type": "string", "enum": ["p1", "p2"], "enumNames": ["Cats", "Dogs"]},
+            "tools": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string", "enum": ["Guitar", "Piano", "Drums"]}, "default": ["Piano"]},
+            "fish": {"type": "array", "items": {"anyOf": [{"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Trout"}]}}
+        },
+        "required": ["name", "count"]
+    })
 }
 
 fn empty_schema() -> JsonObject {

@@ -189,8 +189,13 @@ pub enum InputKind {
     /// The tool stack reached its depth limit: continue for another stretch, or stop?
     DepthLimit,
     /// A form was filled in (an MCP server's elicitation): send these answers? Its
-    /// `description` lists them; a yes is the answer `y`.
+    /// `description` lists them; a yes is the answer `y`. Files written before forms were
+    /// asked whole hold these; new runs ask [`InputKind::Form`].
     Submit,
+    /// An MCP server's form (`elicitation/create`), every field at once: `form` holds its
+    /// fields; the answer (`input_answered.form`) is the whole content, a decline or a
+    /// cancel.
+    Form,
 }
 
 /// A question to the user (`input_requested`), answered with `Op::Answer`.
@@ -218,6 +223,9 @@ pub struct InputRequest {
     /// For a depth limit: the depth reached and the current limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// For a form: its fields, in the server's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<crate::form::FormSpec>,
 }
 
 /// The kinds of event and their data (DESIGN §3).
@@ -298,6 +306,10 @@ pub enum EventData {
         id: String,
         /// The answer.
         value: Option<String>,
+        /// A form's answer: the content sent, or declined, or cancelled (`value` is then
+        /// `None`); absent for other questions and in older files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        form: Option<crate::tools::AskReply>,
     },
     /// A reply to a parameter question was a new request: the workflow was abandoned.
     WorkflowAbandoned(Box<WorkflowAbandoned>),
@@ -503,6 +515,45 @@ mod tests {
         let back: Event = serde_json::from_value(json).unwrap();
         assert_eq!(back, event);
         assert_eq!(back.kind(), "max_turns_reached");
+    }
+
+    #[test]
+    fn questions_and_answers_of_older_files_load_and_a_forms_answer_is_mcps_shape() {
+        // Written before forms were one question: field-by-field answers and a submit.
+        let old = [
+            r#"{"type":"input_requested","timestamp":1,"request_id":"r","data":{"id":"a/e1/q2","kind":"parameter","frame":"a/e1","tool":"MCP server s","prompt":"p","parameter":"name"}}"#,
+            r#"{"type":"input_requested","timestamp":2,"request_id":"r","data":{"id":"a/e1/send3","kind":"submit","frame":"a/e1","tool":"MCP server s","prompt":"Send?","description":"name: Ann"}}"#,
+            r#"{"type":"input_answered","timestamp":3,"request_id":"r","data":{"id":"a/e1/send3","value":"y"}}"#,
+        ];
+        for line in old {
+            let event: Event = serde_json::from_str(line).unwrap();
+            if let EventData::InputAnswered { form, .. } = &event.data {
+                assert!(form.is_none());
+            }
+        }
+        let answered = EventData::InputAnswered {
+            id: "q".into(),
+            value: None,
+            form: Some(crate::tools::AskReply::Accept(
+                serde_json::json!({"n": 1}).as_object().unwrap().clone(),
+            )),
+        };
+        let json = serde_json::to_value(&answered).unwrap();
+        assert_eq!(
+            json["data"]["form"],
+            serde_json::json!({"action": "accept", "content": {"n": 1}})
+        );
+        let declined = EventData::InputAnswered {
+            id: "q".into(),
+            value: None,
+            form: Some(crate::tools::AskReply::Decline),
+        };
+        let json = serde_json::to_value(&declined).unwrap();
+        assert_eq!(
+            json["data"]["form"],
+            serde_json::json!({"action": "decline"})
+        );
+        assert_eq!(serde_json::from_value::<EventData>(json).unwrap(), declined);
     }
 
     #[test]

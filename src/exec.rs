@@ -122,9 +122,15 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             }
             // Nobody can answer in exec: a tool's question (an MCP server's form) is declined.
             EventData::InputRequested(request) => {
+                let why = match request.kind {
+                    crate::event::InputKind::Form => {
+                        "taco exec cannot ask, so the form goes back declined"
+                    }
+                    _ => "taco exec has nobody to ask",
+                };
                 let _ = writeln!(
                     self.err,
-                    "taco: {}; declined (taco exec has nobody to ask)",
+                    "taco: {}; declined ({why})",
                     plain(&crate::text::summarize(&request.prompt, 300))
                 );
             }

@@ -20,6 +20,7 @@ pub mod conversation;
 pub mod engine;
 pub mod event;
 pub mod exec;
+pub mod form;
 pub mod history;
 pub mod instructions;
 pub mod logging;

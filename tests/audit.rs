@@ -291,10 +291,12 @@ fn realistic_run() -> Vec<Event> {
         description: Some(MARKER.into()),
         value_type: Some("string".into()),
         depth: None,
+        form: None,
     }));
     s.push(EventData::InputAnswered {
         id: "q1".into(),
         value: Some(MARKER.into()),
+        form: None,
     });
     s.frame("c1", "read_file", None, FrameState::Running);
     s.frame("c2", "shell", None, FrameState::Running);

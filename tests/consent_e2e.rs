@@ -114,7 +114,7 @@ fn a_sentence_typed_at_300_ms_a_key_answers_no_approval_escalation_or_form() {
         screen.contains("Who are you?"),
         "the form's first field:\n{screen}"
     );
-    // The user moves to the form and declines it.
+    // The user moves to the form and cancels it (Esc).
     tmux.wait_for_ready("Who are you?");
     tmux.keys(&["Escape"]);
     tmux.wait_for("ok 3");
@@ -126,7 +126,7 @@ fn a_sentence_typed_at_300_ms_a_key_answers_no_approval_escalation_or_form() {
         7,
         "three tool turns, the answer, three messages"
     );
-    // What each call came back with: denied, denied, declined; never run or sent.
+    // What each call came back with: denied, denied, cancelled; never run or sent.
     let results: Vec<String> = (bodies[3]["messages"].as_array().unwrap().iter())
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
@@ -135,7 +135,7 @@ fn a_sentence_typed_at_300_ms_a_key_answers_no_approval_escalation_or_form() {
     assert!(results[0].contains("denied"), "{results:?}");
     assert!(results[1].contains("denied"), "{results:?}");
     assert!(
-        results[2].contains("declined") && !results[2].contains("hunter2"),
+        results[2].contains("cancelled") && !results[2].contains("hunter2"),
         "{results:?}"
     );
     // Each sentence arrived whole, as the user's message.

@@ -716,6 +716,7 @@ impl Harness {
             description: Some("Where to write, relative to the workspace.".into()),
             value_type: Some("string".into()),
             depth: None,
+            form: None,
         }));
     }
 
@@ -731,6 +732,7 @@ impl Harness {
             description: None,
             value_type: None,
             depth: Some(2),
+            form: None,
         }));
     }
 
@@ -948,6 +950,7 @@ fn the_question_closes_when_answered_and_when_the_run_ends() {
     h.event(EventData::InputAnswered {
         id: "other".into(),
         value: None,
+        form: None,
     });
     assert!(
         h.app.question_open(),
@@ -956,6 +959,7 @@ fn the_question_closes_when_answered_and_when_the_run_ends() {
     h.event(EventData::InputAnswered {
         id: "q1".into(),
         value: Some("x".into()),
+        form: None,
     });
     assert!(!h.app.question_open());
     assert_eq!(h.app.activity(), Activity::RunningTool);

@@ -135,6 +135,28 @@ fn question(id: &str, kind: InputKind) -> EventData {
         description: (kind == InputKind::Submit).then(|| "name: alice".into()),
         value_type: None,
         depth: (kind == InputKind::DepthLimit).then_some(20),
+        form: None,
+    })
+}
+
+/// A server's form: a name (required) and a yes/no.
+fn form(id: &str) -> EventData {
+    let schema = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "ok": {"type": "boolean", "default": true}},
+        "required": ["name"]
+    });
+    EventData::InputRequested(InputRequest {
+        id: id.into(),
+        kind: InputKind::Form,
+        frame: "f".into(),
+        tool: "MCP server fixture".into(),
+        prompt: "MCP server fixture asks: Who are you?".into(),
+        parameter: None,
+        description: None,
+        value_type: None,
+        depth: None,
+        form: Some(taco::form::FormSpec::parse(&schema, &[]).unwrap()),
     })
 }
 
@@ -149,7 +171,9 @@ fn approve(id: &str, scope: Scope) -> Command {
 fn answers(command: &Command) -> bool {
     matches!(
         command,
-        Command::Op(Op::Approve { .. } | Op::DecideBatch { .. } | Op::Answer { .. })
+        Command::Op(
+            Op::Approve { .. } | Op::DecideBatch { .. } | Op::Answer { .. } | Op::Fill { .. }
+        )
     )
 }
 
@@ -183,7 +207,7 @@ fn open(h: &mut Harness, dialog: Dialog) {
         }
         Dialog::Parameter => h.event(question("q1", InputKind::Parameter)),
         Dialog::DepthLimit => h.event(question("q1", InputKind::DepthLimit)),
-        Dialog::Form => h.event(question("q1", InputKind::Submit)),
+        Dialog::Form => h.event(form("q1")),
     };
 }
 
@@ -367,6 +391,7 @@ fn a_dialog_that_takes_text_waits_for_tab_and_a_form_is_sent_after_y_enter() {
     h.event(EventData::InputAnswered {
         id: "q1".into(),
         value: Some("a.md".into()),
+        form: None,
     });
     h.ms += 50;
     h.event(question("q2", InputKind::Submit));
@@ -553,4 +578,72 @@ fn a_click_on_a_waiting_dialog_moves_to_it() {
     assert!(!h.app.dialog_gate(h.now()).holds(), "the click moved to it");
     assert_eq!(h.answer('y'), [approve("c1", Scope::Once)]);
     assert_eq!(h.app.composer_text(), "draft");
+}
+
+#[test]
+fn a_form_waits_for_tab_then_takes_its_fields_and_answers_whole() {
+    let mut h = Harness::running();
+    h.event(form("q1"));
+    let screen = h.screen(100, 30);
+    assert!(
+        screen.contains("press Tab to answer") && screen.contains("Who are you?"),
+        "{screen}"
+    );
+    // Typed before the user moved to it: the composer's.
+    h.type_slowly("hi", 100);
+    assert_eq!(h.app.composer_text(), "hi");
+    assert_eq!(h.key(KeyCode::Tab), []);
+    let sent = h.type_slowly("Ann", 100);
+    assert!(sent.is_empty(), "{sent:?}");
+    assert_eq!(h.app.composer_text(), "hi", "the name went into the form");
+    // Tab moves through the fields to the buttons; Enter accepts the whole form.
+    assert!(h.screen(100, 30).contains("1 of 2"));
+    h.key(KeyCode::Tab);
+    assert!(h.screen(100, 30).contains("2 of 2"));
+    h.key(KeyCode::Tab);
+    let sent = h.key(KeyCode::Enter);
+    let want = taco::tools::AskReply::Accept(
+        json!({"name": "Ann", "ok": true})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    assert_eq!(
+        sent,
+        [Command::Op(Op::Fill {
+            id: "q1".into(),
+            answer: want
+        })]
+    );
+    assert!(
+        !h.screen(100, 30).contains("Who are you?"),
+        "the form closed"
+    );
+}
+
+#[test]
+fn esc_at_a_form_cancels_it_and_d_enter_declines_it() {
+    let mut h = Harness::running();
+    h.event(form("q1"));
+    h.key(KeyCode::Tab);
+    assert_eq!(
+        h.key(KeyCode::Esc),
+        [Command::Op(Op::Fill {
+            id: "q1".into(),
+            answer: taco::tools::AskReply::Cancel
+        })]
+    );
+    // Long after: the next form waits for Tab again; Shift-Tab from the first field wraps
+    // to the buttons.
+    h.ms += 5000;
+    h.event(form("q2"));
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::BackTab);
+    assert_eq!(
+        h.answer('d'),
+        [Command::Op(Op::Fill {
+            id: "q2".into(),
+            answer: taco::tools::AskReply::Decline
+        })]
+    );
 }

@@ -368,6 +368,7 @@ fn a_dialog_that_opens_while_the_terminal_is_unfocused_asks_for_one_notification
         description: None,
         value_type: None,
         depth: None,
+        form: None,
     }));
     assert_eq!(notified(&asked).len(), 1, "{asked:?}");
     // And the run's end, once.

@@ -197,6 +197,7 @@ fn question(kind: InputKind) -> InputRequest {
         description: parameter.then(|| "Where to write, relative to the workspace.".into()),
         value_type: parameter.then(|| "string".into()),
         depth: (!parameter).then_some(20),
+        form: None,
     }
 }
 

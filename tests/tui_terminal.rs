@@ -257,7 +257,12 @@ fn an_approval_in_a_background_tmux_window_rings_its_bell() {
     go(home.path());
     wait_screen(&tmux, "t:0", "Welcome to taco");
     // The user goes to another window; taco's is in the background.
-    assert!(tmux.run(&["new-window", "-t", "t"]).status.success());
+    let opened = tmux.run(&["new-window", "-t", "t"]);
+    assert!(
+        opened.status.success(),
+        "tmux new-window: {}",
+        String::from_utf8_lossy(&opened.stderr)
+    );
     assert_eq!(tmux.format_of("t:0", "#{window_active}"), "0");
     assert_eq!(tmux.format_of("t:0", "#{window_bell_flag}"), "0");
     ask_for_approval(&tmux, "t:0");

@@ -51,7 +51,7 @@ impl ClientHandler for Handler {
         // ask the user anything and sends list changes only on a `listen` stream.
         let mut capabilities = ClientCapabilities::default();
         let mut elicitation = ElicitationCapability::new();
-        // Forms only: taco fills them in its question dialog; it opens no URLs for a server.
+        // Forms only: taco fills them in its form overlay; it opens no URLs for a server.
         elicitation.form = Some(FormElicitationCapability::new());
         capabilities.elicitation = Some(elicitation);
         ClientConfig::new(
@@ -135,9 +135,12 @@ impl ClientHandler for Handler {
             );
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
+        // The server's order of fields (a `serde_json` map would sort them).
+        let order = (requested_schema.property_order.clone())
+            .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect());
         let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         let server = format!("MCP server {}", self.server);
-        Ok(match ctx.ask(&server, &message, schema).await {
+        Ok(match ctx.ask(&server, &message, schema, order).await {
             AskReply::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
                 .with_content(serde_json::Value::Object(content)),
             AskReply::Decline => ElicitResult::new(ElicitationAction::Decline),

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::event::{Confinement, Decision, Grant, InputRequest, Scope, ShellGrant};
 use crate::tools::outcome::DeniedBy;
-use crate::tools::{Policy, Tool, ToolSettings};
+use crate::tools::{AskReply, Policy, Tool, ToolSettings};
 
 /// One call that needs the user's consent.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,6 +151,12 @@ pub trait Approver: Send {
     /// `None` declines. Headless runs have no one to ask, so the default declines.
     fn ask<'a>(&'a mut self, _request: &'a InputRequest) -> BoxFuture<'a, Option<String>> {
         async { None }.boxed()
+    }
+
+    /// Answers a form (an MCP server's `elicitation/create`, `InputKind::Form`): the whole
+    /// content, a decline or a cancel. Headless runs have no one to ask: they decline.
+    fn fill<'a>(&'a mut self, _request: &'a InputRequest) -> BoxFuture<'a, AskReply> {
+        async { AskReply::Decline }.boxed()
     }
 
     /// Grants the user took back since the last call (`/revoke`), applied before the

@@ -344,9 +344,7 @@ impl Run<'_> {
             }),
             Progress::Output { call, tail } => self.emit(EventData::ToolOutput { id: call, tail }),
             Progress::Ask(ask) => {
-                let answer = self
-                    .elicit(&ask.call, &ask.from, &ask.message, &ask.schema)
-                    .await;
+                let answer = self.elicit(&ask).await;
                 // The call may have ended meanwhile (a timeout): then nobody waits.
                 let _ = ask.reply.send(answer);
             }

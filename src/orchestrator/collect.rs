@@ -1,7 +1,7 @@
 //! Questions to the user while tools run: required parameters the model left out, collected
 //! one at a time under a `collect_tool_parameters` frame (spec/004; a reply that is a new
 //! request abandons the workflow, `reply.rs`), and whether to go past the stack's depth
-//! limit. Headless runs cannot ask: a missing parameter stays a validation
+//! limit (a server's form is `elicit.rs`). Headless runs cannot ask: a missing parameter stays a validation
 //! error that names it, and the depth limit stops the nested work.
 
 use serde_json::Value;
@@ -9,40 +9,9 @@ use serde_json::Value;
 use super::scope::{Pending, Run};
 use super::stack::DEPTH_STEP;
 use crate::event::{EventData, FrameState, InputKind, InputRequest, StackFrame};
-use crate::tools::AskReply;
 
 /// The name of the frame that collects parameters.
 pub(super) const COLLECT: &str = "collect_tool_parameters";
-/// The name of the frame that fills in a running tool's form.
-pub(super) const ELICIT: &str = "elicitation";
-/// Fields of a form asked at most (a hostile schema could list thousands).
-const MAX_FIELDS: usize = 20;
-
-/// The fields of a form schema: required ones first, in schema order, then the others.
-fn form_fields(schema: &Value) -> Vec<String> {
-    let required: Vec<String> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(String::from)
-        .collect();
-    let others = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|p| p.keys())
-        .filter(|k| !required.contains(k))
-        .cloned()
-        .collect::<Vec<_>>();
-    required
-        .into_iter()
-        .chain(others)
-        .take(MAX_FIELDS)
-        .collect()
-}
-
 /// How collecting went.
 pub(super) enum Collected {
     /// Every missing parameter has a value now.
@@ -131,6 +100,7 @@ impl Run<'_> {
                 description,
                 value_type: kind.clone(),
                 depth: None,
+                form: None,
             };
             let Some(answer) = self.ask(&request).await else {
                 return Collected::Cancelled;
@@ -177,6 +147,7 @@ impl Run<'_> {
             description: None,
             value_type: None,
             depth: Some(depth),
+            form: None,
         };
         let yes = self
             .ask(&request)
@@ -189,124 +160,9 @@ impl Run<'_> {
         yes
     }
 
-    /// A running call's form (an MCP server's elicitation), one field at a time under an
-    /// `elicitation` frame above the call. Headless, it is shown as asked and declined.
-    pub(super) async fn elicit(
-        &mut self,
-        call: &str,
-        from: &str,
-        message: &str,
-        schema: &Value,
-    ) -> AskReply {
-        let message = crate::text::summarize(message, 500);
-        if !self.approver.can_ask() {
-            let request = InputRequest {
-                id: format!("{call}/e{}", self.next_number()),
-                kind: InputKind::Parameter,
-                frame: call.to_string(),
-                tool: from.to_string(),
-                prompt: format!("{from} asks: {message}"),
-                parameter: None,
-                description: None,
-                value_type: None,
-                depth: None,
-            };
-            self.emit(EventData::InputRequested(request.clone()));
-            self.emit(EventData::InputAnswered {
-                id: request.id,
-                value: None,
-            });
-            return AskReply::Decline;
-        }
-        let frame = format!("{call}/{ELICIT}-{}", self.next_number());
-        self.push_frame(StackFrame {
-            id: frame.clone(),
-            parent: Some(call.to_string()),
-            name: ELICIT.to_string(),
-            summary: format!("{from}: {message}"),
-            state: FrameState::AwaitingInput,
-        });
-        let mut answers = serde_json::Map::new();
-        let mut end = None;
-        for name in form_fields(schema) {
-            let (kind, description) = describe(schema, &name);
-            let request = InputRequest {
-                id: format!("{frame}/q{}", self.next_number()),
-                kind: InputKind::Parameter,
-                frame: frame.clone(),
-                tool: from.to_string(),
-                prompt: format!("{from} asks: {message}"),
-                parameter: Some(name.clone()),
-                description,
-                value_type: kind.clone(),
-                depth: None,
-            };
-            match self.ask(&request).await {
-                None => {
-                    end = Some((AskReply::Cancel, FrameState::Cancelled));
-                    break;
-                }
-                Some(None) => {
-                    end = Some((AskReply::Decline, FrameState::Denied));
-                    break;
-                }
-                Some(Some(text)) => {
-                    answers.insert(name, parse_answer(&text, kind.as_deref()));
-                }
-            }
-        }
-        let (reply, state) = match end {
-            Some(end) => end,
-            None => self.confirm_form(&frame, from, answers).await,
-        };
-        let frames = self.orch.stack.pop(&frame, state);
-        self.popped(frames);
-        reply
-    }
-
-    /// A filled-in form is sent only when the user says so after seeing it whole: filling
-    /// the last field is not the same as choosing to send (issue 26). Secret-looking fields
-    /// show masked.
-    async fn confirm_form(
-        &mut self,
-        frame: &str,
-        from: &str,
-        answers: serde_json::Map<String, Value>,
-    ) -> (AskReply, FrameState) {
-        let summary: Vec<String> = (answers.iter())
-            .map(|(name, value)| {
-                let shown = if crate::secrets::is_secret_name(name, &[]) {
-                    "••••••".to_string()
-                } else {
-                    match value {
-                        Value::String(text) => crate::text::summarize(text, 200),
-                        other => crate::text::summarize(&other.to_string(), 200),
-                    }
-                };
-                format!("{name}: {shown}")
-            })
-            .collect();
-        let request = InputRequest {
-            id: format!("{frame}/send{}", self.next_number()),
-            kind: InputKind::Submit,
-            frame: frame.to_string(),
-            tool: from.to_string(),
-            prompt: format!("Send these answers to {from}?"),
-            parameter: None,
-            description: Some(summary.join("\n")),
-            value_type: None,
-            depth: None,
-        };
-        match self.ask(&request).await {
-            None => (AskReply::Cancel, FrameState::Cancelled),
-            Some(Some(yes)) if is_yes(&yes) => (AskReply::Accept(answers), FrameState::Done),
-            Some(_) => (AskReply::Decline, FrameState::Denied),
-        }
-    }
-
     /// Asks one question with its `input_requested` / `input_answered` events. `None`: the
     /// run was cancelled while waiting; `Some(None)`: the user declined.
-    async fn ask(&mut self, request: &InputRequest) -> Option<Option<String>> {
+    pub(super) async fn ask(&mut self, request: &InputRequest) -> Option<Option<String>> {
         self.emit(EventData::InputRequested(request.clone()));
         let cancel = self.cancel.clone();
         let answer = tokio::select! {
@@ -317,6 +173,7 @@ impl Run<'_> {
         self.emit(EventData::InputAnswered {
             id: request.id.clone(),
             value: answer.clone(),
+            form: None,
         });
         Some(answer)
     }

@@ -26,6 +26,7 @@ mod compact;
 pub mod context;
 mod conversation;
 mod delegate;
+mod elicit;
 pub mod limits;
 mod log;
 mod plan;

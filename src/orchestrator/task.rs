@@ -18,6 +18,7 @@ use super::recorded::{ProblemSink, Recorded};
 use super::switch::{Lists, Providers};
 use crate::event::{Event, EventData, Grant, InputRequest};
 use crate::recorder::Recorder;
+use crate::tools::AskReply;
 
 /// What the UI asks of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +47,14 @@ pub enum Op {
         id: String,
         /// The answer.
         value: Option<String>,
+    },
+    /// The answer to a form (`input_requested` of kind `form`): the content, a decline or
+    /// a cancel.
+    Fill {
+        /// The question id from the request.
+        id: String,
+        /// The answer.
+        answer: AskReply,
     },
     /// Cancel the running request (DESIGN §4 rule 7).
     Cancel,
@@ -168,6 +177,7 @@ async fn serve(
         replies: replies_rx,
         approvals: HashMap::new(),
         inputs: HashMap::new(),
+        forms: HashMap::new(),
         revoked: Vec::new(),
     };
     let mut queue = VecDeque::new();
@@ -201,6 +211,7 @@ async fn serve(
                     Op::Approve { .. }
                     | Op::DecideBatch { .. }
                     | Op::Answer { .. }
+                    | Op::Fill { .. }
                     | Op::Cancel
                     | Op::CancelCall(_),
                 ) => {
@@ -260,6 +271,9 @@ async fn serve(
                         Some(Op::Answer { id, value }) => {
                             let _ = replies_tx.send(Reply::Input(id, value));
                         }
+                        Some(Op::Fill { id, answer }) => {
+                            let _ = replies_tx.send(Reply::Form(id, answer));
+                        }
                         Some(Op::Cancel) => cancel.cancel(),
                         Some(Op::CancelCall(id)) => {
                             calls.cancel(&id);
@@ -291,6 +305,7 @@ enum Work {
 enum Reply {
     Approval(String, ApprovalAnswer),
     Input(String, Option<String>),
+    Form(String, AskReply),
     Revoke(Grant),
 }
 
@@ -300,6 +315,7 @@ struct ChannelApprover {
     replies: UnboundedReceiver<Reply>,
     approvals: HashMap<String, ApprovalAnswer>,
     inputs: HashMap<String, Option<String>>,
+    forms: HashMap<String, AskReply>,
     revoked: Vec<Grant>,
 }
 
@@ -322,6 +338,9 @@ impl ChannelApprover {
             }
             Reply::Input(id, value) => {
                 self.inputs.insert(id, value);
+            }
+            Reply::Form(id, answer) => {
+                self.forms.insert(id, answer);
             }
             Reply::Revoke(grant) => self.revoked.push(grant),
         }
@@ -371,6 +390,18 @@ impl Approver for ChannelApprover {
                 }
             }
             self.inputs.remove(&request.id).flatten()
+        }
+        .boxed()
+    }
+
+    fn fill<'a>(&'a mut self, request: &'a InputRequest) -> BoxFuture<'a, AskReply> {
+        async move {
+            while !self.forms.contains_key(&request.id) {
+                if !self.receive().await {
+                    return AskReply::Cancel;
+                }
+            }
+            self.forms.remove(&request.id).unwrap_or(AskReply::Cancel)
         }
         .boxed()
     }

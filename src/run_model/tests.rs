@@ -177,6 +177,7 @@ fn approvals_questions_and_grants_open_and_close() {
         description: None,
         value_type: None,
         depth: None,
+        form: None,
     };
     m.apply(&ev("r", EventData::InputRequested(question)));
     assert_eq!(m.open_questions().len(), 1);
@@ -512,6 +513,7 @@ fn the_activity_is_read_from_the_calls_and_dialogs_of_the_run() {
             description: None,
             value_type: None,
             depth: None,
+            form: None,
         }),
     ));
     assert_eq!(m.activity(), Activity::AwaitingInput);
@@ -524,6 +526,7 @@ fn the_activity_is_read_from_the_calls_and_dialogs_of_the_run() {
         EventData::InputAnswered {
             id: "q".into(),
             value: Some("x".into()),
+            form: None,
         },
     ));
     assert_eq!(m.activity(), Activity::RunningTool);
@@ -616,4 +619,36 @@ fn progress_output_and_arguments_are_the_calls_and_deltas_change_no_call() {
     assert_eq!(m.revision(), before, "streamed text moves no call");
     m.apply(&at(11, result("s", ToolStatus::Ok)));
     assert_ne!(m.revision(), before);
+}
+
+#[test]
+fn a_servers_form_is_an_open_question_until_its_whole_answer() {
+    let mut m = RunModel::new();
+    m.apply(&ev("r", started(10)));
+    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    let form = InputRequest {
+        id: "a/form1".into(),
+        kind: InputKind::Form,
+        frame: "a/elicitation-1".into(),
+        tool: "MCP server fixture".into(),
+        prompt: "MCP server fixture asks: Who are you?".into(),
+        parameter: None,
+        description: None,
+        value_type: None,
+        depth: None,
+        form: Some(crate::form::FormSpec::parse(&schema, &[]).unwrap()),
+    };
+    m.apply(&ev("r", EventData::InputRequested(form)));
+    assert_eq!(m.open_questions().len(), 1);
+    assert_eq!(m.activity(), Activity::AwaitingInput);
+    m.apply(&ev(
+        "r",
+        EventData::InputAnswered {
+            id: "a/form1".into(),
+            value: None,
+            form: Some(crate::tools::AskReply::Decline),
+        },
+    ));
+    assert!(m.open_questions().is_empty());
+    assert_eq!(m.question("a/form1").map(|q| q.kind), Some(InputKind::Form));
 }

@@ -64,7 +64,13 @@ impl ToolContext {
     }
 
     /// Asks the user to fill in a form for the call running; `Cancel` when nobody listens.
-    pub async fn ask(&self, from: &str, message: &str, schema: Value) -> AskReply {
+    pub async fn ask(
+        &self,
+        from: &str,
+        message: &str,
+        schema: Value,
+        order: Vec<String>,
+    ) -> AskReply {
         let Some(sink) = &self.progress else {
             return AskReply::Cancel;
         };
@@ -74,6 +80,7 @@ impl ToolContext {
             from: from.to_string(),
             message: message.to_string(),
             schema,
+            order,
             reply,
         };
         if sink.send(Progress::Ask(ask)).is_err() {
@@ -174,12 +181,17 @@ pub struct Ask {
     pub message: String,
     /// The JSON Schema of the answer: an object of plain fields.
     pub schema: Value,
+    /// Its field names in the order the server sent them (`schema` is a map that sorts
+    /// them).
+    pub order: Vec<String>,
     /// Where the answer goes.
     pub reply: tokio::sync::oneshot::Sender<AskReply>,
 }
 
-/// The user's answer to an [`Ask`].
-#[derive(Debug, Clone, PartialEq)]
+/// The user's answer to an [`Ask`]: `{"action": "accept", "content": {…}}`, `{"action":
+/// "decline"}` or `{"action": "cancel"}` in event files, as MCP says it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "action", content = "content", rename_all = "snake_case")]
 pub enum AskReply {
     /// Filled in.
     Accept(serde_json::Map<String, Value>),

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::commands::{CallRecord, ToolInfo};
 use super::layout::{self, Focus};
-use super::overlay::{ApprovalDialog, OverlayStack, QuestionDialog};
+use super::overlay::{ApprovalDialog, FormDialog, OverlayStack, QuestionDialog};
 use super::theme::Theme;
 use super::views::approval::Pending;
 use super::views::chat::{ChatState, NoticeKind};
@@ -14,7 +14,7 @@ use super::views::stack::StackState;
 use super::views::status::Activity;
 use super::views::timeline::TimelineState;
 use crate::conversation::Role;
-use crate::event::{Event, EventData};
+use crate::event::{Event, EventData, InputKind};
 use crate::history::PromptLog;
 use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::task::Op;
@@ -346,6 +346,12 @@ impl App {
         }
         match &event.data {
             EventData::RunStarted { .. } => self.busy = true,
+            EventData::InputRequested(request) if request.kind == InputKind::Form => {
+                let request = request.clone();
+                self.overlays
+                    .upsert(FormDialog::new, |dialog| _ = dialog.push(request));
+                self.overlays.prune();
+            }
             EventData::InputRequested(request) => {
                 let request = request.clone();
                 self.overlays
@@ -359,6 +365,8 @@ impl App {
             EventData::InputAnswered { id, .. } => {
                 self.overlays
                     .update(|dialog: &mut QuestionDialog| dialog.remove(id));
+                self.overlays
+                    .update(|dialog: &mut FormDialog| dialog.remove(id));
             }
             EventData::ApprovalRequested {
                 id,

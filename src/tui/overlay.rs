@@ -29,6 +29,7 @@ use crate::orchestrator::approval::ApprovalAnswer;
 
 mod approval;
 mod detail;
+mod form;
 mod grants;
 mod help;
 mod picker;
@@ -38,6 +39,7 @@ mod tests;
 
 pub use approval::ApprovalDialog;
 pub use detail::Zoomed;
+pub use form::FormDialog;
 pub use question::QuestionDialog;
 
 /// Key hints for the status line: (key, what it does).
@@ -126,6 +128,13 @@ pub enum Effect {
         id: String,
         /// The answer.
         value: Option<String>,
+    },
+    /// The answer to a form: its content, a decline or a cancel.
+    Fill {
+        /// The question's id.
+        id: String,
+        /// The answer.
+        answer: crate::tools::AskReply,
     },
     /// Run a slash command typed where an answer was expected.
     Command(String),

@@ -133,3 +133,39 @@ pub fn hostile() -> PathBuf {
     );
     path
 }
+
+/// The environment variable `.ci/run` sets to the everything server's executable.
+pub const EVERYTHING_SERVER_ENV: &str = "TACO_MCP_EVERYTHING_SERVER";
+
+/// The published everything server (`@modelcontextprotocol/server-everything`, its forms)
+/// for a test that needs it: `$TACO_MCP_EVERYTHING_SERVER`, or where `.ci/run` installs it.
+/// Under CI (`CI` or the variable set) a missing server fails the test; elsewhere the test is
+/// skipped with a note (`None`).
+pub fn require_everything_server() -> Option<PathBuf> {
+    let configured = std::env::var(EVERYTHING_SERVER_ENV)
+        .ok()
+        .filter(|v| !v.is_empty());
+    let expected = configured.clone().map(PathBuf::from).or_else(|| {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+        Some(PathBuf::from(home).join(".cache/taco-ci/mcp/node_modules/.bin/mcp-server-everything"))
+    });
+    if let Some(path) = expected.as_ref().filter(|p| p.is_file()) {
+        return Some(path.clone());
+    }
+    let under_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    let shown = expected.map_or_else(
+        || "$HOME/.cache/taco-ci/mcp".into(),
+        |p| p.display().to_string(),
+    );
+    assert!(
+        configured.is_none() && !under_ci,
+        "the MCP everything server (@modelcontextprotocol/server-everything) is missing at \
+         {shown}: `.ci/run` installs it with npm; run it, or point {EVERYTHING_SERVER_ENV} at \
+         mcp-server-everything"
+    );
+    eprintln!(
+        "note: skipped: the MCP everything server is not installed at {shown} \
+         (`.ci/run` installs it; CI fails without it)"
+    );
+    None
+}

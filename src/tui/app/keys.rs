@@ -104,6 +104,7 @@ impl App {
                 .map(|(id, answer)| Command::Op(Op::Approve { id, answer }))
                 .collect(),
             Effect::Answer { id, value } => vec![Command::Op(Op::Answer { id, value })],
+            Effect::Fill { id, answer } => vec![Command::Op(Op::Fill { id, answer })],
             Effect::Command(line) => self.run_command(&line, now),
             Effect::Focus(focus) => {
                 self.focus_on(focus);

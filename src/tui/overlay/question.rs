@@ -152,7 +152,7 @@ impl Overlay for QuestionDialog {
         Some(match q.kind {
             InputKind::Parameter => format!("{} needs a value", q.tool),
             InputKind::DepthLimit => "the tool stack reached its depth limit".to_string(),
-            InputKind::Submit => format!("send the form to {}?", q.tool),
+            InputKind::Submit | InputKind::Form => format!("send the form to {}?", q.tool),
         })
     }
 

@@ -64,6 +64,7 @@ fn parameter(id: &str) -> InputRequest {
         description: Some("Where to write, relative to the workspace.".into()),
         value_type: Some("string".into()),
         depth: None,
+        form: None,
     }
 }
 
@@ -79,6 +80,7 @@ fn depth_limit(id: &str) -> InputRequest {
         description: None,
         value_type: None,
         depth: Some(2),
+        form: None,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod chat;
 pub mod composer;
 #[cfg(test)]
 pub(crate) mod fed;
+pub mod form;
 pub mod gate;
 pub mod grants;
 pub mod help;

@@ -139,9 +139,12 @@ impl ChatState {
             // The question shows in its own dialog; the answer goes to the tool.
             EventData::InputRequested(_) => {}
             EventData::WorkflowAbandoned(abandoned) => self.abandoned(abandoned, ts),
-            EventData::InputAnswered { id, value } => {
+            EventData::InputAnswered { id, value, form } => {
                 if let Some(request) = run.question(id) {
-                    self.answered(request, run, value.as_deref());
+                    match form {
+                        Some(answer) => self.form_answered(request, run, answer),
+                        None => self.answered(request, run, value.as_deref()),
+                    }
                 }
             }
             // The answer already arrived with its `llm_call`.

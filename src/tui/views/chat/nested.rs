@@ -77,9 +77,43 @@ impl ChatState {
             }
             (InputKind::DepthLimit, Some(_)) => ("↻", format!("{limit}: 20 levels more")),
             (InputKind::DepthLimit, None) => ("⊘", format!("{limit}: the nested work stops")),
-            (InputKind::Submit, Some(_)) => ("✎", "the form was sent".to_string()),
-            (InputKind::Submit, None) => ("⊘", "the form was not sent".to_string()),
+            (InputKind::Submit | InputKind::Form, Some(_)) => {
+                ("✎", "the form was sent".to_string())
+            }
+            (InputKind::Submit | InputKind::Form, None) => {
+                ("⊘", "the form was not sent".to_string())
+            }
         };
+        self.nested_answer(request, run, mark, text);
+    }
+
+    /// A form closed: what the server got (how many fields, or declined, or cancelled).
+    pub(super) fn form_answered(
+        &mut self,
+        request: &InputRequest,
+        run: &RunModel,
+        answer: &crate::tools::AskReply,
+    ) {
+        let (mark, text) = match answer {
+            crate::tools::AskReply::Accept(content) => {
+                let n = content.len();
+                let fields = if n == 1 { "field" } else { "fields" };
+                ("✎", format!("form sent to {}: {n} {fields}", request.tool))
+            }
+            crate::tools::AskReply::Decline => ("⊘", format!("form declined: {}", request.tool)),
+            crate::tools::AskReply::Cancel => ("⊘", format!("form cancelled: {}", request.tool)),
+        };
+        self.nested_answer(request, run, mark, text);
+    }
+
+    /// One dim line under the call that asked.
+    fn nested_answer(
+        &mut self,
+        request: &InputRequest,
+        run: &RunModel,
+        mark: &'static str,
+        text: String,
+    ) {
         // The question's frame hangs under the call that needs the answer.
         let call = (run.parent(&request.frame))
             .and_then(|parent| self.run.tools.get(parent))

@@ -281,6 +281,7 @@ fn ask(ts: u64, id: &str, kind: InputKind, frame: &str) -> Event {
             description: None,
             value_type: None,
             depth: (kind == InputKind::DepthLimit).then_some(20),
+            form: None,
         }),
     )
 }
@@ -291,6 +292,7 @@ fn answered(ts: u64, id: &str, value: Option<&str>) -> Event {
         EventData::InputAnswered {
             id: id.into(),
             value: value.map(Into::into),
+            form: None,
         },
     )
 }

@@ -26,7 +26,7 @@ impl InputState {
         let body = match q.request.kind {
             InputKind::Parameter => prompt_lines(&q.request, inner, &theme).len() + 1,
             InputKind::DepthLimit => prompt_lines(&q.request, inner, &theme).len() + stack.max(1),
-            InputKind::Submit => prompt_lines(&q.request, inner, &theme).len(),
+            InputKind::Submit | InputKind::Form => prompt_lines(&q.request, inner, &theme).len(),
         };
         let (note, hints) = footer_hints(q, Gate::Open);
         let footer = keyline::rows_needed(&hints, &note, inner);
@@ -62,7 +62,9 @@ impl InputState {
                 Some(depth) => format!(" tool stack depth limit · depth {depth} "),
                 None => " tool stack depth limit ".to_string(),
             },
-            InputKind::Submit => format!(" send a form · {} ", one_line(&q.request.tool)),
+            InputKind::Submit | InputKind::Form => {
+                format!(" send a form · {} ", one_line(&q.request.tool))
+            }
         };
         let (width, inside) = (area.width - 2, area.height - 2);
         let mut lines = prompt_lines(&q.request, width, theme);
@@ -71,7 +73,7 @@ impl InputState {
             + match q.request.kind {
                 InputKind::Parameter => 1,
                 InputKind::DepthLimit => stack.len().max(1),
-                InputKind::Submit => 0,
+                InputKind::Submit | InputKind::Form => 0,
             };
         let max_footer = keyline::footer_room(inside, wanted);
         let footer = footer_lines(q, theme, width, max_footer, gate);
@@ -92,7 +94,9 @@ impl InputState {
                 lines.into_iter().skip(skip).collect()
             }
             // What would be sent, in full, from its first line.
-            InputKind::Submit => lines.into_iter().take(usize::from(body)).collect(),
+            InputKind::Submit | InputKind::Form => {
+                lines.into_iter().take(usize::from(body)).collect()
+            }
             InputKind::DepthLimit => {
                 let prompt = lines.len().min(usize::from(body));
                 let room = usize::from(body) - prompt;
@@ -230,8 +234,8 @@ fn footer_hints(q: &Question, gate: Gate) -> (String, Vec<KeyHint>) {
         let what = match (q.request.kind, yes) {
             (InputKind::DepthLimit, true) => "continue for another 20 levels",
             (InputKind::DepthLimit, false) => "stop the nested work",
-            (InputKind::Submit, true) => "send these answers",
-            (InputKind::Submit, false) => "decline the form",
+            (InputKind::Submit | InputKind::Form, true) => "send these answers",
+            (InputKind::Submit | InputKind::Form, false) => "decline the form",
             (InputKind::Parameter, true) => "back to the question",
             (InputKind::Parameter, false) => "abandon the task",
         };
@@ -261,7 +265,9 @@ fn footer_hints(q: &Question, gate: Gate) -> (String, Vec<KeyHint>) {
             hint("n", "stop"),
             hint("↑↓", "scroll").or(""),
         ],
-        InputKind::Submit => vec![hint("y", "send").or("send"), hint("n", "decline")],
+        InputKind::Submit | InputKind::Form => {
+            vec![hint("y", "send").or("send"), hint("n", "decline")]
+        }
     };
     (note, hints)
 }

@@ -16,6 +16,7 @@ fn parameter(id: &str) -> InputRequest {
         description: Some("The file to write, relative to the workspace.".into()),
         value_type: Some("string".into()),
         depth: None,
+        form: None,
     }
 }
 
@@ -30,6 +31,7 @@ fn depth_limit(id: &str) -> InputRequest {
         description: None,
         value_type: None,
         depth: Some(20),
+        form: None,
     }
 }
 

@@ -73,6 +73,7 @@ fn question() -> InputRequest {
         description: Some("Where to write.".into()),
         value_type: Some("string".into()),
         depth: None,
+        form: None,
     }
 }
 
@@ -98,6 +99,7 @@ fn nested() -> Fed<TimelineState> {
         EventData::InputAnswered {
             id: "q1".into(),
             value: Some("a.md".into()),
+            form: None,
         },
         call("orphan", Some("gone"), "shell"),
     ];

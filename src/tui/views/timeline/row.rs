@@ -163,6 +163,10 @@ impl Row {
                         None => "depth limit: continue?".to_string(),
                     },
                     (InputKind::Submit, _) => "send the form?".to_string(),
+                    (InputKind::Form, _) => match &request.form {
+                        Some(form) => format!("a form of {} fields", form.fields.len()),
+                        None => "a form".to_string(),
+                    },
                     _ => format!("asks: {}", request.prompt),
                 };
                 ("?", Tone::Warn, titled(&request.tool, &asks))
@@ -175,9 +179,20 @@ impl Row {
                     one_line(&abandoned.tool)
                 ),
             ),
-            EventData::InputAnswered { value, .. } => match value {
-                Some(value) => ("✎", Tone::Text, titled("answered", value)),
-                None => ("⊘", Tone::Warn, "declined".to_string()),
+            EventData::InputAnswered { value, form, .. } => match (value, form) {
+                (_, Some(crate::tools::AskReply::Accept(content))) => (
+                    "✎",
+                    Tone::Text,
+                    format!("form sent: {} fields", content.len()),
+                ),
+                (_, Some(crate::tools::AskReply::Decline)) => {
+                    ("⊘", Tone::Warn, "form declined".to_string())
+                }
+                (_, Some(crate::tools::AskReply::Cancel)) => {
+                    ("⊘", Tone::Warn, "form cancelled".to_string())
+                }
+                (Some(value), None) => ("✎", Tone::Text, titled("answered", value)),
+                (None, None) => ("⊘", Tone::Warn, "declined".to_string()),
             },
             EventData::RunStarted {
                 prompt,

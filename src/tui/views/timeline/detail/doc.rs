@@ -186,11 +186,17 @@ fn describe(doc: &mut Doc, shown: &Shown, origin: u64, conversation: &[Message])
         }
         EventData::ToolResult { .. } => tool_result(doc, &event.data),
         EventData::InputRequested(request) => question(doc, request),
-        EventData::InputAnswered { id, value } => {
+        EventData::InputAnswered { id, value, form } => {
             doc.field("question", id);
-            match value {
-                Some(value) => doc.field("answer", value),
-                None => doc.text(
+            match (value, form) {
+                (_, Some(crate::tools::AskReply::Accept(content))) => {
+                    doc.field("form", "sent");
+                    doc.json(&Value::Object(content.clone()));
+                }
+                (_, Some(crate::tools::AskReply::Decline)) => doc.text(Tone::Warn, "form declined"),
+                (_, Some(crate::tools::AskReply::Cancel)) => doc.text(Tone::Warn, "form cancelled"),
+                (Some(value), None) => doc.field("answer", value),
+                (None, None) => doc.text(
                     Tone::Warn,
                     "declined: the workflow was abandoned or stopped",
                 ),
@@ -240,6 +246,7 @@ fn question(doc: &mut Doc, request: &InputRequest) {
         InputKind::Parameter => "missing parameter",
         InputKind::DepthLimit => "depth limit",
         InputKind::Submit => "send a form",
+        InputKind::Form => "a server's form",
     };
     doc.field("kind", kind);
     doc.field("id", &request.id);

@@ -1,0 +1,76 @@
+//! End to end (issue 28.2): the real binary in tmux opens the fixture's rich form, shows every
+//! field with its defaults, refuses an out-of-range number with its reason, and sends the
+//! form once filled; the server's echo reaches the model. Needs tmux (CI installs it).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use crate::support;
+
+use serde_json::Value;
+use support::TestServer;
+use support::cli::{text_turn, tool_turn};
+
+#[test]
+fn the_rich_form_is_filled_in_the_real_binary_and_reaches_the_server() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(TestServer::start(vec![
+            tool_turn("f1", "mcp__fixture__ask", r#"{"form": "rich"}"#),
+            text_turn(&["thanks"]),
+        ]));
+    let dir = home.path().join("config/taco");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = format!(
+        "provider = \"local\"\n\n[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n\n[providers.local.options]\nmax_attempts = 1\n\n[mcp.servers.fixture]\ncommand = {:?}\npolicy = \"allow\"\n",
+        server.url(),
+        support::mcp::fixture().display().to_string()
+    );
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+    let tmux = support::tmux::launch_taco(home.path(), work.path(), "", "", (120, 60));
+    tmux.wait_for("Welcome to taco");
+    tmux.wait_for_mcp("mcp__fixture__ask");
+    tmux.text("fill it in");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for_ready("Tell us about you.");
+    assert!(
+        screen.contains("1 of 13") && screen.contains("default 42") && screen.contains("Superman"),
+        "{screen}"
+    );
+    // The fields come sorted from this server (see tests/mcp_forms.rs): agree is first.
+    // Tab to count (4th), an out-of-range value, then to the buttons and Accept: refused.
+    tmux.keys(&["Tab", "Tab", "Tab", "C-u"]);
+    tmux.text("500");
+    tmux.keys(&["BTab", "BTab", "BTab", "BTab", "a", "Enter"]);
+    let screen = tmux.wait_for("must be 1 to 100");
+    assert!(
+        screen.contains("required"),
+        "the empty name says so too:\n{screen}"
+    );
+    assert!(server.requests().len() == 1, "nothing sent yet");
+    // Fix both: count back to 7, the name (9th field) typed; Tab on to the buttons, Accept.
+    tmux.keys(&["C-u"]);
+    tmux.text("7");
+    for _ in 0..5 {
+        tmux.keys(&["Tab"]);
+    }
+    tmux.text("Ann");
+    for _ in 0..5 {
+        tmux.keys(&["Tab"]);
+    }
+    tmux.keys(&["a", "Enter"]);
+    tmux.wait_for("thanks");
+    let requests = server.requests();
+    let body: Value = requests[1].json();
+    let told = (body["messages"].as_array().unwrap().iter())
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_string();
+    assert!(told.contains("accepted"), "{told}");
+    assert!(
+        told.contains(r#"\"name\":\"Ann\""#) && told.contains(r#"\"count\":7"#),
+        "{told}"
+    );
+}
