@@ -18,14 +18,16 @@ use crate::tools::{Tool, ToolSettings, ToolSource};
 mod client;
 pub mod config;
 mod log_gate;
+mod login;
 pub mod names;
+pub mod oauth;
 pub mod result;
 mod server;
 mod stderr;
 pub mod tool;
 
 pub use config::{McpConfig, ServerSpec};
-use server::{StderrTail, connect, kill_group};
+use server::{ConnectError, StderrTail, connect, kill_group};
 
 pub use tool::McpTool;
 
@@ -38,6 +40,10 @@ pub enum Status {
     Ready,
     /// It failed to start or stopped; the text says why and what to do.
     Failed(String),
+    /// It needs an OAuth login (`/mcp login NAME`); the text says so.
+    NeedsLogin(String),
+    /// A login waits for the browser: the URL to open.
+    Authorizing(String),
     /// taco stopped it.
     Stopped,
 }
@@ -89,6 +95,8 @@ struct Slot {
 /// Every configured server and its tools.
 pub struct McpHub {
     slots: Mutex<Vec<Slot>>,
+    /// What its servers were started with (a server is started again after a login).
+    context: StartContext,
     stop: CancellationToken,
     pids: Mutex<Vec<u32>>,
     /// Woken whenever a server's status changes.
@@ -125,6 +133,7 @@ impl McpHub {
                     })
                     .collect(),
             ),
+            context: context.clone(),
             stop: CancellationToken::new(),
             pids: Mutex::default(),
             changed: Notify::new(),
@@ -240,12 +249,17 @@ impl McpHub {
                     lock(&self.pids).push(pid);
                 }
                 let tools = self.list(index, &spec, connection.service.peer(), &routes).await?;
-                Ok::<_, String>((connection, tools))
+                Ok::<_, ConnectError>((connection, tools))
             }) => started,
         };
         let (connection, tools) = match started {
             Ok(Ok(started)) => started,
-            Ok(Err(why)) => {
+            Ok(Err(ConnectError::NeedsLogin(how))) => {
+                let status = Status::NeedsLogin(needs_login(&spec, &how));
+                self.set(index, status, Vec::new(), &context);
+                return;
+            }
+            Ok(Err(ConnectError::Failed(why))) => {
                 let status = Status::Failed(failure(&spec, &why, &stderr));
                 self.set(index, status, Vec::new(), &context);
                 return;
@@ -372,13 +386,18 @@ pub fn describe_servers(servers: &[ServerView]) -> String {
             Status::Starting => "starting".to_string(),
             Status::Ready => format!("ready, {} tools", server.tools.len()),
             Status::Failed(_) => "failed".to_string(),
+            Status::NeedsLogin(_) => "needs a login".to_string(),
+            Status::Authorizing(_) => "logging in: waiting for the browser".to_string(),
             Status::Stopped => "stopped".to_string(),
         };
         let _ = writeln!(out, "- **{}** ({}): {state}", server.name, server.transport);
-        if let Status::Failed(why) = &server.status {
+        if let Status::Failed(why) | Status::NeedsLogin(why) = &server.status {
             for line in why.lines() {
                 let _ = writeln!(out, "    {line}");
             }
+        }
+        if let Status::Authorizing(url) = &server.status {
+            let _ = writeln!(out, "    open this URL in a browser to log in:\n    {url}");
         }
         for tool in &server.tools {
             let _ = writeln!(
@@ -389,6 +408,15 @@ pub fn describe_servers(servers: &[ServerView]) -> String {
         }
     }
     out
+}
+
+/// What a server that needs a login says: which, where, and how to log in.
+fn needs_login(spec: &ServerSpec, how: &str) -> String {
+    format!(
+        "MCP server {} ({}): {how}. Its tools are not offered until then.",
+        spec.name,
+        spec.describe()
+    )
 }
 
 /// What went wrong, with the command and its last stderr lines, and what to do.

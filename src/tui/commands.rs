@@ -104,6 +104,8 @@ pub enum SlashCommand {
     Status,
     /// `/mcp`.
     Mcp,
+    /// `/mcp login NAME`: log in to a server with OAuth (an empty name: asks for one).
+    McpLogin(String),
     /// `/cancel`.
     Cancel,
     /// `/clear`.
@@ -136,7 +138,11 @@ pub fn parse(text: &str) -> SlashCommand {
         "/revoke" => SlashCommand::Revoke(rest.trim().to_string()),
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
-        "/mcp" => SlashCommand::Mcp,
+        "/mcp" => match rest.trim().split_once(char::is_whitespace) {
+            Some(("login", name)) => SlashCommand::McpLogin(name.trim().to_string()),
+            None if rest.trim() == "login" => SlashCommand::McpLogin(String::new()),
+            _ => SlashCommand::Mcp,
+        },
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
         "/compact" => SlashCommand::Compact,
@@ -413,6 +419,12 @@ mod tests {
         assert_eq!(parse("/tool  shell "), SlashCommand::Tool("shell".into()));
         assert_eq!(parse("/quit"), SlashCommand::Quit);
         assert_eq!(parse("/nope x"), SlashCommand::Unknown("/nope".into()));
+        assert_eq!(parse("/mcp"), SlashCommand::Mcp);
+        assert_eq!(
+            parse("/mcp login  web "),
+            SlashCommand::McpLogin("web".into())
+        );
+        assert_eq!(parse("/mcp login"), SlashCommand::McpLogin(String::new()));
     }
 
     #[test]

@@ -80,7 +80,8 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
         mcp.settled().await;
         let reporter = tokio::spawn(async move {
             while let Some(notice) = notices.recv().await {
-                if let Status::Failed(message) = notice.status {
+                // A server that needs a login is said and skipped: exec never waits for one.
+                if let Status::Failed(message) | Status::NeedsLogin(message) = notice.status {
                     crate::say!("taco: {message}");
                 }
             }

@@ -130,14 +130,29 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     let outside = engine.outside();
     let reporter = tokio::spawn(async move {
         while let Some(notice) = notices.recv().await {
-            let (Status::Failed(message), Some(events)) = (notice.status, outside.upgrade()) else {
+            let Some(events) = outside.upgrade() else {
                 continue;
             };
-            let data = EventData::Error {
-                kind: "mcp".to_string(),
-                message,
+            let messages = match notice.status {
+                Status::Failed(message) | Status::NeedsLogin(message) => vec![message],
+                // The URL alone in its own message, so selecting it and `y` copy just it.
+                Status::Authorizing(url) => vec![
+                    format!(
+                        "MCP server {}: to log in, open the URL below in a browser (select it, y copies it; /mcp shows it again). taco waits {} minutes for the browser to come back.",
+                        notice.server,
+                        crate::mcp::oauth::LOGIN_WAIT.as_secs() / 60
+                    ),
+                    url,
+                ],
+                Status::Starting | Status::Ready | Status::Stopped => continue,
             };
-            let _ = events.send(Event::now(&Arc::from(""), data));
+            for message in messages {
+                let data = EventData::Error {
+                    kind: "mcp".to_string(),
+                    message,
+                };
+                let _ = events.send(Event::now(&Arc::from(""), data));
+            }
         }
     });
     let mut notes = opened.notes;
