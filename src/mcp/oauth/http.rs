@@ -3,6 +3,7 @@
 //! origin (and none where the SDK asks for none). A hostile authorization server that hangs,
 //! or answers with an endless body, costs one bounded wait and a clear error.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -41,11 +42,16 @@ pub enum OAuthHttpError {
     },
 }
 
+/// The last failure of a [`BoundedClient`], in words: the SDK keeps only "Request failed"
+/// of a failed token request, so the login asks here what happened.
+pub type LastFailure = Arc<Mutex<Option<String>>>;
+
 /// The bounded client.
 pub struct BoundedClient {
     follow: reqwest::Client,
     stop: reqwest::Client,
     timeout: Duration,
+    last: LastFailure,
 }
 
 impl BoundedClient {
@@ -63,8 +69,19 @@ impl BoundedClient {
             follow: build(super::super::server::same_origin_redirects())?,
             stop: build(reqwest::redirect::Policy::none())?,
             timeout,
+            last: LastFailure::default(),
         })
     }
+
+    /// Where its last failure is kept.
+    pub fn last_failure(&self) -> LastFailure {
+        Arc::clone(&self.last)
+    }
+}
+
+/// Takes the last failure kept in `last`.
+pub fn take_failure(last: &LastFailure) -> Option<String> {
+    last.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 /// `url` without its query and fragment, for messages.
@@ -89,9 +106,18 @@ impl OAuthHttpClient for BoundedClient {
                 OAuthHttpRedirectPolicy::Stop => &self.stop,
                 _ => &self.follow,
             };
-            let failed = |e: reqwest::Error| OAuthHttpError::Failed {
-                url: url.clone(),
-                why: super::super::server::plain(&e),
+            let failed = |e: reqwest::Error| {
+                if e.is_timeout() {
+                    OAuthHttpError::TimedOut {
+                        url: url.clone(),
+                        secs: bound.as_secs().max(1),
+                    }
+                } else {
+                    OAuthHttpError::Failed {
+                        url: url.clone(),
+                        why: super::super::server::plain(&e),
+                    }
+                }
             };
             let read = async {
                 let response = client.execute(request).await.map_err(failed)?;
@@ -115,14 +141,16 @@ impl OAuthHttpClient for BoundedClient {
                     why: e.to_string(),
                 })
             };
-            match tokio::time::timeout(bound, read).await {
-                Ok(Ok(response)) => Ok(response),
-                Ok(Err(e)) => Err(Box::new(e) as OAuthHttpClientError),
-                Err(_) => Err(Box::new(OAuthHttpError::TimedOut {
+            let error = match tokio::time::timeout(bound, read).await {
+                Ok(Ok(response)) => return Ok(response),
+                Ok(Err(e)) => e,
+                Err(_) => OAuthHttpError::TimedOut {
                     url: url.clone(),
                     secs: bound.as_secs().max(1),
-                }) as OAuthHttpClientError),
-            }
+                },
+            };
+            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(error.to_string());
+            Err(Box::new(error) as OAuthHttpClientError)
         })
     }
 }

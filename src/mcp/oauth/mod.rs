@@ -111,15 +111,31 @@ pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
 
 /// The OAuth manager of `spec`'s server at `url`: every request bounded by its startup time,
 /// its tokens in its file.
-async fn manager(spec: &ServerSpec, url: &str) -> Result<AuthorizationManager, String> {
+async fn manager(
+    spec: &ServerSpec,
+    url: &str,
+) -> Result<(AuthorizationManager, http::LastFailure), String> {
     let client = http::BoundedClient::new(spec.startup_timeout)?;
+    let last = client.last_failure();
     let mut manager = AuthorizationManager::new_with_oauth_http_client(url, Arc::new(client))
         .await
         .map_err(|e| chain(&e))?;
     if let Some(path) = &spec.oauth.tokens {
         manager.set_credential_store(FileStore::new(path, url));
     }
-    Ok(manager)
+    Ok((manager, last))
+}
+
+/// An SDK error in words, with what the HTTP client saw when the SDK kept only "Request
+/// failed".
+fn explained(error: &AuthError, last: &http::LastFailure) -> String {
+    let mut text = chain(error);
+    if let Some(failure) = http::take_failure(last)
+        && !text.contains(&failure)
+    {
+        text.push_str(&format!(" ({failure})"));
+    }
+    text
 }
 
 /// How `spec`'s server at `url` is reached: with its saved tokens when there are some, else
@@ -144,14 +160,14 @@ pub async fn access(
             Access::Plain
         });
     }
-    let mut manager = manager(spec, url).await?;
+    let (mut manager, last) = manager(spec, url).await?;
     match manager.initialize_from_store().await {
         Ok(true) => Ok(Access::Authorized(AuthClient::new(client, manager))),
         // The authorization server changed: its old tokens were dropped.
         Ok(false) => Ok(Access::NeedsLogin(login_hint(spec))),
         Err(e) => Err(format!(
             "its saved OAuth login could not be used: {}",
-            chain(&e)
+            explained(&e, &last)
         )),
     }
 }
@@ -185,7 +201,7 @@ pub async fn login(
     }
     let path = spec.oauth.tokens.clone().ok_or(LoginError::NoStateDir)?;
     let listener = callback::Listener::bind().await?;
-    let manager = manager(spec, url).await.map_err(LoginError::Start)?;
+    let (manager, last) = manager(spec, url).await.map_err(LoginError::Start)?;
     let mut request = AuthorizationRequest::new(listener.redirect_uri()).with_client_name("taco");
     if let Some(id) = &spec.oauth.client_id {
         request = request.with_preregistered_client(id);
@@ -197,11 +213,11 @@ pub async fn login(
     state
         .start_authorization(request)
         .await
-        .map_err(|e| LoginError::Start(chain(&e)))?;
+        .map_err(|e| LoginError::Start(explained(&e, &last)))?;
     let address = state
         .get_authorization_url()
         .await
-        .map_err(|e| LoginError::Start(chain(&e)))?;
+        .map_err(|e| LoginError::Start(explained(&e, &last)))?;
     let csrf = state_of(&address)
         .ok_or_else(|| LoginError::Start("the authorization URL carries no state".to_string()))?;
     show(&address);
@@ -209,7 +225,7 @@ pub async fn login(
     state
         .handle_callback_with_issuer(&callback.code, &csrf, callback.issuer.as_deref())
         .await
-        .map_err(|e| LoginError::Token(token_error(&e)))?;
+        .map_err(|e| LoginError::Token(explained(&e, &last)))?;
     Ok(path)
 }
 
@@ -219,11 +235,6 @@ fn state_of(address: &str) -> Option<String> {
     url.query_pairs()
         .find(|(key, _)| key == "state")
         .map(|(_, value)| value.into_owned())
-}
-
-/// A token exchange's failure in words: the SDK's own words name the request only.
-fn token_error(error: &AuthError) -> String {
-    chain(error)
 }
 
 /// Removes the saved tokens of `spec`'s server; whether there were any.
