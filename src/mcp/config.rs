@@ -359,6 +359,47 @@ mod tests {
     }
 
     #[test]
+    fn oauth_settings_belong_to_a_url_server_without_another_credential() {
+        let specs = parse(
+            "[servers.a]\nurl = \"https://h/mcp\"\nauth = \"oauth\"\nclient_id = \"c1\"\nscopes = [\"mcp\"]\n[servers.b]\nurl = \"https://h/mcp\"\n[servers.c]\nurl = \"https://h/mcp\"\nbearer_token_env = \"T\"\n[servers.d]\ncommand = \"x\"",
+        )
+        .unwrap();
+        let a = &specs[0].oauth;
+        assert!(a.required && !a.off);
+        assert_eq!(
+            (a.client_id.as_deref(), a.scopes.as_slice()),
+            (Some("c1"), &["mcp".to_string()][..])
+        );
+        let b = &specs[1].oauth;
+        assert!(
+            !b.required && !b.off,
+            "a url server may turn out to need a login"
+        );
+        assert!(specs[2].oauth.off && specs[3].oauth.off);
+        for (text, says) in [
+            (
+                "[servers.a]\ncommand = \"x\"\nauth = \"oauth\"",
+                "apply to a url server",
+            ),
+            (
+                "[servers.a]\nurl = \"https://h\"\nauth = \"oauth\"\nbearer_token_env = \"T\"",
+                "pick one",
+            ),
+            (
+                "[servers.a]\nurl = \"https://h\"\nscopes = [\"s\"]\nheaders = { Authorization = \"x\" }",
+                "pick one",
+            ),
+            (
+                "[servers.a]\nurl = \"https://h\"\nauth = \"basic\"",
+                "unknown variant",
+            ),
+        ] {
+            let error = parse(text).unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
+        }
+    }
+
+    #[test]
     fn only_named_variables_come_from_the_environment() {
         let env = |name: &str| (name == "SET").then(|| "v".to_string());
         assert_eq!(expand("${SET}", &env).unwrap(), "v");
