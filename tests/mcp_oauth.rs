@@ -406,3 +406,90 @@ async fn the_hub_logs_in_shows_the_url_and_starts_the_server_again() {
     assert_eq!(mode & 0o777, 0o600);
     hub.shutdown();
 }
+
+/// The TUI, end to end in tmux (with `set-clipboard on`, so a copy lands in a paste buffer):
+/// the server's need for a login is said in the chat, `/mcp login guarded` shows the URL as a
+/// message of its own, Alt-↑ and `y` copy exactly the URL, the browser (the test) comes back,
+/// the server starts again with its tools; the token is in no file taco writes but its own.
+#[test]
+fn the_tui_shows_a_copyable_url_and_the_server_comes_back_after_the_login() {
+    use support::tmux::Tmux;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let auth = runtime.block_on(AuthServer::start());
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let config = write_config(home.path(), &auth, "");
+    let taco = env!("CARGO_BIN_EXE_taco");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let command = format!(
+        "while [ ! -e '{home}/go' ]; do sleep 0.05; done; cd '{work}' && env -i PATH='{path}' HOME='{home}' XDG_CONFIG_HOME='{home}/config' XDG_STATE_HOME='{home}/state' TACO_LOG=debug TERM=xterm-256color '{taco}' -p demo -c '{config}'; echo EXITED; sleep 60",
+        work = work.path().display(),
+        home = home.path().display(),
+        config = config.display(),
+    );
+    let tmux = Tmux::start(&command, 160, 45);
+    assert!(
+        tmux.run(&["set", "-g", "set-clipboard", "on"])
+            .status
+            .success()
+    );
+    std::fs::write(home.path().join("go"), "").unwrap();
+    tmux.wait_for("OAuth login: run");
+    tmux.text("/mcp login guarded");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("MCP server guarded: to log in");
+    tmux.keys(&["M-Up"]);
+    tmux.keys(&["y"]);
+    tmux.wait_for("copied");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let url = loop {
+        let out = tmux.run(&["show-buffer"]);
+        if out.status.success() && !out.stdout.is_empty() {
+            break String::from_utf8_lossy(&out.stdout).into_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing copied:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        url.starts_with(&format!("{}/authorize?", auth.origin)),
+        "the copy is the URL alone: {url:?}"
+    );
+    assert_eq!(runtime.block_on(play_browser(&url)), 200);
+    tmux.wait_for_mcp("mcp__guarded__whoami");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
+
+    let state = home.path().join("state/taco");
+    let tokens = state.join("mcp-oauth/guarded.json");
+    let mode = std::fs::metadata(&tokens).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let (access, refresh) = {
+        let s = auth.state.lock().unwrap();
+        (s.issued[0].clone(), s.issued_refresh[0].clone())
+    };
+    assert!(std::fs::read_to_string(&tokens).unwrap().contains(&access));
+    let log = std::fs::read_to_string(state.join("taco.log")).unwrap();
+    assert!(
+        log.contains("mcp oauth login done"),
+        "the log is the one taco wrote"
+    );
+    let mut written = vec![("taco.log", log)];
+    for file in support::cli::session_files(home.path()) {
+        written.push(("session", std::fs::read_to_string(file).unwrap()));
+    }
+    for (what, text) in &written {
+        assert!(
+            !text.contains(&access) && !text.contains(&refresh),
+            "a token in the {what}"
+        );
+        assert!(
+            !text.contains("code-"),
+            "an authorization code in the {what}"
+        );
+    }
+}
