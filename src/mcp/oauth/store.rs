@@ -7,6 +7,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
@@ -30,6 +31,9 @@ struct Saved {
 pub struct FileStore {
     path: PathBuf,
     url: String,
+    /// What was last read or written: the SDK loads the credentials before every request,
+    /// and the file is read once per process.
+    kept: Arc<Mutex<Option<StoredCredentials>>>,
 }
 
 impl FileStore {
@@ -38,7 +42,12 @@ impl FileStore {
         Self {
             path: path.to_path_buf(),
             url: url.to_string(),
+            kept: Arc::default(),
         }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Option<StoredCredentials>> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn split(&self) -> Result<(&Path, &str), AuthError> {
@@ -133,14 +142,22 @@ fn learn(credentials: &StoredCredentials) {
 #[async_trait]
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.read()
+        if let Some(kept) = self.kept().clone() {
+            return Ok(Some(kept));
+        }
+        let read = self.read()?;
+        self.kept().clone_from(&read);
+        Ok(read)
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        self.write(credentials)
+        self.write(credentials.clone())?;
+        *self.kept() = Some(credentials);
+        Ok(())
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
+        *self.kept() = None;
         self.remove().map(drop)
     }
 }
