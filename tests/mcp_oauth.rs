@@ -100,7 +100,7 @@ async fn end_login(
 /// A full login by the command line; the token file's text.
 async fn login(home: &Path, work: &Path, config: &Path) -> String {
     let (child, url, out) = start_login(home, work, config).await;
-    assert_eq!(play_browser(&url).await, 200);
+    assert_eq!(play_browser(&url).await, 200, "{url}");
     let (code, rest, err) = end_login(child, out).await;
     assert_eq!(code, 0, "stdout: {rest}\nstderr: {err}");
     std::fs::read_to_string(token_file(home)).unwrap()
@@ -218,6 +218,23 @@ async fn login_discovers_registers_and_the_tools_are_listed_and_called_with_the_
             "a token in the {what}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_configured_client_id_is_used_without_registering() {
+    let auth = AuthServer::start().await;
+    auth.state.lock().unwrap().preset = Some("preset-client".into());
+    let (home, work) = setup();
+    let config = write_config(
+        home.path(),
+        &auth,
+        "auth = \"oauth\"\nclient_id = \"preset-client\"\nscopes = [\"mcp\"]",
+    );
+    let saved = login(home.path(), work.path(), &config).await;
+    assert!(saved.contains("preset-client"), "{saved}");
+    let state = auth.state.lock().unwrap();
+    assert!(state.clients.is_empty(), "no dynamic registration");
+    assert_eq!(state.grants, ["authorization_code"]);
 }
 
 #[tokio::test]
