@@ -359,6 +359,7 @@ async fn the_hub_logs_in_shows_the_url_and_starts_the_server_again() {
             workdir: work.path().to_path_buf(),
             settings: Arc::new(ToolSettings::default()),
             notices: Some(sender),
+            max_tools: 100,
         },
     );
     tokio::time::timeout(Duration::from_secs(10), hub.settled())

@@ -1,6 +1,7 @@
 //! `/mcp login NAME` in the TUI: the hub logs in to one of its servers in the background
 //! (`oauth::login`), shows the browser URL as the server's status (the chat says it, `/mcp`
-//! lists it), tries to open a browser, and starts the server again once the tokens are saved.
+//! lists it), tries to open a browser, and has its supervisor start the server again once the
+//! tokens are saved.
 
 use std::sync::Arc;
 
@@ -38,7 +39,9 @@ impl McpHub {
                 "A login to MCP server {name} is waiting for the browser already (/mcp shows its URL)."
             )),
             Status::Ready => Err(format!("MCP server {name} is ready; it needs no login.")),
-            Status::Failed(_) | Status::NeedsLogin(_) | Status::Stopped => Ok(index),
+            Status::Failed(_) | Status::NeedsLogin(_) | Status::Withdrawn(_) | Status::Stopped => {
+                Ok(index)
+            }
         }
     }
 
@@ -72,8 +75,10 @@ impl McpHub {
             match outcome {
                 Ok(_) => {
                     tracing::info!(server = spec.name, "mcp oauth login done");
-                    hub.set(index, Status::Starting, Vec::new(), &context);
-                    Arc::clone(&hub).serve(index, spec, context).await;
+                    // Its supervisor waits for this: the server starts with its new tokens.
+                    if let Err(why) = hub.restart(&spec.name) {
+                        tracing::warn!(server = spec.name, why, "mcp restart after login");
+                    }
                 }
                 Err(e) => {
                     let why = format!(

@@ -56,7 +56,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo::new(
         "/mcp",
         "",
-        "MCP servers: state, transport, tools, last error",
+        "MCP servers, tools, last error; /mcp restart NAME",
     ),
     CommandInfo::new(
         "/status",
@@ -106,6 +106,8 @@ pub enum SlashCommand {
     Mcp,
     /// `/mcp login NAME`: log in to a server with OAuth (an empty name: asks for one).
     McpLogin(String),
+    /// `/mcp restart NAME`: start that server again.
+    McpRestart(String),
     /// `/cancel`.
     Cancel,
     /// `/clear`.
@@ -141,6 +143,8 @@ pub fn parse(text: &str) -> SlashCommand {
         "/mcp" => match rest.trim().split_once(char::is_whitespace) {
             Some(("login", name)) => SlashCommand::McpLogin(name.trim().to_string()),
             None if rest.trim() == "login" => SlashCommand::McpLogin(String::new()),
+            Some(("restart", name)) => SlashCommand::McpRestart(name.trim().to_string()),
+            None if rest.trim() == "restart" => SlashCommand::McpRestart(String::new()),
             _ => SlashCommand::Mcp,
         },
         "/cancel" => SlashCommand::Cancel,
@@ -425,6 +429,14 @@ mod tests {
             SlashCommand::McpLogin("web".into())
         );
         assert_eq!(parse("/mcp login"), SlashCommand::McpLogin(String::new()));
+        assert_eq!(
+            parse("/mcp restart  github "),
+            SlashCommand::McpRestart("github".into())
+        );
+        assert_eq!(
+            parse("/mcp restart"),
+            SlashCommand::McpRestart(String::new())
+        );
     }
 
     #[test]

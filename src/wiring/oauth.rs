@@ -74,6 +74,7 @@ pub fn mcp_login(start: &Start, name: &str) -> i32 {
                         ..ToolSettings::default()
                     }),
                     notices: None,
+                    max_tools: setup.max_tools,
                 },
             );
             hub.settled().await;

@@ -133,18 +133,18 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
             let Some(events) = outside.upgrade() else {
                 continue;
             };
-            let messages = match notice.status {
-                Status::Failed(message) | Status::NeedsLogin(message) => vec![message],
+            let messages = match (&notice.status, notice.status.report()) {
                 // The URL alone in its own message, so selecting it and `y` copy just it.
-                Status::Authorizing(url) => vec![
+                (Status::Authorizing(url), _) => vec![
                     format!(
                         "MCP server {}: to log in, open the URL below in a browser (select it, y copies it; /mcp shows it again). taco waits {} minutes for the browser to come back.",
                         notice.server,
                         crate::mcp::oauth::LOGIN_WAIT.as_secs() / 60
                     ),
-                    url,
+                    url.clone(),
                 ],
-                Status::Starting | Status::Ready | Status::Stopped => continue,
+                (_, Some(message)) => vec![message.to_string()],
+                (_, None) => continue,
             };
             for message in messages {
                 let data = EventData::Error {
