@@ -38,6 +38,12 @@ pub fn init_in(dir: &Path) -> Result<Option<WorkerGuard>, String> {
     // The worker's queue is bounded and drops lines when full: logging never blocks a run.
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = EnvFilter::try_from_env("TACO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    // The SDK's OAuth code prints an authorization code and token responses at debug: never
+    // in the log, whatever TACO_LOG asks (issue 28.7).
+    let filter = match "rmcp::transport::auth=info".parse() {
+        Ok(quiet) => filter.add_directive(quiet),
+        Err(_) => filter,
+    };
     let set = tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)

@@ -71,6 +71,17 @@ enum McpCommand {
     /// Start each configured server, list its state and tools, stop it (exit 0 even when a
     /// server failed; the failure is shown).
     List,
+    /// Log in to a server with OAuth: prints the URL to open in a browser, waits for the
+    /// browser to come back (at most 5 minutes), saves the tokens, lists the server's tools.
+    Login {
+        /// The server's name in the config.
+        name: String,
+    },
+    /// Remove a server's saved OAuth tokens.
+    Logout {
+        /// The server's name in the config.
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -134,6 +145,12 @@ fn main() -> ExitCode {
         Some(Command::Mcp {
             command: McpCommand::List,
         }) => wiring::mcp_list(&start),
+        Some(Command::Mcp {
+            command: McpCommand::Login { name },
+        }) => wiring::mcp_login(&start, &name),
+        Some(Command::Mcp {
+            command: McpCommand::Logout { name },
+        }) => wiring::mcp_logout(&start, &name),
         None => wiring::tui(&start, launched),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))

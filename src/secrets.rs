@@ -8,6 +8,8 @@
 use std::borrow::Cow;
 use std::ffi::OsStr;
 
+use std::sync::{Arc, PoisonError, RwLock};
+
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
 
@@ -102,6 +104,34 @@ pub struct Secrets {
     /// Longest first, so a key that contains another is replaced whole.
     values: Vec<String>,
     matcher: Option<AhoCorasick>,
+    /// Values learned later, redacted too (see [`Learned`]).
+    learned: Option<Arc<Learned>>,
+}
+
+/// Values learned while taco runs (an MCP server's OAuth tokens, issue 28.7): every
+/// [`Secrets`] that follows them redacts each from the moment it is learned.
+#[derive(Default)]
+pub struct Learned(RwLock<Arc<Secrets>>);
+
+impl Learned {
+    /// Adds `value` (a value shorter than a key is ignored: it would garble text).
+    pub fn learn(&self, value: &str) {
+        let value = value.trim();
+        if value.len() < MIN_KEY_LEN {
+            return;
+        }
+        let mut now = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if now.values.iter().any(|v| v == value) {
+            return;
+        }
+        let mut values = now.values.clone();
+        values.push(value.to_string());
+        *now = Arc::new(Secrets::new(values));
+    }
+
+    fn now(&self) -> Arc<Secrets> {
+        Arc::clone(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 impl std::fmt::Debug for Secrets {
@@ -159,16 +189,39 @@ impl Secrets {
                 .build(&values)
                 .ok()
         };
-        Self { values, matcher }
+        Self {
+            values,
+            matcher,
+            learned: None,
+        }
+    }
+
+    /// These secrets, and those `learned` learns from now on.
+    pub fn following(mut self, learned: Arc<Learned>) -> Self {
+        self.learned = Some(learned);
+        self
     }
 
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
+            && (self.learned.as_ref()).is_none_or(|learned| learned.now().values.is_empty())
     }
 
     /// `text` with every known value replaced by its [`mask`].
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let own = self.redact_own(text);
+        let Some(learned) = &self.learned else {
+            return own;
+        };
+        let later = match learned.now().redact_own(&own) {
+            Cow::Owned(clean) => Some(clean),
+            Cow::Borrowed(_) => None,
+        };
+        later.map_or(own, Cow::Owned)
+    }
+
+    fn redact_own<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let Some(matcher) = &self.matcher else {
             return Cow::Borrowed(text);
         };
@@ -221,6 +274,18 @@ impl Secrets {
     /// key written with JSON escapes inside a string is caught too, since every key we know
     /// is plain ASCII without quotes or backslashes in practice.
     pub fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let own = self.redact_own_bytes(bytes);
+        let Some(learned) = &self.learned else {
+            return own;
+        };
+        let later = match learned.now().redact_own_bytes(&own) {
+            Cow::Owned(clean) => Some(clean),
+            Cow::Borrowed(_) => None,
+        };
+        later.map_or(own, Cow::Owned)
+    }
+
+    fn redact_own_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
         let Some(matcher) = &self.matcher else {
             return Cow::Borrowed(bytes);
         };
@@ -382,6 +447,32 @@ mod tests {
         let line = format!("{{\"a\":\"{key}\"}}\n");
         let clean = secrets.redact_bytes(line.as_bytes());
         assert_eq!(&*clean, b"{\"a\":\"sk-\xE2\x80\xA6***\"}\n");
+    }
+
+    #[test]
+    fn values_learned_later_are_redacted_by_the_secrets_that_follow_them() {
+        let learned = Arc::new(Learned::default());
+        let secrets =
+            Secrets::new(["sk-known-0123456789".to_string()]).following(Arc::clone(&learned));
+        let alone = Secrets::new(["sk-known-0123456789".to_string()]);
+        let token = "oauth-access-token-abcdef0123456789";
+        assert_eq!(secrets.redact(token), token, "not learned yet");
+        learned.learn(token);
+        learned.learn("short");
+        assert_eq!(
+            secrets.redact(&format!("t={token} k=sk-known-0123456789 s=short")),
+            "t=oau…*** k=sk-…*** s=short"
+        );
+        assert_eq!(
+            &*secrets.redact_bytes(token.as_bytes()),
+            "oau…***".as_bytes()
+        );
+        assert_eq!(
+            alone.redact(token),
+            token,
+            "only the secrets that follow it"
+        );
+        assert!(!Secrets::default().following(learned).is_empty());
     }
 
     #[test]

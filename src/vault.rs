@@ -15,12 +15,14 @@
 //! `${NAME}` expansion and bearer tokens.
 
 use std::ffi::{OsStr, OsString};
-use std::sync::{Once, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock, Once, PoisonError, RwLock};
 
-use crate::secrets::{self, Secrets};
+use crate::secrets::{self, Learned, Secrets};
 
 /// What was withheld, in the order the environment had it.
 static STORE: RwLock<Vec<Withheld>> = RwLock::new(Vec::new());
+/// Secrets learned while taco runs (OAuth tokens); every [`secrets`] follows them.
+static LEARNED: LazyLock<Arc<Learned>> = LazyLock::new(Arc::default);
 /// Making taco non-dumpable, once.
 static NO_DUMPS: Once = Once::new();
 
@@ -140,7 +142,13 @@ pub fn secrets(key_vars: &[String]) -> Secrets {
             .map(|w| w.name.to_string_lossy().into_owned()),
     );
     let kept = store.iter().map(|w| (w.name.clone(), w.value.clone()));
-    Secrets::from_env(kept.chain(std::env::vars_os()), &keys)
+    Secrets::from_env(kept.chain(std::env::vars_os()), &keys).following(Arc::clone(&LEARNED))
+}
+
+/// Makes `value` (an OAuth token an MCP server's login got) a secret from now on: every
+/// [`secrets`] redacts it wherever text leaves taco.
+pub fn learn(value: &str) {
+    LEARNED.learn(value);
 }
 
 /// The proxy settings of taco's own HTTP clients when a proxy variable was withheld (its URL

@@ -15,9 +15,11 @@ use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 mod headless;
+mod oauth;
 mod screen;
 
 pub use headless::{ExecRequest, exec};
+pub use oauth::{mcp_login, mcp_logout};
 pub use screen::{trace, tui};
 
 /// What every command that runs the agent starts from: the command line's choices.

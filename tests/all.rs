@@ -40,6 +40,7 @@ mod mcp;
 mod mcp_fixture;
 mod mcp_forms;
 mod mcp_hostile;
+mod mcp_oauth;
 mod mcp_progress_e2e;
 mod mcp_restart;
 mod models_list;

@@ -74,6 +74,14 @@ pub struct ServerEntry {
     pub headers: BTreeMap<String, String>,
     /// Environment variable holding a bearer token for `url`.
     pub bearer_token_env: Option<String>,
+    /// `"oauth"`: log in with OAuth (`taco mcp login NAME`); by default a `url` server that
+    /// answers 401 with an OAuth challenge is treated so too.
+    pub auth: Option<AuthMode>,
+    /// A client id registered with the server's authorization server (default: taco
+    /// registers itself dynamically).
+    pub client_id: Option<String>,
+    /// OAuth scopes to ask for (default: what the server's metadata names).
+    pub scopes: Option<Vec<String>>,
     /// `false` keeps the server configured but not started.
     #[serde(default = "yes")]
     pub enabled: bool,
@@ -105,6 +113,29 @@ pub struct ServerEntry {
 
 fn yes() -> bool {
     true
+}
+
+/// `auth` of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// OAuth 2.1 authorization code with PKCE (`crate::mcp::oauth`).
+    Oauth,
+}
+
+/// How a `url` server is logged in to with OAuth.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OAuthSpec {
+    /// `auth = "oauth"`: OAuth from the start, without waiting for a 401.
+    pub required: bool,
+    /// Off: a bearer token or an `Authorization` header is configured.
+    pub off: bool,
+    /// A pre-registered client id.
+    pub client_id: Option<String>,
+    /// Scopes to ask for (empty: the server's choice).
+    pub scopes: Vec<String>,
+    /// The file its tokens are kept in (`None`: there is no state dir).
+    pub tokens: Option<PathBuf>,
 }
 
 /// How to reach a server.
@@ -159,6 +190,8 @@ pub struct ServerSpec {
     pub restart: Restart,
     /// Restarts at most.
     pub max_restarts: u32,
+    /// OAuth for a `url` server.
+    pub oauth: OAuthSpec,
 }
 
 impl ServerSpec {
@@ -238,6 +271,7 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
                 "{at} sandbox = true applies to servers taco starts (command), not to a url"
             ));
         }
+        let oauth = oauth_spec(name, entry, &at)?;
         let secs = |value: Option<u64>, default: Duration| {
             value.map_or(default, |s| Duration::from_secs(s.clamp(1, 86_400)))
         };
@@ -254,9 +288,36 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
             sandbox: entry.sandbox,
             restart: entry.restart,
             max_restarts: entry.max_restarts.unwrap_or(DEFAULT_MAX_RESTARTS).min(100),
+            oauth,
         });
     }
     Ok(specs)
+}
+
+/// The OAuth settings of `entry`, checked: they belong to a `url` server that has no other
+/// credentials.
+fn oauth_spec(name: &str, entry: &ServerEntry, at: &str) -> Result<OAuthSpec, String> {
+    let required = entry.auth == Some(AuthMode::Oauth);
+    let named = required || entry.client_id.is_some() || entry.scopes.is_some();
+    if named && entry.url.is_none() {
+        return Err(format!(
+            "{at} auth, client_id and scopes apply to a url server, not to a command"
+        ));
+    }
+    let bearer = entry.bearer_token_env.is_some()
+        || (entry.headers.keys()).any(|k| k.eq_ignore_ascii_case("authorization"));
+    if named && bearer {
+        return Err(format!(
+            "{at} has both OAuth settings and a bearer token (bearer_token_env or an Authorization header): pick one"
+        ));
+    }
+    Ok(OAuthSpec {
+        required,
+        off: bearer || entry.url.is_none(),
+        client_id: entry.client_id.clone(),
+        scopes: entry.scopes.clone().unwrap_or_default(),
+        tokens: crate::mcp::oauth::token_file(name),
+    })
 }
 
 /// The variable a configured value `${NAME}` names, if it is one.
@@ -330,6 +391,47 @@ mod tests {
             (
                 "[servers.a]\ncommand = \"x\"\nargs = [\"--token\", \"${GH_TOKEN}\"]",
                 "pass it in env = { GH_TOKEN = \"${GH_TOKEN}\" }",
+            ),
+        ] {
+            let error = parse(text).unwrap_err();
+            assert!(error.contains(says), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn oauth_settings_belong_to_a_url_server_without_another_credential() {
+        let specs = parse(
+            "[servers.a]\nurl = \"https://h/mcp\"\nauth = \"oauth\"\nclient_id = \"c1\"\nscopes = [\"mcp\"]\n[servers.b]\nurl = \"https://h/mcp\"\n[servers.c]\nurl = \"https://h/mcp\"\nbearer_token_env = \"T\"\n[servers.d]\ncommand = \"x\"",
+        )
+        .unwrap();
+        let a = &specs[0].oauth;
+        assert!(a.required && !a.off);
+        assert_eq!(
+            (a.client_id.as_deref(), a.scopes.as_slice()),
+            (Some("c1"), &["mcp".to_string()][..])
+        );
+        let b = &specs[1].oauth;
+        assert!(
+            !b.required && !b.off,
+            "a url server may turn out to need a login"
+        );
+        assert!(specs[2].oauth.off && specs[3].oauth.off);
+        for (text, says) in [
+            (
+                "[servers.a]\ncommand = \"x\"\nauth = \"oauth\"",
+                "apply to a url server",
+            ),
+            (
+                "[servers.a]\nurl = \"https://h\"\nauth = \"oauth\"\nbearer_token_env = \"T\"",
+                "pick one",
+            ),
+            (
+                "[servers.a]\nurl = \"https://h\"\nscopes = [\"s\"]\nheaders = { Authorization = \"x\" }",
+                "pick one",
+            ),
+            (
+                "[servers.a]\nurl = \"https://h\"\nauth = \"basic\"",
+                "unknown variant",
             ),
         ] {
             let error = parse(text).unwrap_err();

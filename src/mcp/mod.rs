@@ -17,7 +17,9 @@ mod client;
 pub mod config;
 pub mod listing;
 mod log_gate;
+mod login;
 pub mod names;
+pub mod oauth;
 pub mod result;
 mod serve;
 mod server;
@@ -38,6 +40,10 @@ pub enum Status {
     Ready,
     /// It failed to start or stopped; the text says why and what to do.
     Failed(String),
+    /// It needs an OAuth login (`/mcp login NAME`); the text says so.
+    NeedsLogin(String),
+    /// A login waits for the browser: the URL to open.
+    Authorizing(String),
     /// It passed a bound (endless pages, a stalled listing…): stopped and its tools
     /// withdrawn; the text says what it did. Not restarted on its own.
     Withdrawn(String),
@@ -49,7 +55,7 @@ impl Status {
     /// What the user is told when a server reaches this state, if anything.
     pub fn report(&self) -> Option<&str> {
         match self {
-            Self::Failed(why) | Self::Withdrawn(why) => Some(why),
+            Self::Failed(why) | Self::Withdrawn(why) | Self::NeedsLogin(why) => Some(why),
             _ => None,
         }
     }
@@ -112,6 +118,8 @@ struct Slot {
 /// Every configured server and its tools.
 pub struct McpHub {
     slots: Mutex<Vec<Slot>>,
+    /// What its servers were started with (a server is started again after a login).
+    context: StartContext,
     stop: CancellationToken,
     pids: Mutex<Vec<u32>>,
     /// Woken whenever a server's status changes.
@@ -155,6 +163,7 @@ impl McpHub {
                     })
                     .collect(),
             ),
+            context: context.clone(),
             stop: CancellationToken::new(),
             pids: Mutex::default(),
             changed: Notify::new(),
@@ -335,6 +344,8 @@ pub fn describe_servers(servers: &[ServerView]) -> String {
                 server.tools.len()
             ),
             Status::Failed(_) => "failed".to_string(),
+            Status::NeedsLogin(_) => "needs a login".to_string(),
+            Status::Authorizing(_) => "logging in: waiting for the browser".to_string(),
             Status::Withdrawn(_) => "withdrawn (it passed a bound)".to_string(),
             Status::Stopped => "stopped".to_string(),
         };
@@ -353,6 +364,9 @@ pub fn describe_servers(servers: &[ServerView]) -> String {
                 let _ = writeln!(out, "    last error: {first}");
             }
             (None, None) => {}
+        }
+        if let Status::Authorizing(url) = &server.status {
+            let _ = writeln!(out, "    open this URL in a browser to log in:\n    {url}");
         }
         for tool in server.tools.iter().take(SHOWN_TOOLS) {
             let _ = write!(

@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use super::client::{self, ProgressRoutes};
 use super::config::{Restart, ServerSpec};
 use super::listing::{self, Bounds, ListError};
-use super::server::{self, StderrTail, connect, kill_group};
+use super::server::{self, ConnectError, StderrTail, connect, kill_group};
 use super::{McpHub, McpTool, StartContext, Status, lock, names};
 use crate::tools::Tool;
 
@@ -35,6 +35,8 @@ enum Ended {
     Withdrawn(String),
     /// It failed to start or stopped; `ready` when it had served its tools.
     Failed { why: String, ready: bool },
+    /// It needs an OAuth login (`oauth`); how to log in. Waits for `/mcp login NAME`.
+    NeedsLogin(String),
 }
 
 /// The wait before restart `n` (1-based): 1 s, 2 s, 4 s … 30 s at most.
@@ -81,6 +83,11 @@ impl McpHub {
                     self.record_error(index, &why);
                     let text = failure(&spec, &why, &stderr, None);
                     self.set(index, Status::Withdrawn(text), Vec::new(), &context);
+                    Some(None)
+                }
+                Ended::NeedsLogin(how) => {
+                    let text = needs_login(&spec, &how);
+                    self.set(index, Status::NeedsLogin(text), Vec::new(), &context);
                     Some(None)
                 }
                 Ended::Failed { why, ready } => {
@@ -154,6 +161,7 @@ impl McpHub {
         // `${NAME}` and bearer tokens come from the store secrets were moved to.
         let env = |name: &str| crate::vault::var(name);
         let mut pid = None;
+        let mut login = None;
         // The handshake and the first listing share the startup time; a listing that
         // runs out of it is a bound passed, said as such.
         let deadline = tokio::time::Instant::now() + spec.startup_timeout;
@@ -172,7 +180,13 @@ impl McpHub {
                         spec.startup_timeout.as_secs()
                     ))
                 })?
-                .map_err(ListError::Failed)?;
+                .map_err(|e| match e {
+                    ConnectError::Failed(why) => ListError::Failed(why),
+                    ConnectError::NeedsLogin(how) => {
+                        login = Some(how.clone());
+                        ListError::Failed(how)
+                    }
+                })?;
                 if let Some(id) = connection.pid {
                     lock(&self.pids).push(id);
                     pid = Some(id);
@@ -189,6 +203,9 @@ impl McpHub {
             Err(error) => {
                 kill_group(pid);
                 self.forget(pid);
+                if let Some(how) = login {
+                    return Ended::NeedsLogin(how);
+                }
                 return match error {
                     ListError::Passed(did) => Ended::Withdrawn(did),
                     ListError::Failed(why) => Ended::Failed { why, ready: false },
@@ -296,6 +313,15 @@ async fn sleep_or_forever(delay: Option<Duration>) {
 
 /// What went wrong, with the command and its last stderr lines, and what happens next:
 /// a restart (`next`: in how long, which one of how many) or what to do.
+/// What a server that needs a login says: which, where, and how to log in.
+fn needs_login(spec: &ServerSpec, how: &str) -> String {
+    format!(
+        "MCP server {} ({}): {how}. Its tools are not offered until then.",
+        spec.name,
+        spec.describe()
+    )
+}
+
 fn failure(
     spec: &ServerSpec,
     why: &str,

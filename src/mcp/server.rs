@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::client::Handler;
 use super::config::{ServerSpec, Transport, expand};
+use super::oauth::Access;
 use crate::tools::ToolSettings;
 
 /// Lines of a server's stderr kept for the report when it fails.
@@ -76,6 +77,21 @@ fn confine(
         .map_err(|e| e.to_string())
 }
 
+/// Why a server could not be reached.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// It failed; the text says why, for the user.
+    Failed(String),
+    /// It needs an OAuth login first (`oauth`); the text says how.
+    NeedsLogin(String),
+}
+
+impl From<String> for ConnectError {
+    fn from(why: String) -> Self {
+        Self::Failed(why)
+    }
+}
+
 /// Connects to `spec`'s server. `Err` says what went wrong in words for the user.
 pub async fn connect(
     spec: &ServerSpec,
@@ -84,7 +100,7 @@ pub async fn connect(
     settings: &ToolSettings,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
     stderr: &StderrTail,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     match &spec.transport {
         Transport::Stdio {
             command,
@@ -123,7 +139,7 @@ pub async fn connect(
             })?;
             let pid = child.id();
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-                return Err(format!("'{command}' started without pipes"));
+                return Err(format!("'{command}' started without pipes").into());
             };
             let mut reader = None;
             if let Some(pipe) = child.stderr.take() {
@@ -156,10 +172,9 @@ pub async fn connect(
                     if let Some(reader) = reader {
                         let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
                     }
-                    return Err(format!(
-                        "it did not complete the MCP handshake: {}",
-                        plain(&e)
-                    ));
+                    return Err(
+                        format!("it did not complete the MCP handshake: {}", plain(&e)).into(),
+                    );
                 }
             };
             Ok(Connection {
@@ -202,8 +217,24 @@ pub async fn connect(
                 .redirect(same_origin_redirects())
                 .build()
                 .map_err(|e| format!("no HTTP client: {e}"))?;
-            let transport = StreamableHttpClientTransport::with_client(client, config);
-            let service = handler.serve(transport).await.map_err(|e| {
+            // With the server's saved OAuth tokens when it has some (`oauth`).
+            let served = match super::oauth::access(spec, url, client.clone()).await? {
+                Access::Plain => {
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler.serve(transport).await
+                }
+                Access::Authorized(authorized) => {
+                    let transport = StreamableHttpClientTransport::with_client(authorized, config);
+                    handler.serve(transport).await
+                }
+                Access::NeedsLogin(how) => return Err(ConnectError::NeedsLogin(how)),
+            };
+            if let Err(e) = &served
+                && super::oauth::needs_login(spec, e.auth_challenge())
+            {
+                return Err(ConnectError::NeedsLogin(super::oauth::login_hint(spec)));
+            }
+            let service = served.map_err(|e| {
                 let mut why = plain(&e);
                 // The SDK keeps only reqwest's words; the policy's reason is lost on the way.
                 if why.contains("error following redirect") {
@@ -227,7 +258,7 @@ pub async fn connect(
 /// (an `X-Api-Key`) and its bearer token go with every request, and reqwest strips only the
 /// standard credential headers when a redirect leaves the origin: a server that sends taco
 /// elsewhere is refused instead (issue 28.1).
-fn same_origin_redirects() -> reqwest::redirect::Policy {
+pub(super) fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(reqwest::Url::origin);
         if first.is_some_and(|origin| origin != attempt.url().origin()) {
@@ -244,7 +275,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 }
 
 /// An SDK error without the transport's type names: the part after the last `error: `.
-fn plain(error: &dyn std::fmt::Display) -> String {
+pub(super) fn plain(error: &dyn std::fmt::Display) -> String {
     let text = error.to_string();
     let tail = text.rsplit("] error: ").next().unwrap_or(&text);
     tail.trim_start_matches("Client error: ").to_string()

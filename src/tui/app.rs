@@ -88,6 +88,8 @@ pub enum Command {
     /// Write this notification (the bell, OSC 9 or 777) to the terminal: something waits
     /// for a user who looks elsewhere.
     Notify(super::notify::Escapes),
+    /// Log in to this MCP server with OAuth (`/mcp login NAME`), in the background.
+    McpLogin(String),
 }
 
 /// The whole UI state.
@@ -151,6 +153,11 @@ pub struct App {
 }
 
 impl App {
+    /// The MCP servers, for the loop to act on (`Command::McpLogin`).
+    pub fn mcp_hub(&self) -> Option<std::sync::Arc<crate::mcp::McpHub>> {
+        self.info.mcp.clone()
+    }
+
     /// A fresh UI that greets the user and says which provider it talks to.
     pub fn new(info: AppInfo, now: Instant) -> Self {
         let mut chat = ChatState::new();

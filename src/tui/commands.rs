@@ -104,6 +104,8 @@ pub enum SlashCommand {
     Status,
     /// `/mcp`.
     Mcp,
+    /// `/mcp login NAME`: log in to a server with OAuth (an empty name: asks for one).
+    McpLogin(String),
     /// `/mcp restart NAME`: start that server again.
     McpRestart(String),
     /// `/cancel`.
@@ -139,6 +141,8 @@ pub fn parse(text: &str) -> SlashCommand {
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
         "/mcp" => match rest.trim().split_once(char::is_whitespace) {
+            Some(("login", name)) => SlashCommand::McpLogin(name.trim().to_string()),
+            None if rest.trim() == "login" => SlashCommand::McpLogin(String::new()),
             Some(("restart", name)) => SlashCommand::McpRestart(name.trim().to_string()),
             None if rest.trim() == "restart" => SlashCommand::McpRestart(String::new()),
             _ => SlashCommand::Mcp,
@@ -420,6 +424,11 @@ mod tests {
         assert_eq!(parse("/quit"), SlashCommand::Quit);
         assert_eq!(parse("/nope x"), SlashCommand::Unknown("/nope".into()));
         assert_eq!(parse("/mcp"), SlashCommand::Mcp);
+        assert_eq!(
+            parse("/mcp login  web "),
+            SlashCommand::McpLogin("web".into())
+        );
+        assert_eq!(parse("/mcp login"), SlashCommand::McpLogin(String::new()));
         assert_eq!(
             parse("/mcp restart  github "),
             SlashCommand::McpRestart("github".into())

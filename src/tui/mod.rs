@@ -320,6 +320,13 @@ where
                     }
                 }
                 Command::Resume(id) => resume = Some(id),
+                Command::McpLogin(name) => {
+                    if let Some(hub) = app.mcp_hub()
+                        && let Err(why) = hub.login(&name)
+                    {
+                        tracing::warn!(server = name, why, "mcp login not started");
+                    }
+                }
                 Command::LoadEarlier(earlier) => {
                     let path = earlier.path.clone();
                     let handle = tokio::task::spawn_blocking(move || {

@@ -79,6 +79,7 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
         mcp.settled().await;
         let reporter = tokio::spawn(async move {
             while let Some(notice) = notices.recv().await {
+                // A server that needs a login is said and skipped: exec never waits for one.
                 if let Some(message) = notice.status.report() {
                     crate::say!("taco: {message}");
                 }

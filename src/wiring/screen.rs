@@ -11,6 +11,7 @@ use crate::config;
 use crate::event::{Event, EventData};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
 use crate::history::PromptLog;
+use crate::mcp::Status;
 use crate::orchestrator::switch::Providers;
 use crate::orchestrator::{Orchestrator, task};
 use crate::session::{self, Entry, SessionKind};
@@ -129,14 +130,29 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     let outside = engine.outside();
     let reporter = tokio::spawn(async move {
         while let Some(notice) = notices.recv().await {
-            let (Some(message), Some(events)) = (notice.status.report(), outside.upgrade()) else {
+            let Some(events) = outside.upgrade() else {
                 continue;
             };
-            let data = EventData::Error {
-                kind: "mcp".to_string(),
-                message: message.to_string(),
+            let messages = match (&notice.status, notice.status.report()) {
+                // The URL alone in its own message, so selecting it and `y` copy just it.
+                (Status::Authorizing(url), _) => vec![
+                    format!(
+                        "MCP server {}: to log in, open the URL below in a browser (select it, y copies it; /mcp shows it again). taco waits {} minutes for the browser to come back.",
+                        notice.server,
+                        crate::mcp::oauth::LOGIN_WAIT.as_secs() / 60
+                    ),
+                    url.clone(),
+                ],
+                (_, Some(message)) => vec![message.to_string()],
+                (_, None) => continue,
             };
-            let _ = events.send(Event::now(&Arc::from(""), data));
+            for message in messages {
+                let data = EventData::Error {
+                    kind: "mcp".to_string(),
+                    message,
+                };
+                let _ = events.send(Event::now(&Arc::from(""), data));
+            }
         }
     });
     let mut notes = opened.notes;

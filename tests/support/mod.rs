@@ -10,6 +10,7 @@
 pub mod app;
 pub mod cli;
 pub mod mcp;
+pub mod oauth;
 pub mod sandboxed;
 pub mod scripted;
 pub mod tmux;

@@ -37,6 +37,33 @@ impl App {
         commands
     }
 
+    /// `/mcp login NAME`: checked here, started by the loop ([`Command::McpLogin`]); the URL
+    /// arrives in the chat as the server's status.
+    fn mcp_login(&mut self, name: &str) -> Vec<Command> {
+        let checked = match &self.info.mcp {
+            _ if name.is_empty() => {
+                Err("Which server? /mcp login NAME (/mcp lists them).".to_string())
+            }
+            Some(hub) => hub.can_login(name),
+            None => Err("No MCP servers are configured.".to_string()),
+        };
+        match checked {
+            Ok(()) => {
+                self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!(
+                        "Logging in to MCP server **{name}**: finding its authorization server…"
+                    ),
+                );
+                vec![Command::McpLogin(name.to_string())]
+            }
+            Err(why) => {
+                self.chat.push_notice(NoticeKind::Warn, why);
+                Vec::new()
+            }
+        }
+    }
+
     pub(super) fn run_command(&mut self, text: &str, now: Instant) -> Vec<Command> {
         match commands::parse(text) {
             SlashCommand::Help => self.open_help(),
@@ -55,6 +82,7 @@ impl App {
                 );
                 self.chat.push_notice(NoticeKind::Info, text);
             }
+            SlashCommand::McpLogin(name) => return self.mcp_login(&name),
             SlashCommand::McpRestart(name) => {
                 let asked = match (&self.info.mcp, name.is_empty()) {
                     (_, true) => {
