@@ -15,10 +15,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Tool, ToolSettings, ToolSource};
 
+pub mod catalog;
 mod client;
 pub mod config;
 mod log_gate;
+pub mod listing;
 pub mod names;
+pub mod prompt_args;
+pub mod prompts;
+pub mod resources;
 pub mod result;
 mod server;
 mod stderr;
@@ -93,6 +98,8 @@ pub struct McpHub {
     pids: Mutex<Vec<u32>>,
     /// Woken whenever a server's status changes.
     changed: Notify,
+    /// The ready servers' prompts and resources (`catalog.rs`).
+    catalog: catalog::Catalogs,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -128,6 +135,7 @@ impl McpHub {
             stop: CancellationToken::new(),
             pids: Mutex::default(),
             changed: Notify::new(),
+            catalog: catalog::Catalogs::default(),
         });
         for (index, spec) in specs.into_iter().enumerate() {
             tokio::spawn(Arc::clone(&hub).serve(index, spec, context.clone()));
@@ -229,6 +237,7 @@ impl McpHub {
         let handler = client::Handler::new(&spec.name);
         let changed = Arc::clone(&handler.list_changed);
         let routes = Arc::clone(&handler.routes);
+        let catalog_changed = Arc::clone(&handler.catalog);
         // `${NAME}` and bearer tokens come from the store secrets were moved to.
         let env = |name: &str| crate::vault::var(name);
         let started = tokio::select! {
@@ -264,6 +273,8 @@ impl McpHub {
                 return;
             }
         };
+        // Its prompts and resources are listed beside its tools, never holding them up.
+        self.watch_catalog(&spec, connection.service.peer(), catalog_changed);
         self.set(index, Status::Ready, tools, &context);
         let peer = connection.service.peer().clone();
         let pid = connection.pid;
