@@ -88,6 +88,9 @@ pub enum Command {
     /// Write this notification (the bell, OSC 9 or 777) to the terminal: something waits
     /// for a user who looks elsewhere.
     Notify(super::notify::Escapes),
+    /// Fetch this from the MCP servers ([`McpFetch::run`]), then give it to
+    /// [`App::on_mcp_fetched`].
+    Mcp(McpFetch),
 }
 
 /// The whole UI state.
@@ -148,6 +151,8 @@ pub struct App {
     /// The latest event's time (Unix ms) and when it arrived: the wall clock `/tools` ages
     /// grants by.
     wall: Option<(u64, Instant)>,
+    /// The MCP catalogs' generation the composer last took.
+    mcp_seen: Option<u64>,
 }
 
 impl App {
@@ -216,6 +221,7 @@ impl App {
             history_at: 0,
             replaying: false,
             wall: None,
+            mcp_seen: None,
         }
     }
 
@@ -470,9 +476,12 @@ mod earlier;
 mod grants;
 mod guard;
 mod keys;
+mod mcp;
 mod mouse;
 mod notice;
 mod query;
 mod render;
 mod slash;
 mod switch;
+
+pub use mcp::{McpFetch, McpFetched};

@@ -20,6 +20,7 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
+        self.sync_mcp();
         let mut commands = self.take_key(key, now);
         self.save_prompts();
         self.overlays.prune();

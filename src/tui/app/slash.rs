@@ -19,6 +19,9 @@ impl App {
         if message.text.starts_with('/') {
             return self.run_command(&message.text, now);
         }
+        if !message.wanted().is_empty() {
+            return self.start_fetch(super::McpFetch::Resources(message), now);
+        }
         if self.read_only {
             self.flash("read-only: this is a saved trace, nothing is sent", now);
             return Vec::new();
@@ -49,11 +52,19 @@ impl App {
                     .as_ref()
                     .map(|hub| hub.view())
                     .unwrap_or_default();
-                let text = format!(
+                let mut text = format!(
                     "**MCP servers**\n\n{}",
                     crate::mcp::describe_servers(&servers)
                 );
+                // Their prompts (`/server:prompt`) and resources (`@server:uri`).
+                let catalog = (self.info.mcp.as_ref()).map(|hub| hub.describe_catalog());
+                if let Some(catalog) = catalog.filter(|c| !c.is_empty()) {
+                    text.push_str(&format!("\n**Prompts and resources**\n\n{catalog}"));
+                }
                 self.chat.push_notice(NoticeKind::Info, text);
+            }
+            SlashCommand::McpPrompt(line) => {
+                return self.start_fetch(super::McpFetch::Prompt(line), now);
             }
             SlashCommand::Tool(name) => {
                 let tools = self.tool_infos();
