@@ -37,6 +37,7 @@ mod live_spans_e2e;
 mod loops;
 mod mcp;
 mod mcp_fixture;
+mod mcp_prompts;
 mod models_list;
 mod ollama_wire;
 mod openai_wire;

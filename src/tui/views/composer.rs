@@ -246,11 +246,11 @@ impl Composer {
         let full = draft.full();
         let command = full.starts_with('/');
         let attached = match &self.workspace {
-            Some(root) if !command => attach::attach(&draft.typed, &full, Some(root), read),
-            _ => attach::Attached {
+            _ if command => attach::Attached {
                 text: full,
                 ..attach::Attached::default()
             },
+            root => attach::attach(&draft.typed, &full, root.as_deref(), read),
         };
         let shown = attached
             .shown

@@ -70,16 +70,15 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
         ..Attached::default()
     };
     let found = mentions(typed);
-    let (Some(root), false) = (root, found.is_empty()) else {
+    if found.is_empty() || (root.is_none() && fetched.is_empty()) {
         return plain;
-    };
-    let workspace = match Workspace::new(root) {
-        Ok(workspace) => workspace,
-        Err(e) => {
-            tracing::warn!("no attachments: {e}");
-            return plain;
-        }
-    };
+    }
+    // Without a workspace only MCP resources are attached.
+    let workspace = root.and_then(|root| {
+        Workspace::new(root)
+            .map_err(|e| tracing::warn!("no file attachments: {e}"))
+            .ok()
+    });
     let mut blocks = String::new();
     let mut notes = Vec::new();
     let mut total = 0usize;
@@ -87,7 +86,11 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
     // (byte range in `typed`, chip) for each mention shown as a chip.
     let mut chips: Vec<(Range<usize>, String)> = Vec::new();
     for (range, path) in found {
-        let (path, opened) = match resolve(&workspace, path) {
+        let resolved = match &workspace {
+            Some(workspace) => resolve(workspace, path),
+            None => Resolved::Missing,
+        };
+        let (path, opened) = match resolved {
             Resolved::Missing => {
                 let bare = path.trim_end_matches(TRAILING);
                 let Some((key, result)) = (fetched.iter())

@@ -89,14 +89,15 @@ impl Composer {
                     Some(Cut::Time) => "+ (listing cut short)",
                     None => "",
                 };
-                let resources = match self.mcp.resources.len() {
-                    0 => String::new(),
-                    n => format!(" + {n} MCP resources"),
+                // The servers' resources are ranked with the files.
+                let (what, total) = match self.mcp.resources.len() {
+                    0 => ("files", total),
+                    n => ("files and resources", total + n),
                 };
                 if trigger.query.is_empty() {
-                    format!("files · {total}{cut}{resources}")
+                    format!("{what} · {total}{cut}")
                 } else {
-                    format!("files · {} of {total}{cut}{resources}", self.popup.matched)
+                    format!("{what} · {} of {total}{cut}", self.popup.matched)
                 }
             }
         };
