@@ -23,8 +23,8 @@ use rmcp::model::{
     GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 #[allow(deprecated)]
@@ -222,7 +222,11 @@ impl Fixture {
                 Some("A review request with an embedded note, an image and an assistant turn."),
                 None,
             ),
-            Prompt::new("long", Some("A 400 KB prompt."), None::<Vec<PromptArgument>>),
+            Prompt::new(
+                "long",
+                Some("A 400 KB prompt."),
+                None::<Vec<PromptArgument>>,
+            ),
         ];
         if self.late_prompt.load(Ordering::SeqCst) {
             prompts.push(Prompt::new(
@@ -271,7 +275,10 @@ impl Fixture {
                 vec![PromptMessage::new_text(Role::User, "late")]
             }
             other if other.starts_with('p') && self.prompts().iter().any(|p| p.name == other) => {
-                vec![PromptMessage::new_text(Role::User, format!("numbered {other}"))]
+                vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("numbered {other}"),
+                )]
             }
             other => {
                 return Err(ErrorData::invalid_params(
@@ -301,7 +308,9 @@ impl Fixture {
             "fixture://notes/readme.txt" => {
                 ResourceContents::text(NOTES, uri).with_mime_type("text/plain")
             }
-            "fixture://logo.png" => ResourceContents::blob(PNG_1X1, uri).with_mime_type("image/png"),
+            "fixture://logo.png" => {
+                ResourceContents::blob(PNG_1X1, uri).with_mime_type("image/png")
+            }
             "fixture://huge.txt" => {
                 let mut text = String::with_capacity(HUGE_BYTES);
                 let mut n = 0;

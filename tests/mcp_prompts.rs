@@ -137,7 +137,8 @@ async fn exec_sends_a_servers_prompt_as_the_users_message() {
         "Review the note below.\n\nResource fixture://notes/readme.txt:\nThe fixture's notes: the secret word is mango.\n\n[image from the prompt: image/png, 70 B; not attached]\n\n[assistant]\nI will review it."
     );
     assert!(
-        run.stderr.contains("the prompt's image (image/png) was not sent"),
+        run.stderr
+            .contains("the prompt's image (image/png) was not sent"),
         "{}",
         run.stderr
     );
@@ -158,7 +159,8 @@ async fn exec_names_the_missing_arguments_and_sends_nothing() {
     let (run, server) = exec_prompt("/fixture:nope").await;
     assert_eq!(run.code, 2, "stderr: {}", run.stderr);
     assert!(
-        run.stderr.contains("has no prompt named nope (its prompts: greet, review, long)"),
+        run.stderr
+            .contains("has no prompt named nope (its prompts: greet, review, long)"),
         "{}",
         run.stderr
     );
@@ -175,7 +177,10 @@ async fn a_prompt_typed_in_the_tui_is_sent_as_the_users_message() {
         Some("Please greet Ann in a friendly way.")
     );
     let screen = screen_text(&h.screen(100, 30));
-    assert!(screen.contains("Please greet Ann in a friendly way."), "{screen}");
+    assert!(
+        screen.contains("Please greet Ann in a friendly way."),
+        "{screen}"
+    );
     hub.shutdown();
 }
 
@@ -231,7 +236,10 @@ async fn a_mentioned_resource_is_attached_like_a_file_and_bounded() {
         "the chat shows a chip:\n{screen}"
     );
     assert!(screen.contains("only its first 64.0 KB are"), "{screen}");
-    assert!(screen.contains("binary content (image/png, 70 B)"), "{screen}");
+    assert!(
+        screen.contains("binary content (image/png, 70 B)"),
+        "{screen}"
+    );
     hub.shutdown();
 }
 
@@ -284,7 +292,8 @@ async fn ten_thousand_prompts_are_bounded() {
     let described = hub.describe_catalog();
     assert!(described.contains("… and 180 more"), "{described}");
     assert!(
-        described.contains("note: prompts: it offers more than 200 prompts; the first 200 are listed"),
+        described
+            .contains("note: prompts: it offers more than 200 prompts; the first 200 are listed"),
         "{described}"
     );
     eprintln!("10,000 prompts: ready and listed in {listed:?}");
@@ -294,7 +303,8 @@ async fn ten_thousand_prompts_are_bounded() {
 #[tokio::test]
 async fn a_changed_prompt_list_is_listed_again_and_reads_are_bounded() {
     let (hub, work) = hub_with(&[]).await;
-    let names = |hub: &McpHub| -> Vec<String> { hub.prompts().into_iter().map(|p| p.name).collect() };
+    let names =
+        |hub: &McpHub| -> Vec<String> { hub.prompts().into_iter().map(|p| p.name).collect() };
     assert_eq!(names(&hub), ["greet", "review", "long"]);
     let add = (hub.tools().into_iter())
         .find(|t| t.name() == "mcp__fixture__add_tool")
@@ -310,21 +320,103 @@ async fn a_changed_prompt_list_is_listed_again_and_reads_are_bounded() {
     add.call(json!({}), &ctx).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while !names(&hub).contains(&"late_prompt".to_string()) {
-        assert!(Instant::now() < deadline, "never listed again: {:?}", names(&hub));
+        assert!(
+            Instant::now() < deadline,
+            "never listed again: {:?}",
+            names(&hub)
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // A 1 MiB resource keeps the budget; a template's URI is read as filled in.
-    let parts = hub.read_resource("fixture", "fixture://huge.txt", 1000).await.unwrap();
-    let [Part::Text { text, size, cut, .. }] = parts.as_slice() else {
+    let parts = hub
+        .read_resource("fixture", "fixture://huge.txt", 1000)
+        .await
+        .unwrap();
+    let [
+        Part::Text {
+            text, size, cut, ..
+        },
+    ] = parts.as_slice()
+    else {
         panic!("{parts:?}");
     };
     assert_eq!((text.len(), *size, *cut), (1000, 1 << 20, true));
-    let parts = hub.read_resource("fixture", "fixture://echo/kiwi", 1000).await.unwrap();
+    let parts = hub
+        .read_resource("fixture", "fixture://echo/kiwi", 1000)
+        .await
+        .unwrap();
     assert!(matches!(parts.as_slice(), [Part::Text { text, .. }] if text == "echo kiwi"));
-    let missing = hub.read_resource("fixture", "fixture://none", 1000).await.unwrap_err();
-    assert!(missing.to_string().contains("the MCP server fixture failed"), "{missing}");
+    let missing = hub
+        .read_resource("fixture", "fixture://none", 1000)
+        .await
+        .unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .contains("the MCP server fixture failed"),
+        "{missing}"
+    );
     let long = hub.run_prompt("/fixture:long").await.unwrap();
     assert!(long.text.len() < taco::mcp::prompts::MAX_PROMPT_BYTES + 200);
-    assert!(long.notes[0].contains("only its first 256.0 KB are sent"), "{:?}", long.notes);
+    assert!(
+        long.notes[0].contains("only its first 256.0 KB are sent"),
+        "{:?}",
+        long.notes
+    );
     hub.shutdown();
+}
+
+/// End to end in the real binary (tmux): a prompt run from the composer and a resource
+/// mentioned in a message reach the model as the user's messages. Needs tmux (CI has it).
+#[test]
+fn e2e_a_prompt_and_a_resource_from_the_tui_reach_the_model() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(TestServer::start(vec![
+            text_turn(&["ok one"]),
+            text_turn(&["ok two"]),
+        ]));
+    let dir = home.path().join("config/taco");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "provider = \"local\"\n\n[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"m\"\n\n[providers.local.options]\nmax_attempts = 1\n\n[mcp.servers.fixture]\ncommand = {:?}\n",
+            server.url(),
+            fixture().display().to_string()
+        ),
+    )
+    .unwrap();
+    let tmux = support::tmux::launch_taco(home.path(), work.path(), "", "", (160, 45));
+    tmux.wait_for("Welcome to taco");
+    // `/mcp` lists the prompts once the server's catalog is there.
+    tmux.wait_for_mcp("/fixture:greet");
+    tmux.text("/fixture:greet Ann");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("ok one");
+    // Enter on a whole resource mention sends (the popup does not take it).
+    tmux.text("what is the word? @fixture:fixture://notes/readme.txt");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("ok two");
+    assert!(
+        screen.contains("[@fixture:fixture://notes/readme.txt · 46 B]"),
+        "{screen}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        last_user(&requests[0].json()),
+        "Please greet Ann in a friendly way."
+    );
+    let second = last_user(&requests[1].json());
+    assert!(
+        second.starts_with("what is the word? @fixture:fixture://notes/readme.txt\n\n<file path=\"fixture:fixture://notes/readme.txt\"")
+            && second.contains("the secret word is mango"),
+        "{second}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("EXITED");
 }

@@ -285,7 +285,10 @@ impl McpHub {
             let known = if known.is_empty() {
                 "it offers none".to_string()
             } else {
-                format!("its prompts: {}", crate::text::summarize(&known.join(", "), 300))
+                format!(
+                    "its prompts: {}",
+                    crate::text::summarize(&known.join(", "), 300)
+                )
             };
             return Err(CatalogError::NoPrompt {
                 server: server.to_string(),
@@ -335,7 +338,10 @@ impl McpHub {
     pub fn describe_catalog(&self) -> String {
         let entries = self.catalog.lock();
         let mut out = String::new();
-        for (server, entry) in entries.iter().filter(|(_, e)| !e.peer.is_transport_closed()) {
+        for (server, entry) in entries
+            .iter()
+            .filter(|(_, e)| !e.peer.is_transport_closed())
+        {
             if !entry.listed {
                 let _ = writeln!(out, "- **{server}**: listing its prompts and resources…");
                 continue;
@@ -348,13 +354,27 @@ impl McpHub {
             );
             for prompt in entry.prompts.iter().take(MAX_NAMED) {
                 let usage = prompt_args::usage(&prompt.arguments);
-                let usage = if usage.is_empty() { String::new() } else { format!(" {usage}") };
-                let _ = writeln!(out, "    - `{}`{usage}: {}", prompt.command(), prompt.description);
+                let usage = if usage.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {usage}")
+                };
+                let _ = writeln!(
+                    out,
+                    "    - `{}`{usage}: {}",
+                    prompt.command(),
+                    prompt.description
+                );
             }
             more(&mut out, entry.prompts.len());
             for resource in entry.resources.iter().take(MAX_NAMED) {
                 let kind = if resource.template { " (template)" } else { "" };
-                let _ = writeln!(out, "    - `{}`{kind}: {}", resource.mention(), resource.name);
+                let _ = writeln!(
+                    out,
+                    "    - `{}`{kind}: {}",
+                    resource.mention(),
+                    resource.name
+                );
             }
             more(&mut out, entry.resources.len());
             for note in &entry.notes {
@@ -366,7 +386,11 @@ impl McpHub {
 }
 
 fn count(n: usize, what: &str) -> String {
-    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 fn more(out: &mut String, n: usize) {
@@ -427,7 +451,10 @@ async fn list_resources(
         let peer = peer.clone();
         async move {
             let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = peer.list_resources(params).await.map_err(|e| e.to_string())?;
+            let page = peer
+                .list_resources(params)
+                .await
+                .map_err(|e| e.to_string())?;
             let items = (page.resources.iter())
                 .filter_map(|r| serde_json::to_value(r).ok())
                 .collect();
@@ -442,10 +469,9 @@ async fn list_resources(
         let templates = listing::bounded("resource templates", |cursor| {
             let peer = peer.clone();
             async move {
-                let params =
-                    cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-                let page = (peer.list_resource_templates(params).await)
-                    .map_err(|e| e.to_string())?;
+                let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+                let page =
+                    (peer.list_resource_templates(params).await).map_err(|e| e.to_string())?;
                 let items = (page.resource_templates.iter())
                     .filter_map(|t| serde_json::to_value(t).ok())
                     .collect();

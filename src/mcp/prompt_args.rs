@@ -14,7 +14,9 @@ pub enum ArgsError {
     #[error("{0}")]
     Syntax(String),
     /// `name=value` names no argument of the prompt.
-    #[error("{command} has no argument named {name} (its arguments: {known}); quote a value with = in it")]
+    #[error(
+        "{command} has no argument named {name} (its arguments: {known}); quote a value with = in it"
+    )]
     Unknown {
         /// `/server:prompt`.
         command: String,
@@ -96,9 +98,7 @@ fn words(raw: &str) -> Result<Vec<Word>, ArgsError> {
                 loop {
                     match chars.next() {
                         None => {
-                            return Err(ArgsError::Syntax(format!(
-                                "a quote ({c}) is not closed"
-                            )));
+                            return Err(ArgsError::Syntax(format!("a quote ({c}) is not closed")));
                         }
                         Some(q) if q == c => break,
                         Some('\\') if c == '"' => {
@@ -144,7 +144,11 @@ fn pair(text: &str) -> Option<(&str, &str)> {
 
 /// The arguments of `command` (`/server:prompt`, for messages) from `raw`, as the object
 /// `prompts/get` takes; every value is a string, as the protocol says.
-pub fn collect(command: &str, args: &[PromptArg], raw: &str) -> Result<Map<String, Value>, ArgsError> {
+pub fn collect(
+    command: &str,
+    args: &[PromptArg],
+    raw: &str,
+) -> Result<Map<String, Value>, ArgsError> {
     let mut given: Map<String, Value> = Map::new();
     let mut positional = Vec::new();
     for word in words(raw)? {
@@ -191,7 +195,11 @@ pub fn collect(command: &str, args: &[PromptArg], raw: &str) -> Result<Map<Strin
     if let Some(form) = missing_form(args, &given) {
         let names = form["required"]
             .as_array()
-            .map(|r| r.iter().filter_map(|n| n.as_str().map(String::from)).collect())
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         return Err(ArgsError::Missing {
             command: command.to_string(),
@@ -261,12 +269,18 @@ mod tests {
     fn pairs_and_positional_values_fill_the_arguments() {
         assert_eq!(ok("name=Bob"), json!({"name": "Bob"}));
         assert_eq!(ok("Bob formal"), json!({"name": "Bob", "style": "formal"}));
-        assert_eq!(ok("style=formal Bob"), json!({"name": "Bob", "style": "formal"}));
+        assert_eq!(
+            ok("style=formal Bob"),
+            json!({"name": "Bob", "style": "formal"})
+        );
         assert_eq!(
             ok(r#""Bob Smith" very formal"#),
             json!({"name": "Bob Smith", "style": "very formal"})
         );
-        assert_eq!(ok(r#"name='a "b"' style=x=y"#), json!({"name": "a \"b\"", "style": "x=y"}));
+        assert_eq!(
+            ok(r#"name='a "b"' style=x=y"#),
+            json!({"name": "a \"b\"", "style": "x=y"})
+        );
         // A quoted pair is a value.
         assert_eq!(ok(r#""name=Bob""#), json!({"name": "name=Bob"}));
         assert_eq!(ok(r"Bob\ Smith"), json!({"name": "Bob Smith"}));
@@ -291,14 +305,19 @@ mod tests {
             error.to_string(),
             "/s:greet needs name: give it as name=value or in order (/s:greet <name> [style])"
         );
-        assert_eq!(missing_form(&greet(), &Map::new()).unwrap()["required"], json!(["name"]));
+        assert_eq!(
+            missing_form(&greet(), &Map::new()).unwrap()["required"],
+            json!(["name"])
+        );
     }
 
     #[test]
     fn bad_input_gets_a_clear_error() {
         let unknown = collect("/s:greet", &greet(), "nmae=Bob").unwrap_err();
         assert!(
-            unknown.to_string().contains("no argument named nmae (its arguments: name, style)"),
+            unknown
+                .to_string()
+                .contains("no argument named nmae (its arguments: name, style)"),
             "{unknown}"
         );
         let open = collect("/s:greet", &greet(), "\"Bob").unwrap_err();

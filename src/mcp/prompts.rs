@@ -133,7 +133,10 @@ fn content_text(content: &Value, notes: &mut Vec<String>) -> String {
                 mime(&content["mimeType"]),
                 size(&content["data"])
             );
-            notes.push(format!("the prompt's {kind} ({}) was not sent", mime(&content["mimeType"])));
+            notes.push(format!(
+                "the prompt's {kind} ({}) was not sent",
+                mime(&content["mimeType"])
+            ));
             line
         }
         Some("resource") => {
@@ -142,7 +145,9 @@ fn content_text(content: &Value, notes: &mut Vec<String>) -> String {
             match (resource["text"].as_str(), resource["blob"].as_str()) {
                 (Some(text), _) => format!("Resource {uri}:\n{text}"),
                 (None, Some(blob)) => {
-                    notes.push(format!("the prompt's resource {uri} is binary and was not sent"));
+                    notes.push(format!(
+                        "the prompt's resource {uri} is binary and was not sent"
+                    ));
                     format!(
                         "[resource {uri}: {}, {}; binary, not attached]",
                         mime(&resource["mimeType"]),
@@ -187,8 +192,12 @@ pub fn to_text(command: &str, result: &Value) -> PromptText {
         cut(&mut text, MAX_PROMPT_BYTES);
         let kept = size(text.len() as u64);
         let whole = size(whole);
-        text.push_str(&format!("\n\n(cut: the prompt is {whole}; only its first {kept} are sent)"));
-        notes.push(format!("{command} returned {whole}: only its first {kept} are sent"));
+        text.push_str(&format!(
+            "\n\n(cut: the prompt is {whole}; only its first {kept} are sent)"
+        ));
+        notes.push(format!(
+            "{command} returned {whole}: only its first {kept} are sent"
+        ));
     }
     PromptText { text, notes }
 }
@@ -227,7 +236,10 @@ mod tests {
             prompt.text,
             "Review this.\n\nResource x://n:\nthe note\n\n[image from the prompt: image/png, 3 B; not attached]\n\n[assistant]\nSure."
         );
-        assert_eq!(prompt.notes, ["the prompt's image (image/png) was not sent"]);
+        assert_eq!(
+            prompt.notes,
+            ["the prompt's image (image/png) was not sent"]
+        );
     }
 
     #[test]
@@ -237,7 +249,11 @@ mod tests {
         ]});
         let prompt = to_text("/fx:long", &result);
         assert!(prompt.text.len() < MAX_PROMPT_BYTES + 200);
-        assert!(prompt.text.ends_with("only its first 256.0 KB are sent)"), "{}", &prompt.text[prompt.text.len() - 80..]);
+        assert!(
+            prompt.text.ends_with("only its first 256.0 KB are sent)"),
+            "{}",
+            &prompt.text[prompt.text.len() - 80..]
+        );
         assert_eq!(prompt.notes.len(), 1);
     }
 }

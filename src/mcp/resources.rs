@@ -48,7 +48,9 @@ impl ResourceInfo {
             uri: uri.to_string(),
             name: line(&listed["name"]),
             description: line(&listed["description"]),
-            mime: listed["mimeType"].as_str().map(|m| crate::text::summarize(m, 80)),
+            mime: listed["mimeType"]
+                .as_str()
+                .map(|m| crate::text::summarize(m, 80)),
             template,
         })
     }
@@ -141,8 +143,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.mention(), "@fx:fx://a.txt");
-        let t = ResourceInfo::from_listed("fx", &json!({"uriTemplate": "fx://e/{w}", "name": "e"}), true)
-            .unwrap();
+        let t = ResourceInfo::from_listed(
+            "fx",
+            &json!({"uriTemplate": "fx://e/{w}", "name": "e"}),
+            true,
+        )
+        .unwrap();
         assert!(t.template);
         assert!(ResourceInfo::from_listed("fx", &json!({"uri": "a b"}), false).is_none());
     }

@@ -96,7 +96,11 @@ impl App {
                 }
                 McpFetch::Resources(message) => self.composer.put_back(message),
             };
-            let what = if back { "; it is back in the editor" } else { "" };
+            let what = if back {
+                "; it is back in the editor"
+            } else {
+                ""
+            };
             self.flash(
                 format!("MCP prompts and resources are fetched when sent: send it when the running request ends{what}"),
                 now,

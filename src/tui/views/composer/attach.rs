@@ -100,7 +100,9 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
                     continue;
                 };
                 let range = range.start..range.start + 1 + key.len();
-                if let Some((_, chip)) = attached.iter().find(|(k, _)| k.as_os_str() == key.as_str()) {
+                if let Some((_, chip)) =
+                    attached.iter().find(|(k, _)| k.as_os_str() == key.as_str())
+                {
                     chips.push((range, chip.clone()));
                     continue;
                 }
@@ -133,7 +135,9 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
                     ));
                 }
                 for what in binary {
-                    notes.push(format!("@{key} has binary content ({what}): named, not attached."));
+                    notes.push(format!(
+                        "@{key} has binary content ({what}): named, not attached."
+                    ));
                 }
                 total += text.len();
                 blocks.push_str("\n\n");

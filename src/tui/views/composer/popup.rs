@@ -307,10 +307,16 @@ impl Composer {
         let paths = self.files.listing().map_or(&empty, |l| &l.paths);
         // Files and the servers' resources (`server:uri`) ranked together.
         let resources = super::mcp::score_resources(query, &self.mcp.resources);
-        let mut scored: Vec<(i32, &str, Vec<usize>, String)> = (paths.iter())
-            .filter_map(|path| fuzzy::score(query, path).map(|m| (m.score, path.as_str(), m.positions, String::new())))
-            .chain(resources.into_iter().map(|(score, r, positions)| (score, r.text.as_str(), positions, r.about.clone())))
-            .collect();
+        let mut scored: Vec<(i32, &str, Vec<usize>, String)> =
+            (paths.iter())
+                .filter_map(|path| {
+                    fuzzy::score(query, path)
+                        .map(|m| (m.score, path.as_str(), m.positions, String::new()))
+                })
+                .chain(resources.into_iter().map(|(score, r, positions)| {
+                    (score, r.text.as_str(), positions, r.about.clone())
+                }))
+                .collect();
         let matched = scored.len();
         // Best first; among equals the shorter path, then the name.
         let order = |a: &(i32, &str, Vec<usize>, String), b: &(i32, &str, Vec<usize>, String)| {

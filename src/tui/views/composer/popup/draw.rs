@@ -170,7 +170,10 @@ fn file_line(item: &Item, width: usize, theme: &Theme) -> Line<'static> {
     // A resource's name and type, when there is room after it.
     let left = room.saturating_sub(text.width() + usize::from(skip > 0) + 2);
     if !item.about.is_empty() && left > 4 {
-        spans.push(Span::styled(format!("  {}", cut_end(&item.about, left)), theme.dim));
+        spans.push(Span::styled(
+            format!("  {}", cut_end(&item.about, left)),
+            theme.dim,
+        ));
     }
     Line::from(spans)
 }
