@@ -61,13 +61,6 @@ pub struct Outgoing {
     wanted: Vec<String>,
 }
 
-impl Outgoing {
-    /// The MCP resources (`server:uri`) to read before it is sent; empty: send it as it is.
-    pub fn wanted(&self) -> &[String] {
-        &self.wanted
-    }
-}
-
 /// A prompt as typed: its text with chip labels, and the pastes behind them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Draft {
@@ -158,15 +151,6 @@ impl Composer {
         }
     }
 
-    /// Sets the MCP servers' prompts and resources the popups offer and `@server:uri`
-    /// mentions read.
-    pub fn set_mcp(&mut self, entries: McpEntries) {
-        if self.mcp != entries {
-            self.mcp = entries;
-            self.mcp_generation += 1;
-        }
-    }
-
     /// Sets the workspace `@` lists and attaches files from (`None`: neither).
     pub fn set_workspace(&mut self, root: Option<PathBuf>) {
         self.files = files::FileIndex::new(root.clone());
@@ -236,12 +220,6 @@ impl Composer {
         self.attach_message(draft, &[])
     }
 
-    /// A message taken with MCP resources to read ([`Outgoing::wanted`]), with what reading
-    /// them gave (`server:uri` → its parts, or why not): its files and resources attached.
-    pub fn finish_message(&mut self, message: Outgoing, read: &[attach::Read]) -> Outgoing {
-        self.attach_message(message.draft, read)
-    }
-
     fn attach_message(&mut self, draft: Draft, read: &[attach::Read]) -> Outgoing {
         let full = draft.full();
         let command = full.starts_with('/');
@@ -267,17 +245,6 @@ impl Composer {
             draft,
             wanted: Vec::new(),
         }
-    }
-
-    /// Puts a message taken to send back into the editor, as it was typed (it could not be
-    /// sent now); the editor must be empty.
-    pub fn put_back(&mut self, message: &Outgoing) -> bool {
-        if !self.is_empty() {
-            return false;
-        }
-        self.load(message.draft.clone());
-        self.cursor_to_end();
-        true
     }
 
     fn take_draft(&mut self) -> Draft {

@@ -6,8 +6,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::fuzzy;
+use super::attach::Read;
 use super::popup::Item;
+use super::{Composer, Outgoing, fuzzy};
 use crate::mcp::McpHub;
 use crate::mcp::resources::Part;
 use crate::tools::workspace::Workspace;
@@ -86,6 +87,41 @@ impl McpEntries {
     /// Whether `text` (what follows an `@`) is a listed resource.
     pub fn is_resource(&self, text: &str) -> bool {
         self.resources.iter().any(|r| r.text == text)
+    }
+}
+
+impl Composer {
+    /// Sets the MCP servers' prompts and resources the popups offer and `@server:uri`
+    /// mentions read.
+    pub fn set_mcp(&mut self, entries: McpEntries) {
+        if self.mcp != entries {
+            self.mcp = entries;
+            self.mcp_generation += 1;
+        }
+    }
+
+    /// A message taken with MCP resources to read ([`Outgoing::wanted`]), with what reading
+    /// them gave (`server:uri` → its parts, or why not): its files and resources attached.
+    pub fn finish_message(&mut self, message: Outgoing, read: &[Read]) -> Outgoing {
+        self.attach_message(message.draft, read)
+    }
+
+    /// Puts a message taken to send back into the editor, as it was typed (it could not be
+    /// sent now); `false` when the editor holds text.
+    pub fn put_back(&mut self, message: &Outgoing) -> bool {
+        if !self.is_empty() {
+            return false;
+        }
+        self.load(message.draft.clone());
+        self.cursor_to_end();
+        true
+    }
+}
+
+impl Outgoing {
+    /// The MCP resources (`server:uri`) to read before it is sent; empty: send it as it is.
+    pub fn wanted(&self) -> &[String] {
+        &self.wanted
     }
 }
 
