@@ -202,6 +202,30 @@ async fn missing_arguments_are_said_and_the_line_comes_back() {
 }
 
 #[tokio::test]
+async fn esc_while_a_prompt_is_fetched_sends_nothing() {
+    let (hub, work) = hub_with(&[]).await;
+    let mut h = harness(&hub, Some(&work));
+    let fetch = fetch_of(h.command("/fixture:greet Ann"));
+    h.key(KeyCode::Esc);
+    let fetched = fetch.run(&hub).await;
+    let now = h.now();
+    assert!(h.app.on_mcp_fetched(fetched, now).is_empty());
+    let screen = screen_text(&h.screen(100, 30));
+    assert!(
+        screen.contains("Cancelled: /fixture:greet is not sent."),
+        "{screen}"
+    );
+    assert!(!screen.contains("Please greet"), "{screen}");
+    // Free again: the next prompt goes.
+    let commands = send(&mut h, &hub, "/fixture:greet Bo").await;
+    assert_eq!(
+        submitted(&commands).as_deref(),
+        Some("Please greet Bo in a friendly way.")
+    );
+    hub.shutdown();
+}
+
+#[tokio::test]
 async fn a_mentioned_resource_is_attached_like_a_file_and_bounded() {
     let (hub, work) = hub_with(&[]).await;
     let mut h = harness(&hub, Some(&work));

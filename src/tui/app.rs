@@ -153,6 +153,9 @@ pub struct App {
     wall: Option<(u64, Instant)>,
     /// The MCP catalogs' generation the composer last took.
     mcp_seen: Option<u64>,
+    /// What an MCP fetch in flight was for (`app/mcp.rs`); `None` when none is, or it was
+    /// cancelled (what it brings is then dropped).
+    fetching: Option<String>,
 }
 
 impl App {
@@ -222,6 +225,7 @@ impl App {
             replaying: false,
             wall: None,
             mcp_seen: None,
+            fetching: None,
         }
     }
 

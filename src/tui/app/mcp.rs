@@ -2,7 +2,8 @@
 //! message that mentions `@server:uri` are fetched off the UI thread (the event loop runs
 //! [`McpFetch::run`]) and come back through [`App::on_mcp_fetched`] as the user's message,
 //! sent like a typed one. While one is fetched the app is busy, so what is typed meanwhile
-//! queues behind it; a failure is said and the line goes back into the editor.
+//! queues behind it; a failure is said and the line goes back into the editor; Esc (Ctrl-C,
+//! `/cancel`) drops what it brings.
 
 use std::time::Instant;
 
@@ -116,13 +117,28 @@ impl App {
             McpFetch::Resources(message) => message.wanted().join(", "),
         };
         self.flash(format!("asking the MCP server for {what}…"), now);
+        self.fetching = Some(what);
         self.busy = true;
         self.sync_activity(now);
         vec![Command::Mcp(fetch)]
     }
 
+    /// Esc, Ctrl-C or `/cancel` while a fetch runs: what it brings is dropped and the app is
+    /// free again (queued messages go on); `None` when no fetch runs.
+    pub(super) fn drop_fetch(&mut self, now: Instant) -> Option<Vec<Command>> {
+        let what = self.fetching.take()?;
+        self.chat
+            .push_notice(NoticeKind::Info, format!("Cancelled: {what} is not sent."));
+        Some(self.end_run(now))
+    }
+
     /// Takes what a fetch gave: the user's message is sent, or why not is said.
     pub fn on_mcp_fetched(&mut self, fetched: McpFetched, now: Instant) -> Vec<Command> {
+        if self.fetching.take().is_none() {
+            // Cancelled (or `/clear`ed) while on the way: nothing is sent.
+            tracing::info!("an MCP fetch came back after it was cancelled; dropped");
+            return Vec::new();
+        }
         self.flash = None;
         match fetched {
             McpFetched::Prompt {

@@ -107,6 +107,9 @@ impl App {
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Cancel => {
+                if let Some(commands) = self.drop_fetch(now) {
+                    return commands;
+                }
                 if self.busy {
                     self.flash("cancelling…", now);
                     return vec![Command::Op(Op::Cancel)];
@@ -126,6 +129,8 @@ impl App {
                 self.run.cleared();
                 self.chat.push_notice(NoticeKind::Info, "New conversation.");
                 let mut commands = Vec::new();
+                // A prompt or resources on the way belong to the old conversation.
+                self.fetching = None;
                 if self.busy {
                     commands.push(Command::Op(Op::Cancel));
                 }
