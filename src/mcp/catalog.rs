@@ -346,6 +346,9 @@ impl McpHub {
                 let _ = writeln!(out, "- **{server}**: listing its prompts and resources…");
                 continue;
             }
+            if entry.prompts.is_empty() && entry.resources.is_empty() && entry.notes.is_empty() {
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "- **{server}**: {}, {}",
