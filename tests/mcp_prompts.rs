@@ -312,7 +312,7 @@ async fn ten_thousand_prompts_are_bounded() {
     let (hub, _work) = hub_with(&["--prompts", "10000", "--page-size", "500"]).await;
     let listed = started.elapsed();
     let prompts = hub.prompts();
-    assert_eq!(prompts.len(), taco::mcp::listing::MAX_ITEMS);
+    assert_eq!(prompts.len(), taco::mcp::catalog_pages::MAX_ITEMS);
     let described = hub.describe_catalog();
     assert!(described.contains("… and 180 more"), "{described}");
     assert!(

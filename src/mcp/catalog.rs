@@ -2,7 +2,7 @@
 //! [`McpHub::prompts`], [`McpHub::get_prompt`] (and [`McpHub::run_prompt`] for a typed
 //! `/server:prompt args` line), [`McpHub::resources`], [`McpHub::read_resource`]. A server's
 //! catalog is listed once it is ready, beside its tools (a slow listing never holds them up),
-//! bounded (`listing.rs`), listed again when the server says it changed, and gone when its
+//! bounded (`catalog_pages.rs`), listed again when the server says it changed, and gone when its
 //! connection closes. The UI only calls this; it knows nothing of the protocol.
 
 use std::collections::BTreeMap;
@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
 use super::McpHub;
+use super::catalog_pages::{self as listing, Listing};
 use super::config::ServerSpec;
-use super::listing::{self, Listing};
 use super::prompt_args::{self, ArgsError};
 use super::prompts::{self, PromptInfo, PromptText};
 use super::resources::{self, Part, ResourceInfo};

@@ -16,9 +16,9 @@ use tokio_util::sync::CancellationToken;
 use crate::tools::{Tool, ToolSettings, ToolSource};
 
 pub mod catalog;
+pub mod catalog_pages;
 mod client;
 pub mod config;
-pub mod listing;
 mod log_gate;
 pub mod names;
 pub mod prompt_args;

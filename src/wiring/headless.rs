@@ -118,7 +118,7 @@ async fn prompt_of(mcp: &crate::mcp::McpHub, prompt: String) -> Result<String, S
     if !mcp.view().iter().any(|s| s.name == server) {
         return Ok(prompt);
     }
-    let bound = crate::mcp::listing::LIST_TIMEOUT * 2;
+    let bound = crate::mcp::catalog_pages::LIST_TIMEOUT * 2;
     let _ = tokio::time::timeout(bound, mcp.catalog_settled()).await;
     let got = mcp.run_prompt(&prompt).await.map_err(|e| e.to_string())?;
     for note in &got.notes {

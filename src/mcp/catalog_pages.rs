@@ -1,4 +1,4 @@
-//! Listing a server's prompts or resources page by page, within bounds: at most
+//! Listing a server's prompts or resources page by page, keeping what fits the bounds: at most
 //! [`MAX_ITEMS`] kept, [`MAX_BYTES`] of entries, [`MAX_PAGES`] pages and [`LIST_TIMEOUT`] in
 //! all. A server that offers more is cut short with a note, never followed to the end: an
 //! endless or huge listing costs one bounded listing, not taco's memory.
