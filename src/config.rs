@@ -131,6 +131,8 @@ pub struct Resolved {
     pub quiet_after: Duration,
     /// The MCP servers to start (`[mcp.servers]`, enabled ones).
     pub mcp: Vec<crate::mcp::ServerSpec>,
+    /// MCP tools offered at most (`[mcp] max_tools`).
+    pub mcp_max_tools: usize,
     /// Mouse and colours of the TUI (`[ui]`).
     pub ui: UiSettings,
     /// The context window and when to compact.
@@ -219,6 +221,7 @@ where
             .collect(),
         quiet_after: Duration::from_secs(file.tui.quiet_after_secs.unwrap_or(30)),
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
+        mcp_max_tools: file.mcp.max_tools(),
         ui: UiSettings {
             mouse: file.tui.mouse.unwrap_or(true),
             theme: file.tui.theme.unwrap_or_default(),
@@ -281,6 +284,7 @@ pub fn mcp_servers(
     let sandbox = sandbox::resolve(&file.sandbox, overrides.sandbox, &workdir, env)?;
     Ok(McpSetup {
         servers,
+        max_tools: file.mcp.max_tools(),
         workdir,
         sandbox,
     })
@@ -291,6 +295,8 @@ pub fn mcp_servers(
 pub struct McpSetup {
     /// The enabled servers.
     pub servers: Vec<crate::mcp::ServerSpec>,
+    /// MCP tools offered at most.
+    pub max_tools: usize,
     /// The workspace.
     pub workdir: PathBuf,
     /// The sandbox of servers that ask for it.

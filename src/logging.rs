@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
 
+mod capped;
+
+pub use capped::CappedLog;
+
 /// The diagnostic log's file name in the state dir.
 const LOG_FILE: &str = "taco.log";
 
@@ -30,7 +34,8 @@ pub fn init() -> Result<Option<WorkerGuard>, String> {
 /// Starts logging to `taco.log` in `dir`; see [`init`]. Only the first call in a process
 /// takes effect (the global subscriber is set once).
 pub fn init_in(dir: &Path) -> Result<Option<WorkerGuard>, String> {
-    let file = open_log_file(dir).map_err(|e| format!("the diagnostic log is off: {e}"))?;
+    let file = open_capped(dir).map_err(|e| format!("the diagnostic log is off: {e}"))?;
+    // The worker's queue is bounded and drops lines when full: logging never blocks a run.
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = EnvFilter::try_from_env("TACO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let set = tracing_subscriber::fmt()
@@ -39,6 +44,13 @@ pub fn init_in(dir: &Path) -> Result<Option<WorkerGuard>, String> {
         .with_env_filter(filter)
         .try_init();
     Ok(set.ok().map(|()| guard))
+}
+
+/// `dir/taco.log` under its size cap (10 MB, two older files kept): the one writer of the
+/// log, whichever taco process writes it.
+pub fn open_capped(dir: &Path) -> io::Result<CappedLog> {
+    let dir = crate::private::PrivateDir::create(dir)?;
+    CappedLog::open(dir, LOG_FILE, capped::DEFAULT_CAP, capped::DEFAULT_KEEP)
 }
 
 /// Opens `dir/taco.log` for appending, creating `dir` (0700) and the file (0600): the log

@@ -90,6 +90,13 @@ impl PrivateDir {
         rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()).map_err(io::Error::from)
     }
 
+    /// The device and inode at `name` (a symlink's own), to tell whether an open file is
+    /// still the one the name points to.
+    pub fn identity(&self, name: &str) -> io::Result<(u64, u64)> {
+        let stat = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok((stat.st_dev, stat.st_ino))
+    }
+
     fn open_file(&self, name: &str, flags: OFlags) -> io::Result<File> {
         // NONBLOCK: a FIFO put there must not hang the open; it is refused below.
         let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;

@@ -67,6 +67,7 @@ async fn prepare(
             workdir: resolved.workdir.clone(),
             settings: Arc::clone(&orchestrator.settings().tools),
             notices: Some(sender),
+            max_tools: resolved.mcp_max_tools,
         },
     );
     orchestrator.add_tool_source(Arc::clone(&mcp) as Arc<dyn ToolSource>);
@@ -167,6 +168,7 @@ pub fn mcp_list(start: &Start) -> i32 {
                         ..ToolSettings::default()
                     }),
                     notices: None,
+                    max_tools: setup.max_tools,
                 },
             );
             hub.settled().await;

@@ -43,6 +43,7 @@ async fn fixture_hub(extra: &str) -> (Arc<McpHub>, tempfile::TempDir) {
             workdir: work.path().to_path_buf(),
             settings: Arc::new(ToolSettings::default()),
             notices: None,
+            max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
         },
     );
     tokio::time::timeout(Duration::from_secs(10), hub.settled())
@@ -473,7 +474,8 @@ async fn cancelling_a_run_cancels_the_call_on_the_server() {
         .run(
             "go",
             &mut sink,
-            &mut taco::orchestrator::approval::FixedApprover::none(),
+            // `slow` is marked destructive: it asks even under `policy = "allow"`.
+            &mut taco::orchestrator::approval::FixedApprover::all(),
             &cancel,
         )
         .await;
@@ -717,6 +719,58 @@ async fn trusted_hints_let_a_read_only_tool_run_and_never_a_destructive_one() {
         status.contains(&("s", "denied")),
         "slow is destructive: {status:?}"
     );
+}
+
+/// `[mcp] trust_read_only` trusts every server's read-only hint; a destructive hint asks
+/// even where the server's policy allows everything (exec denies what asks).
+#[tokio::test]
+async fn trust_read_only_for_all_servers_and_a_destructive_tool_always_asks() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("e", "mcp__fixture__echo", r#"{"text": "hi"}"#),
+            ("s", "mcp__fixture__slow", r#"{"steps": 1, "delay_ms": 1}"#),
+            ("f", "mcp__fixture__fail", "{}"),
+        ]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let config = write_config(
+        home.path(),
+        "",
+        "[mcp]\ntrust_read_only = true\n\n[mcp.servers.second]\ncommand = \"true\"\npolicy = \"allow\"\nenabled = false\n",
+    );
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let status: Vec<(&str, &str)> = results(&events)
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert!(status.contains(&("e", "ok")), "read-only: {status:?}");
+    assert!(status.contains(&("f", "denied")), "no hint: {status:?}");
+    assert!(status.contains(&("s", "denied")), "destructive: {status:?}");
+
+    // The server allows everything: still, the destructive tool asks.
+    let server = TestServer::start(vec![
+        tool_turns(&[
+            ("s", "mcp__fixture__slow", r#"{"steps": 1, "delay_ms": 1}"#),
+            ("f", "mcp__fixture__fail", "{}"),
+        ]),
+        text_turn(&["ok"]),
+    ])
+    .await;
+    let config = write_config(home.path(), "policy = \"allow\"", "");
+    let (run, events) = exec(home.path(), work.path(), &config, &server, &[]).await;
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let status: Vec<(&str, &str)> = results(&events)
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert!(
+        status.contains(&("f", "failed")),
+        "allowed, ran: {status:?}"
+    );
+    assert!(status.contains(&("s", "denied")), "destructive: {status:?}");
 }
 
 #[tokio::test]

@@ -38,6 +38,7 @@ async fn hub_with(args: &[&str]) -> (Arc<McpHub>, tempfile::TempDir) {
             workdir: work.path().to_path_buf(),
             settings: Arc::new(ToolSettings::default()),
             notices: None,
+            max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
         },
     );
     tokio::time::timeout(Duration::from_secs(20), async {

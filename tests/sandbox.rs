@@ -481,6 +481,7 @@ async fn a_sandboxed_mcp_server_runs_confined_and_one_the_kernel_cannot_confine_
                     ..ToolSettings::default()
                 }),
                 notices: None,
+                max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
             },
         )
     };

@@ -225,3 +225,53 @@ fn a_sub_agent_cancelled_while_it_asks_closes_its_question() {
     assert!(!h.app.approval_open());
     assert!(h.app.is_busy(), "the run goes on");
 }
+
+/// An MCP call's progress shows everywhere the call is (issue 28.3): on its stack frame (a
+/// bar, `n/total` and the server's message, room made by `server · tool` in place of the
+/// model's `mcp__server__tool`), in the frame's detail, under its chat cell and in the
+/// timeline.
+#[test]
+fn snapshot_mcp_progress_on_the_frame_its_detail_and_the_chat_cell() {
+    let mut h = Harness::new();
+    h.start();
+    h.call("m1", None, "mcp__fixture__slow", json!({"steps": 10}));
+    h.push(
+        "m1",
+        None,
+        "mcp__fixture__slow",
+        "steps=10",
+        FrameState::Running,
+    );
+    h.event(EventData::ToolProgress {
+        id: "m1".into(),
+        progress: 4.0,
+        total: Some(10.0),
+        message: Some("copying".into()),
+    });
+    let screen = support::app::screen_text(&h.screen(100, 24));
+    // A 40-column pane: the name, the bar and the count fit; the message is cut.
+    assert!(
+        screen.contains("⠋ fixture · slow ▰▰▰▱▱▱▱▱ 4/10 · …"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("⋯ progress 4/10 · copying"),
+        "the timeline: {screen}"
+    );
+    assert!(
+        screen.contains("⋯ ▰▰▰▱▱▱▱▱ 4/10 · copying"),
+        "the chat cell: {screen}"
+    );
+    assert!(!screen.contains("mcp__"), "{screen}");
+    // The frame's detail says it too.
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Up);
+    h.key(KeyCode::Enter);
+    let terminal = h.screen(100, 24);
+    let screen = support::app::screen_text(&terminal);
+    assert!(
+        screen.contains("progress: ▰▰▰▱▱▱▱▱ 4/10 · copying"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(terminal.backend());
+}

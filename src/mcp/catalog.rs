@@ -73,6 +73,38 @@ impl Catalogs {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.listed.notify_waiters();
     }
+
+    /// What a watcher listed for `server`'s connection `id` (a stale connection's is dropped).
+    fn listed_now(
+        &self,
+        server: &str,
+        id: u64,
+        prompts: Option<(Vec<PromptInfo>, Option<String>)>,
+        resources: Option<(Vec<ResourceInfo>, Option<String>)>,
+    ) {
+        let mut entries = self.lock();
+        let Some(entry) = entries.get_mut(server).filter(|e| e.id == id) else {
+            return;
+        };
+        entry.notes.clear();
+        if let Some((list, note)) = prompts {
+            if let Some(note) = &note {
+                tracing::warn!(server, note, "mcp prompts listing cut");
+            }
+            entry.prompts = list;
+            entry.notes.extend(note.map(|n| format!("prompts: {n}")));
+        }
+        if let Some((list, note)) = resources {
+            if let Some(note) = &note {
+                tracing::warn!(server, note, "mcp resources listing cut");
+            }
+            entry.resources = list;
+            entry.notes.extend(note.map(|n| format!("resources: {n}")));
+        }
+        entry.listed = true;
+        drop(entries);
+        self.bump();
+    }
 }
 
 /// Why a prompt or resource could not be had.
@@ -116,7 +148,7 @@ impl McpHub {
     /// Starts keeping `spec`'s server's catalog: listed now and whenever it says it changed,
     /// forgotten when its connection closes (looked at every [`ALIVE_EVERY`]) or taco stops.
     pub(super) fn watch_catalog(
-        self: &Arc<Self>,
+        &self,
         spec: &ServerSpec,
         peer: &Peer<RoleClient>,
         changed: Arc<Changed>,
@@ -146,7 +178,8 @@ impl McpHub {
         if !has_prompts && !has_resources {
             return;
         }
-        let hub = Arc::clone(self);
+        let catalog = Arc::clone(&self.catalog);
+        let stop = self.stop.clone();
         let peer = peer.clone();
         tokio::spawn(async move {
             let (mut prompts_due, mut resources_due) = (has_prompts, has_resources);
@@ -163,55 +196,24 @@ impl McpHub {
                     } else {
                         None
                     };
-                    hub.catalog_listed(&server, id, prompts, resources);
+                    catalog.listed_now(&server, id, prompts, resources);
                     (prompts_due, resources_due) = (false, false);
                 }
                 tokio::select! {
-                    () = hub.stop.cancelled() => break,
+                    () = stop.cancelled() => break,
                     () = changed.prompts.notified() => prompts_due = has_prompts,
                     () = changed.resources.notified() => resources_due = has_resources,
                     _ = alive.tick() => if peer.is_transport_closed() { break },
                 }
             }
-            let mut entries = hub.catalog.lock();
+            let mut entries = catalog.lock();
             // A restarted server has a new entry: only this connection's goes.
             if entries.get(&server).is_some_and(|e| e.id == id) {
                 entries.remove(&server);
             }
             drop(entries);
-            hub.catalog.bump();
+            catalog.bump();
         });
-    }
-
-    fn catalog_listed(
-        &self,
-        server: &str,
-        id: u64,
-        prompts: Option<(Vec<PromptInfo>, Option<String>)>,
-        resources: Option<(Vec<ResourceInfo>, Option<String>)>,
-    ) {
-        let mut entries = self.catalog.lock();
-        let Some(entry) = entries.get_mut(server).filter(|e| e.id == id) else {
-            return;
-        };
-        entry.notes.clear();
-        if let Some((list, note)) = prompts {
-            if let Some(note) = &note {
-                tracing::warn!(server, note, "mcp prompts listing cut");
-            }
-            entry.prompts = list;
-            entry.notes.extend(note.map(|n| format!("prompts: {n}")));
-        }
-        if let Some((list, note)) = resources {
-            if let Some(note) = &note {
-                tracing::warn!(server, note, "mcp resources listing cut");
-            }
-            entry.resources = list;
-            entry.notes.extend(note.map(|n| format!("resources: {n}")));
-        }
-        entry.listed = true;
-        drop(entries);
-        self.catalog.bump();
     }
 
     /// Every ready server's prompts, by server name then in the server's order.

@@ -12,6 +12,11 @@ use crate::tools::Policy;
 pub const DEFAULT_STARTUP: Duration = Duration::from_secs(10);
 /// Default time one tool call may take.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// MCP tools offered to the model at most, across servers (each adds its schema to every
+/// request; providers cap a request's tools at 128).
+pub const DEFAULT_MAX_TOOLS: usize = 100;
+/// Times a server that stopped is started again, by default.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
 
 /// `[mcp]`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -20,6 +25,31 @@ pub struct McpConfig {
     /// The servers, by name.
     #[serde(default)]
     pub servers: BTreeMap<String, ServerEntry>,
+    /// MCP tools offered to the model at most, across servers in config order (default 100);
+    /// the rest are listed in `/mcp` as not offered.
+    pub max_tools: Option<usize>,
+    /// Let a server's `readOnlyHint` make its tools `allow` (default: hints never approve);
+    /// a server's own `trust_annotations` overrides it.
+    #[serde(default)]
+    pub trust_read_only: bool,
+}
+
+impl McpConfig {
+    /// MCP tools offered at most.
+    pub fn max_tools(&self) -> usize {
+        self.max_tools.unwrap_or(DEFAULT_MAX_TOOLS)
+    }
+}
+
+/// What happens when a server stops on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Restart {
+    /// Started again with backoff, `max_restarts` times at most.
+    #[default]
+    OnFailure,
+    /// Left stopped (`/mcp restart NAME` starts it).
+    Never,
 }
 
 /// `[mcp.servers.NAME]` as written.
@@ -61,9 +91,13 @@ pub struct ServerEntry {
     /// Per-tool policies, by the server's tool name.
     #[serde(default)]
     pub tool_policies: BTreeMap<String, Policy>,
-    /// Let the server's `readOnlyHint` make a tool `allow` (default: hints never approve).
+    /// Let the server's `readOnlyHint` make a tool `allow` (default: `[mcp] trust_read_only`).
+    pub trust_annotations: Option<bool>,
+    /// When it stops on its own: `on-failure` (default) or `never`.
     #[serde(default)]
-    pub trust_annotations: bool,
+    pub restart: Restart,
+    /// Restarts at most (default 3); `/mcp restart NAME` starts the count again.
+    pub max_restarts: Option<u32>,
     /// Start the (stdio) server inside the sandbox shell commands run in (`[sandbox]`).
     #[serde(default)]
     pub sandbox: bool,
@@ -121,6 +155,10 @@ pub struct ServerSpec {
     pub trust_annotations: bool,
     /// Whether the server process runs in the sandbox.
     pub sandbox: bool,
+    /// What happens when it stops on its own.
+    pub restart: Restart,
+    /// Restarts at most.
+    pub max_restarts: u32,
 }
 
 impl ServerSpec {
@@ -212,8 +250,10 @@ pub fn servers(config: &McpConfig) -> Result<Vec<ServerSpec>, String> {
             disabled_tools: entry.disabled_tools.clone(),
             policy: entry.policy.unwrap_or(Policy::Ask),
             tool_policies: entry.tool_policies.clone(),
-            trust_annotations: entry.trust_annotations,
+            trust_annotations: entry.trust_annotations.unwrap_or(config.trust_read_only),
             sandbox: entry.sandbox,
+            restart: entry.restart,
+            max_restarts: entry.max_restarts.unwrap_or(DEFAULT_MAX_RESTARTS).min(100),
         });
     }
     Ok(specs)

@@ -4,11 +4,9 @@
 //! tools are withdrawn; `notifications/tools/list_changed` re-lists. Quitting ends every
 //! server's process group.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rmcp::service::{Peer, RoleClient};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
@@ -19,18 +17,20 @@ pub mod catalog;
 pub mod catalog_pages;
 mod client;
 pub mod config;
+pub mod listing;
 mod log_gate;
 pub mod names;
 pub mod prompt_args;
 pub mod prompts;
 pub mod resources;
 pub mod result;
+mod serve;
 mod server;
 mod stderr;
 pub mod tool;
 
 pub use config::{McpConfig, ServerSpec};
-use server::{StderrTail, connect, kill_group};
+use server::{StderrTail, kill_group};
 
 pub use tool::McpTool;
 
@@ -43,8 +43,21 @@ pub enum Status {
     Ready,
     /// It failed to start or stopped; the text says why and what to do.
     Failed(String),
+    /// It passed a bound (endless pages, a stalled listing…): stopped and its tools
+    /// withdrawn; the text says what it did. Not restarted on its own.
+    Withdrawn(String),
     /// taco stopped it.
     Stopped,
+}
+
+impl Status {
+    /// What the user is told when a server reaches this state, if anything.
+    pub fn report(&self) -> Option<&str> {
+        match self {
+            Self::Failed(why) | Self::Withdrawn(why) => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// What the user is told about a server, once per change.
@@ -69,6 +82,10 @@ pub struct ServerView {
     pub tools: Vec<ToolView>,
     /// The last lines it wrote to stderr.
     pub stderr: Vec<String>,
+    /// Times taco started it again after it stopped.
+    pub restarts: u32,
+    /// What last went wrong with it (kept after it came back).
+    pub last_error: Option<String>,
 }
 
 /// A server's tool as `/mcp` and `/tools` show it.
@@ -82,6 +99,8 @@ pub struct ToolView {
     pub policy: String,
     /// The first sentence of its description.
     pub summary: String,
+    /// Why the model is not offered it (`max_tools` reached, its schema too large), if so.
+    pub not_offered: Option<String>,
 }
 
 struct Slot {
@@ -89,6 +108,10 @@ struct Slot {
     status: Status,
     tools: Vec<Arc<McpTool>>,
     stderr: StderrTail,
+    restarts: u32,
+    last_error: Option<String>,
+    /// `/mcp restart NAME` asked for it.
+    restart: Arc<Notify>,
 }
 
 /// Every configured server and its tools.
@@ -99,7 +122,9 @@ pub struct McpHub {
     /// Woken whenever a server's status changes.
     changed: Notify,
     /// The ready servers' prompts and resources (`catalog.rs`).
-    catalog: catalog::Catalogs,
+    catalog: Arc<catalog::Catalogs>,
+    /// MCP tools offered at most, across servers in config order.
+    max_tools: usize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -115,6 +140,8 @@ pub struct StartContext {
     pub settings: Arc<ToolSettings>,
     /// Where status changes go (the TUI's chat, `exec`'s stderr).
     pub notices: Option<UnboundedSender<Notice>>,
+    /// MCP tools offered at most (`[mcp] max_tools`).
+    pub max_tools: usize,
 }
 
 impl McpHub {
@@ -129,16 +156,20 @@ impl McpHub {
                         status: Status::Starting,
                         tools: Vec::new(),
                         stderr: StderrTail::default(),
+                        restarts: 0,
+                        last_error: None,
+                        restart: Arc::new(Notify::new()),
                     })
                     .collect(),
             ),
             stop: CancellationToken::new(),
             pids: Mutex::default(),
             changed: Notify::new(),
-            catalog: catalog::Catalogs::default(),
+            catalog: Arc::default(),
+            max_tools: context.max_tools,
         });
         for (index, spec) in specs.into_iter().enumerate() {
-            tokio::spawn(Arc::clone(&hub).serve(index, spec, context.clone()));
+            tokio::spawn(Arc::clone(&hub).supervise(index, spec, context.clone()));
         }
         hub
     }
@@ -151,6 +182,7 @@ impl McpHub {
                 workdir: PathBuf::new(),
                 settings: Arc::default(),
                 notices: None,
+                max_tools: config::DEFAULT_MAX_TOOLS,
             },
         )
     }
@@ -160,28 +192,52 @@ impl McpHub {
         lock(&self.slots).is_empty()
     }
 
-    /// The servers, their states and tools, in config order.
+    /// The servers, their states and tools, in config order; each tool says whether the
+    /// model is offered it.
     pub fn view(&self) -> Vec<ServerView> {
+        let mut budget = self.max_tools;
         lock(&self.slots)
             .iter()
-            .map(|slot| ServerView {
-                name: slot.spec.name.clone(),
-                transport: slot.spec.describe(),
-                status: slot.status.clone(),
-                tools: slot
+            .map(|slot| {
+                let serving = slot.status == Status::Ready;
+                let tools = slot
                     .tools
                     .iter()
-                    .map(|t| ToolView {
-                        name: t.name().to_string(),
-                        remote: t.remote_name().to_string(),
-                        policy: t.policy_note().to_string(),
-                        summary: crate::text::summarize(
-                            t.description().split(". ").next().unwrap_or(""),
-                            120,
-                        ),
+                    .map(|t| {
+                        let not_offered = t.unfit().or_else(|| {
+                            if !serving {
+                                return None;
+                            }
+                            if budget == 0 {
+                                return Some(format!(
+                                    "not offered: {} MCP tools are offered already ([mcp] max_tools)",
+                                    self.max_tools
+                                ));
+                            }
+                            budget -= 1;
+                            None
+                        });
+                        ToolView {
+                            name: t.name().to_string(),
+                            remote: t.remote_name().to_string(),
+                            policy: t.policy_note().to_string(),
+                            summary: crate::text::summarize(
+                                t.description().split(". ").next().unwrap_or(""),
+                                120,
+                            ),
+                            not_offered,
+                        }
                     })
-                    .collect(),
-                stderr: slot.stderr.lines(),
+                    .collect();
+                ServerView {
+                    name: slot.spec.name.clone(),
+                    transport: slot.spec.describe(),
+                    status: slot.status.clone(),
+                    tools,
+                    stderr: slot.stderr.lines(),
+                    restarts: slot.restarts,
+                    last_error: slot.last_error.clone(),
+                }
             })
             .collect()
     }
@@ -203,148 +259,34 @@ impl McpHub {
         }
     }
 
+    /// `/mcp restart NAME`: stops the server if it runs and starts it again, its restart
+    /// count from zero. `Err` says there is no such server.
+    pub fn restart(&self, name: &str) -> Result<(), String> {
+        let slots = lock(&self.slots);
+        let slot = slots
+            .iter()
+            .find(|slot| slot.spec.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = slots.iter().map(|s| s.spec.name.as_str()).collect();
+                format!(
+                    "there is no MCP server {name:?} (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )
+            })?;
+        slot.restart.notify_one();
+        Ok(())
+    }
+
     /// Stops every server: their connections close and their process groups are killed.
     pub fn shutdown(&self) {
         self.stop.cancel();
         for pid in lock(&self.pids).drain(..) {
             kill_group(Some(pid));
         }
-    }
-
-    fn set(&self, index: usize, status: Status, tools: Vec<Arc<McpTool>>, context: &StartContext) {
-        let name = {
-            let mut slots = lock(&self.slots);
-            let Some(slot) = slots.get_mut(index) else {
-                return;
-            };
-            let changed = slot.status != status;
-            slot.status = status.clone();
-            slot.tools = tools;
-            changed.then(|| slot.spec.name.clone())
-        };
-        self.changed.notify_waiters();
-        if let (Some(server), Some(notices)) = (name, &context.notices) {
-            let _ = notices.send(Notice { server, status });
-        }
-    }
-
-    /// Runs one server: start, list, serve, re-list on change; reports how it ends.
-    async fn serve(self: Arc<Self>, index: usize, spec: ServerSpec, context: StartContext) {
-        let stderr = lock(&self.slots)
-            .get(index)
-            .map(|slot| slot.stderr.clone())
-            .unwrap_or_default();
-        let handler = client::Handler::new(&spec.name);
-        let changed = Arc::clone(&handler.list_changed);
-        let routes = Arc::clone(&handler.routes);
-        let catalog_changed = Arc::clone(&handler.catalog);
-        // `${NAME}` and bearer tokens come from the store secrets were moved to.
-        let env = |name: &str| crate::vault::var(name);
-        let started = tokio::select! {
-            _ = self.stop.cancelled() => return,
-            started = tokio::time::timeout(spec.startup_timeout, async {
-                let connection =
-                    connect(&spec, handler, &context.workdir, &context.settings, &env, &stderr).await?;
-                if let Some(pid) = connection.pid {
-                    lock(&self.pids).push(pid);
-                }
-                let tools = self.list(index, &spec, connection.service.peer(), &routes).await?;
-                Ok::<_, String>((connection, tools))
-            }) => started,
-        };
-        let (connection, tools) = match started {
-            Ok(Ok(started)) => started,
-            Ok(Err(why)) => {
-                let status = Status::Failed(failure(&spec, &why, &stderr));
-                self.set(index, status, Vec::new(), &context);
-                return;
-            }
-            Err(_) => {
-                let why = format!(
-                    "it did not start within {} s (startup_timeout_secs)",
-                    spec.startup_timeout.as_secs()
-                );
-                self.set(
-                    index,
-                    Status::Failed(failure(&spec, &why, &stderr)),
-                    Vec::new(),
-                    &context,
-                );
-                return;
-            }
-        };
-        // Its prompts and resources are listed beside its tools, never holding them up.
-        self.watch_catalog(&spec, connection.service.peer(), catalog_changed);
-        self.set(index, Status::Ready, tools, &context);
-        let peer = connection.service.peer().clone();
-        let pid = connection.pid;
-        let mut child = connection.child;
-        let closed = connection.service.cancellation_token();
-        let waiting = connection.service.waiting();
-        tokio::pin!(waiting);
-        loop {
-            tokio::select! {
-                _ = self.stop.cancelled() => {
-                    closed.cancel();
-                    kill_group(pid);
-                    self.set(index, Status::Stopped, Vec::new(), &context);
-                    return;
-                }
-                _ = &mut waiting => {
-                    let why = match server::exit_of(child.as_mut()).await {
-                        Some(exit) => format!("it stopped ({exit})"),
-                        None => "it stopped (closed the connection)".to_string(),
-                    };
-                    kill_group(pid);
-                    self.set(index, Status::Failed(failure(&spec, &why, &stderr)), Vec::new(), &context);
-                    return;
-                }
-                () = changed.notified() => match self.list(index, &spec, &peer, &routes).await {
-                    Ok(tools) => self.set(index, Status::Ready, tools, &context),
-                    Err(why) => tracing::warn!(server = spec.name, why, "mcp re-list failed"),
-                },
-            }
-        }
-    }
-
-    /// Lists the server's tools (every page) and names them, skipping other servers' names.
-    async fn list(
-        &self,
-        index: usize,
-        spec: &ServerSpec,
-        peer: &Peer<RoleClient>,
-        routes: &client::ProgressRoutes,
-    ) -> Result<Vec<Arc<McpTool>>, String> {
-        let listed = peer
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
-        let mut taken: HashSet<String> = lock(&self.slots)
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != index)
-            .flat_map(|(_, slot)| slot.tools.iter().map(|t| t.name().to_string()))
-            .collect();
-        let mut tools = Vec::new();
-        for tool in listed {
-            let Ok(json) = serde_json::to_value(&tool) else {
-                continue;
-            };
-            let remote = json["name"].as_str().unwrap_or_default();
-            if remote.is_empty() || !spec.offers(remote) {
-                continue;
-            }
-            let name = names::qualified(&spec.name, remote, &taken);
-            taken.insert(name.clone());
-            tools.push(Arc::new(McpTool::new(
-                name,
-                &json,
-                spec,
-                peer.clone(),
-                Arc::clone(routes),
-            )));
-        }
-        Ok(tools)
     }
 }
 
@@ -362,16 +304,23 @@ impl std::fmt::Debug for McpHub {
 
 impl ToolSource for McpHub {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        // The same walk as `view`: config order, fit tools, `max_tools` at most.
         lock(&self.slots)
             .iter()
             .filter(|slot| slot.status == Status::Ready)
-            .flat_map(|slot| slot.tools.iter().filter(|t| t.is_live()))
+            .flat_map(|slot| slot.tools.iter().filter(|t| t.unfit().is_none()))
+            .take(self.max_tools)
+            .filter(|t| t.is_live())
             .map(|t| Arc::clone(t) as Arc<dyn Tool>)
             .collect()
     }
 }
 
-/// `/mcp` and `taco mcp list`: each server, how it is reached, its state and its tools.
+/// Tools listed per server in `/mcp` at most (a server may offer thousands).
+const SHOWN_TOOLS: usize = 200;
+
+/// `/mcp` and `taco mcp list`: each server, how it is reached, its state, restarts and last
+/// error, and its tools (those not offered to the model say why).
 pub fn describe_servers(servers: &[ServerView]) -> String {
     use std::fmt::Write;
     if servers.is_empty() {
@@ -379,45 +328,58 @@ pub fn describe_servers(servers: &[ServerView]) -> String {
     }
     let mut out = String::new();
     for server in servers {
-        let state = match &server.status {
+        let offered = server
+            .tools
+            .iter()
+            .filter(|t| t.not_offered.is_none())
+            .count();
+        let mut state = match &server.status {
             Status::Starting => "starting".to_string(),
-            Status::Ready => format!("ready, {} tools", server.tools.len()),
+            Status::Ready if offered == server.tools.len() => {
+                format!("ready, {} tools", server.tools.len())
+            }
+            Status::Ready => format!(
+                "ready, {offered} of its {} tools offered",
+                server.tools.len()
+            ),
             Status::Failed(_) => "failed".to_string(),
+            Status::Withdrawn(_) => "withdrawn (it passed a bound)".to_string(),
             Status::Stopped => "stopped".to_string(),
         };
-        let _ = writeln!(out, "- **{}** ({}): {state}", server.name, server.transport);
-        if let Status::Failed(why) = &server.status {
-            for line in why.lines() {
-                let _ = writeln!(out, "    {line}");
-            }
+        if server.restarts > 0 {
+            let _ = write!(state, ", restarted {} times", server.restarts);
         }
-        for tool in &server.tools {
-            let _ = writeln!(
+        let _ = writeln!(out, "- **{}** ({}): {state}", server.name, server.transport);
+        match (server.status.report(), &server.last_error) {
+            (Some(why), _) => {
+                for line in why.lines() {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+            (None, Some(last)) => {
+                let first = last.lines().next().unwrap_or_default();
+                let _ = writeln!(out, "    last error: {first}");
+            }
+            (None, None) => {}
+        }
+        for tool in server.tools.iter().take(SHOWN_TOOLS) {
+            let _ = write!(
                 out,
                 "    - `{}` ({}): {}",
                 tool.name, tool.policy, tool.summary
             );
+            if let Some(why) = &tool.not_offered {
+                let _ = write!(out, " — {why}");
+            }
+            out.push('\n');
+        }
+        if server.tools.len() > SHOWN_TOOLS {
+            let _ = writeln!(
+                out,
+                "    - … and {} more tools",
+                server.tools.len() - SHOWN_TOOLS
+            );
         }
     }
     out
-}
-
-/// What went wrong, with the command and its last stderr lines, and what to do.
-fn failure(spec: &ServerSpec, why: &str, stderr: &StderrTail) -> String {
-    let end = if why.ends_with(['.', '?', '!']) {
-        ""
-    } else {
-        "."
-    };
-    let mut text = format!("MCP server {} ({}): {why}{end}", spec.name, spec.describe());
-    let lines = stderr.lines();
-    if !lines.is_empty() {
-        text.push_str(" Its last stderr lines:\n");
-        text.push_str(&lines.join("\n"));
-    }
-    text.push_str(&format!(
-        "\nIts tools are not offered. Check [mcp.servers.{}] in the config, or run the command by hand to see why.",
-        spec.name
-    ));
-    text
 }

@@ -25,6 +25,20 @@ pub fn sanitize(text: &str) -> String {
     if clean.is_empty() { "_".into() } else { clean }
 }
 
+/// A tool's name as people read it: `mcp__github__create_issue` is `github · create_issue`
+/// (the prefix is for the model; a name that ended in a hash stays as it is). Any other
+/// name is itself.
+pub fn display(name: &str) -> std::borrow::Cow<'_, str> {
+    let split = name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        .filter(|(server, tool)| !server.is_empty() && !tool.is_empty());
+    match split {
+        Some((server, tool)) => std::borrow::Cow::Owned(format!("{server} · {tool}")),
+        None => std::borrow::Cow::Borrowed(name),
+    }
+}
+
 /// FNV-1a, 32 bits: small, stable across versions and platforms.
 fn fnv1a(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5, |hash, byte| {
@@ -110,5 +124,17 @@ mod tests {
             let name = qualified("ü", tool, &taken);
             assert!(valid(&name), "{tool:?} → {name}");
         }
+    }
+
+    #[test]
+    fn people_read_server_dot_tool() {
+        assert_eq!(
+            display("mcp__github__create_issue"),
+            "github · create_issue"
+        );
+        assert_eq!(display("mcp__fs__read__file"), "fs · read__file");
+        assert_eq!(display("read_file"), "read_file");
+        assert_eq!(display("mcp__"), "mcp__");
+        assert_eq!(display("mcp__x__"), "mcp__x__");
     }
 }

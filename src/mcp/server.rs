@@ -145,7 +145,11 @@ pub async fn connect(
                     .await;
                 }));
             }
-            let service = match handler.serve((stdout, stdin)).await {
+            // One message at most 8 MB: a longer line is dropped by the SDK, and the request
+            // it answered runs into its timeout.
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+                .with_max_line_length(super::listing::MAX_MESSAGE);
+            let service = match handler.serve(transport).await {
                 Ok(service) => service,
                 Err(e) => {
                     // Its last words explain the failure: let them arrive (briefly).
@@ -189,7 +193,10 @@ pub async fn connect(
                 value.set_sensitive(true);
                 custom.insert(name, value);
             }
-            config = config.custom_headers(custom);
+            config = config
+                .custom_headers(custom)
+                .max_sse_event_size(super::listing::MAX_MESSAGE)
+                .max_json_response_size(super::listing::MAX_MESSAGE);
             let client = crate::vault::with_proxies(reqwest::Client::builder())
                 .connect_timeout(spec.startup_timeout)
                 .redirect(same_origin_redirects())

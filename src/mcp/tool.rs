@@ -21,8 +21,14 @@ use super::result::convert;
 use crate::sandbox::Confinement;
 use crate::tools::{Policy, Tool, ToolContext, ToolError, ToolReply, ToolSettings};
 
-/// Schemas larger than this are not compiled (the tool is offered without a pre-check).
-const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+/// A tool whose input schema is larger than this is not offered: it would go with every
+/// request to the model.
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// Nesting deeper than this in an input schema: not offered (validators and providers
+/// recurse on it).
+pub const MAX_SCHEMA_DEPTH: usize = 32;
+/// A description longer than this is cut (it goes with every request).
+const MAX_DESCRIPTION: usize = 4_000;
 /// Validation messages shown to the model at most.
 const MAX_PROBLEMS: usize = 5;
 
@@ -42,7 +48,10 @@ pub struct McpTool {
     server: String,
     description: String,
     schema: Value,
-    validator: Option<jsonschema::Validator>,
+    /// Compiled on the first call: a server may list thousands of tools never called.
+    validator: std::sync::OnceLock<Option<jsonschema::Validator>>,
+    /// Why it is not offered, when its schema passes a bound.
+    unfit: Option<String>,
     policy: Policy,
     policy_note: String,
     hints: Hints,
@@ -74,9 +83,6 @@ impl McpTool {
             map.entry("properties")
                 .or_insert_with(|| Value::Object(Default::default()));
         }
-        let validator = (schema.to_string().len() <= MAX_SCHEMA_BYTES)
-            .then(|| jsonschema::validator_for(&schema).ok())
-            .flatten();
         let annotations = &listed["annotations"];
         let hints = Hints {
             read_only: annotations["readOnlyHint"].as_bool(),
@@ -89,19 +95,31 @@ impl McpTool {
             }
             None => (spec.policy, "server policy"),
         };
+        // A tool its own server calls destructive never runs unasked, whatever allowed it.
+        let (policy, why) = if hints.destructive == Some(true) && policy == Policy::Allow {
+            (Policy::Ask, "destructiveHint: always asks")
+        } else {
+            (policy, why)
+        };
         let word = match policy {
             Policy::Allow => "allow",
             Policy::Ask => "ask",
             Policy::Deny => "deny",
         };
-        let description = listed["description"].as_str().unwrap_or("").to_string();
+        let description = listed["description"].as_str().unwrap_or("");
+        let description = match description.char_indices().nth(MAX_DESCRIPTION) {
+            Some((cut, _)) => format!("{}…", &description[..cut]),
+            None => description.to_string(),
+        };
+        let unfit = unfit(&schema);
         Self {
+            unfit,
             name,
             remote,
             server: spec.name.clone(),
             description,
             schema,
-            validator,
+            validator: std::sync::OnceLock::new(),
             policy,
             policy_note: format!("{word} (MCP server {}, {why})", spec.name),
             hints,
@@ -110,6 +128,11 @@ impl McpTool {
             routes,
             sandboxed: spec.sandbox,
         }
+    }
+
+    /// Why the tool cannot be offered (its schema is too large or too deep), if so.
+    pub fn unfit(&self) -> Option<String> {
+        self.unfit.clone()
     }
 
     /// The server it belongs to.
@@ -154,7 +177,10 @@ impl Tool for McpTool {
             Value::String(raw) => return Err(format!("the arguments are not valid JSON: {raw:?}")),
             other => return Err(format!("the arguments must be a JSON object, got {other}")),
         };
-        let Some(validator) = &self.validator else {
+        let compiled = self
+            .validator
+            .get_or_init(|| jsonschema::validator_for(&self.schema).ok());
+        let Some(validator) = compiled else {
             return Ok(());
         };
         let problems: Vec<String> = validator
@@ -274,6 +300,37 @@ impl McpTool {
             self.server
         ))
     }
+}
+
+/// Why a tool with this input schema is not offered, if so.
+fn unfit(schema: &Value) -> Option<String> {
+    let bytes = schema.to_string().len();
+    if bytes > MAX_SCHEMA_BYTES {
+        return Some(format!(
+            "not offered: its input schema is {} KB (at most {} KB)",
+            bytes / 1024,
+            MAX_SCHEMA_BYTES / 1024
+        ));
+    }
+    (depth(schema) > MAX_SCHEMA_DEPTH).then(|| {
+        format!("not offered: its input schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+    })
+}
+
+/// How deep `value` nests (a scalar is 0), without recursion: a hostile schema cannot
+/// overflow the stack.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut pending = vec![(value, 0usize)];
+    while let Some((value, at)) = pending.pop() {
+        deepest = deepest.max(at);
+        match value {
+            Value::Array(items) => pending.extend(items.iter().map(|v| (v, at + 1))),
+            Value::Object(map) => pending.extend(map.values().map(|v| (v, at + 1))),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// A call in flight: its progress route, and the cancel notification if it is abandoned.

@@ -56,7 +56,7 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo::new(
         "/mcp",
         "",
-        "MCP servers: state, transport, tools, last error",
+        "MCP servers, tools, last error; /mcp restart NAME",
     ),
     CommandInfo::new(
         "/status",
@@ -104,6 +104,8 @@ pub enum SlashCommand {
     Status,
     /// `/mcp`.
     Mcp,
+    /// `/mcp restart NAME`: start that server again.
+    McpRestart(String),
     /// `/cancel`.
     Cancel,
     /// `/clear`.
@@ -138,7 +140,11 @@ pub fn parse(text: &str) -> SlashCommand {
         "/revoke" => SlashCommand::Revoke(rest.trim().to_string()),
         "/tool" => SlashCommand::Tool(rest.trim().to_string()),
         "/status" => SlashCommand::Status,
-        "/mcp" => SlashCommand::Mcp,
+        "/mcp" => match rest.trim().split_once(char::is_whitespace) {
+            Some(("restart", name)) => SlashCommand::McpRestart(name.trim().to_string()),
+            None if rest.trim() == "restart" => SlashCommand::McpRestart(String::new()),
+            _ => SlashCommand::Mcp,
+        },
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
         "/compact" => SlashCommand::Compact,
@@ -421,6 +427,15 @@ mod tests {
         assert_eq!(
             parse("/fx:greet name=Bob "),
             SlashCommand::McpPrompt("/fx:greet name=Bob".into())
+        );
+        assert_eq!(parse("/mcp"), SlashCommand::Mcp);
+        assert_eq!(
+            parse("/mcp restart  github "),
+            SlashCommand::McpRestart("github".into())
+        );
+        assert_eq!(
+            parse("/mcp restart"),
+            SlashCommand::McpRestart(String::new())
         );
     }
 

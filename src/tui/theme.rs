@@ -226,6 +226,30 @@ pub fn call_mark(state: CallState, theme: &Theme) -> (&'static str, Style) {
     }
 }
 
+/// A progress report as the stack, its detail and the chat show it: a bar and `n/total`
+/// when the total is known, then the message, then ` · ` (the stack's separator).
+pub fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    const CELLS: usize = 8;
+    let mut text = match total.filter(|t| t.is_finite() && *t > 0.0) {
+        Some(total) => {
+            let share = (progress / total).clamp(0.0, 1.0);
+            let full = (share * CELLS as f64).round() as usize;
+            format!(
+                "{}{} {progress}/{total}",
+                "▰".repeat(full),
+                "▱".repeat(CELLS - full)
+            )
+        }
+        None => format!("{progress}"),
+    };
+    if let Some(message) = message.filter(|m| !m.is_empty()) {
+        text.push_str(" · ");
+        text.push_str(message);
+    }
+    text.push_str(" · ");
+    text
+}
+
 #[cfg(test)]
 mod tests;
 

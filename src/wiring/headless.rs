@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::{Ready, Start, runtime, setup};
 use crate::exec::{self, EXIT_USAGE, ExecOptions};
-use crate::mcp::Status;
 use crate::reaper;
 use crate::session::SessionKind;
 
@@ -80,7 +79,7 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
         mcp.settled().await;
         let reporter = tokio::spawn(async move {
             while let Some(notice) = notices.recv().await {
-                if let Status::Failed(message) = notice.status {
+                if let Some(message) = notice.status.report() {
                     crate::say!("taco: {message}");
                 }
             }

@@ -11,7 +11,6 @@ use crate::config;
 use crate::event::{Event, EventData};
 use crate::exec::{EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE};
 use crate::history::PromptLog;
-use crate::mcp::Status;
 use crate::orchestrator::switch::Providers;
 use crate::orchestrator::{Orchestrator, task};
 use crate::session::{self, Entry, SessionKind};
@@ -130,12 +129,12 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     let outside = engine.outside();
     let reporter = tokio::spawn(async move {
         while let Some(notice) = notices.recv().await {
-            let (Status::Failed(message), Some(events)) = (notice.status, outside.upgrade()) else {
+            let (Some(message), Some(events)) = (notice.status.report(), outside.upgrade()) else {
                 continue;
             };
             let data = EventData::Error {
                 kind: "mcp".to_string(),
-                message,
+                message: message.to_string(),
             };
             let _ = events.send(Event::now(&Arc::from(""), data));
         }

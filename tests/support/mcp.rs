@@ -122,3 +122,14 @@ fn default_filesystem_server() -> Option<PathBuf> {
             .join("mcp-server-filesystem"),
     )
 }
+
+/// The hostile server's executable (`examples/mcp_hostile.rs`), beside the fixture.
+pub fn hostile() -> PathBuf {
+    let path = fixture().with_file_name(format!("mcp_hostile{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "the hostile MCP server is not built at {}: `cargo build --example mcp_hostile`",
+        path.display()
+    );
+    path
+}

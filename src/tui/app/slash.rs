@@ -66,6 +66,22 @@ impl App {
             SlashCommand::McpPrompt(line) => {
                 return self.start_fetch(super::McpFetch::Prompt(line), now);
             }
+            SlashCommand::McpRestart(name) => {
+                let asked = match (&self.info.mcp, name.is_empty()) {
+                    (_, true) => {
+                        Err("which server? `/mcp restart NAME` (`/mcp` lists them)".into())
+                    }
+                    (Some(hub), false) => hub.restart(&name),
+                    (None, false) => Err("no MCP servers are configured".into()),
+                };
+                match asked {
+                    Ok(()) => self.chat.push_notice(
+                        NoticeKind::Info,
+                        format!("Restarting MCP server {name}; `/mcp` shows how it goes."),
+                    ),
+                    Err(why) => self.chat.push_notice(NoticeKind::Warn, why),
+                }
+            }
             SlashCommand::Tool(name) => {
                 let tools = self.tool_infos();
                 let text = match tools.iter().find(|t| t.name == name) {

@@ -382,7 +382,7 @@ fn title(current: &Pending, theme: &Theme) -> Line<'static> {
     let mut title = Line::from(vec![
         Span::styled(verb, theme.warn),
         Span::styled(
-            escape(&current.name).replace('\n', "^J"),
+            escape(&crate::mcp::names::display(&current.name)).replace('\n', "^J"),
             theme.tool.add_modifier(ratatui::style::Modifier::BOLD),
         ),
         Span::styled(format!("{after}?{batch} "), theme.warn),

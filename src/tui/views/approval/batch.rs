@@ -129,8 +129,8 @@ impl ApprovalState {
 fn row(mark: &str, call: &Pending, width: usize, style: Style) -> Line<'static> {
     // The change's summary before the arguments: on a narrow screen it is what is kept.
     let mut text = match call.diff.as_deref().and_then(|d| d.lines().next()) {
-        Some(summary) => format!("{} · {summary} · ", call.name),
-        None => format!("{} ", call.name),
+        Some(summary) => format!("{} · {summary} · ", crate::mcp::names::display(&call.name)),
+        None => format!("{} ", crate::mcp::names::display(&call.name)),
     };
     text.push_str(&argument_summary(&call.arguments));
     if call.once_only() {

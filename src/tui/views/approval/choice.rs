@@ -178,7 +178,7 @@ impl ApprovalState {
 
     /// What `choice` does to `current`, said plainly.
     fn describe(&self, choice: Choice, current: &Pending) -> String {
-        let name = escape(&current.name).replace('\n', "^J");
+        let name = escape(&crate::mcp::names::display(&current.name)).replace('\n', "^J");
         let outside = current.sandbox == Some(Confinement::Unsandboxed);
         match choice {
             Choice::Once if outside => "run it OUTSIDE the sandbox, this once".to_string(),

@@ -130,8 +130,8 @@ impl ChatState {
             }
             // The pickers take what was listed; the chat has nothing to show.
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
-            // Progress shows in the stack pane and the timeline; the cell keeps its state.
-            EventData::ToolProgress { .. } => {}
+            // The latest report shows under the call's cell while it runs.
+            EventData::ToolProgress { id, .. } => self.sync_tool(id, run),
             // A model call's span is the timeline's; the chat shows what it said.
             EventData::LlmStarted(_) | EventData::LlmProgress(_) | EventData::LlmFailed(_) => {}
             // A running command's last lines show under its cell until it ends.

@@ -44,6 +44,8 @@ pub(super) struct Tool {
     pub flag: Option<String>,
     /// How it runs, for tools the sandbox covers.
     pub sandbox: Option<Confinement>,
+    /// Its latest progress report while it runs (bar, `n/total`, message).
+    pub progress: Option<String>,
 }
 
 impl Tool {
@@ -62,6 +64,7 @@ impl Tool {
             live: None,
             flag: None,
             sandbox: None,
+            progress: None,
         }
     }
 
@@ -86,6 +89,13 @@ impl Tool {
         self.duration_ms = call.duration_ms;
         self.reason.clone_from(&call.reason);
         self.live.clone_from(&call.tail);
+        self.progress = (call.progress.as_ref())
+            .filter(|_| call.state.is_open())
+            .map(|p| {
+                let text =
+                    crate::tui::theme::progress_text(p.progress, p.total, p.message.as_deref());
+                text.trim_end_matches(" · ").to_string()
+            });
         self.end = match call.state {
             CallState::Ended(ToolStatus::ExitNonzero) => call.end_label(),
             _ => None,
@@ -158,11 +168,13 @@ impl Tool {
         };
         let tag = self.sandbox_tag(t);
         let tag_width = tag.as_ref().map_or(0, |(text, _)| str_width(text));
-        let used = 2 + str_width(&self.name) + str_width(&suffix) + tag_width;
+        // `server · tool` for an MCP tool: the `mcp__` prefix is for the model.
+        let name = crate::mcp::names::display(&self.name);
+        let used = 2 + str_width(&name) + str_width(&suffix) + tag_width;
         let room = usize::from(width).saturating_sub(used + 1);
         let mut spans = vec![
             Span::styled(format!("{mark} "), mark_style),
-            Span::styled(self.name.clone(), t.tool),
+            Span::styled(name.into_owned(), t.tool),
         ];
         let args = argument_summary(&self.name, &self.arguments);
         if room >= 2 && !args.is_empty() {
@@ -176,6 +188,13 @@ impl Tool {
         }
         lines.push(Line::from(spans));
 
+        if let Some(progress) = self.progress.as_deref().filter(|_| self.is_open()) {
+            let room = usize::from(width).saturating_sub(4);
+            lines.push(Line::from(vec![
+                Span::styled("  ⋯ ", t.dim),
+                Span::styled(truncate(progress, room), t.key),
+            ]));
+        }
         let indent = [Span::raw("    ")];
         // A running command's last lines; a failed one keeps them (the model got them all).
         let live = self.live.as_deref().filter(|_| self.is_open());

@@ -255,7 +255,7 @@ fn draw_row(
         (guides, theme.dim),
         (mark, mark_style),
         (" ", text_style),
-        (entry.frame.name.as_str(), name_style),
+        (&*crate::mcp::names::display(&entry.frame.name), name_style),
         (" ", text_style),
         (tag.as_str(), tag_style),
         (progress.as_str(), theme.key),
@@ -298,7 +298,7 @@ fn sandbox_tag(entry: &Entry, theme: &Theme, fading: bool) -> (String, Style) {
 /// What a running call said of its progress last: its report, else its last output line.
 fn progress_of(call: &CallNode) -> String {
     if let Some(p) = &call.progress {
-        return progress_text(p.progress, p.total, p.message.as_deref());
+        return crate::tui::theme::progress_text(p.progress, p.total, p.message.as_deref());
     }
     match call.tail.as_deref().and_then(|t| t.lines().next_back()) {
         Some(last) if call.state.is_open() => {
@@ -306,28 +306,4 @@ fn progress_of(call: &CallNode) -> String {
         }
         _ => String::new(),
     }
-}
-
-/// A progress report as the stack shows it: a bar and `n/total` when the total is known,
-/// then the message.
-pub(super) fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
-    const CELLS: usize = 8;
-    let mut text = match total.filter(|t| t.is_finite() && *t > 0.0) {
-        Some(total) => {
-            let share = (progress / total).clamp(0.0, 1.0);
-            let full = (share * CELLS as f64).round() as usize;
-            format!(
-                "{}{} {progress}/{total}",
-                "▰".repeat(full),
-                "▱".repeat(CELLS - full)
-            )
-        }
-        None => format!("{progress}"),
-    };
-    if let Some(message) = message.filter(|m| !m.is_empty()) {
-        text.push_str(" · ");
-        text.push_str(message);
-    }
-    text.push_str(" · ");
-    text
 }

@@ -171,6 +171,13 @@ impl StackState {
             status.push_str(&flag);
         }
         out.push((status, theme.text));
+        if let Some(p) = &entry.call.progress {
+            let text = crate::tui::theme::progress_text(p.progress, p.total, p.message.as_deref());
+            out.push((
+                format!("progress: {}", text.trim_end_matches(" · ")),
+                theme.key,
+            ));
+        }
         out.push((format!("under: {}", self.chain(entry)), theme.dim));
         if let Some(sandbox) = entry.call.sandbox {
             out.push((sandbox.label(), theme.dim));

@@ -9,7 +9,7 @@ use crate::conversation::Usage;
 use crate::event::{Event, EventData};
 use crate::tui::overlay::{Effect, Handled};
 use crate::tui::theme::Theme;
-use draw::progress_text;
+use crate::tui::theme::progress_text;
 use ratatui::layout::Rect;
 
 fn ev(data: EventData) -> Event {

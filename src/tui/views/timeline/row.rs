@@ -221,7 +221,7 @@ impl Row {
                 ..
             } => {
                 pending = true;
-                let name = sandboxed(name, *sandbox);
+                let name = sandboxed(&crate::mcp::names::display(name), *sandbox);
                 ("→", Tone::Tool, titled(&name, &summary(arguments)))
             }
             EventData::ToolResult {
@@ -234,6 +234,7 @@ impl Row {
                 duration_ms,
                 ..
             } => {
+                let name = &*crate::mcp::names::display(name);
                 // The run model folded this result first: its status and its clock are the
                 // ones every pane shows (a call it never saw falls back to the event).
                 let node = run.call(id);
@@ -287,7 +288,10 @@ impl Row {
                         Some(Confinement::Unsandboxed) => "run unsandboxed?",
                         _ => "approve?",
                     },
-                    titled(&sandboxed(name, *sandbox), &summary(arguments))
+                    titled(
+                        &sandboxed(&crate::mcp::names::display(name), *sandbox),
+                        &summary(arguments)
+                    )
                 ),
             ),
             EventData::ApprovalDecided {
@@ -298,6 +302,7 @@ impl Row {
                 prefix,
                 ..
             } => {
+                let name = &*crate::mcp::names::display(name);
                 // How far it was allowed, worded as the run model words it (a `p` grant by
                 // what it allows).
                 let via = Via::Approved {
@@ -352,7 +357,10 @@ impl Row {
             EventData::LoopWarning { name, times, .. } => (
                 "⚠",
                 Tone::Warn,
-                format!("repeated call: {} ×{times}, same arguments", one_line(name)),
+                format!(
+                    "repeated call: {} ×{times}, same arguments",
+                    one_line(&crate::mcp::names::display(name))
+                ),
             ),
             EventData::ApprovalRevoked { grant } => {
                 ("⊘", Tone::Warn, format!("revoked {}", grant_label(grant)))
