@@ -3,7 +3,8 @@
 //! `mcp_fixture` serves MCP on stdio; `mcp_fixture --http` serves Streamable HTTP on
 //! `127.0.0.1:0`, prints `http://127.0.0.1:PORT/mcp` as its only stdout line and serves until
 //! killed, stdin reaches EOF or SIGTERM. `--hang-init` never answers `initialize`;
-//! `--page-size N` (default 3) sets how many tools one `tools/list` page holds. It writes
+//! `--page-size N` (default 3) sets how many tools (and prompts, resources) one list page
+//! holds; `--prompts N` adds N numbered prompts (`p00001`…) for the bounds tests. It writes
 //! `fixture: started` to stderr first. The tools and their exact behaviour are the contract in
 //! `docs/ARCHITECTURE.md` §9; `tests/mcp_fixture.rs` proves it.
 
@@ -18,9 +19,12 @@ use hyper_util::service::TowerToHyperService;
 // MCP logging is deprecated by SEP-2577; the fixture still speaks it (issue 12 sends it to the log).
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, Implementation, InitializeRequestParams,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ElicitationAction, ElicitationSchema, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 #[allow(deprecated)]
@@ -32,6 +36,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
+/// The text of the resource `fixture://notes/readme.txt`.
+const NOTES: &str = "The fixture's notes: the secret word is mango.";
+
 /// A 1×1 transparent PNG (valid signature, chunks and CRCs).
 const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
@@ -41,6 +48,8 @@ struct Options {
     http: bool,
     hang_init: bool,
     page_size: usize,
+    /// Numbered prompts added to the real ones (`--prompts N`).
+    prompts: usize,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String> {
@@ -48,6 +57,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
         http: false,
         hang_init: false,
         page_size: 3,
+        prompts: 0,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -61,9 +71,15 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Options, String>
                         format!("--page-size needs a positive number, not {value:?}")
                     })?;
             }
+            "--prompts" => {
+                let value = args.next().ok_or("--prompts needs a number")?;
+                options.prompts = value
+                    .parse()
+                    .map_err(|_| format!("--prompts needs a number, not {value:?}"))?;
+            }
             other => {
                 return Err(format!(
-                    "unknown argument {other:?} (usage: mcp_fixture [--http] [--hang-init] [--page-size N])"
+                    "unknown argument {other:?} (usage: mcp_fixture [--http] [--hang-init] [--page-size N] [--prompts N])"
                 ));
             }
         }
@@ -166,19 +182,174 @@ async fn serve_http(options: Options) -> Result<(), BoxError> {
     }
 }
 
-/// One client's server: the tool set, with `late` once `add_tool` ran.
+/// One client's server: the tool set, with `late` (and the prompt `late_prompt`) once
+/// `add_tool` ran.
 #[derive(Clone)]
 struct Fixture {
     options: Options,
     late: Arc<AtomicBool>,
+    late_prompt: Arc<AtomicBool>,
 }
+
+/// Bytes of the resource `fixture://huge.txt` (over every bound a client should have).
+const HUGE_BYTES: usize = 1 << 20;
 
 impl Fixture {
     fn new(options: Options) -> Self {
         Self {
             options,
             late: Arc::new(AtomicBool::new(false)),
+            late_prompt: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    fn prompts(&self) -> Vec<Prompt> {
+        let mut prompts = vec![
+            Prompt::new(
+                "greet",
+                Some("Asks the model to greet someone."),
+                Some(vec![
+                    PromptArgument::new("name")
+                        .with_description("who to greet")
+                        .with_required(true),
+                    PromptArgument::new("style")
+                        .with_description("formal or casual")
+                        .with_required(false),
+                ]),
+            ),
+            Prompt::new(
+                "review",
+                Some("A review request with an embedded note, an image and an assistant turn."),
+                None,
+            ),
+            Prompt::new(
+                "long",
+                Some("A 400 KB prompt."),
+                None::<Vec<PromptArgument>>,
+            ),
+        ];
+        if self.late_prompt.load(Ordering::SeqCst) {
+            prompts.push(Prompt::new(
+                "late_prompt",
+                Some("Added by add_prompt."),
+                None::<Vec<PromptArgument>>,
+            ));
+        }
+        for n in 1..=self.options.prompts {
+            prompts.push(Prompt::new(
+                format!("p{n:05}"),
+                Some(format!("Numbered prompt {n}.")),
+                None::<Vec<PromptArgument>>,
+            ));
+        }
+        prompts
+    }
+
+    fn get_prompt(&self, name: &str, arguments: &JsonObject) -> Result<GetPromptResult, ErrorData> {
+        let messages = match name {
+            "greet" => {
+                let who = arguments
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ErrorData::invalid_params("greet needs name", None))?;
+                let style = arguments
+                    .get("style")
+                    .and_then(Value::as_str)
+                    .unwrap_or("friendly");
+                vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("Please greet {who} in a {style} way."),
+                )]
+            }
+            "review" => vec![
+                PromptMessage::new_text(Role::User, "Review the note below."),
+                PromptMessage::new(
+                    Role::User,
+                    ContentBlock::embedded_text("fixture://notes/readme.txt", NOTES),
+                ),
+                PromptMessage::new(Role::User, ContentBlock::image(PNG_1X1, "image/png")),
+                PromptMessage::new_text(Role::Assistant, "I will review it."),
+            ],
+            "long" => vec![PromptMessage::new_text(Role::User, "word ".repeat(80_000))],
+            "late_prompt" if self.late_prompt.load(Ordering::SeqCst) => {
+                vec![PromptMessage::new_text(Role::User, "late")]
+            }
+            other if other.starts_with('p') && self.prompts().iter().any(|p| p.name == other) => {
+                vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("numbered {other}"),
+                )]
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no prompt named {other:?}"),
+                    None,
+                ));
+            }
+        };
+        Ok(GetPromptResult::new(messages))
+    }
+
+    fn resources() -> Vec<Resource> {
+        vec![
+            Resource::new("fixture://notes/readme.txt", "readme")
+                .with_description("The fixture's notes.")
+                .with_mime_type("text/plain"),
+            Resource::new("fixture://logo.png", "logo").with_mime_type("image/png"),
+            Resource::new("fixture://huge.txt", "huge")
+                .with_description("1 MiB of numbered lines.")
+                .with_mime_type("text/plain")
+                .with_size(HUGE_BYTES as u64),
+        ]
+    }
+
+    fn read(uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        let contents = match uri {
+            "fixture://notes/readme.txt" => {
+                ResourceContents::text(NOTES, uri).with_mime_type("text/plain")
+            }
+            "fixture://logo.png" => {
+                ResourceContents::blob(PNG_1X1, uri).with_mime_type("image/png")
+            }
+            "fixture://huge.txt" => {
+                let mut text = String::with_capacity(HUGE_BYTES);
+                let mut n = 0;
+                while text.len() + 16 <= HUGE_BYTES {
+                    n += 1;
+                    text.push_str(&format!("line {n:010}\n"));
+                }
+                ResourceContents::text(text, uri).with_mime_type("text/plain")
+            }
+            _ => match uri.strip_prefix("fixture://echo/") {
+                Some(word) => ResourceContents::text(format!("echo {word}"), uri),
+                None => {
+                    return Err(ErrorData::resource_not_found(
+                        format!("no resource {uri:?}"),
+                        None,
+                    ));
+                }
+            },
+        };
+        Ok(ReadResourceResult::new(vec![contents]))
+    }
+
+    /// The page of `items` a `*/list` request's cursor asks for, and the next cursor.
+    fn page<T: Clone>(
+        &self,
+        items: &[T],
+        request: Option<PaginatedRequestParams>,
+    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|start| *start <= items.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("bad cursor {cursor:?}"), None))?,
+        };
+        let end = (start + self.options.page_size).min(items.len());
+        let next = (end < items.len()).then(|| end.to_string());
+        Ok((items[start..end].to_vec(), next))
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -237,7 +408,7 @@ impl Fixture {
             ),
             Tool::new(
                 "add_tool",
-                "Adds the tool `late` and announces list_changed.",
+                "Adds the tool `late` and the prompt `late_prompt`; announces both lists changed.",
                 empty_schema(),
             ),
             Tool::new("log", "Sends one logging notification.", empty_schema()),
@@ -345,6 +516,9 @@ impl ServerHandler for Fixture {
             .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("fixture", env!("CARGO_PKG_VERSION")))
@@ -401,6 +575,56 @@ impl ServerHandler for Fixture {
         Ok(page)
     }
 
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let (items, next) = self.page(&self.prompts(), request)?;
+        let mut page = ListPromptsResult::with_all_items(items);
+        page.next_cursor = next;
+        Ok(page)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        self.get_prompt(&request.name, &arguments).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let (items, next) = self.page(&Self::resources(), request)?;
+        let mut page = ListResourcesResult::with_all_items(items);
+        page.next_cursor = next;
+        Ok(page)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("fixture://echo/{word}", "echo")
+                .with_description("Echoes the word in its URI."),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Self::read(&request.uri).map(Into::into)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -439,14 +663,21 @@ impl ServerHandler for Fixture {
             }
             "add_tool" => {
                 self.late.store(true, Ordering::SeqCst);
+                self.late_prompt.store(true, Ordering::SeqCst);
                 context
                     .peer
                     .notify_tool_list_changed()
                     .await
                     .map_err(|e| ErrorData::internal_error(format!("list_changed: {e}"), None))?;
+                context
+                    .peer
+                    .notify_prompt_list_changed()
+                    .await
+                    .map_err(|e| ErrorData::internal_error(format!("list_changed: {e}"), None))?;
                 text_result("added")
             }
             "log" => self.log(&context).await?,
+
             "late" if self.late.load(Ordering::SeqCst) => text_result("late"),
             other => {
                 return Err(ErrorData::invalid_params(

@@ -42,6 +42,7 @@ mod mcp_forms;
 mod mcp_hostile;
 mod mcp_oauth;
 mod mcp_progress_e2e;
+mod mcp_prompts;
 mod mcp_restart;
 mod models_list;
 mod ollama_wire;

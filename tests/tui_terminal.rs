@@ -257,7 +257,8 @@ fn an_approval_in_a_background_tmux_window_rings_its_bell() {
     go(home.path());
     wait_screen(&tmux, "t:0", "Welcome to taco");
     // The user goes to another window; taco's is in the background.
-    let opened = tmux.run(&["new-window", "-t", "t"]);
+    // After window 0 (`-a`): a bare `-t t` can resolve to an index already in use.
+    let opened = tmux.run(&["new-window", "-a", "-t", "t:0"]);
     assert!(
         opened.status.success(),
         "tmux new-window: {}",

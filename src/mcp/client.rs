@@ -31,6 +31,8 @@ pub struct Handler {
     pub routes: ProgressRoutes,
     /// How many of its log messages reach taco's log.
     log: Arc<super::log_gate::LogGate>,
+    /// Woken when the server says its prompts or resources changed (`catalog.rs`).
+    pub catalog: Arc<super::catalog::Changed>,
 }
 
 impl Handler {
@@ -41,6 +43,7 @@ impl Handler {
             list_changed: Arc::new(Notify::new()),
             routes: ProgressRoutes::default(),
             log: Arc::default(),
+            catalog: Arc::default(),
         }
     }
 }
@@ -63,6 +66,14 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.catalog.prompts.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.catalog.resources.notify_one();
     }
 
     // Deprecated by the protocol (SEP-2577), still sent by servers in use today.

@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tools::{Tool, ToolSettings, ToolSource};
 
+pub mod catalog;
+pub mod catalog_pages;
 mod client;
 pub mod config;
 pub mod listing;
@@ -20,6 +22,9 @@ mod log_gate;
 mod login;
 pub mod names;
 pub mod oauth;
+pub mod prompt_args;
+pub mod prompts;
+pub mod resources;
 pub mod result;
 mod serve;
 mod server;
@@ -124,6 +129,8 @@ pub struct McpHub {
     pids: Mutex<Vec<u32>>,
     /// Woken whenever a server's status changes.
     changed: Notify,
+    /// The ready servers' prompts and resources (`catalog.rs`).
+    catalog: Arc<catalog::Catalogs>,
     /// MCP tools offered at most, across servers in config order.
     max_tools: usize,
 }
@@ -167,6 +174,7 @@ impl McpHub {
             stop: CancellationToken::new(),
             pids: Mutex::default(),
             changed: Notify::new(),
+            catalog: Arc::default(),
             max_tools: context.max_tools,
         });
         for (index, spec) in specs.into_iter().enumerate() {

@@ -158,6 +158,7 @@ impl McpHub {
         let handler = client::Handler::new(&spec.name);
         let changed = Arc::clone(&handler.list_changed);
         let routes = Arc::clone(&handler.routes);
+        let catalog_changed = Arc::clone(&handler.catalog);
         // `${NAME}` and bearer tokens come from the store secrets were moved to.
         let env = |name: &str| crate::vault::var(name);
         let mut pid = None;
@@ -212,6 +213,8 @@ impl McpHub {
                 };
             }
         };
+        // Its prompts and resources are listed beside its tools, never holding them up.
+        self.watch_catalog(spec, connection.service.peer(), catalog_changed);
         self.set(index, Status::Ready, tools, context);
         let peer = connection.service.peer().clone();
         let mut child = connection.child;

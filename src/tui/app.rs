@@ -90,6 +90,9 @@ pub enum Command {
     Notify(super::notify::Escapes),
     /// Log in to this MCP server with OAuth (`/mcp login NAME`), in the background.
     McpLogin(String),
+    /// Fetch this from the MCP servers ([`McpFetch::run`]), then give it to
+    /// [`App::on_mcp_fetched`].
+    Mcp(McpFetch),
 }
 
 /// The whole UI state.
@@ -150,14 +153,14 @@ pub struct App {
     /// The latest event's time (Unix ms) and when it arrived: the wall clock `/tools` ages
     /// grants by.
     wall: Option<(u64, Instant)>,
+    /// The MCP catalogs' generation the composer last took.
+    mcp_seen: Option<u64>,
+    /// What an MCP fetch in flight was for (`app/mcp.rs`); `None` when none is, or it was
+    /// cancelled (what it brings is then dropped).
+    fetching: Option<String>,
 }
 
 impl App {
-    /// The MCP servers, for the loop to act on (`Command::McpLogin`).
-    pub fn mcp_hub(&self) -> Option<std::sync::Arc<crate::mcp::McpHub>> {
-        self.info.mcp.clone()
-    }
-
     /// A fresh UI that greets the user and says which provider it talks to.
     pub fn new(info: AppInfo, now: Instant) -> Self {
         let mut chat = ChatState::new();
@@ -223,6 +226,8 @@ impl App {
             history_at: 0,
             replaying: false,
             wall: None,
+            mcp_seen: None,
+            fetching: None,
         }
     }
 
@@ -485,9 +490,12 @@ mod earlier;
 mod grants;
 mod guard;
 mod keys;
+mod mcp;
 mod mouse;
 mod notice;
 mod query;
 mod render;
 mod slash;
 mod switch;
+
+pub use mcp::{McpFetch, McpFetched};

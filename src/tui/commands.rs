@@ -122,6 +122,8 @@ pub enum SlashCommand {
     Resume(String),
     /// `/quit` (also `/exit`).
     Quit,
+    /// `/server:prompt args…`: an MCP server's prompt (the whole line).
+    McpPrompt(String),
     /// Anything else, with a hint.
     Unknown(String),
 }
@@ -154,6 +156,9 @@ pub fn parse(text: &str) -> SlashCommand {
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
+        _ if crate::mcp::prompt_args::parse_line(text).is_some() => {
+            SlashCommand::McpPrompt(text.to_string())
+        }
         other => SlashCommand::Unknown(other.to_string()),
     }
 }
@@ -423,6 +428,10 @@ mod tests {
         assert_eq!(parse("/tool  shell "), SlashCommand::Tool("shell".into()));
         assert_eq!(parse("/quit"), SlashCommand::Quit);
         assert_eq!(parse("/nope x"), SlashCommand::Unknown("/nope".into()));
+        assert_eq!(
+            parse("/fx:greet name=Bob "),
+            SlashCommand::McpPrompt("/fx:greet name=Bob".into())
+        );
         assert_eq!(parse("/mcp"), SlashCommand::Mcp);
         assert_eq!(
             parse("/mcp login  web "),

@@ -211,6 +211,8 @@ where
     let mut draws = frames::DrawTimes::default();
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
+    // An MCP prompt or resources being fetched for the app (one at a time: the app is busy).
+    let mut fetching: Option<tokio::task::JoinHandle<app::McpFetched>> = None;
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
@@ -282,6 +284,11 @@ where
                 app.on_tmux(state);
                 Vec::new()
             }
+            fetched = recv_fetch(&mut fetching), if fetching.is_some() => {
+                fetching = None;
+                dirty = true;
+                app.on_mcp_fetched(fetched, Instant::now())
+            }
             read = recv_read(&mut reading), if reading.is_some() => {
                 reading = None;
                 dirty = true;
@@ -327,6 +334,15 @@ where
                         tracing::warn!(server = name, why, "mcp login not started");
                     }
                 }
+                Command::Mcp(fetch) => match app.mcp_hub() {
+                    Some(hub) => {
+                        fetching = Some(tokio::spawn(async move { fetch.run(&hub).await }));
+                    }
+                    None => {
+                        let lost = app::McpFetched::Lost("no MCP servers here".into());
+                        let _ = app.on_mcp_fetched(lost, Instant::now());
+                    }
+                },
                 Command::LoadEarlier(earlier) => {
                     let path = earlier.path.clone();
                     let handle = tokio::task::spawn_blocking(move || {
@@ -399,6 +415,18 @@ async fn recv_read(reading: &mut Option<Reading>) -> EarlierRead {
                 source: io::Error::other(e.to_string()),
             })
         }),
+        None => std::future::pending().await,
+    }
+}
+
+/// What the MCP fetch gave, once it is done; never when none runs.
+async fn recv_fetch(
+    fetching: &mut Option<tokio::task::JoinHandle<app::McpFetched>>,
+) -> app::McpFetched {
+    match fetching {
+        Some(handle) => handle
+            .await
+            .unwrap_or_else(|e| app::McpFetched::Lost(e.to_string())),
         None => std::future::pending().await,
     }
 }

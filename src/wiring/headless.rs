@@ -86,6 +86,16 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
             }
         });
         tokio::task::yield_now().await;
+        // `/server:prompt args…` runs that server's prompt; its messages are the request.
+        let prompt = match prompt_of(&mcp, prompt).await {
+            Ok(prompt) => prompt,
+            Err(message) => {
+                crate::say!("taco: {message}");
+                mcp.shutdown();
+                reporter.abort();
+                return EXIT_USAGE;
+            }
+        };
         let options = ExecOptions {
             json: request.json,
             approve_all: request.approve_all,
@@ -97,4 +107,22 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
         reporter.abort();
         code
     })
+}
+
+/// The request: `prompt` as given, or, when it is `/server:prompt args…` naming a configured
+/// server, that prompt's messages (`mcp/catalog.rs`); what the user should know is said.
+async fn prompt_of(mcp: &crate::mcp::McpHub, prompt: String) -> Result<String, String> {
+    let Some((server, _, _)) = crate::mcp::prompt_args::parse_line(&prompt) else {
+        return Ok(prompt);
+    };
+    if !mcp.view().iter().any(|s| s.name == server) {
+        return Ok(prompt);
+    }
+    let bound = crate::mcp::catalog_pages::LIST_TIMEOUT * 2;
+    let _ = tokio::time::timeout(bound, mcp.catalog_settled()).await;
+    let got = mcp.run_prompt(&prompt).await.map_err(|e| e.to_string())?;
+    for note in &got.notes {
+        crate::say!("taco: {note}");
+    }
+    Ok(got.text)
 }

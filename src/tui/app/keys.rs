@@ -20,6 +20,7 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
+        self.sync_mcp();
         let mut commands = self.take_key(key, now);
         self.save_prompts();
         self.overlays.prune();
@@ -197,6 +198,9 @@ impl App {
     fn global_key(&mut self, key: KeyEvent, ctrl: bool, now: Instant) -> Vec<Command> {
         match key.code {
             KeyCode::Esc => {
+                if let Some(commands) = self.drop_fetch(now) {
+                    return commands;
+                }
                 if self.busy {
                     self.flash("cancelling…", now);
                     return vec![Command::Op(Op::Cancel)];
@@ -287,6 +291,10 @@ impl App {
             return vec![Command::Quit];
         }
         self.last_ctrl_c = Some(now);
+        if let Some(commands) = self.drop_fetch(now) {
+            self.flash("cancelled · Ctrl-C again to quit", now);
+            return commands;
+        }
         if self.busy {
             self.flash("cancelled · Ctrl-C again to quit", now);
             vec![Command::Op(Op::Cancel)]

@@ -55,6 +55,7 @@ impl App {
 
     /// Draws the whole screen.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, now: Instant) {
+        self.sync_mcp();
         if self
             .flash
             .as_ref()

@@ -19,6 +19,9 @@ impl App {
         if message.text.starts_with('/') {
             return self.run_command(&message.text, now);
         }
+        if !message.wanted().is_empty() {
+            return self.start_fetch(super::McpFetch::Resources(message), now);
+        }
         if self.read_only {
             self.flash("read-only: this is a saved trace, nothing is sent", now);
             return Vec::new();
@@ -76,13 +79,21 @@ impl App {
                     .as_ref()
                     .map(|hub| hub.view())
                     .unwrap_or_default();
-                let text = format!(
+                let mut text = format!(
                     "**MCP servers**\n\n{}",
                     crate::mcp::describe_servers(&servers)
                 );
+                // Their prompts (`/server:prompt`) and resources (`@server:uri`).
+                let catalog = (self.info.mcp.as_ref()).map(|hub| hub.describe_catalog());
+                if let Some(catalog) = catalog.filter(|c| !c.is_empty()) {
+                    text.push_str(&format!("\n**Prompts and resources**\n\n{catalog}"));
+                }
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::McpLogin(name) => return self.mcp_login(&name),
+            SlashCommand::McpPrompt(line) => {
+                return self.start_fetch(super::McpFetch::Prompt(line), now);
+            }
             SlashCommand::McpRestart(name) => {
                 let asked = match (&self.info.mcp, name.is_empty()) {
                     (_, true) => {
@@ -140,6 +151,9 @@ impl App {
                 self.chat.push_notice(NoticeKind::Info, text);
             }
             SlashCommand::Cancel => {
+                if let Some(commands) = self.drop_fetch(now) {
+                    return commands;
+                }
                 if self.busy {
                     self.flash("cancelling…", now);
                     return vec![Command::Op(Op::Cancel)];
@@ -159,6 +173,8 @@ impl App {
                 self.run.cleared();
                 self.chat.push_notice(NoticeKind::Info, "New conversation.");
                 let mut commands = Vec::new();
+                // A prompt or resources on the way belong to the old conversation.
+                self.fetching = None;
                 if self.busy {
                     commands.push(Command::Op(Op::Cancel));
                 }

@@ -15,6 +15,7 @@ mod attach;
 mod files;
 mod fuzzy;
 mod layout;
+mod mcp;
 mod paste;
 mod popup;
 mod queue;
@@ -26,8 +27,9 @@ mod tests;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
-pub use attach::{MAX_FILE, MAX_TOTAL, shown_from_sent};
+pub use attach::{MAX_FILE, MAX_TOTAL, Read, shown_from_sent};
 pub use files::{MAX_FILES, MAX_WALK};
+pub use mcp::{McpEntries, PromptEntry, ResourceEntry};
 use paste::Paste;
 pub use paste::{COLLAPSE_CHARS, COLLAPSE_LINES};
 pub use popup::PopupKind;
@@ -54,6 +56,9 @@ pub struct Outgoing {
     pub notes: Vec<String>,
     /// As it was typed (chips, mentions), should it be queued and edited again.
     draft: Draft,
+    /// MCP resources it mentions (`server:uri`), to read before it is sent: then
+    /// [`Composer::finish_message`] attaches them (and its files).
+    wanted: Vec<String>,
 }
 
 /// A prompt as typed: its text with chip labels, and the pastes behind them.
@@ -112,6 +117,10 @@ pub struct Composer {
     sent: VecDeque<(String, String)>,
     /// Messages waiting for the running request to end.
     queue: queue::Queue,
+    /// The MCP servers' prompts and resources (the popups, `@server:uri`).
+    mcp: McpEntries,
+    /// Bumped by [`Composer::set_mcp`]: rankings of the old entries are redone.
+    mcp_generation: u64,
 }
 
 impl Default for Composer {
@@ -137,6 +146,8 @@ impl Composer {
             popup: popup::Popup::default(),
             sent: VecDeque::new(),
             queue: queue::Queue::default(),
+            mcp: McpEntries::default(),
+            mcp_generation: 0,
         }
     }
 
@@ -194,13 +205,30 @@ impl Composer {
     pub fn take_message(&mut self) -> Outgoing {
         let draft = self.take_draft();
         let full = draft.full();
+        if !full.starts_with('/') {
+            let wanted = mcp::wanted(&draft.typed, self.workspace.as_deref(), &self.mcp);
+            if !wanted.is_empty() {
+                // Attached (files too) once the resources are read: `finish_message`.
+                return Outgoing {
+                    text: full,
+                    notes: Vec::new(),
+                    draft,
+                    wanted,
+                };
+            }
+        }
+        self.attach_message(draft, &[])
+    }
+
+    fn attach_message(&mut self, draft: Draft, read: &[attach::Read]) -> Outgoing {
+        let full = draft.full();
         let command = full.starts_with('/');
         let attached = match &self.workspace {
-            Some(root) if !command => attach::attach(&draft.typed, &full, Some(root)),
-            _ => attach::Attached {
+            _ if command => attach::Attached {
                 text: full,
                 ..attach::Attached::default()
             },
+            root => attach::attach(&draft.typed, &full, root.as_deref(), read),
         };
         let shown = attached
             .shown
@@ -215,6 +243,7 @@ impl Composer {
             text: attached.text,
             notes: attached.notes,
             draft,
+            wanted: Vec::new(),
         }
     }
 

@@ -43,7 +43,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ),
             ("Ctrl-Z, Alt-Z", "undo, redo"),
             ("/", "command popup: ↑↓ choose, Tab / Enter take"),
-            ("@", "attach a workspace file (fuzzy finder)"),
+            ("@", "attach a file or MCP resource (finder)"),
             ("PgUp / PgDn, wheel", "scroll the chat"),
             ("End", "follow the bottom again (empty composer)"),
             ("Ctrl-O", "expand / collapse tool details and reasoning"),

@@ -4,6 +4,8 @@
 //! content); the chat shows a chip (`[@src/main.rs · 4.2 KB]`) where the mention was, as
 //! it shows a big paste's. The blocks can be read back, so a resumed session shows the chips
 //! too. Known key values are redacted with the rest of the prompt by the orchestrator.
+//! An MCP server's resource mentioned as `@server:uri` (read beforehand, `mcp.rs`) is
+//! attached the same way, under the same bounds, its binary parts named and never inlined.
 
 use std::fmt::Write;
 use std::ops::Range;
@@ -21,6 +23,9 @@ const TRAILING: &[char] = &[',', '.', ';', ':', '!', '?', ')', ']', '}', '\'', '
 /// How a block starts (after the blank line that ends the message).
 const OPEN: &str = "<file path=\"";
 const CLOSE: &str = "</file>";
+
+/// An MCP resource read for a message: `server:uri`, and its parts or why it could not be.
+pub type Read = (String, Result<Vec<crate::mcp::resources::Part>, String>);
 
 /// A message with its files attached.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,23 +62,23 @@ impl Described {
 }
 
 /// Attaches the files `typed` mentions (`@path` at its start or after a blank) to `full`
-/// (the text to send); mentions of paths the workspace does not have stay plain text.
-pub fn attach(typed: &str, full: &str, root: Option<&Path>) -> Attached {
+/// (the text to send), and the MCP resources in `fetched`; mentions of paths the workspace
+/// does not have (and of resources not read) stay plain text.
+pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) -> Attached {
     let plain = Attached {
         text: full.to_string(),
         ..Attached::default()
     };
     let found = mentions(typed);
-    let (Some(root), false) = (root, found.is_empty()) else {
+    if found.is_empty() || (root.is_none() && fetched.is_empty()) {
         return plain;
-    };
-    let workspace = match Workspace::new(root) {
-        Ok(workspace) => workspace,
-        Err(e) => {
-            tracing::warn!("no attachments: {e}");
-            return plain;
-        }
-    };
+    }
+    // Without a workspace only MCP resources are attached.
+    let workspace = root.and_then(|root| {
+        Workspace::new(root)
+            .map_err(|e| tracing::warn!("no file attachments: {e}"))
+            .ok()
+    });
     let mut blocks = String::new();
     let mut notes = Vec::new();
     let mut total = 0usize;
@@ -81,8 +86,67 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>) -> Attached {
     // (byte range in `typed`, chip) for each mention shown as a chip.
     let mut chips: Vec<(Range<usize>, String)> = Vec::new();
     for (range, path) in found {
-        let (path, opened) = match resolve(&workspace, path) {
-            Resolved::Missing => continue,
+        let resolved = match &workspace {
+            Some(workspace) => resolve(workspace, path),
+            None => Resolved::Missing,
+        };
+        let (path, opened) = match resolved {
+            Resolved::Missing => {
+                let bare = path.trim_end_matches(TRAILING);
+                let Some((key, result)) = (fetched.iter())
+                    .find(|(key, _)| key == path)
+                    .or_else(|| fetched.iter().find(|(key, _)| key == bare))
+                else {
+                    continue;
+                };
+                let range = range.start..range.start + 1 + key.len();
+                if let Some((_, chip)) =
+                    attached.iter().find(|(k, _)| k.as_os_str() == key.as_str())
+                {
+                    chips.push((range, chip.clone()));
+                    continue;
+                }
+                let parts = match result {
+                    Ok(parts) => parts,
+                    Err(why) => {
+                        notes.push(format!("@{key} was not attached: {why}."));
+                        continue;
+                    }
+                };
+                let budget = MAX_FILE.min(MAX_TOTAL - total);
+                if budget == 0 {
+                    notes.push(format!(
+                        "@{key} was not attached: the message already carries {} of files.",
+                        size(MAX_TOTAL as u64)
+                    ));
+                    continue;
+                }
+                let (text, whole, cut, binary) = super::mcp::resource_text(parts, budget);
+                let described = Described {
+                    path: key.clone(),
+                    size: whole,
+                    kept: cut.then_some(text.len() as u64),
+                };
+                if let Some(kept) = described.kept {
+                    notes.push(format!(
+                        "@{key} is {}: only its first {} are attached.",
+                        size(whole),
+                        size(kept)
+                    ));
+                }
+                for what in binary {
+                    notes.push(format!(
+                        "@{key} has binary content ({what}): named, not attached."
+                    ));
+                }
+                total += text.len();
+                blocks.push_str("\n\n");
+                blocks.push_str(&block(&described, &text));
+                let chip = described.chip();
+                attached.push((PathBuf::from(key), chip.clone()));
+                chips.push((range, chip));
+                continue;
+            }
             Resolved::Refused(path, why) => {
                 notes.push(format!("@{path} was not attached: {why}."));
                 continue;

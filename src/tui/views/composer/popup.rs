@@ -46,13 +46,32 @@ pub(super) struct Trigger {
 pub(super) struct Item {
     /// The command's name, or the file's path.
     text: String,
-    /// A command's arguments and what it does.
-    args: &'static str,
-    about: &'static str,
+    /// A command's arguments and what it does (a resource's name and type).
+    args: String,
+    about: String,
     /// Chars of `text` the query matched.
     positions: Vec<usize>,
     /// What taking it puts in place of the word.
     insert: String,
+}
+
+impl Item {
+    /// A choice: its text, arguments, what it does, the matched chars, what taking it inserts.
+    pub(super) fn new(
+        text: String,
+        args: String,
+        about: String,
+        positions: Vec<usize>,
+        insert: String,
+    ) -> Self {
+        Self {
+            text,
+            args,
+            about,
+            positions,
+            insert,
+        }
+    }
 }
 
 /// The popup's state between keys.
@@ -62,8 +81,9 @@ pub(super) struct Popup {
     dismissed: Option<(usize, usize)>,
     /// The word whose popup was last open: a new one lists the files again.
     seen: Option<(PopupKind, usize, usize)>,
-    /// What `items` were ranked for: the kind, the query and the file list's generation.
-    ranked: Option<(PopupKind, String, u64)>,
+    /// What `items` were ranked for: the kind, the query, the file list's generation and
+    /// the MCP entries' (`Composer::set_mcp`).
+    ranked: Option<(PopupKind, String, u64, u64)>,
     items: Vec<Item>,
     /// How many matched in all (`items` may keep fewer).
     matched: usize,
@@ -141,13 +161,18 @@ impl Composer {
             }
         }
         let generation = self.files.generation();
-        let key = (trigger.kind, trigger.query.clone(), generation);
+        let key = (
+            trigger.kind,
+            trigger.query.clone(),
+            generation,
+            self.mcp_generation,
+        );
         if changed || self.popup.ranked.as_ref() != Some(&key) {
             // A new list keeps the choice where it can; a new query starts at the top.
             let same_query = (self.popup.ranked.as_ref())
-                .is_some_and(|(k, q, _)| *k == trigger.kind && *q == trigger.query);
+                .is_some_and(|(k, q, _, _)| *k == trigger.kind && *q == trigger.query);
             let (items, matched) = match trigger.kind {
-                PopupKind::Command => rank_commands(&trigger.query),
+                PopupKind::Command => rank_commands(&trigger.query, &self.mcp.prompts),
                 PopupKind::File => self.rank_files(&trigger.query),
             };
             self.popup.items = items;
@@ -223,12 +248,17 @@ impl Composer {
                 // What is typed is already whole: Enter sends it, as without the popup.
                 let whole = match trigger.kind {
                     PopupKind::Command => {
-                        commands::find(&self.typed()).is_some_and(|c| !c.takes_args())
+                        let typed = self.typed();
+                        commands::find(&typed).is_some_and(|c| !c.takes_args())
+                            || self.mcp.prompt(&typed).is_some_and(|p| !p.takes_args)
                     }
                     // A path typed out (the listing may not have it: a symlink, a file
                     // just made) is sent as typed; mentions are checked when it is sent.
-                    PopupKind::File => (self.workspace.as_ref())
-                        .is_some_and(|root| root.join(&trigger.query).is_file()),
+                    PopupKind::File => {
+                        (self.workspace.as_ref())
+                            .is_some_and(|root| root.join(&trigger.query).is_file())
+                            || self.mcp.is_resource(&trigger.query)
+                    }
                 };
                 if count == 0 || whole {
                     return false;
@@ -273,19 +303,26 @@ impl Composer {
     }
 
     fn rank_files(&self, query: &str) -> (Vec<Item>, usize) {
-        let Some(listing) = self.files.listing() else {
-            return (Vec::new(), 0);
-        };
-        let mut scored: Vec<(i32, usize, fuzzy::Match)> = (listing.paths.iter().enumerate())
-            .filter_map(|(i, path)| fuzzy::score(query, path).map(|m| (m.score, i, m)))
-            .collect();
+        let empty = Vec::new();
+        let paths = self.files.listing().map_or(&empty, |l| &l.paths);
+        // Files and the servers' resources (`server:uri`) ranked together.
+        let resources = super::mcp::score_resources(query, &self.mcp.resources);
+        let mut scored: Vec<(i32, &str, Vec<usize>, String)> =
+            (paths.iter())
+                .filter_map(|path| {
+                    fuzzy::score(query, path)
+                        .map(|m| (m.score, path.as_str(), m.positions, String::new()))
+                })
+                .chain(resources.into_iter().map(|(score, r, positions)| {
+                    (score, r.text.as_str(), positions, r.about.clone())
+                }))
+                .collect();
         let matched = scored.len();
-        let paths = &listing.paths;
         // Best first; among equals the shorter path, then the name.
-        let order = |a: &(i32, usize, fuzzy::Match), b: &(i32, usize, fuzzy::Match)| {
+        let order = |a: &(i32, &str, Vec<usize>, String), b: &(i32, &str, Vec<usize>, String)| {
             (b.0.cmp(&a.0))
-                .then(paths[a.1].len().cmp(&paths[b.1].len()))
-                .then(paths[a.1].cmp(&paths[b.1]))
+                .then(a.1.len().cmp(&b.1.len()))
+                .then(a.1.cmp(b.1))
         };
         if scored.len() > MAX_FILES_SHOWN {
             scored.select_nth_unstable_by(MAX_FILES_SHOWN, order);
@@ -293,12 +330,12 @@ impl Composer {
         }
         scored.sort_by(order);
         let items = (scored.into_iter())
-            .map(|(_, i, m)| Item {
-                text: paths[i].clone(),
-                args: "",
-                about: "",
-                positions: m.positions,
-                insert: format!("@{}", paths[i]),
+            .map(|(_, text, positions, about)| Item {
+                text: text.to_string(),
+                args: String::new(),
+                about,
+                positions,
+                insert: format!("@{text}"),
             })
             .collect();
         (items, matched)
@@ -306,8 +343,9 @@ impl Composer {
 }
 
 /// The commands that match `query` (what follows the `/`): the one it names, those it starts,
-/// those that contain it, then fuzzy matches; each group in the table's order.
-fn rank_commands(query: &str) -> (Vec<Item>, usize) {
+/// those that contain it, then fuzzy matches; each group in the table's order, the MCP
+/// servers' prompts after the built-in commands.
+fn rank_commands(query: &str, prompts: &[super::mcp::PromptEntry]) -> (Vec<Item>, usize) {
     let query = query.to_lowercase();
     let mut ranked: Vec<(u8, i32, Item)> = Vec::new();
     for (order, command) in COMMANDS.iter().enumerate() {
@@ -330,13 +368,20 @@ fn rank_commands(query: &str) -> (Vec<Item>, usize) {
             order as i32,
             Item {
                 text: command.name.to_string(),
-                args: command.args,
-                about: command.about,
+                args: command.args.to_string(),
+                about: command.about.to_string(),
                 // Shifted past the `/`.
                 positions: positions.into_iter().map(|p: usize| p + 1).collect(),
                 insert: command.completion(),
             },
         ));
+    }
+    let first = COMMANDS.len() as i32;
+    for (order, (group, item)) in super::mcp::rank_prompts(&query, prompts)
+        .into_iter()
+        .enumerate()
+    {
+        ranked.push((group, first + order as i32, item));
     }
     ranked.sort_by_key(|(group, order, _)| (*group, *order));
     let items: Vec<Item> = ranked.into_iter().map(|(_, _, item)| item).collect();

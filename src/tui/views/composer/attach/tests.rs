@@ -70,7 +70,7 @@ fn what_was_sent_shows_again_as_chips() {
 
 #[test]
 fn without_a_workspace_nothing_is_attached() {
-    let out = attach("@Cargo.toml", "@Cargo.toml", None);
+    let out = attach("@Cargo.toml", "@Cargo.toml", None, &[]);
     assert_eq!(out.text, "@Cargo.toml");
     assert_eq!((out.shown, out.notes.len()), (None, 0));
 }

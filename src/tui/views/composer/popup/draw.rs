@@ -73,11 +73,13 @@ impl Composer {
             PopupKind::File => "Tab inserts · Esc closes",
         };
         let what = match trigger.kind {
-            PopupKind::Command if self.popup.matched == COMMANDS.len() => {
-                format!("commands · {}", COMMANDS.len())
-            }
             PopupKind::Command => {
-                format!("commands · {} of {}", self.popup.matched, COMMANDS.len())
+                let all = COMMANDS.len() + self.mcp.prompts.len();
+                if self.popup.matched == all {
+                    format!("commands · {all}")
+                } else {
+                    format!("commands · {} of {all}", self.popup.matched)
+                }
             }
             PopupKind::File => {
                 let listing = self.files.listing();
@@ -87,10 +89,15 @@ impl Composer {
                     Some(Cut::Time) => "+ (listing cut short)",
                     None => "",
                 };
+                // The servers' resources are ranked with the files.
+                let (what, total) = match self.mcp.resources.len() {
+                    0 => ("files", total),
+                    n => ("files and resources", total + n),
+                };
                 if trigger.query.is_empty() {
-                    format!("files · {total}{cut}")
+                    format!("{what} · {total}{cut}")
                 } else {
-                    format!("files · {} of {total}{cut}", self.popup.matched)
+                    format!("{what} · {} of {total}{cut}", self.popup.matched)
                 }
             }
         };
@@ -131,7 +138,7 @@ fn command_lines(rows: &[Item], width: usize, theme: &Theme) -> Vec<Line<'static
             let pad = column - label(item) + 2;
             spans.push(Span::raw(" ".repeat(pad)));
             let room = width.saturating_sub(1 + column + 2);
-            spans.push(Span::styled(cut_end(item.about, room), theme.dim));
+            spans.push(Span::styled(cut_end(&item.about, room), theme.dim));
             Line::from(spans)
         })
         .collect()
@@ -160,6 +167,14 @@ fn file_line(item: &Item, width: usize, theme: &Theme) -> Line<'static> {
         .filter_map(|p| p.checked_sub(skip))
         .collect();
     spans.extend(marked(&text, &positions, theme.text, theme));
+    // A resource's name and type, when there is room after it.
+    let left = room.saturating_sub(text.width() + usize::from(skip > 0) + 2);
+    if !item.about.is_empty() && left > 4 {
+        spans.push(Span::styled(
+            format!("  {}", cut_end(&item.about, left)),
+            theme.dim,
+        ));
+    }
     Line::from(spans)
 }
 
