@@ -185,15 +185,40 @@ async fn a_prompt_typed_in_the_tui_is_sent_as_the_users_message() {
     hub.shutdown();
 }
 
+/// Missing arguments are asked in the form dialog a server's elicitation uses (issue 28.5):
+/// filled in, the prompt goes with them; cancelled, the line comes back into the editor.
 #[tokio::test]
-async fn missing_arguments_are_said_and_the_line_comes_back() {
+async fn missing_arguments_are_asked_in_the_form_and_cancel_puts_the_line_back() {
     let (hub, work) = hub_with(&[]).await;
     let mut h = harness(&hub, Some(&work));
     let commands = send(&mut h, &hub, "/fixture:greet style=formal").await;
     assert!(submitted(&commands).is_none(), "{commands:?}");
     let screen = screen_text(&h.screen(120, 30));
     assert!(screen.contains("/fixture:greet needs name"), "{screen}");
-    // The line is back in the editor: completing the name sends it.
+    // The form takes keys once the user moves to it (Tab), as every dialog that takes text.
+    h.key(KeyCode::Tab);
+    h.type_text("Ann \"Lee\"");
+    h.key(KeyCode::Enter);
+    let commands = h.key(KeyCode::Enter);
+    let fetch = fetch_of(commands);
+    let fetched = fetch.run(&hub).await;
+    let now = h.now();
+    let commands = h.app.on_mcp_fetched(fetched, now);
+    assert_eq!(
+        submitted(&commands).as_deref(),
+        Some("Please greet Ann \"Lee\" in a formal way.")
+    );
+
+    // Cancelled: nothing goes, and the line is back to finish by hand.
+    let mut h = harness(&hub, Some(&work));
+    send(&mut h, &hub, "/fixture:greet style=formal").await;
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Esc);
+    let screen = screen_text(&h.screen(120, 30));
+    assert!(
+        screen.contains("was not sent: its arguments were not"),
+        "{screen}"
+    );
     let commands = send(&mut h, &hub, " Bo").await;
     assert_eq!(
         submitted(&commands).as_deref(),

@@ -338,7 +338,7 @@ impl App {
     }
 
     /// Tells the guard which dialog is on screen (the top one the guard watches).
-    fn sync_guard(&mut self, now: Instant) {
+    pub(super) fn sync_guard(&mut self, now: Instant) {
         let draft = !self.composer.is_empty();
         self.guard.show(self.overlays.guard_id(), now, draft);
     }

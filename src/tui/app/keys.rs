@@ -105,7 +105,10 @@ impl App {
                 .map(|(id, answer)| Command::Op(Op::Approve { id, answer }))
                 .collect(),
             Effect::Answer { id, value } => vec![Command::Op(Op::Answer { id, value })],
-            Effect::Fill { id, answer } => vec![Command::Op(Op::Fill { id, answer })],
+            Effect::Fill { id, answer } => match id.strip_prefix(super::mcp::PROMPT_FORM) {
+                Some(line) => self.on_prompt_form(line, answer, now),
+                None => vec![Command::Op(Op::Fill { id, answer })],
+            },
             Effect::Command(line) => self.run_command(&line, now),
             Effect::Focus(focus) => {
                 self.focus_on(focus);

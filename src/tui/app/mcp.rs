@@ -8,11 +8,19 @@
 use std::time::Instant;
 
 use super::{App, Command};
+use crate::event::{InputKind, InputRequest};
 use crate::mcp::McpHub;
 use crate::mcp::catalog::CatalogError;
+use crate::mcp::prompt_args::ArgsError;
 use crate::mcp::prompts::PromptText;
+use crate::tools::AskReply;
+use crate::tui::overlay::FormDialog;
 use crate::tui::views::chat::NoticeKind;
 use crate::tui::views::composer::{MAX_FILE, McpEntries, Outgoing, Read};
+
+/// The id of a form that asks a prompt's missing arguments: this, then the line as typed.
+/// Its answer never goes to the orchestrator ([`App::on_prompt_form`]).
+pub const PROMPT_FORM: &str = "prompt-arguments:";
 
 /// What the event loop fetches from the MCP servers for the app.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,12 +164,21 @@ impl App {
                 line,
                 result: Err(error),
             } => {
+                // The run's dialogs close with it: the form opens after.
+                let commands = self.end_run(now);
+                if let CatalogError::Args(ArgsError::Missing { names, form, .. }) = &error
+                    && self.ask_prompt_arguments(&line, names, form)
+                {
+                    // The gate learns of the form now: it waits for Tab like any other.
+                    self.sync_guard(now);
+                    return commands;
+                }
                 self.chat
                     .push_notice(NoticeKind::Error, format!("`{line}`: {error}."));
                 if self.composer.is_empty() {
                     self.composer.set_text(&line);
                 }
-                self.end_run(now)
+                commands
             }
             McpFetched::Resources { message, read } => {
                 let message = self.composer.finish_message(message, &read);
@@ -177,6 +194,74 @@ impl App {
                     format!("Asking the MCP server failed: {why}."),
                 );
                 self.end_run(now)
+            }
+        }
+    }
+
+    /// Opens the form dialog for a prompt's missing arguments (the same form as a server's
+    /// elicitation, its fields in the prompt's order); `false` when the form cannot be shown.
+    fn ask_prompt_arguments(
+        &mut self,
+        line: &str,
+        names: &[String],
+        form: &serde_json::Value,
+    ) -> bool {
+        let spec = match crate::form::FormSpec::parse(form, names) {
+            Ok(spec) => spec,
+            Err(why) => {
+                tracing::info!(%why, "a prompt's arguments cannot be asked in a form");
+                return false;
+            }
+        };
+        let command = line.split_whitespace().next().unwrap_or(line).to_string();
+        let request = InputRequest {
+            id: format!("{PROMPT_FORM}{line}"),
+            kind: InputKind::Form,
+            frame: String::new(),
+            tool: command.clone(),
+            prompt: format!("{command} needs {}", names.join(", ")),
+            parameter: None,
+            description: None,
+            value_type: None,
+            depth: None,
+            form: Some(spec),
+        };
+        let mut opened = false;
+        self.overlays
+            .upsert(FormDialog::new, |dialog| opened = dialog.push(request));
+        opened
+    }
+
+    /// The answer to a prompt's arguments form: the line with them added, fetched again; a
+    /// decline or a cancel puts the line back in the editor.
+    pub(super) fn on_prompt_form(
+        &mut self,
+        line: &str,
+        answer: AskReply,
+        now: Instant,
+    ) -> Vec<Command> {
+        match answer {
+            AskReply::Accept(values) => {
+                let mut full = line.to_string();
+                for (name, value) in values {
+                    let text = match value {
+                        serde_json::Value::String(text) => text,
+                        other => other.to_string(),
+                    };
+                    let quoted = text.replace('\\', "\\\\").replace('"', "\\\"");
+                    full.push_str(&format!(" {name}=\"{quoted}\""));
+                }
+                self.start_fetch(McpFetch::Prompt(full), now)
+            }
+            AskReply::Decline | AskReply::Cancel => {
+                self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("`{line}` was not sent: its arguments were not given."),
+                );
+                if self.composer.is_empty() {
+                    self.composer.set_text(line);
+                }
+                Vec::new()
             }
         }
     }
