@@ -80,4 +80,15 @@ mod tests {
         assert_eq!(set.keep_days(), 3);
         assert!(toml::from_str::<CheckpointConfig>("max_file = 1").is_err());
     }
+
+    #[test]
+    fn the_example_config_says_the_defaults() {
+        let example: toml::Table = toml::from_str(include_str!("../../config.example.toml")).unwrap();
+        let section: CheckpointConfig = example["checkpoints"].clone().try_into().unwrap();
+        let defaults = CheckpointConfig::default();
+        assert_eq!(section.enabled(), defaults.enabled());
+        assert_eq!(section.limits(), defaults.limits());
+        assert_eq!(section.keep_days(), defaults.keep_days());
+        assert!(section.max_file_mb.is_some() && section.keep_days.is_some());
+    }
 }

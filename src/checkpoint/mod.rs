@@ -104,6 +104,9 @@ pub struct Store {
     /// The newest checkpoint as last read or made (`None` until read); held while the
     /// store's index is in use, so one operation at a time.
     head: Mutex<Option<Option<Head>>>,
+    /// The tree last written and the index it was written from: when nothing is to be
+    /// staged and the index is the same file, the tree is too (no `write-tree`).
+    staged: Mutex<Option<(snapshot::IndexStamp, TreeId)>>,
 }
 
 impl Store {
@@ -154,6 +157,7 @@ impl Store {
             limits,
             clock,
             head: Mutex::new(None),
+            staged: Mutex::new(None),
         })
     }
 
@@ -203,9 +207,9 @@ impl Store {
 
     /// Per file, what changed from `from` to `to` (lines added and removed, binary flagged).
     pub fn changes(&self, from: &Point, to: &Point) -> Result<Vec<FileChange>, CheckpointError> {
-        let mut head = self.lock();
-        let a = self.resolve(&mut head, from)?;
-        let b = self.resolve(&mut head, to)?;
+        let _one_at_a_time = self.lock();
+        let a = self.resolve(from)?;
+        let b = self.resolve(to)?;
         changes::between(&self.git, &a, &b)
     }
 
@@ -217,9 +221,9 @@ impl Store {
         path: &Path,
         max_bytes: usize,
     ) -> Result<FileDiff, CheckpointError> {
-        let mut head = self.lock();
-        let a = self.resolve(&mut head, from)?;
-        let b = self.resolve(&mut head, to)?;
+        let _one_at_a_time = self.lock();
+        let a = self.resolve(from)?;
+        let b = self.resolve(to)?;
         changes::file_diff(&self.git, &a, &b, path, max_bytes)
     }
 
@@ -230,8 +234,8 @@ impl Store {
         target: &CheckpointId,
         last_known: &CheckpointId,
     ) -> Result<RestorePlan, CheckpointError> {
-        let mut head = self.lock();
-        restore::plan(self, &mut head, target, last_known)
+        let _one_at_a_time = self.lock();
+        restore::plan(self, target, last_known)
     }
 
     /// Carries out a plan: a checkpoint first (the undo), then the files written and deleted;
@@ -270,18 +274,12 @@ impl Store {
         self.head.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn resolve(
-        &self,
-        head: &mut Option<Option<Head>>,
-        point: &Point,
-    ) -> Result<TreeId, CheckpointError> {
+    /// The tree of a point (the store's lock held: staging uses the index).
+    fn resolve(&self, point: &Point) -> Result<TreeId, CheckpointError> {
         match point {
             Point::Checkpoint(id) => snapshot::tree_of(&self.git, id),
             Point::Tree(tree) => Ok(tree.clone()),
-            Point::Workspace => {
-                let _ = head;
-                Ok(snapshot::stage(self)?.tree)
-            }
+            Point::Workspace => Ok(snapshot::stage(self)?.tree),
         }
     }
 }

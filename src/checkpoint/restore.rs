@@ -98,11 +98,9 @@ pub struct RestoreReport {
 /// Plans a restore to `target` (the store's lock held).
 pub fn plan(
     store: &Store,
-    head: &mut Option<Option<Head>>,
     target: &CheckpointId,
     last_known: &CheckpointId,
 ) -> Result<RestorePlan, CheckpointError> {
-    let _ = head;
     let (target_tree, target_skipped) = snapshot::read_commit(&store.git, target)?;
     let known_tree = snapshot::tree_of(&store.git, last_known)?;
     let staged = snapshot::stage(store)?;

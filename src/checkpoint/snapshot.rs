@@ -172,13 +172,12 @@ pub fn checkpoint(
         .stdin(commit_message(label, &staged.skipped).into_bytes());
     call.env = vec![("GIT_AUTHOR_DATE", date.clone()), ("GIT_COMMITTER_DATE", date)];
     let id = CheckpointId::parse(&git::first_line(&store.git.run(call)?))?;
-    let refs = format!(
-        "update {CP_PREFIX}{id} {id}\nupdate {HEAD_REF} {id}\n",
-        id = id.as_str()
-    );
-    store
-        .git
-        .run(Call::new(["update-ref", "--stdin"]).stdin(refs.into_bytes()))?;
+    for name in [format!("{CP_PREFIX}{id}"), HEAD_REF.to_string()] {
+        write_ref(store.git.git_dir(), &name, &id).map_err(|source| CheckpointError::Store {
+            path: store.git.git_dir().join(&name),
+            source,
+        })?;
+    }
     *cache = Some(Some(Head {
         id: id.clone(),
         tree: staged.tree.clone(),
@@ -192,11 +191,48 @@ pub fn checkpoint(
     })
 }
 
+/// Points a loose ref of the store at `id` as git does (`<ref>.lock` created exclusively,
+/// then renamed over): a git process spared per checkpoint. A loose ref wins over a packed
+/// one, and git deletes both (`update-ref`, prune).
+fn write_ref(git_dir: &Path, name: &str, id: &CheckpointId) -> std::io::Result<()> {
+    let path = git_dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut lock_name = path.clone().into_os_string();
+    lock_name.push(".lock");
+    let lock = PathBuf::from(lock_name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)?;
+    let written = std::io::Write::write_all(&mut file, format!("{id}\n").as_bytes());
+    drop(file);
+    match written.and_then(|()| std::fs::rename(&lock, &path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&lock);
+            Err(e)
+        }
+    }
+}
+
 /// Brings the store's index up to the workspace (within the caps) and writes its tree.
 pub fn stage(store: &Store) -> Result<Staged, CheckpointError> {
     let git = &store.git;
-    let untracked = git.run(Call::new(["ls-files", "-z", "--others", "--exclude-standard"]))?;
-    let changed = git.run(Call::new(["diff-files", "-z", "--name-only", "--no-renames"]))?;
+    // The two listings (a walk of the directories, a `stat` of every tracked file) run side
+    // by side: on two cores that is most of a checkpoint's time halved.
+    let (untracked, changed) = std::thread::scope(|scope| {
+        let walk = scope.spawn(|| {
+            git.run(Call::new(["ls-files", "-z", "--others", "--exclude-standard"]))
+        });
+        let changed = git.run(Call::new(["diff-files", "-z", "--name-only", "--no-renames"]));
+        let untracked = walk
+            .join()
+            .unwrap_or_else(|_| Err(CheckpointError::Background("ls-files".into())));
+        (untracked, changed)
+    });
+    let (untracked, changed) = (untracked?, changed?);
     let mut candidates: Vec<(&[u8], bool)> = git::split_z(&untracked)
         .map(|p| (p, false))
         .chain(git::split_z(&changed).map(|p| (p, true)))
@@ -261,12 +297,33 @@ pub fn stage(store: &Store) -> Result<Staged, CheckpointError> {
             git.run(Call::new(args).stdin(list.clone()).bulk())?;
         }
     }
-    let tree = git::first_line(&git.run(Call::new(["write-tree"]).bulk())?);
+    // Nothing to stage and the index as it was when its tree was last written: same tree.
+    let index = index_stamp(store);
+    let cached = store.staged.lock().map(|c| c.clone()).unwrap_or(None);
+    let tree = match cached {
+        Some((stamp, tree)) if update.is_empty() && remove.is_empty() && Some(stamp) == index => {
+            tree
+        }
+        _ => {
+            let tree = TreeId(git::first_line(&git.run(Call::new(["write-tree"]).bulk())?));
+            if let (Some(stamp), Ok(mut cache)) = (index_stamp(store), store.staged.lock()) {
+                *cache = Some((stamp, tree.clone()));
+            }
+            tree
+        }
+    };
     skipped.sort();
-    Ok(Staged {
-        tree: TreeId(tree),
-        skipped,
-    })
+    Ok(Staged { tree, skipped })
+}
+
+/// What identifies a version of the store's index file (it is replaced, never rewritten in
+/// place, so a new version has a new inode or mtime).
+pub type IndexStamp = (u64, u64, i64, i64);
+
+fn index_stamp(store: &Store) -> Option<IndexStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(store.dir.join("index")).ok()?;
+    Some((meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec()))
 }
 
 fn skip(raw: &[u8], reason: SkipReason) -> Skipped {
