@@ -27,7 +27,10 @@ fn make_workspace(ws: &Path, files: usize) {
         if i % 100 == 0 {
             std::fs::create_dir_all(&dir).unwrap();
         }
-        let body = format!("// file {i}\npub fn f{i}() -> usize {{\n    {i}\n}}\n{}\n", "x".repeat(140));
+        let body = format!(
+            "// file {i}\npub fn f{i}() -> usize {{\n    {i}\n}}\n{}\n",
+            "x".repeat(140)
+        );
         std::fs::write(dir.join(format!("f{i}.rs")), body).unwrap();
     }
 }
@@ -49,8 +52,13 @@ fn bench(files: usize) {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     make_workspace(&ws, files);
-    let store = Store::open_in(&dir.path().join("state"), &ws, Limits::default(), Arc::new(SystemClock))
-        .unwrap();
+    let store = Store::open_in(
+        &dir.path().join("state"),
+        &ws,
+        Limits::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap();
     let budget = Duration::from_millis(if files <= 10_000 { 30 } else { 300 });
     let started = Instant::now();
     let first = store.checkpoint("first").unwrap();
@@ -70,7 +78,11 @@ fn bench(files: usize) {
         unchanged.push(t.elapsed());
         assert!(!cp.changed);
     }
-    report(&format!("{files} files, nothing changed"), unchanged, budget);
+    report(
+        &format!("{files} files, nothing changed"),
+        unchanged,
+        budget,
+    );
     let mut one = Vec::new();
     let target = ws.join("src/m0000/f0.rs");
     for run in 0..RUNS {
@@ -94,11 +106,17 @@ fn bench(files: usize) {
     let mut diffs = Vec::new();
     for _ in 0..RUNS {
         let t = Instant::now();
-        let changes = store.changes(&Point::Checkpoint(first.id.clone()), &Point::Workspace).unwrap();
+        let changes = store
+            .changes(&Point::Checkpoint(first.id.clone()), &Point::Workspace)
+            .unwrap();
         diffs.push(t.elapsed());
         assert!(!changes.is_empty());
     }
-    report(&format!("{files} files, changes(first, workspace)"), diffs, budget);
+    report(
+        &format!("{files} files, changes(first, workspace)"),
+        diffs,
+        budget,
+    );
 }
 
 fn main() {

@@ -42,7 +42,13 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Entry> {
                 stack.push(path);
             } else {
                 let exec = meta.permissions().mode() & 0o111 != 0;
-                out.insert(rel, Entry::File { exec, bytes: std::fs::read(&path).unwrap() });
+                out.insert(
+                    rel,
+                    Entry::File {
+                        exec,
+                        bytes: std::fs::read(&path).unwrap(),
+                    },
+                );
             }
         }
     }
@@ -71,7 +77,14 @@ fn dot_git(dir: &Path) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
 /// Runs the user's git in `dir`, with no user config.
 fn user_git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
-        .args(["-c", "user.name=u", "-c", "user.email=u@x", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@x",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -82,7 +95,12 @@ fn user_git(dir: &Path, args: &[&str]) {
 }
 
 fn sh(dir: &Path, script: &str) {
-    let status = Command::new("sh").arg("-c").arg(script).current_dir(dir).status().unwrap();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .status()
+        .unwrap();
     assert!(status.success(), "{script}");
 }
 
@@ -116,7 +134,11 @@ fn fixture(own_repo: bool) -> Fixture {
         user_git(&ws, &["add", "-A"]);
         user_git(&ws, &["commit", "-q", "-m", "user's own"]);
     }
-    Fixture { _tmp: tmp, ws, state }
+    Fixture {
+        _tmp: tmp,
+        ws,
+        state,
+    }
 }
 
 fn open(f: &Fixture, limits: Limits) -> Store {
@@ -159,24 +181,38 @@ fn rewind_to_each_point(own_repo: bool) {
     points.push((last.id.clone(), files(&f.ws)));
     let ids: Vec<&CheckpointId> = points.iter().map(|p| &p.0).collect();
     assert_eq!(ids.len(), 4);
-    assert!(ids.windows(2).all(|w| w[0] != w[1]), "each step is a new checkpoint");
+    assert!(
+        ids.windows(2).all(|w| w[0] != w[1]),
+        "each step is a new checkpoint"
+    );
 
     let mut newest = last.id;
     for i in [1, 0, 3, 2, 0] {
         let (target, expected) = &points[i];
         let plan = store.plan_restore(target, &newest).unwrap();
-        assert!(plan.hand_edits.is_empty(), "point {i}: {:?}", plan.hand_edits);
+        assert!(
+            plan.hand_edits.is_empty(),
+            "point {i}: {:?}",
+            plan.hand_edits
+        );
         let report = store.restore(&plan, false).unwrap();
         assert!(report.failed.is_empty(), "{:?}", report.failed);
         assert_eq!(&files(&f.ws), expected, "files at point {i}");
         newest = report.after;
     }
     // Ignored files were never touched, though every rewind went past them.
-    assert_eq!(std::fs::read(f.ws.join("target/out.o")).unwrap(), b"ignored");
+    assert_eq!(
+        std::fs::read(f.ws.join("target/out.o")).unwrap(),
+        b"ignored"
+    );
     assert_eq!(std::fs::read(f.ws.join("debug.log")).unwrap(), b"ignored");
     assert_eq!(std::fs::read(f.ws.join("build.log")).unwrap(), b"x\n");
     if let Some(before) = git_before {
-        assert_eq!(dot_git(&f.ws), before, "the user's .git is byte for byte as it was");
+        assert_eq!(
+            dot_git(&f.ws),
+            before,
+            "the user's .git is byte for byte as it was"
+        );
     }
 }
 
@@ -201,10 +237,20 @@ fn a_hand_edit_is_named_kept_then_overwritten_only_when_asked_and_a_rewind_is_un
     // By hand, after taco's newest checkpoint.
     std::fs::write(f.ws.join("a.txt"), "mine\n").unwrap();
     let plan = store.plan_restore(&first.id, &second.id).unwrap();
-    let edits: Vec<_> = plan.hand_edits.iter().map(|h| (h.path.clone(), h.kind)).collect();
+    let edits: Vec<_> = plan
+        .hand_edits
+        .iter()
+        .map(|h| (h.path.clone(), h.kind))
+        .collect();
     assert_eq!(edits, [(PathBuf::from("a.txt"), HandEditKind::Edited)]);
-    assert!(plan.actions.contains(&Action::Delete { path: "b.txt".into() }));
-    let a = plan.changes.iter().find(|c| c.path == Path::new("a.txt")).unwrap();
+    assert!(plan.actions.contains(&Action::Delete {
+        path: "b.txt".into()
+    }));
+    let a = plan
+        .changes
+        .iter()
+        .find(|c| c.path == Path::new("a.txt"))
+        .unwrap();
     assert_eq!((a.kind, a.added, a.removed), (ChangeKind::Modified, 3, 1));
     let before_rewind = files(&f.ws);
     let report = store.restore(&plan, false).unwrap();
@@ -221,7 +267,10 @@ fn a_hand_edit_is_named_kept_then_overwritten_only_when_asked_and_a_rewind_is_un
     std::fs::write(f.ws.join("a.txt"), "mine again\n").unwrap();
     let report = store.restore(&plan, true).unwrap();
     assert!(report.kept.is_empty());
-    assert_eq!(std::fs::read(f.ws.join("a.txt")).unwrap(), b"one\ntwo\nthree\n");
+    assert_eq!(
+        std::fs::read(f.ws.join("a.txt")).unwrap(),
+        b"one\ntwo\nthree\n"
+    );
     // The edit made between plan and restore is in the undo checkpoint all the same.
     let back = store.plan_restore(&report.undo, &report.after).unwrap();
     store.restore(&back, false).unwrap();
@@ -231,7 +280,10 @@ fn a_hand_edit_is_named_kept_then_overwritten_only_when_asked_and_a_rewind_is_un
 #[test]
 fn large_files_and_nested_repositories_are_skipped_listed_and_never_deleted() {
     let f = fixture(false);
-    let limits = Limits { max_file_bytes: 1000, max_total_bytes: 1500 };
+    let limits = Limits {
+        max_file_bytes: 1000,
+        max_total_bytes: 1500,
+    };
     std::fs::write(f.ws.join("big.dat"), vec![7u8; 2000]).unwrap();
     std::fs::create_dir_all(f.ws.join("vendor/lib")).unwrap();
     user_git(&f.ws.join("vendor/lib"), &["init", "-q"]);
@@ -239,11 +291,18 @@ fn large_files_and_nested_repositories_are_skipped_listed_and_never_deleted() {
     std::fs::write(f.ws.join("grows.txt"), "small\n").unwrap();
     let store = open(&f, limits);
     let first = store.checkpoint("start").unwrap();
-    let reasons: Vec<_> = first.skipped.iter().map(|s| (s.path.clone(), s.reason)).collect();
+    let reasons: Vec<_> = first
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.reason))
+        .collect();
     assert_eq!(
         reasons,
         [
-            (PathBuf::from("big.dat"), SkipReason::TooLarge { bytes: 2000 }),
+            (
+                PathBuf::from("big.dat"),
+                SkipReason::TooLarge { bytes: 2000 }
+            ),
             (PathBuf::from("vendor/lib"), SkipReason::NestedRepository),
         ]
     );
@@ -252,17 +311,42 @@ fn large_files_and_nested_repositories_are_skipped_listed_and_never_deleted() {
     std::fs::write(f.ws.join("p2.txt"), vec![b'b'; 900]).unwrap();
     std::fs::write(f.ws.join("grows.txt"), vec![b'g'; 1200]).unwrap();
     let second = store.checkpoint("more").unwrap();
-    let over: Vec<_> = second.skipped.iter().map(|s| (s.path.clone(), s.reason)).collect();
-    assert!(over.contains(&("grows.txt".into(), SkipReason::TooLarge { bytes: 1200 })), "{over:?}");
-    assert!(over.contains(&("p2.txt".into(), SkipReason::OverTotal { bytes: 900 })), "{over:?}");
-    let changes = store.changes(&Point::Checkpoint(first.id.clone()), &Point::Checkpoint(second.id.clone())).unwrap();
+    let over: Vec<_> = second
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.reason))
+        .collect();
+    assert!(
+        over.contains(&("grows.txt".into(), SkipReason::TooLarge { bytes: 1200 })),
+        "{over:?}"
+    );
+    assert!(
+        over.contains(&("p2.txt".into(), SkipReason::OverTotal { bytes: 900 })),
+        "{over:?}"
+    );
+    let changes = store
+        .changes(
+            &Point::Checkpoint(first.id.clone()),
+            &Point::Checkpoint(second.id.clone()),
+        )
+        .unwrap();
     let paths: Vec<_> = changes.iter().map(|c| (c.path.clone(), c.kind)).collect();
-    assert_eq!(paths, [("grows.txt".into(), ChangeKind::Deleted), ("p1.txt".into(), ChangeKind::Added)]);
+    assert_eq!(
+        paths,
+        [
+            ("grows.txt".into(), ChangeKind::Deleted),
+            ("p1.txt".into(), ChangeKind::Added)
+        ]
+    );
     // Back to the start: grows.txt's current version is in no checkpoint, so it is kept;
     // p2 (staged now that the total has room) is in no checkpoint of taco's either; the big
     // file and the nested repository were never in one, so they stay.
     let plan = store.plan_restore(&first.id, &second.id).unwrap();
-    let edits: Vec<_> = plan.hand_edits.iter().map(|h| (h.path.clone(), h.kind)).collect();
+    let edits: Vec<_> = plan
+        .hand_edits
+        .iter()
+        .map(|h| (h.path.clone(), h.kind))
+        .collect();
     assert_eq!(
         edits,
         [
@@ -271,11 +355,21 @@ fn large_files_and_nested_repositories_are_skipped_listed_and_never_deleted() {
         ]
     );
     let report = store.restore(&plan, false).unwrap();
-    assert_eq!(std::fs::read(f.ws.join("grows.txt")).unwrap(), vec![b'g'; 1200]);
+    assert_eq!(
+        std::fs::read(f.ws.join("grows.txt")).unwrap(),
+        vec![b'g'; 1200]
+    );
     assert!(!f.ws.join("p1.txt").exists());
-    assert_eq!(std::fs::read(f.ws.join("p2.txt")).unwrap(), vec![b'b'; 900], "kept");
+    assert_eq!(
+        std::fs::read(f.ws.join("p2.txt")).unwrap(),
+        vec![b'b'; 900],
+        "kept"
+    );
     assert_eq!(std::fs::read(f.ws.join("big.dat")).unwrap().len(), 2000);
-    assert_eq!(std::fs::read(f.ws.join("vendor/lib/code.rs")).unwrap(), b"fn x() {}");
+    assert_eq!(
+        std::fs::read(f.ws.join("vendor/lib/code.rs")).unwrap(),
+        b"fn x() {}"
+    );
     assert!(f.ws.join("vendor/lib/.git/HEAD").exists());
     assert!(report.failed.is_empty(), "{:?}", report.failed);
 }
@@ -317,7 +411,15 @@ fn changes_count_lines_flag_binary_and_diff_one_file_within_a_bound() {
     let now = store.changes(&from, &Point::Workspace).unwrap();
     let summary: Vec<_> = now
         .iter()
-        .map(|c| (c.path.to_str().unwrap(), c.kind, c.added, c.removed, c.binary))
+        .map(|c| {
+            (
+                c.path.to_str().unwrap(),
+                c.kind,
+                c.added,
+                c.removed,
+                c.binary,
+            )
+        })
         .collect();
     assert_eq!(
         summary,
@@ -330,13 +432,19 @@ fn changes_count_lines_flag_binary_and_diff_one_file_within_a_bound() {
     assert_ne!(now[2].old_mode, now[2].new_mode);
     // Looking did not make a checkpoint.
     assert_eq!(store.list().unwrap().len(), 1);
-    let diff = store.file_diff(&from, &Point::Workspace, Path::new("a.txt"), 10_000).unwrap();
+    let diff = store
+        .file_diff(&from, &Point::Workspace, Path::new("a.txt"), 10_000)
+        .unwrap();
     assert!(diff.text.contains("-two\n+2\n"), "{}", diff.text);
     assert!(!diff.truncated);
-    let cut = store.file_diff(&from, &Point::Workspace, Path::new("a.txt"), 20).unwrap();
+    let cut = store
+        .file_diff(&from, &Point::Workspace, Path::new("a.txt"), 20)
+        .unwrap();
     assert!(cut.truncated && cut.text.len() == 20);
     let unknown = CheckpointId::parse(&"0".repeat(40)).unwrap();
-    let err = store.changes(&Point::Checkpoint(unknown), &from).unwrap_err();
+    let err = store
+        .changes(&Point::Checkpoint(unknown), &from)
+        .unwrap_err();
     assert!(err.to_string().contains("no checkpoint"), "{err}");
 }
 
@@ -344,7 +452,13 @@ fn changes_count_lines_flag_binary_and_diff_one_file_within_a_bound() {
 fn prune_drops_old_checkpoints_and_their_objects_but_never_the_newest() {
     let f = fixture(false);
     let clock = ManualClock::at(1_700_000_000_000);
-    let store = Store::open_in(&f.state, &f.ws, Limits::default(), Arc::new(clock.clone()) as Arc<dyn Clock>).unwrap();
+    let store = Store::open_in(
+        &f.state,
+        &f.ws,
+        Limits::default(),
+        Arc::new(clock.clone()) as Arc<dyn Clock>,
+    )
+    .unwrap();
     std::fs::write(f.ws.join("old.bin"), vec![9u8; 300_000]).unwrap();
     let old = store.checkpoint("old").unwrap();
     std::fs::remove_file(f.ws.join("old.bin")).unwrap();
@@ -353,10 +467,18 @@ fn prune_drops_old_checkpoints_and_their_objects_but_never_the_newest() {
     let report = store.prune(14).unwrap();
     assert_eq!((report.removed, report.kept), (1, 1));
     let ids: Vec<_> = store.list().unwrap().into_iter().map(|c| c.id).collect();
-    assert_eq!(ids, [new.id.clone()]);
-    assert!(store.changes(&Point::Checkpoint(old.id), &Point::Workspace).is_err());
+    assert_eq!(ids, std::slice::from_ref(&new.id));
+    assert!(
+        store
+            .changes(&Point::Checkpoint(old.id), &Point::Workspace)
+            .is_err()
+    );
     clock.advance(Duration::from_secs(30 * 86_400));
-    assert_eq!(store.prune(14).unwrap().removed, 0, "the newest stays, however old");
+    assert_eq!(
+        store.prune(14).unwrap().removed,
+        0,
+        "the newest stays, however old"
+    );
     assert!(store.size() > 0);
 }
 

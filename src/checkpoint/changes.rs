@@ -122,7 +122,9 @@ pub fn parse_raw(bytes: &[u8]) -> Result<Vec<FileChange>, CheckpointError> {
     let mut records = git::split_z(bytes);
     let mut changes = Vec::new();
     while let Some(meta) = records.next() {
-        let path = records.next().ok_or_else(|| bad("a record without a path".into()))?;
+        let path = records
+            .next()
+            .ok_or_else(|| bad("a record without a path".into()))?;
         let fields: Vec<&[u8]> = meta
             .strip_prefix(b":")
             .ok_or_else(|| bad("no leading colon".into()))?
@@ -150,8 +152,11 @@ pub fn parse_raw(bytes: &[u8]) -> Result<Vec<FileChange>, CheckpointError> {
     Ok(changes)
 }
 
+/// A path and its lines added and removed (`None`: binary).
+type Numstat = (Vec<u8>, Option<(u64, u64)>);
+
 /// `added\tremoved\tpath\0` per file, `-\t-` for binary; sorted by path.
-fn parse_numstat(bytes: &[u8]) -> Vec<(Vec<u8>, Option<(u64, u64)>)> {
+fn parse_numstat(bytes: &[u8]) -> Vec<Numstat> {
     let mut out: Vec<_> = git::split_z(bytes)
         .filter_map(|rec| {
             let mut parts = rec.splitn(3, |b| *b == b'\t');

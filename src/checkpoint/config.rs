@@ -83,7 +83,8 @@ mod tests {
 
     #[test]
     fn the_example_config_says_the_defaults() {
-        let example: toml::Table = toml::from_str(include_str!("../../config.example.toml")).unwrap();
+        let example: toml::Table =
+            toml::from_str(include_str!("../../config.example.toml")).unwrap();
         let section: CheckpointConfig = example["checkpoints"].clone().try_into().unwrap();
         let defaults = CheckpointConfig::default();
         assert_eq!(section.enabled(), defaults.enabled());

@@ -370,14 +370,22 @@ mod tests {
         let err = Git::locate(Some(dir.path().as_os_str().to_owned())).unwrap_err();
         assert!(matches!(err, CheckpointError::GitMissing));
         assert!(err.to_string().contains("checkpoints are off"), "{err}");
-        assert!(matches!(Git::locate(None), Err(CheckpointError::GitMissing)));
+        assert!(matches!(
+            Git::locate(None),
+            Err(CheckpointError::GitMissing)
+        ));
     }
 
     #[test]
     fn a_call_past_its_bound_is_stopped() {
         let dir = tempfile::tempdir().unwrap();
         let bin = Git::locate(std::env::var_os("PATH")).unwrap();
-        let git = Git::new(bin, dir.path().join("r.git"), dir.path().into(), dir.path().join("i"));
+        let git = Git::new(
+            bin,
+            dir.path().join("r.git"),
+            dir.path().into(),
+            dir.path().join("i"),
+        );
         // Hashing 64 MB from stdin takes longer than a millisecond.
         let mut call = Call::new(["hash-object", "--stdin"]).stdin(vec![b'x'; 64 << 20]);
         call.timeout = Duration::from_millis(1);
@@ -385,6 +393,9 @@ mod tests {
         assert!(matches!(err, CheckpointError::Timeout { .. }), "{err}");
         let mut small = Call::new(["version"]);
         small.cap = 4;
-        assert!(matches!(git.run(small), Err(CheckpointError::OutputTooLong { .. })));
+        assert!(matches!(
+            git.run(small),
+            Err(CheckpointError::OutputTooLong { .. })
+        ));
     }
 }

@@ -50,7 +50,9 @@ impl CheckpointId {
         if is_object_id(text) {
             Ok(Self(text.to_string()))
         } else {
-            Err(CheckpointError::UnknownCheckpoint(text.chars().take(80).collect()))
+            Err(CheckpointError::UnknownCheckpoint(
+                text.chars().take(80).collect(),
+            ))
         }
     }
 
@@ -145,7 +147,12 @@ impl Store {
             source,
         };
         let private = crate::private::PrivateDir::create(&dir).map_err(store_err)?;
-        let git = Git::new(bin, dir.join("repo.git"), workspace.clone(), dir.join("index"));
+        let git = Git::new(
+            bin,
+            dir.join("repo.git"),
+            workspace.clone(),
+            dir.join("index"),
+        );
         snapshot::init(&git, &private).map_err(|e| match e {
             snapshot::InitError::Io(source) => store_err(source),
             snapshot::InitError::Git(e) => e,

@@ -168,7 +168,15 @@ mod tests {
     fn only_plain_relative_paths_pass() {
         assert!(check(Path::new("src/main.rs")).is_ok());
         assert!(check(Path::new("a b/ü.txt")).is_ok());
-        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./a", "a/.git/config", ".GIT/HEAD"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "./a",
+            "a/.git/config",
+            ".GIT/HEAD",
+        ] {
             assert!(check(Path::new(bad)).is_err(), "{bad}");
         }
     }
@@ -186,7 +194,10 @@ mod tests {
         std::fs::write(outside.path().join("victim"), b"keep").unwrap();
         std::os::unix::fs::symlink(outside.path().join("victim"), ws.path().join("f")).unwrap();
         write(ws.path(), Path::new("f"), FileMode::Regular, b"new").unwrap();
-        assert_eq!(std::fs::read(outside.path().join("victim")).unwrap(), b"keep");
+        assert_eq!(
+            std::fs::read(outside.path().join("victim")).unwrap(),
+            b"keep"
+        );
         assert_eq!(std::fs::read(ws.path().join("f")).unwrap(), b"new");
     }
 }

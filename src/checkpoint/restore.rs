@@ -153,7 +153,11 @@ pub fn run(
     plan: &RestorePlan,
     overwrite_hand_edits: bool,
 ) -> Result<RestoreReport, CheckpointError> {
-    let undo = snapshot::checkpoint(store, head, &format!("before rewind to {}", plan.target.short()))?;
+    let undo = snapshot::checkpoint(
+        store,
+        head,
+        &format!("before rewind to {}", plan.target.short()),
+    )?;
     // Files changed between the plan and now are the user's too.
     let drifted = if undo.tree == plan.now {
         BTreeSet::new()
@@ -218,7 +222,13 @@ fn raw_entries(git: &Git, a: &TreeId, b: &TreeId) -> Result<Vec<RawEntry>, Check
         return Ok(Vec::new());
     }
     let out = git.run(Call::new([
-        "diff-tree", "-r", "-z", "--no-renames", "--raw", a.as_str(), b.as_str(),
+        "diff-tree",
+        "-r",
+        "-z",
+        "--no-renames",
+        "--raw",
+        a.as_str(),
+        b.as_str(),
     ]))?;
     let mut records = git::split_z(&out);
     let mut entries = Vec::new();
@@ -247,7 +257,13 @@ fn changed_paths(git: &Git, a: &TreeId, b: &TreeId) -> Result<BTreeSet<PathBuf>,
         return Ok(BTreeSet::new());
     }
     let out = git.run(Call::new([
-        "diff-tree", "-r", "-z", "--no-renames", "--name-only", a.as_str(), b.as_str(),
+        "diff-tree",
+        "-r",
+        "-z",
+        "--no-renames",
+        "--name-only",
+        a.as_str(),
+        b.as_str(),
     ]))?;
     Ok(git::split_z(&out)
         .map(|p| PathBuf::from(OsStr::from_bytes(p)))
@@ -261,7 +277,10 @@ fn batches<'a>(git: &Git, writes: &[Write<'a>]) -> Result<Vec<Vec<Write<'a>>>, C
     if writes.is_empty() {
         return Ok(Vec::new());
     }
-    let input: String = writes.iter().map(|(_, _, blob)| format!("{blob}\n")).collect();
+    let input: String = writes
+        .iter()
+        .map(|(_, _, blob)| format!("{blob}\n"))
+        .collect();
     let out = git.run(
         Call::new(["cat-file", "--batch-check=%(objectsize)"])
             .stdin(input.into_bytes())
@@ -289,7 +308,9 @@ fn batches<'a>(git: &Git, writes: &[Write<'a>]) -> Result<Vec<Vec<Write<'a>>>, C
 /// The contents of `blobs`, in order (`git cat-file --batch`: `<id> blob <size>\n<bytes>\n`).
 fn read_blobs(git: &Git, blobs: &[&str]) -> Result<Vec<Vec<u8>>, CheckpointError> {
     let input: String = blobs.iter().map(|b| format!("{b}\n")).collect();
-    let mut call = Call::new(["cat-file", "--batch"]).stdin(input.into_bytes()).bulk();
+    let mut call = Call::new(["cat-file", "--batch"])
+        .stdin(input.into_bytes())
+        .bulk();
     call.cap = usize::MAX / 2;
     let out = git.run(call)?;
     let bad = |detail: &str| CheckpointError::Parse {
@@ -299,7 +320,10 @@ fn read_blobs(git: &Git, blobs: &[&str]) -> Result<Vec<Vec<u8>>, CheckpointError
     let mut rest = out.as_slice();
     let mut contents = Vec::with_capacity(blobs.len());
     for _ in blobs {
-        let end = rest.iter().position(|b| *b == b'\n').ok_or_else(|| bad("no header"))?;
+        let end = rest
+            .iter()
+            .position(|b| *b == b'\n')
+            .ok_or_else(|| bad("no header"))?;
         let header = String::from_utf8_lossy(&rest[..end]).into_owned();
         let size: usize = header
             .rsplit(' ')
@@ -307,7 +331,9 @@ fn read_blobs(git: &Git, blobs: &[&str]) -> Result<Vec<Vec<u8>>, CheckpointError
             .and_then(|s| s.parse().ok())
             .filter(|_| header.contains(" blob "))
             .ok_or_else(|| bad(&header))?;
-        let body = rest.get(end + 1..end + 1 + size).ok_or_else(|| bad("short body"))?;
+        let body = rest
+            .get(end + 1..end + 1 + size)
+            .ok_or_else(|| bad("short body"))?;
         contents.push(body.to_vec());
         rest = rest.get(end + 2 + size..).unwrap_or(&[]);
     }

@@ -101,12 +101,20 @@ pub enum InitError {
 pub fn init(git: &Git, dir: &crate::private::PrivateDir) -> Result<(), InitError> {
     let info = git.git_dir().join("info");
     if !git.git_dir().join("HEAD").exists() {
-        let mut call = Call::new(["init", "--quiet", "--bare", "--template=", "--initial-branch=taco"]);
+        let mut call = Call::new([
+            "init",
+            "--quiet",
+            "--bare",
+            "--template=",
+            "--initial-branch=taco",
+        ]);
         call.args.push(git.git_dir().as_os_str().to_owned());
         call.bare = true;
         git.run(call).map_err(InitError::Git)?;
         let workspace = git.work_tree().as_os_str().as_bytes().to_vec();
-        let mut note = dir.create_new("workspace.tmp", false).map_err(InitError::Io)?;
+        let mut note = dir
+            .create_new("workspace.tmp", false)
+            .map_err(InitError::Io)?;
         std::io::Write::write_all(&mut note, &workspace).map_err(InitError::Io)?;
         dir.rename("workspace.tmp", "workspace")
             .map_err(InitError::Io)?;
@@ -129,11 +137,12 @@ fn head<'a>(
             .git
             .run_status(Call::new(["cat-file", "commit", HEAD_REF]))?;
         let head = if out.code == Some(0) {
-            let id = git::first_line(
-                &store
-                    .git
-                    .run(Call::new(["rev-parse", "--verify", "--quiet", HEAD_REF]))?,
-            );
+            let id = git::first_line(&store.git.run(Call::new([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                HEAD_REF,
+            ]))?);
             let (tree, skipped) = parse_commit(&out.stdout)?;
             Some(Head {
                 id: CheckpointId::parse(&id)?,
@@ -170,7 +179,10 @@ pub fn checkpoint(
     let date = format!("@{secs} +0000");
     let mut call = Call::new(["commit-tree", staged.tree.as_str()])
         .stdin(commit_message(label, &staged.skipped).into_bytes());
-    call.env = vec![("GIT_AUTHOR_DATE", date.clone()), ("GIT_COMMITTER_DATE", date)];
+    call.env = vec![
+        ("GIT_AUTHOR_DATE", date.clone()),
+        ("GIT_COMMITTER_DATE", date),
+    ];
     let id = CheckpointId::parse(&git::first_line(&store.git.run(call)?))?;
     for name in [format!("{CP_PREFIX}{id}"), HEAD_REF.to_string()] {
         write_ref(store.git.git_dir(), &name, &id).map_err(|source| CheckpointError::Store {
@@ -224,9 +236,19 @@ pub fn stage(store: &Store) -> Result<Staged, CheckpointError> {
     // by side: on two cores that is most of a checkpoint's time halved.
     let (untracked, changed) = std::thread::scope(|scope| {
         let walk = scope.spawn(|| {
-            git.run(Call::new(["ls-files", "-z", "--others", "--exclude-standard"]))
+            git.run(Call::new([
+                "ls-files",
+                "-z",
+                "--others",
+                "--exclude-standard",
+            ]))
         });
-        let changed = git.run(Call::new(["diff-files", "-z", "--name-only", "--no-renames"]));
+        let changed = git.run(Call::new([
+            "diff-files",
+            "-z",
+            "--name-only",
+            "--no-renames",
+        ]));
         let untracked = walk
             .join()
             .unwrap_or_else(|_| Err(CheckpointError::Background("ls-files".into())));
@@ -289,7 +311,10 @@ pub fn stage(store: &Store) -> Result<Staged, CheckpointError> {
             }
         }
     }
-    for (list, flags) in [(&update, ["--add", "--remove"]), (&remove, ["--force-remove", "--"])] {
+    for (list, flags) in [
+        (&update, ["--add", "--remove"]),
+        (&remove, ["--force-remove", "--"]),
+    ] {
         if !list.is_empty() {
             let mut args = vec!["update-index", "-z"];
             args.extend(flags.iter().filter(|f| **f != "--"));
@@ -440,7 +465,10 @@ mod tests {
             skip(b"nested", SkipReason::NestedRepository),
         ];
         let message = commit_message("edit\nfile\u{7}", &skipped);
-        assert!(message.starts_with("edit file\n\ntaco-skipped "), "{message}");
+        assert!(
+            message.starts_with("edit file\n\ntaco-skipped "),
+            "{message}"
+        );
         let commit = format!("tree {}\nauthor x\n\n{message}", "a".repeat(40));
         let (tree, back) = parse_commit(commit.as_bytes()).unwrap();
         assert_eq!(tree.as_str(), "a".repeat(40));
