@@ -14,6 +14,7 @@ macro_rules! say {
 }
 
 pub mod audit;
+pub mod checkpoint;
 pub mod clock;
 pub mod config;
 pub mod conversation;

@@ -15,6 +15,7 @@ mod audit;
 mod batch_approval;
 mod cancel_call;
 mod changed_while_open;
+mod checkpoint;
 mod compaction;
 mod config;
 mod confinement;

@@ -268,6 +268,9 @@ pub struct ConfigFile {
     /// The sandbox of shell commands.
     #[serde(default)]
     pub sandbox: super::sandbox::SandboxConfig,
+    /// `[checkpoints]`: the shadow store of the workspace's files (rewind).
+    #[serde(default)]
+    pub checkpoints: crate::checkpoint::CheckpointConfig,
 }
 
 /// `<config dir>/taco/config.toml`.
