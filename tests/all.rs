@@ -38,6 +38,7 @@ mod limits;
 mod live_spans_e2e;
 mod loops;
 mod mcp;
+mod mcp_everything;
 mod mcp_fixture;
 mod mcp_forms;
 mod mcp_hostile;
