@@ -250,12 +250,24 @@ fn draw_row(
     let mut cx = x;
     let mut cut = false;
     let (tag, tag_style) = sandbox_tag(entry, theme, fading);
-    let progress = progress_of(&entry.call);
+    let mut progress = progress_of(&entry.call);
+    // A narrow pane keeps the count rather than the bar: `4/40` says more than `▰▱▱▱▱…`.
+    let name = crate::mcp::names::display(&entry.frame.name);
+    let before = guides.width() + mark.width() + 2 + name.width() + tag.width();
+    if let Some(p) = &entry.call.progress
+        && before + crate::tui::theme::progress_text(p.progress, p.total, None).width()
+            > usize::from(room)
+    {
+        progress = match p.total.filter(|t| t.is_finite() && *t > 0.0) {
+            Some(total) => format!("{}/{total} · ", p.progress),
+            None => format!("{} · ", p.progress),
+        };
+    }
     for (text, style) in [
         (guides, theme.dim),
         (mark, mark_style),
         (" ", text_style),
-        (&*crate::mcp::names::display(&entry.frame.name), name_style),
+        (&*name, name_style),
         (" ", text_style),
         (tag.as_str(), tag_style),
         (progress.as_str(), theme.key),

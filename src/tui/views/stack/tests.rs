@@ -509,6 +509,17 @@ fn a_live_frame_shows_its_latest_progress() {
         .collect();
     assert!(text.contains("2/4 · step 2"), "{text}");
     assert!(!text.contains("step 1"), "{text}");
+    // A narrow pane: the count without the bar.
+    let terminal = draw(&mut state, now, 24, 4);
+    let text: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(text.contains("slow 2/4 ·"), "{text}");
+    assert!(!text.contains('▰'), "{text}");
 }
 
 fn key(code: KeyCode) -> KeyEvent {
