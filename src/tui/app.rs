@@ -9,17 +9,15 @@ use super::overlay::{ApprovalDialog, FormDialog, OverlayStack, QuestionDialog};
 use super::theme::Theme;
 use super::views::approval::Pending;
 use super::views::chat::{ChatState, NoticeKind};
-use super::views::composer::{Composer, shown_from_sent};
+use super::views::composer::Composer;
 use super::views::stack::StackState;
 use super::views::status::Activity;
 use super::views::timeline::TimelineState;
-use crate::conversation::Role;
 use crate::event::{Event, EventData, InputKind};
 use crate::history::PromptLog;
 use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::task::Op;
 use crate::run_model::RunModel;
-use crate::session::Entry;
 
 /// A second Ctrl-C within this long quits.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(2);
@@ -238,73 +236,6 @@ impl App {
         self.prompt_log = log;
     }
 
-    /// Shows a saved trace read-only (`taco trace FILE`): nothing is sent to a model.
-    pub fn set_read_only(&mut self, what: &str) {
-        self.read_only = true;
-        self.composer.set_workspace(None);
-        self.chat.clear();
-        self.chat.push_notice(
-            NoticeKind::Info,
-            format!("**Viewing {what}** (read-only). Tab moves to the timeline, Enter there opens an event's payload; `/quit` or Ctrl-C twice leaves."),
-        );
-    }
-
-    /// Whether this is a read-only view of a saved trace.
-    pub fn is_read_only(&self) -> bool {
-        self.read_only
-    }
-
-    /// Rebuilds the chat and the timeline from a saved session or trace (`--resume`,
-    /// `taco trace`): user messages become user cells (trace files without messages use each
-    /// run's prompt), events replay as they happened. Whatever was running when the file
-    /// ended is over now.
-    pub fn replay(&mut self, entries: &[Entry], now: Instant) {
-        self.history_at = self.chat.len();
-        let has_messages = entries.iter().any(|e| matches!(e, Entry::Message(_)));
-        let running = self.running_model();
-        self.replaying = has_messages;
-        for entry in entries {
-            match entry {
-                Entry::Message(message) if message.role == Role::User => {
-                    let text = message.content.as_deref().unwrap_or("");
-                    // Attached files show as the chips they were sent as.
-                    self.chat.push_user_shown(text, shown_from_sent(text));
-                    self.original_request = Some(text.to_string());
-                }
-                Entry::Message(_) => {}
-                Entry::Event(event) => {
-                    if let (false, EventData::RunStarted { prompt, .. }) =
-                        (has_messages, &event.data)
-                    {
-                        self.chat.push_user(prompt);
-                    }
-                    // Replayed events never send anything.
-                    let _ = self.on_event(event, now);
-                }
-            }
-        }
-        if has_messages {
-            let messages: Vec<_> = (entries.iter())
-                .filter_map(|e| match e {
-                    Entry::Message(m) => Some(m.clone()),
-                    Entry::Event(_) => None,
-                })
-                .collect();
-            self.timeline.restore_conversation(&messages);
-        }
-        self.replaying = false;
-        self.keep_running_model(running);
-        // Grants belong to the process that gave them: a resumed session starts with none,
-        // and `/tools` must not show any.
-        self.run.resumed();
-        self.run.add_earlier(&self.info.earlier_usage);
-        self.composer.clear_queue();
-        let _ = self.end_run(now);
-        self.sync_guard(now);
-        self.stack.clear();
-        self.chat.scroll_to_bottom();
-    }
-
     /// Takes what is happening from the run model (a compaction the app asked for, or a
     /// request sent whose run has not started, are the app's own); the status line's clock
     /// restarts when it changes.
@@ -495,6 +426,7 @@ mod mouse;
 mod notice;
 mod query;
 mod render;
+mod replay;
 mod slash;
 mod switch;
 

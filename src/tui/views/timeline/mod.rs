@@ -24,6 +24,7 @@ mod detail;
 mod earlier;
 #[cfg(test)]
 mod earlier_tests;
+mod ended;
 mod filter;
 mod follow;
 mod label;

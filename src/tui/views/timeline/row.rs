@@ -11,7 +11,7 @@ use super::store::Payload;
 
 use crate::config::pricing::Pricing;
 use crate::event::{Confinement, Decision, Event, EventData, InputKind, ToolStatus};
-use crate::run_model::{CallNode, CallState, RunModel, Via};
+use crate::run_model::{RunModel, Via};
 use crate::tui::theme::Theme;
 
 /// A colour role, resolved against the theme at render time (rows outlive theme changes).
@@ -259,33 +259,7 @@ impl Row {
                     Some(took) => at.saturating_sub(took),
                     None => at.saturating_sub(*duration_ms),
                 };
-                // The mark the chat and the stack show for how it ended.
-                let mark = crate::tui::theme::call_glyph(CallState::Ended(status));
-                match (status, error) {
-                    (ToolStatus::SandboxDenied, _) => (
-                        mark,
-                        Tone::Error,
-                        format!("{} refused by the sandbox", one_line(name)),
-                    ),
-                    (ToolStatus::Ok, _) => (mark, Tone::Ok, format!("{} ok", one_line(name))),
-                    (ToolStatus::ExitNonzero, _) => {
-                        let end = node.and_then(CallNode::end_label).unwrap_or_else(|| {
-                            crate::tools::outcome::end_label(status, None, None)
-                        });
-                        (mark, Tone::Error, format!("{} {end}", one_line(name)))
-                    }
-                    (ToolStatus::Denied, _) => match node.and_then(|c| c.reason.as_deref()) {
-                        Some(why) => (mark, Tone::Warn, titled(name, &format!("denied: {why}"))),
-                        None => (mark, Tone::Warn, format!("{} denied", one_line(name))),
-                    },
-                    (ToolStatus::Cancelled | ToolStatus::Abandoned, _) => (
-                        mark,
-                        Tone::Dim,
-                        format!("{} {}", one_line(name), status.word()),
-                    ),
-                    (_, Some(e)) => (mark, Tone::Error, titled(name, &format!("failed: {e}"))),
-                    (_, None) => (mark, Tone::Error, format!("{} failed", one_line(name))),
-                }
+                super::ended::label(name, status, error.as_deref(), node)
             }
             EventData::ApprovalRequested {
                 name,
