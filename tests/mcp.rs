@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use taco::mcp::config::McpConfig;
-use taco::mcp::{McpHub, StartContext, Status};
+use taco::mcp::{McpHub, Status};
 use taco::tools::{ToolContext, ToolSettings, ToolSource};
 use tokio_util::sync::CancellationToken;
 
@@ -31,20 +30,14 @@ fn write_config(home: &Path, fixture_extra: &str, more: &str) -> std::path::Path
 
 /// The fixture server started in-process (with `extra` lines for its table), ready.
 async fn fixture_hub(extra: &str) -> (Arc<McpHub>, tempfile::TempDir) {
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.fixture]\ncommand = {:?}{extra}",
-        fixture().display().to_string()
-    ))
-    .unwrap();
     let work = tempfile::tempdir().unwrap();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: work.path().to_path_buf(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-            max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
-        },
+    let hub = support::mcp::start_hub(
+        &format!(
+            "[servers.fixture]\ncommand = {:?}{extra}",
+            fixture().display().to_string()
+        ),
+        work.path(),
+        None,
     );
     tokio::time::timeout(Duration::from_secs(10), hub.settled())
         .await

@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use taco::mcp::config::McpConfig;
-use taco::mcp::{McpHub, StartContext, Status};
-use taco::tools::{ToolSettings, ToolSource};
+use taco::mcp::{McpHub, Status};
+use taco::tools::ToolSource;
 
 use crate::support;
 use support::TestServer;
@@ -19,18 +18,12 @@ use support::mcp::require_everything_server;
 
 /// The hub with the everything server started as `command` (`args`), ready.
 async fn hub(command: &str, args: &[String]) -> Arc<McpHub> {
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.everything]\ncommand = {command:?}\nargs = {args:?}\nstartup_timeout_secs = 30\n"
-    ))
-    .unwrap();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: std::env::temp_dir(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-            max_tools: 100,
-        },
+    let hub = support::mcp::start_hub(
+        &format!(
+            "[servers.everything]\ncommand = {command:?}\nargs = {args:?}\nstartup_timeout_secs = 30\n"
+        ),
+        &std::env::temp_dir(),
+        None,
     );
     tokio::time::timeout(Duration::from_secs(30), hub.settled())
         .await

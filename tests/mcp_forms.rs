@@ -11,10 +11,8 @@ use futures_util::future::BoxFuture;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
 use taco::event::{EventData, InputKind, InputRequest, Scope};
-use taco::mcp::config::McpConfig;
-use taco::mcp::{McpHub, StartContext};
 use taco::orchestrator::approval::{ApprovalAnswer, ApprovalRequest, Approver};
-use taco::tools::{AskReply, ToolSettings, ToolSource};
+use taco::tools::{AskReply, ToolSource};
 use taco::tui::views::form::{FormState, Step};
 use tokio_util::sync::CancellationToken;
 
@@ -101,17 +99,8 @@ async fn call_with(
     arguments: Value,
     person: &mut Person,
 ) -> (String, Vec<taco::event::Event>) {
-    let config: McpConfig = toml::from_str(config).unwrap();
     let work = tempfile::tempdir().unwrap();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: work.path().to_path_buf(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-            max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
-        },
-    );
+    let hub = support::mcp::start_hub(config, work.path(), None);
     tokio::time::timeout(Duration::from_secs(30), hub.settled())
         .await
         .unwrap();

@@ -25,21 +25,15 @@ fn hub(
     tempfile::TempDir,
     tokio::sync::mpsc::UnboundedReceiver<taco::mcp::Notice>,
 ) {
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.fixture]\ncommand = {:?}\n{extra}\n{more}",
-        fixture().display().to_string()
-    ))
-    .unwrap();
     let work = tempfile::tempdir().unwrap();
     let (sender, notices) = tokio::sync::mpsc::unbounded_channel();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: work.path().to_path_buf(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: Some(sender),
-            max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
-        },
+    let hub = support::mcp::start_hub(
+        &format!(
+            "[servers.fixture]\ncommand = {:?}\n{extra}\n{more}",
+            fixture().display().to_string()
+        ),
+        work.path(),
+        Some(sender),
     );
     (hub, work, notices)
 }
@@ -237,18 +231,10 @@ async fn an_http_server_that_lost_the_session_is_initialised_again() {
     };
     let target = Arc::new(std::sync::Mutex::new(authority(&url)));
     let front = proxy(Arc::clone(&target)).await;
-    let config: McpConfig = toml::from_str(&format!(
-        "[servers.fixture]\nurl = \"http://{front}/mcp\"\n"
-    ))
-    .unwrap();
-    let hub = McpHub::start(
-        taco::mcp::config::servers(&config).unwrap(),
-        StartContext {
-            workdir: std::env::temp_dir(),
-            settings: Arc::new(ToolSettings::default()),
-            notices: None,
-            max_tools: 100,
-        },
+    let hub = support::mcp::start_hub(
+        &format!("[servers.fixture]\nurl = \"http://{front}/mcp\"\n"),
+        &std::env::temp_dir(),
+        None,
     );
     until(&hub, "ready", ready).await;
     let said = echo(&hub, "before").await.unwrap();

@@ -169,3 +169,22 @@ pub fn require_everything_server() -> Option<PathBuf> {
     );
     None
 }
+
+/// The hub for `config` (its `[servers.NAME]` tables as `[mcp]` holds them), started in
+/// `workdir` with default tool settings, status changes to `notices`; not waited for.
+pub fn start_hub(
+    config: &str,
+    workdir: &Path,
+    notices: Option<tokio::sync::mpsc::UnboundedSender<taco::mcp::Notice>>,
+) -> std::sync::Arc<taco::mcp::McpHub> {
+    let config: taco::mcp::McpConfig = toml::from_str(config).expect("a valid [mcp] config");
+    taco::mcp::McpHub::start(
+        taco::mcp::config::servers(&config).expect("valid servers"),
+        taco::mcp::StartContext {
+            workdir: workdir.to_path_buf(),
+            settings: std::sync::Arc::new(taco::tools::ToolSettings::default()),
+            notices,
+            max_tools: taco::mcp::config::DEFAULT_MAX_TOOLS,
+        },
+    )
+}
