@@ -133,6 +133,8 @@ pub struct Resolved {
     pub mcp: Vec<crate::mcp::ServerSpec>,
     /// MCP tools offered at most (`[mcp] max_tools`).
     pub mcp_max_tools: usize,
+    /// Checkpoints of the workspace (`[checkpoints]`): on, caps, how long kept.
+    pub checkpoints: crate::checkpoint::CheckpointConfig,
     /// Mouse and colours of the TUI (`[ui]`).
     pub ui: UiSettings,
     /// The context window and when to compact.
@@ -222,6 +224,7 @@ where
         quiet_after: Duration::from_secs(file.tui.quiet_after_secs.unwrap_or(30)),
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
         mcp_max_tools: file.mcp.max_tools(),
+        checkpoints: file.checkpoints.clone(),
         ui: UiSettings {
             mouse: file.tui.mouse.unwrap_or(true),
             theme: file.tui.theme.unwrap_or_default(),
@@ -288,6 +291,16 @@ pub fn mcp_servers(
         workdir,
         sandbox,
     })
+}
+
+/// The workspace and `[checkpoints]` (what `taco rewind` needs; no provider is resolved).
+pub fn checkpoints(
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(PathBuf, crate::checkpoint::CheckpointConfig), ConfigError> {
+    let (_, file) = read_config(overrides, env)?;
+    let workdir = resolve_workdir(overrides.workdir.as_deref())?;
+    Ok((workdir, file.checkpoints))
 }
 
 /// What `taco mcp list` starts its servers with.

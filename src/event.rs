@@ -14,12 +14,17 @@ pub use abandon::{SwitchedBy, WorkflowAbandoned};
 pub use approval::{Decision, Grant, Scope};
 pub use compact::{CompactTrigger, Compacted};
 pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
+pub use rewind::{
+    Change, ChangedFile, ChangesView, CheckpointTaken, ConversationPreview, FileDiffView,
+    FilesChanged, FilesPreview, Fork, MAX_NAMED, RewindPoint, RewindPreview, RewindScope, Rewound,
+};
 pub use switch::{Listed, ModelChoice};
 
 mod abandon;
 mod approval;
 mod compact;
 mod llm;
+mod rewind;
 mod switch;
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
@@ -457,6 +462,12 @@ pub enum EventData {
     ModelSwitched(ModelChoice),
     /// What `/model` or `/resume` asked to have listed; live only, never in files.
     Listed(Box<Listed>),
+    /// The workspace's files were recorded before calls that may change them.
+    Checkpoint(CheckpointTaken),
+    /// What a run changed in the workspace (at its end, when it ran calls that could).
+    FilesChanged(Box<FilesChanged>),
+    /// Files and/or the conversation went back to an earlier point.
+    Rewound(Box<Rewound>),
 }
 
 impl EventData {
@@ -492,6 +503,9 @@ impl EventData {
             Self::Cancelled { .. } => "cancelled",
             Self::ModelSwitched(_) => "model_switched",
             Self::Listed(_) => "listed",
+            Self::Checkpoint(_) => "checkpoint",
+            Self::FilesChanged(_) => "files_changed",
+            Self::Rewound(_) => "rewound",
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod private;
 pub mod provider;
 pub mod reaper;
 pub mod recorder;
+pub mod rewind;
 pub mod run_model;
 pub mod sandbox;
 pub mod secrets;

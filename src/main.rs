@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use taco::config::Overrides;
 use taco::sandbox::SandboxMode;
-use taco::wiring::{self, ExecRequest, Start};
+use taco::wiring::{self, ExecRequest, RewindRequest, Start};
 
 /// taco: a terminal cockpit for tool-using LLM agents.
 #[derive(Debug, Parser)]
@@ -59,6 +59,10 @@ enum Command {
         /// The file.
         file: PathBuf,
     },
+    /// Rewind the workspace's files and/or the conversation to just before a call or run of
+    /// the workdir's latest session (`--list` shows them); a file edited by hand since is
+    /// kept and named unless --force.
+    Rewind(RewindArgs),
     /// MCP servers of the config.
     Mcp {
         #[command(subcommand)]
@@ -97,6 +101,28 @@ struct ExecArgs {
     trace: Option<PathBuf>,
     /// The request; "-" reads it from stdin.
     prompt: String,
+}
+
+#[derive(Debug, Args)]
+struct RewindArgs {
+    /// List the session's runs and calls with their checkpoints; change nothing.
+    #[arg(long, conflicts_with = "id")]
+    list: bool,
+    /// Only the files.
+    #[arg(long, conflicts_with = "conversation")]
+    files: bool,
+    /// Only the conversation (a fork: the later part stays in the old session file).
+    #[arg(long)]
+    conversation: bool,
+    /// Another session than the workdir's latest (an id or a unique prefix).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Also overwrite files edited by hand since taco's last checkpoint.
+    #[arg(long)]
+    force: bool,
+    /// The call, run or checkpoint to go back to.
+    #[arg(required_unless_present = "list")]
+    id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -141,6 +167,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Exec(args)) => wiring::exec(&start, exec_request(args)),
         Some(Command::Sessions) => wiring::sessions(),
+        Some(Command::Rewind(args)) => wiring::rewind(&start, rewind_request(args)),
         Some(Command::Trace { file }) => wiring::trace(&file, launched),
         Some(Command::Mcp {
             command: McpCommand::List,
@@ -172,6 +199,21 @@ fn start(global: GlobalArgs) -> Start {
             }),
         },
         resume: global.resume,
+    }
+}
+
+fn rewind_request(args: RewindArgs) -> RewindRequest {
+    use taco::event::RewindScope;
+    RewindRequest {
+        list: args.list,
+        id: args.id,
+        scope: match (args.files, args.conversation) {
+            (true, false) => RewindScope::Files,
+            (false, true) => RewindScope::Conversation,
+            _ => RewindScope::Both,
+        },
+        session: args.session,
+        force: args.force,
     }
 }
 

@@ -94,6 +94,18 @@ impl Recorder {
         self.session.as_ref().map(SessionWriter::id)
     }
 
+    /// The session file being written, if any.
+    pub fn session_path(&self) -> Option<&std::path::Path> {
+        self.session.as_ref().map(SessionWriter::path)
+    }
+
+    /// Goes on writing into `session` (a conversation's fork).
+    pub fn switch_session(&mut self, mut session: SessionWriter) {
+        session.set_secrets(Arc::clone(&self.secrets));
+        self.planned = None;
+        self.session = Some(session);
+    }
+
     /// A problem with the session file that the user has not been told about yet.
     pub fn take_problem(&mut self) -> Option<String> {
         self.problem.take()

@@ -10,6 +10,7 @@
 mod backwards;
 mod catalog;
 mod compact;
+mod fork;
 mod index;
 mod kind;
 mod listing;
@@ -29,7 +30,10 @@ use crate::conversation::Message;
 use crate::event::Event;
 
 pub use catalog::INDEX_FILE;
-pub use index::{Look, Summary, find, format_list, header_of, list, list_with_problems};
+pub use fork::{RunStart, find_run, fork};
+pub use index::{
+    Look, Summary, find, format_list, header_of, latest, list, list_with_problems,
+};
 pub use kind::{Outcome, SessionKind, resumable};
 pub use reader::{Loaded, load};
 pub use repair::repair;

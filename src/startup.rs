@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::audit::AuditLog;
 use crate::config::{self, Overrides};
-use crate::orchestrator::{Orchestrator, context};
+use crate::orchestrator::Orchestrator;
 use crate::recorder::Recorder;
 use crate::session::{self, Entry, SessionKind, SessionWriter};
 
@@ -141,34 +141,9 @@ pub fn open_session(
         return Err("cannot resume: no data directory to find sessions in".to_string());
     };
     let path = resuming.path;
-    // Only the end is read: what the next requests can send, and what the screen shows.
-    let want = session::Want {
-        tokens: context::resume_tokens(orchestrator.settings().context.window),
-        messages: orchestrator.settings().history_limit.saturating_add(1),
-        entries: RESUME_ENTRIES,
-    };
-    let tail = session::tail(&path, &want).map_err(|e| e.to_string())?;
+    let (tail, count, loaded_notes) = orchestrator.load_session(&path, RESUME_ENTRIES)?;
+    notes.extend(loaded_notes);
     let loaded = &tail.loaded;
-    notes.extend(loaded.warnings.iter().cloned());
-    let (messages, repaired) = session::repair(loaded.messages());
-    notes.extend(repaired);
-    let count = messages.len() + tail.skipped_messages;
-    orchestrator.restore(messages);
-    // The session ended compacted: its requests go on from the same summary (the file
-    // keeps every message, so resuming costs no summary call). Its cut counts the file's
-    // messages; the orchestrator holds its own system prompt, then the ones read.
-    if let Some(compacted) = last_compaction(&loaded.entries) {
-        let skipped = tail.skipped_messages;
-        if let Some(kept_from) = compacted.kept_from.checked_sub(skipped) {
-            let kept_from = kept_from + usize::from(skipped > 0);
-            orchestrator.restore_compaction(
-                kept_from,
-                compacted.summary.clone(),
-                compacted.requests.clone(),
-                compacted.requests_left_out,
-            );
-        }
-    }
     let writer = match SessionWriter::append_to(&path) {
         Ok(writer) => Some(writer),
         Err(e) => {
@@ -197,19 +172,5 @@ pub fn open_session(
         earlier,
         earlier_usage: tail.skipped_usage,
         notes,
-    })
-}
-
-/// The last compaction of the user's conversation in a session file (a `/clear` starts a
-/// new file, so it belongs to the conversation being resumed).
-fn last_compaction(entries: &[session::Entry]) -> Option<&crate::event::Compacted> {
-    entries.iter().rev().find_map(|entry| match entry {
-        session::Entry::Event(event) => match &event.data {
-            crate::event::EventData::Compacted(c) if c.parent.is_none() && c.error.is_none() => {
-                Some(c.as_ref())
-            }
-            _ => None,
-        },
-        session::Entry::Message(_) => None,
     })
 }

@@ -14,12 +14,15 @@ use crate::startup::{self, Opened, Resuming};
 use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+mod checkpoints;
 mod headless;
 mod oauth;
+mod rewind;
 mod screen;
 
 pub use headless::{ExecRequest, exec};
 pub use oauth::{mcp_login, mcp_logout};
+pub use rewind::{RewindRequest, rewind};
 pub use screen::{trace, tui};
 
 /// What every command that runs the agent starts from: the command line's choices.
@@ -60,7 +63,8 @@ async fn prepare(
 ) -> Result<Ready, String> {
     let (resolved, mut orchestrator, resuming) = build(start).await?;
     announce(&resolved);
-    let opened = startup::open_session(&resolved, &mut orchestrator, resuming, kind)?;
+    let mut opened = startup::open_session(&resolved, &mut orchestrator, resuming, kind)?;
+    let mut orchestrator = checkpoints::attach(&resolved, orchestrator, &mut opened.notes);
     // Servers start now, in the background: nothing waits for them here.
     let (sender, notices) = unbounded_channel();
     let mcp = McpHub::start(

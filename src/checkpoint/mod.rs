@@ -256,6 +256,12 @@ impl Store {
         restore::run(self, &mut head, plan, overwrite_hand_edits)
     }
 
+    /// The newest checkpoint (taco's last record of the workspace), if any.
+    pub fn newest(&self) -> Result<Option<CheckpointId>, CheckpointError> {
+        let mut head = self.lock();
+        snapshot::newest(self, &mut head)
+    }
+
     /// The checkpoints kept, oldest first.
     pub fn list(&self) -> Result<Vec<CheckpointInfo>, CheckpointError> {
         let _head = self.lock();

@@ -127,6 +127,14 @@ pub fn init(git: &Git, dir: &crate::private::PrivateDir) -> Result<(), InitError
     Ok(())
 }
 
+/// The newest checkpoint's id (the store's lock held by the caller).
+pub fn newest(
+    store: &Store,
+    cache: &mut Option<Option<Head>>,
+) -> Result<Option<CheckpointId>, CheckpointError> {
+    Ok(head(store, cache)?.as_ref().map(|h| h.id.clone()))
+}
+
 /// The newest checkpoint, read from the store once and then kept.
 fn head<'a>(
     store: &Store,

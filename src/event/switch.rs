@@ -37,4 +37,8 @@ pub enum Listed {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         open: Option<String>,
     },
+    /// What a rewind would change (the rewind overlay).
+    Rewind(Box<super::RewindPreview>),
+    /// A run's changes with their diffs (Ctrl-O on `✎ N files changed`).
+    Changes(Box<super::ChangesView>),
 }

@@ -215,6 +215,12 @@ impl Tool for McpTool {
         self.sandboxed.then(|| settings.sandbox.confinement(false))
     }
 
+    fn changes_workspace(&self, _arguments: &Value) -> bool {
+        // A checkpoint costs little when nothing changed; only a tool marked read-only
+        // goes without one.
+        self.hints.read_only != Some(true)
+    }
+
     fn approval_note(&self) -> Option<String> {
         let mut said = Vec::new();
         match self.hints.read_only {

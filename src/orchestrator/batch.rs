@@ -250,6 +250,16 @@ impl Run<'_> {
             };
             self.push_frame(calls[i].frame(&decided.arguments[i], state));
         }
+        // One checkpoint before the calls that may change the workspace (they run together).
+        let changing: Vec<String> = tools
+            .iter()
+            .filter(|&&i| {
+                (self.orch.registry.get(&calls[i].name))
+                    .is_some_and(|t| t.changes_workspace(&decided.arguments[i]))
+            })
+            .map(|&i| calls[i].frame.clone())
+            .collect();
+        self.checkpoint_before(changing).await;
         let jobs: Vec<ReadyCall> = tools
             .iter()
             .map(|&i| ReadyCall {

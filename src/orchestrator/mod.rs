@@ -21,6 +21,7 @@ pub mod approval;
 mod asking;
 mod batch;
 mod call;
+mod checkpoints;
 mod collect;
 mod compact;
 pub mod context;
@@ -35,7 +36,9 @@ pub mod recorded;
 mod repeats;
 mod reply;
 mod results;
+mod resume;
 pub mod retry;
+mod rewinding;
 mod scope;
 pub mod stack;
 pub mod switch;
@@ -142,6 +145,10 @@ pub struct Orchestrator {
     /// The provider refused the summary call's token bound (HTTP 400): later summary calls
     /// go without it, bounded by taco's byte cap alone.
     summary_tokens_refused: bool,
+    /// The workspace's checkpoint store (`None`: checkpoints are off).
+    checkpoints: Option<Arc<crate::checkpoint::Store>>,
+    /// Why checkpoints are off, for a rewind asked anyway.
+    checkpoints_off: String,
 }
 
 /// How a conversation's loop ended, before the top level turns it into events.
@@ -187,7 +194,32 @@ impl Orchestrator {
             slots,
             asked_window: None,
             summary_tokens_refused: false,
+            checkpoints: None,
+            checkpoints_off: "checkpoints are off".to_string(),
         }
+    }
+
+    /// Takes checkpoints of the workspace in `store` (rewind).
+    pub fn with_checkpoints(mut self, store: Arc<crate::checkpoint::Store>) -> Self {
+        self.checkpoints = Some(store);
+        self
+    }
+
+    /// Says why checkpoints are off (`[checkpoints] enabled = false`, no git …).
+    pub fn without_checkpoints(mut self, why: String) -> Self {
+        self.checkpoints = None;
+        self.checkpoints_off = why;
+        self
+    }
+
+    /// Why checkpoints are off (meaningless while they are on).
+    pub fn checkpoints_off(&self) -> &str {
+        &self.checkpoints_off
+    }
+
+    /// The checkpoint store, when checkpoints are on.
+    pub fn checkpoints(&self) -> Option<&Arc<crate::checkpoint::Store>> {
+        self.checkpoints.as_ref()
     }
 
     /// The same orchestrator on another clock (tests).
@@ -302,6 +334,7 @@ impl Orchestrator {
         conv.record(run.sink);
         let end = run.run_loop(&mut conv).await;
         conv.record(run.sink);
+        run.checkpoint_end().await;
         run.orch.policies.end_turn();
         // Whatever is still on the stack (a cancel mid-workflow) leaves it now.
         let frames = run.orch.stack.clear(FrameState::Cancelled);

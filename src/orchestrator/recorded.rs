@@ -37,6 +37,11 @@ impl<S: ProblemSink> Recorded<S> {
         self.recorder.session_id().map(String::from)
     }
 
+    /// The recorder behind the sink (a rewind forks its session).
+    pub fn recorder_mut(&mut self) -> &mut Recorder {
+        &mut self.recorder
+    }
+
     /// Starts a new session (after `/clear`); its file is created with its first line.
     pub fn restart(&mut self, provider: &str, model: &str, workdir: &Path) {
         self.recorder.restart(provider, model, workdir);

@@ -54,6 +54,9 @@ pub(super) struct Run<'s> {
     pub(super) switched: Option<String>,
     /// The most the call in progress may answer: a tool's nested call, or the summary.
     pub(super) answer_cap: Option<AnswerCap>,
+    /// The checkpoint before the run's first call that could change the workspace: its
+    /// `files_changed` is counted from there.
+    pub(super) first_checkpoint: Option<crate::checkpoint::CheckpointId>,
 }
 
 /// A bound on one call's answer, tighter than `max_reply_bytes`.
@@ -120,6 +123,7 @@ impl<'s> Run<'s> {
             repeats: Default::default(),
             switched: None,
             answer_cap: None,
+            first_checkpoint: None,
         }
     }
 }

@@ -16,7 +16,7 @@ use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, BatchDecision};
 use super::recorded::{ProblemSink, Recorded};
 use super::switch::{Lists, Providers};
-use crate::event::{Event, EventData, Grant, InputRequest};
+use crate::event::{Event, EventData, Grant, InputRequest, RewindPoint, RewindScope};
 use crate::recorder::Recorder;
 use crate::tools::AskReply;
 
@@ -78,6 +78,25 @@ pub enum Op {
     ListModels,
     /// List the saved sessions (a `sessions_listed` event, off the task's loop).
     ListSessions,
+    /// Show what rewinding to a point would change (a `listed` rewind preview, off the
+    /// task's loop).
+    PreviewRewind(RewindPoint),
+    /// Rewind the files and/or the conversation (after the running request, if any).
+    Rewind {
+        /// Back to where.
+        point: RewindPoint,
+        /// What goes back.
+        scope: RewindScope,
+        /// Overwrite files edited by hand since taco's last checkpoint too.
+        overwrite: bool,
+    },
+    /// List the changes between two checkpoints with their diffs (a `listed` changes).
+    ShowChanges {
+        /// From this checkpoint.
+        from: String,
+        /// To this one.
+        to: String,
+    },
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -206,6 +225,29 @@ async fn serve(
                     lists.sessions(events.session_id());
                     continue;
                 }
+                Some(Op::PreviewRewind(point)) => {
+                    super::rewinding::preview(
+                        &orchestrator,
+                        &mut events,
+                        lists.events.clone(),
+                        point,
+                    );
+                    continue;
+                }
+                Some(Op::ShowChanges { from, to }) => {
+                    super::rewinding::changes(
+                        super::rewinding::store_of(&orchestrator),
+                        lists.events.clone(),
+                        from,
+                        to,
+                    );
+                    continue;
+                }
+                Some(Op::Rewind {
+                    point,
+                    scope,
+                    overwrite,
+                }) => Work::Rewind(point, scope, overwrite),
                 // Nothing is running: stale answers and cancels have nothing to act on.
                 Some(
                     Op::Approve { .. }
@@ -230,6 +272,7 @@ async fn serve(
         // The run holds the sink; `/resume` is refused while it runs, so a listing asked
         // meanwhile may say the session of before it (a first run's file is made by it).
         let open = events.session_id();
+        let store = super::rewinding::store_of(&orchestrator);
         {
             let job = async {
                 match &work {
@@ -240,6 +283,16 @@ async fn serve(
                     }
                     Work::Compact => {
                         orchestrator.compact(&mut events, &cancel).await;
+                    }
+                    Work::Rewind(point, scope, overwrite) => {
+                        super::rewinding::rewind(
+                            &mut orchestrator,
+                            &mut events,
+                            point.clone(),
+                            *scope,
+                            *overwrite,
+                        )
+                        .await;
                     }
                     Work::Switch(..) => {}
                 }
@@ -257,6 +310,14 @@ async fn serve(
                         }
                         Some(Op::ListModels) => lists.models(),
                         Some(Op::ListSessions) => lists.sessions(open.clone()),
+                        // A preview made while a run changes files would be stale at once.
+                        Some(Op::PreviewRewind(_)) => {}
+                        Some(Op::ShowChanges { from, to }) => {
+                            super::rewinding::changes(store.clone(), lists.events.clone(), from, to);
+                        }
+                        Some(Op::Rewind { point, scope, overwrite }) => {
+                            queue.push_back(Work::Rewind(point, scope, overwrite));
+                        }
                         Some(Op::Revoke(grant)) => {
                             let _ = replies_tx.send(Reply::Revoke(grant));
                         }
@@ -299,6 +360,7 @@ enum Work {
     Prompt(String),
     Compact,
     Switch(String, Option<String>),
+    Rewind(RewindPoint, RewindScope, bool),
 }
 
 /// An answer from the UI, routed to whoever waits for it.

@@ -90,6 +90,25 @@ pub fn find(dir: &Path, id: Option<&str>, workdir: &Path) -> Result<PathBuf, Ses
     }
 }
 
+/// The session of `workdir` with the newest activity, whatever its outcome (`taco rewind`:
+/// a headless run that failed is worth rewinding too).
+pub fn latest(dir: &Path, workdir: &Path) -> Result<PathBuf, SessionError> {
+    let canonical = workdir.canonicalize().ok();
+    list(dir)
+        .into_iter()
+        .find(|s| {
+            s.workdir == workdir
+                || canonical
+                    .as_deref()
+                    .is_some_and(|c| s.workdir.canonicalize().is_ok_and(|o| o == c))
+        })
+        .map(|s| s.path)
+        .ok_or_else(|| SessionError::NoSessionForWorkdir {
+            workdir: workdir.to_path_buf(),
+            dir: dir.to_path_buf(),
+        })
+}
+
 fn find_by_id(dir: &Path, id: &str) -> Result<PathBuf, SessionError> {
     let mut files = session_files(dir);
     // Ids sort by start time, so this is newest first.

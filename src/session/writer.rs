@@ -234,6 +234,12 @@ impl SessionWriter {
         })
     }
 
+    /// Appends lines copied from another session file (whole lines; a fork), flushed.
+    pub(super) fn append_raw(&mut self, from: &mut impl Read) -> io::Result<()> {
+        io::copy(from, &mut self.file)?;
+        self.file.flush()
+    }
+
     fn write_line<T: Serialize>(&mut self, value: &T) -> io::Result<()> {
         self.line.clear();
         if self.torn {

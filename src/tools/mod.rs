@@ -218,6 +218,11 @@ pub trait Tool: Send + Sync {
     fn runs_process(&self) -> bool {
         false
     }
+    /// Whether a call may change the workspace's files: a checkpoint is taken before it
+    /// (rewind). Tools that only read say no; a tool that cannot know says yes.
+    fn changes_workspace(&self, _arguments: &Value) -> bool {
+        false
+    }
     /// Runs the tool. The result is sent to the model as JSON; a tool that needs other calls
     /// made first says so and is resumed with their results.
     fn call<'a>(
@@ -262,6 +267,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const USAGE: Option<&'static str> = None;
     /// See [`Tool::runs_process`].
     const RUNS_PROCESS: bool = false;
+    /// See [`Tool::changes_workspace`].
+    const CHANGES_WORKSPACE: bool = false;
     /// Policy when the config says nothing (DESIGN §4.6).
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
@@ -321,6 +328,10 @@ impl<T: TypedTool> Tool for T {
 
     fn runs_process(&self) -> bool {
         T::RUNS_PROCESS
+    }
+
+    fn changes_workspace(&self, _arguments: &Value) -> bool {
+        T::CHANGES_WORKSPACE
     }
 
     fn confinement(&self, arguments: &Value, settings: &ToolSettings) -> Option<Confinement> {

@@ -61,6 +61,7 @@ impl TypedTool for Shell {
     const POLICY_NOTE: &'static str =
         "ask (allow for [tools.shell] allow prefixes; unsandboxed: asked every time)";
     const RUNS_PROCESS: bool = true;
+    const CHANGES_WORKSPACE: bool = true;
     const USAGE: Option<&'static str> = Some(
         "Commands run without a terminal and with stdin closed: avoid programs that wait for input or never exit (servers, watchers, pagers) and pass flags such as --yes or --no-pager. Keep output small (| head, grep, --quiet); long output is cut in the middle.",
     );

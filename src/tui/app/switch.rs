@@ -68,6 +68,8 @@ impl App {
                     }
                 }
             }
+            // The rewind overlay and the diff view take these (`app/rewind.rs`).
+            Listed::Rewind(_) | Listed::Changes(_) => {}
         }
     }
 

@@ -128,6 +128,29 @@ impl ChatState {
                     ),
                 });
             }
+            EventData::FilesChanged(changed) if !changed.files.is_empty() => {
+                self.close_streams(Some(ts));
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Markdown,
+                    text: notices::files_changed(changed),
+                });
+            }
+            EventData::Rewound(rewound) => {
+                self.close_streams(Some(ts));
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Markdown,
+                    text: notices::rewound(rewound),
+                });
+            }
+            EventData::Checkpoint(cp) => {
+                if let Some(error) = &cp.error {
+                    self.push(CellKind::Notice {
+                        style: NoteStyle::Warn,
+                        text: format!("no checkpoint before this change: {error}"),
+                    });
+                }
+            }
+            EventData::FilesChanged(_) => {}
             // The pickers take what was listed; the chat has nothing to show.
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
             // The latest report shows under the call's cell while it runs.

@@ -146,6 +146,17 @@ impl Row {
             | EventData::StackPop(_) => {
                 return None;
             }
+            // A checkpoint that was taken is the call's; one that failed is worth a row.
+            EventData::Checkpoint(cp) => match &cp.error {
+                None => return None,
+                Some(error) => (
+                    "◇",
+                    Tone::Warn,
+                    format!("no checkpoint: {}", one_line(error)),
+                ),
+            },
+            EventData::FilesChanged(changed) => ("✎", Tone::Tool, changed.headline()),
+            EventData::Rewound(rewound) => ("⟲", Tone::Warn, rewound_label(rewound)),
             EventData::ModelSwitched(chosen) => (
                 "⇄",
                 Tone::Llm,
@@ -480,4 +491,26 @@ impl Row {
             ),
         }
     }
+}
+
+/// A `rewound` row: what went back, and how many files.
+fn rewound_label(r: &crate::event::Rewound) -> String {
+    let mut said = Vec::new();
+    if r.checkpoint.is_some() {
+        let n = r.restored.len();
+        said.push(format!(
+            "{n} file{} restored",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if !r.kept.is_empty() {
+        said.push(format!("{} kept (edited by hand)", r.kept.len()));
+    }
+    if let Some(fork) = &r.fork {
+        said.push(format!(
+            "conversation forked before “{}”",
+            one_line(&fork.prompt)
+        ));
+    }
+    format!("rewound · {}", said.join(" · "))
 }
