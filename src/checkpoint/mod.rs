@@ -119,6 +119,12 @@ impl Store {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, CheckpointError> {
         let state = crate::audit::state_dir().ok_or(CheckpointError::NoStateDir)?;
+        // Each level is made and checked before the next: a state dir that is a symlink
+        // gets nothing written through it.
+        crate::private::PrivateDir::create(&state).map_err(|source| CheckpointError::Store {
+            path: state.clone(),
+            source,
+        })?;
         Self::open_in(&state.join("checkpoints"), workspace, limits, clock)
     }
 
@@ -142,6 +148,10 @@ impl Store {
             });
         }
         let dir = root.join(workspace_key(&workspace));
+        crate::private::PrivateDir::create(root).map_err(|source| CheckpointError::Store {
+            path: root.to_path_buf(),
+            source,
+        })?;
         let store_err = |source| CheckpointError::Store {
             path: dir.clone(),
             source,

@@ -42,6 +42,11 @@ pub(super) fn attach(
         }
         Err(e) => {
             let why = e.to_string();
+            let why = if why.starts_with("checkpoints are off") {
+                why
+            } else {
+                format!("checkpoints are off: {why}")
+            };
             notes.push(why.clone());
             orchestrator.without_checkpoints(why)
         }
