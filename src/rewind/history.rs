@@ -119,7 +119,10 @@ impl History {
 
     /// Every checkpoint id the session names (taken, or the undo of a rewind), oldest first.
     pub fn checkpoint_ids(&self) -> impl Iterator<Item = &str> {
-        let taken = self.checkpoints.iter().filter_map(|(_, cp)| cp.id.as_deref());
+        let taken = self
+            .checkpoints
+            .iter()
+            .filter_map(|(_, cp)| cp.id.as_deref());
         let undos = (self.runs.iter())
             .flat_map(|r| &r.rewinds)
             .filter_map(|r| r.undo.as_deref());
@@ -155,11 +158,15 @@ impl History {
         ids.sort_unstable();
         ids.dedup();
         match ids[..] {
-            [one] => Ok(RewindPoint::Checkpoint { id: one.to_string() }),
+            [one] => Ok(RewindPoint::Checkpoint {
+                id: one.to_string(),
+            }),
             [] => Err(format!(
                 "'{id}' is no call, run or checkpoint of this session ('taco rewind --list' lists them)"
             )),
-            _ => Err(format!("'{id}' matches several checkpoints; give more of it")),
+            _ => Err(format!(
+                "'{id}' matches several checkpoints; give more of it"
+            )),
         }
     }
 
