@@ -58,6 +58,7 @@ mod resume_repair;
 mod resume_tail;
 mod revoke;
 mod rewind;
+mod rewind_task;
 mod run_model;
 mod sandbox;
 mod sandbox_exec;
