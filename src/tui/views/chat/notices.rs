@@ -80,10 +80,10 @@ pub(super) fn files_changed(changed: &crate::event::FilesChanged) -> String {
             file.path.replace('`', "'")
         ));
     }
-    if changed.files.len() > MAX_LISTED {
+    if changed.count() > MAX_LISTED {
         text.push_str(&format!(
             "\n- … and {} more",
-            changed.files.len() - MAX_LISTED
+            changed.count() - MAX_LISTED
         ));
     }
     text
