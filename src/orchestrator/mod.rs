@@ -151,6 +151,16 @@ pub struct Orchestrator {
     checkpoints_off: String,
 }
 
+impl Drop for Orchestrator {
+    /// The store's background work (a large workspace's first snapshot) ends with the
+    /// session: quitting never waits for it, and no git outlives taco.
+    fn drop(&mut self) {
+        if let Some(store) = &self.checkpoints {
+            store.close();
+        }
+    }
+}
+
 /// How a conversation's loop ended, before the top level turns it into events.
 enum LoopEnd {
     /// The model answered; `error` is set when the answer was gathered after the final call
