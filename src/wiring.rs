@@ -65,6 +65,7 @@ async fn prepare(
     announce(&resolved);
     let mut opened = startup::open_session(&resolved, &mut orchestrator, resuming, kind)?;
     let mut orchestrator = checkpoints::attach(&resolved, orchestrator, &mut opened.notes);
+    opened.notes.extend(resolved.hooks.notes.iter().cloned());
     // Servers start now, in the background: nothing waits for them here.
     let (sender, notices) = unbounded_channel();
     let mcp = McpHub::start(
@@ -124,6 +125,7 @@ fn settings(resolved: &config::Resolved) -> Settings {
         history_limit: resolved.history_limit,
         context: resolved.context,
         limits: resolved.limits,
+        hooks: std::sync::Arc::clone(&resolved.hooks.hooks),
     }
 }
 
