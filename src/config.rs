@@ -304,6 +304,11 @@ pub fn mcp_servers(
     })
 }
 
+/// The workspace `-C` names (or the current directory), canonical.
+pub fn workdir(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
+    resolve_workdir(overrides.workdir.as_deref())
+}
+
 /// The workspace and `[checkpoints]` (what `taco rewind` needs; no provider is resolved).
 pub fn checkpoints(
     overrides: &Overrides,

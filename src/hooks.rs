@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 pub use config::{HookSpec, HooksConfig};
 
 pub use output::{Verdict, parse as parse_output};
-pub use project::{Loaded, load};
+pub use project::{Loaded, load, trust_project};
 pub use run::{Ran, run};
 
 /// Default time a hook may take.

@@ -19,11 +19,13 @@ mod headless;
 mod oauth;
 mod rewind;
 mod screen;
+mod trust;
 
 pub use headless::{ExecRequest, exec};
 pub use oauth::{mcp_login, mcp_logout};
 pub use rewind::{RewindRequest, rewind};
 pub use screen::{trace, tui};
+pub use trust::trust;
 
 /// What every command that runs the agent starts from: the command line's choices.
 #[derive(Debug, Clone, Default)]

@@ -84,7 +84,9 @@ impl HooksConfig {
                     return Err(format!("{at}: the command is empty"));
                 }
                 if spec.command.len() > MAX_COMMAND {
-                    return Err(format!("{at}: the command is longer than {MAX_COMMAND} bytes"));
+                    return Err(format!(
+                        "{at}: the command is longer than {MAX_COMMAND} bytes"
+                    ));
                 }
                 let matcher = match &spec.matcher {
                     Some(_) if !event.has_tool() => {
@@ -141,10 +143,26 @@ mod tests {
         assert_eq!(hooks[0].timeout, MAX_TIMEOUT);
         assert_eq!(hooks[1].timeout, DEFAULT_TIMEOUT);
         assert!(hooks[1].matches(None));
-        let bad = |text: &str| toml::from_str::<HooksConfig>(text).unwrap().compile(Source::User);
-        assert!(bad("[[pre_tool_use]]\nmatcher = \"(\"\ncommand = \"x\"").unwrap_err().contains("not a valid pattern"));
-        assert!(bad("[[stop]]\nmatcher = \"x\"\ncommand = \"x\"").unwrap_err().contains("tool events only"));
-        assert!(bad("[[stop]]\ncommand = \" \"").unwrap_err().contains("empty"));
+        let bad = |text: &str| {
+            toml::from_str::<HooksConfig>(text)
+                .unwrap()
+                .compile(Source::User)
+        };
+        assert!(
+            bad("[[pre_tool_use]]\nmatcher = \"(\"\ncommand = \"x\"")
+                .unwrap_err()
+                .contains("not a valid pattern")
+        );
+        assert!(
+            bad("[[stop]]\nmatcher = \"x\"\ncommand = \"x\"")
+                .unwrap_err()
+                .contains("tool events only")
+        );
+        assert!(
+            bad("[[stop]]\ncommand = \" \"")
+                .unwrap_err()
+                .contains("empty")
+        );
         assert!(bad("[[stop]]\ncommand = \"x\"\ntimeout_secs = 0").is_err());
         assert!(toml::from_str::<HooksConfig>("[[stop]]\ncommand = \"x\"\nwhat = 1").is_err());
         assert!(toml::from_str::<HooksConfig>("[[nope]]\ncommand = \"x\"").is_err());

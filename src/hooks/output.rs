@@ -120,13 +120,23 @@ mod tests {
         let v = p(Some(2), "", "no rm here\n").unwrap();
         assert_eq!(v.decision, Some(HookDecision::Deny));
         assert_eq!(v.reason.as_deref(), Some("no rm here"));
-        assert_eq!(p(Some(2), "", "").unwrap().reason.as_deref(), Some("blocked by a hook"));
-        assert!(p(Some(1), "", "oops").unwrap_err().contains("exited 1: oops"));
+        assert_eq!(
+            p(Some(2), "", "").unwrap().reason.as_deref(),
+            Some("blocked by a hook")
+        );
+        assert!(
+            p(Some(1), "", "oops")
+                .unwrap_err()
+                .contains("exited 1: oops")
+        );
         assert!(p(None, "", "").unwrap_err().contains("signal"));
         assert_eq!(p(Some(0), "", "").unwrap(), Verdict::default());
         assert_eq!(p(Some(0), "just words", "").unwrap(), Verdict::default());
         let v = p(Some(0), r#"{"decision":"deny","reason":"not on main"}"#, "").unwrap();
-        assert_eq!((v.decision, v.reason.as_deref()), (Some(HookDecision::Deny), Some("not on main")));
+        assert_eq!(
+            (v.decision, v.reason.as_deref()),
+            (Some(HookDecision::Deny), Some("not on main"))
+        );
         let v = p(
             Some(0),
             r#"{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"big","additionalContext":"ctx"}}"#,
@@ -136,11 +146,27 @@ mod tests {
         assert_eq!(v.decision, Some(HookDecision::Ask));
         assert_eq!(v.reason.as_deref(), Some("big"));
         assert_eq!(v.context.as_deref(), Some("ctx"));
-        assert_eq!(p(Some(0), r#"{"decision":"approve"}"#, "").unwrap().decision, Some(HookDecision::Allow));
+        assert_eq!(
+            p(Some(0), r#"{"decision":"approve"}"#, "")
+                .unwrap()
+                .decision,
+            Some(HookDecision::Allow)
+        );
         let v = p(Some(0), r#"{"continue":false,"stopReason":"halt"}"#, "").unwrap();
-        assert_eq!((v.decision, v.reason.as_deref()), (Some(HookDecision::Deny), Some("halt")));
-        assert!(p(Some(0), r#"{"decision":"maybe"}"#, "").unwrap_err().contains("none of"));
-        assert!(p(Some(0), "{broken", "").unwrap_err().contains("not valid JSON"));
+        assert_eq!(
+            (v.decision, v.reason.as_deref()),
+            (Some(HookDecision::Deny), Some("halt"))
+        );
+        assert!(
+            p(Some(0), r#"{"decision":"maybe"}"#, "")
+                .unwrap_err()
+                .contains("none of")
+        );
+        assert!(
+            p(Some(0), "{broken", "")
+                .unwrap_err()
+                .contains("not valid JSON")
+        );
         // Plain output is context for a prompt, not for a tool call.
         let v = parse(HookEvent::UserPromptSubmit, Some(0), "branch: main\n", "").unwrap();
         assert_eq!(v.context.as_deref(), Some("branch: main"));

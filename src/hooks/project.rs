@@ -48,10 +48,31 @@ pub fn load(user: Vec<super::Hook>, workdir: &Path, state: Option<&Path>) -> Loa
                 loaded.untrusted = Some(file);
             }
         }
-        Err(why) => loaded.notes.push(format!("project hooks are not used: {why}")),
+        Err(why) => loaded
+            .notes
+            .push(format!("project hooks are not used: {why}")),
     }
     loaded.hooks = Arc::new(Hooks::new(hooks));
     loaded
+}
+
+/// Trusts the workspace's project file as it is now; says what it trusted.
+pub fn trust_project(workdir: &Path) -> Result<String, String> {
+    let state =
+        crate::audit::state_dir().ok_or("there is no state directory to keep the trust in")?;
+    let Some((file, hooks)) = project(workdir)? else {
+        return Err(format!(
+            "there is no {PROJECT_FILE} with hooks in {}",
+            workdir.display()
+        ));
+    };
+    trust::trust(&state, &file)?;
+    Ok(format!(
+        "trusted {} as it is now: its {} hook{} run from the next session (a change needs trust again)",
+        file.path.display(),
+        hooks.len(),
+        if hooks.len() == 1 { "" } else { "s" }
+    ))
 }
 
 /// The project file and its hooks (`None`: no file, or a file without hooks).

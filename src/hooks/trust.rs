@@ -50,8 +50,7 @@ pub fn project_file(workdir: &Path) -> Result<Option<ProjectFile>, String> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(format!("{} is larger than 1 MiB", path.display()));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{} is not UTF-8", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", path.display()))?;
     let hash = hex(&sha2::Sha256::digest(text.as_bytes()));
     let path = path.canonicalize().unwrap_or(path);
     Ok(Some(ProjectFile { path, text, hash }))
@@ -111,17 +110,29 @@ mod tests {
         let state = state.path().join("taco");
         assert_eq!(project_file(work.path()).unwrap(), None);
         std::fs::create_dir(work.path().join(".taco")).unwrap();
-        std::fs::write(work.path().join(PROJECT_FILE), "[[hooks.stop]]\ncommand = \"x\"\n").unwrap();
+        std::fs::write(
+            work.path().join(PROJECT_FILE),
+            "[[hooks.stop]]\ncommand = \"x\"\n",
+        )
+        .unwrap();
         let file = project_file(work.path()).unwrap().unwrap();
         assert!(!is_trusted(&state, &file));
         trust(&state, &file).unwrap();
         assert!(is_trusted(&state, &file));
-        std::fs::write(work.path().join(PROJECT_FILE), "[[hooks.stop]]\ncommand = \"y\"\n").unwrap();
+        std::fs::write(
+            work.path().join(PROJECT_FILE),
+            "[[hooks.stop]]\ncommand = \"y\"\n",
+        )
+        .unwrap();
         let changed = project_file(work.path()).unwrap().unwrap();
         assert!(!is_trusted(&state, &changed));
         // A symlink in its place is not read.
         std::fs::remove_file(work.path().join(PROJECT_FILE)).unwrap();
         std::os::unix::fs::symlink("/etc/hostname", work.path().join(PROJECT_FILE)).unwrap();
-        assert!(project_file(work.path()).unwrap_err().contains("not a plain file"));
+        assert!(
+            project_file(work.path())
+                .unwrap_err()
+                .contains("not a plain file")
+        );
     }
 }

@@ -184,7 +184,10 @@ impl Run<'_> {
                 planned = self.plan(call, &decided.arguments[i], offered, false);
             }
             if let Planned::Policy(policy) = planned {
-                match self.pre_tool_hooks(call, &decided.arguments[i], policy).await {
+                match self
+                    .pre_tool_hooks(call, &decided.arguments[i], policy)
+                    .await
+                {
                     Ok(policy) => planned = Planned::Policy(policy),
                     Err(ended) => {
                         decided.outcomes[i] = Some(self.not_run(call, ended));

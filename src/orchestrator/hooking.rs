@@ -145,8 +145,7 @@ impl Run<'_> {
             let said = self.hooks(HookEvent::SessionStart, None, json!({})).await;
             context.extend(said.context);
         }
-        let said = (self.hooks(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt})))
-            .await;
+        let said = (self.hooks(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt}))).await;
         if said.decision == Some(HookDecision::Deny) {
             let reason = said.reason.unwrap_or_else(|| "no reason given".to_string());
             return (Some(reason), Vec::new());
@@ -160,7 +159,9 @@ impl Run<'_> {
         if self.stops_refused >= MAX_STOPS_REFUSED {
             return None;
         }
-        let said = self.hooks(HookEvent::Stop, None, json!({"answer": answer})).await;
+        let said = self
+            .hooks(HookEvent::Stop, None, json!({"answer": answer}))
+            .await;
         if said.decision != Some(HookDecision::Deny) {
             return None;
         }
@@ -185,7 +186,9 @@ impl Run<'_> {
             name: &call.name,
             arguments,
         };
-        let said = self.hooks(HookEvent::PreToolUse, Some(guarded), json!({})).await;
+        let said = self
+            .hooks(HookEvent::PreToolUse, Some(guarded), json!({}))
+            .await;
         self.keep_hook_context(HookEvent::PreToolUse, &call.frame, &said);
         let must_ask = self
             .confinement(&call.name, arguments)
@@ -195,7 +198,9 @@ impl Run<'_> {
                 let reason = said.reason.unwrap_or_else(|| "no reason given".to_string());
                 return Err(Ended::Denied {
                     by: DeniedBy::Hook,
-                    message: format!("a pre_tool_use hook of the user's denied this call: {reason}"),
+                    message: format!(
+                        "a pre_tool_use hook of the user's denied this call: {reason}"
+                    ),
                 });
             }
             Some(HookDecision::Ask) => Policy::Ask,
@@ -224,10 +229,17 @@ impl Run<'_> {
                 arguments: &call.arguments,
             };
             let said = self
-                .hooks(HookEvent::PostToolUse, Some(guarded), json!({"tool_response": response}))
+                .hooks(
+                    HookEvent::PostToolUse,
+                    Some(guarded),
+                    json!({"tool_response": response}),
+                )
                 .await;
             if said.decision == Some(HookDecision::Deny) {
-                let reason = said.reason.clone().unwrap_or_else(|| "no reason given".to_string());
+                let reason = said
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "no reason given".to_string());
                 self.hook_context.push(format!(
                     "(post_tool_use hook, call {}) about this call's result: {reason}",
                     call.frame
@@ -287,7 +299,10 @@ mod tests {
         said.take(v(Some(HookDecision::Allow), "c", Some("two")));
         assert_eq!(said.reason.as_deref(), Some("b"));
         said.take(v(Some(HookDecision::Deny), "d", None));
-        assert_eq!((said.decision, said.reason.as_deref()), (Some(HookDecision::Deny), Some("d")));
+        assert_eq!(
+            (said.decision, said.reason.as_deref()),
+            (Some(HookDecision::Deny), Some("d"))
+        );
         assert_eq!(said.context, ["one", "two"]);
     }
 }

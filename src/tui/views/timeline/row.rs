@@ -512,15 +512,19 @@ fn hook_label(h: &crate::event::HookRan) -> (&'static str, Tone, String) {
     use crate::event::HookDecision;
     let what = format!("hook {} · {}", h.event.name(), one_line(&h.command));
     match (&h.error, h.decision) {
-        (Some(error), _) => ("⚓", Tone::Warn, format!("{what} · failed: {}", one_line(error))),
+        (Some(error), _) => (
+            "⚓",
+            Tone::Warn,
+            format!("{what} · failed: {}", one_line(error)),
+        ),
         (None, Some(HookDecision::Deny)) => {
             let why = h.reason.as_deref().map(one_line).unwrap_or_default();
-            ("⚓", Tone::Error, format!("{what} · denied: {why}"))
+            ("↪", Tone::Error, format!("{what} · denied: {why}"))
         }
-        (None, Some(HookDecision::Ask)) => ("⚓", Tone::Warn, format!("{what} · ask")),
-        (None, Some(HookDecision::Allow)) => ("⚓", Tone::Ok, format!("{what} · allowed")),
-        (None, None) if h.context => ("⚓", Tone::Dim, format!("{what} · added context")),
-        (None, None) => ("⚓", Tone::Dim, what),
+        (None, Some(HookDecision::Ask)) => ("↪", Tone::Warn, format!("{what} · ask")),
+        (None, Some(HookDecision::Allow)) => ("↪", Tone::Ok, format!("{what} · allowed")),
+        (None, None) if h.context => ("↪", Tone::Dim, format!("{what} · added context")),
+        (None, None) => ("↪", Tone::Dim, what),
     }
 }
 
