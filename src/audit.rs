@@ -175,6 +175,7 @@ impl AuditLog {
                             Some(DeniedBy::Policy) => "policy",
                             Some(DeniedBy::Limit) => "limit",
                             Some(DeniedBy::Hook) => "hook",
+                            Some(DeniedBy::Mode) => "mode",
                             Some(DeniedBy::User) | None => "user",
                         },
                         parent,

@@ -76,6 +76,8 @@ pub struct RunModel {
     revision: u64,
     /// Provider calls from their start to their end (`model_call.rs`).
     llm: ModelCalls,
+    /// The permission mode (issue 30.2), as the last `mode_changed` said.
+    mode: crate::event::Mode,
 }
 
 impl RunModel {
@@ -160,6 +162,7 @@ impl RunModel {
                 }
             }
             EventData::ApprovalRevoked { grant } => self.grants.revoked(grant),
+            EventData::ModeChanged { mode } => self.mode = *mode,
             EventData::GrantUsed { id, grant, .. } => {
                 self.grants.used(grant);
                 if let Some(call) = self.calls.get_mut(id) {
@@ -388,6 +391,11 @@ impl RunModel {
     /// How full the user's conversation is, once a model call has said.
     pub fn context(&self) -> Option<ContextGauge> {
         self.context
+    }
+
+    /// The permission mode.
+    pub fn mode(&self) -> crate::event::Mode {
+        self.mode
     }
 
     fn end_run(&mut self) {

@@ -193,6 +193,7 @@ impl Run<'_> {
         let must_ask = self
             .confinement(&call.name, arguments)
             .is_some_and(super::approval::needs_each_approval);
+        let policy = self.moded(call, arguments, policy, must_ask)?;
         Ok(match said.decision {
             Some(HookDecision::Deny) => {
                 let reason = said.reason.unwrap_or_else(|| "no reason given".to_string());

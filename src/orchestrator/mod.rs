@@ -31,6 +31,7 @@ mod elicit;
 mod hooking;
 pub mod limits;
 mod log;
+pub mod mode;
 mod plan;
 pub mod recap;
 pub mod recorded;
@@ -154,6 +155,8 @@ pub struct Orchestrator {
     checkpoints_off: String,
     /// The `session_start` hooks ran (with the session's first request).
     session_started: bool,
+    /// The permission mode, shared with the task (issue 30.2).
+    mode: mode::ModeCell,
 }
 
 impl Drop for Orchestrator {
@@ -212,6 +215,7 @@ impl Orchestrator {
             checkpoints: None,
             checkpoints_off: "checkpoints are off".to_string(),
             session_started: false,
+            mode: mode::ModeCell::default(),
         }
     }
 
@@ -231,6 +235,12 @@ impl Orchestrator {
     /// Why checkpoints are off (meaningless while they are on).
     pub fn checkpoints_off(&self) -> &str {
         &self.checkpoints_off
+    }
+
+    /// The permission mode, shared: setting it applies to a running request from its next
+    /// batch of calls.
+    pub fn mode(&self) -> mode::ModeCell {
+        self.mode.clone()
     }
 
     /// The checkpoint store, when checkpoints are on.
@@ -354,6 +364,9 @@ impl Orchestrator {
             None => {
                 conv.messages.push(Message::user(prompt));
                 conv.run_start = conv.messages.len() - 1;
+                if run.orch.mode.get() == crate::event::Mode::Plan {
+                    conv.messages.push(Message::system(mode::PLAN_PROMPT));
+                }
                 if !context.is_empty() {
                     conv.messages.push(Message::system(context.join("\n\n")));
                 }
@@ -438,6 +451,13 @@ impl Run<'_> {
                         conv.messages.push(Message::user(format!(
                             "A stop hook of the user's did not let the run end yet: {reason}"
                         )));
+                        continue;
+                    }
+                    if !conv.is_nested()
+                        && turn_no < conv.max_turns
+                        && let Some(message) = self.review_plan().await
+                    {
+                        conv.messages.push(Message::user(message));
                         continue;
                     }
                     return LoopEnd::Answer {

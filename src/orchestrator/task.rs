@@ -99,6 +99,8 @@ pub enum Op {
     },
     /// Read the project's hooks again (after `/trust`), from the next request on.
     ReloadHooks,
+    /// Switch the permission mode, at once (a running request from its next batch).
+    SetMode(crate::event::Mode),
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -254,6 +256,10 @@ async fn serve(
                     orchestrator.reload_hooks();
                     continue;
                 }
+                Some(Op::SetMode(mode)) => {
+                    orchestrator.set_mode(mode, &mut events);
+                    continue;
+                }
                 // Nothing is running: stale answers and cancels have nothing to act on.
                 Some(
                     Op::Approve { .. }
@@ -280,6 +286,7 @@ async fn serve(
         // meanwhile may say the session of before it (a first run's file is made by it).
         let open = events.session_id();
         let store = super::rewinding::store_of(&orchestrator);
+        let mode_cell = orchestrator.mode();
         {
             let job = async {
                 match &work {
@@ -326,6 +333,17 @@ async fn serve(
                             queue.push_back(Work::Rewind(point, scope, overwrite));
                         }
                         Some(Op::ReloadHooks) => reload_after = true,
+                        // At once: the run reads the mode at its next batch; the UI hears it
+                        // now (the session file hears of it from the next switch between runs).
+                        Some(Op::SetMode(mode)) => {
+                            mode_cell.set(mode);
+                            if let Some(events) = lists.events.upgrade() {
+                                let _ = events.send(Event::now(
+                                    &Arc::from(""),
+                                    EventData::ModeChanged { mode },
+                                ));
+                            }
+                        }
                         Some(Op::Revoke(grant)) => {
                             let _ = replies_tx.send(Reply::Revoke(grant));
                         }

@@ -154,6 +154,12 @@ impl ChatState {
             // A hook's span is the timeline's; what it decided shows where it acted (a call's
             // result, a blocked prompt's error).
             EventData::Hook(_) => {}
+            EventData::ModeChanged { mode } => {
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Dim,
+                    text: format!("mode: {} (Shift-Tab cycles ask → auto-edit → plan)", mode.name()),
+                });
+            }
             // The pickers take what was listed; the chat has nothing to show.
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
             // The latest report shows under the call's cell while it runs.

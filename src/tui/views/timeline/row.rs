@@ -163,6 +163,7 @@ impl Row {
                 ),
             },
             EventData::FilesChanged(changed) => ("✎", Tone::Tool, changed.headline()),
+            EventData::ModeChanged { mode } => ("◐", Tone::Dim, format!("mode: {}", mode.name())),
             EventData::Hook(hook) => {
                 start = at.saturating_sub(hook.duration_ms);
                 hook_label(hook)
@@ -185,6 +186,7 @@ impl Row {
                         None => "depth limit: continue?".to_string(),
                     },
                     (InputKind::Submit, _) => "send the form?".to_string(),
+                    (InputKind::Plan, _) => "approve the plan?".to_string(),
                     (InputKind::Form, _) => match &request.form {
                         Some(form) => format!("a form of {} fields", form.fields.len()),
                         None => "a form".to_string(),
