@@ -57,6 +57,7 @@ mod resume_last;
 mod resume_repair;
 mod resume_tail;
 mod revoke;
+mod rewind_tui;
 mod run_model;
 mod sandbox;
 mod sandbox_exec;

@@ -48,6 +48,7 @@ impl App {
                 ("↑↓", "select"),
                 ("Enter", "details"),
                 ("f", "filter"),
+                ("r", "rewind"),
                 ("Tab", "next pane"),
             ],
         }

@@ -76,6 +76,8 @@ pub(super) enum CellKind {
         style: NoteStyle,
         text: String,
     },
+    /// What a run changed in the workspace (`✎ N files changed`), diffs with details.
+    Changes(Box<super::changes::Changes>),
 }
 
 /// Wrapped lines for one width and details setting.
@@ -190,7 +192,7 @@ impl Cell {
     /// Makes the layout current for `width`; returns whether any work was done.
     pub fn ensure(&mut self, width: u16, details: bool, theme: &Theme) -> bool {
         let uses_details = match &self.kind {
-            CellKind::Tool(_) | CellKind::Reasoning(_) => true,
+            CellKind::Tool(_) | CellKind::Reasoning(_) | CellKind::Changes(_) => true,
             CellKind::User(user) => user.collapsed.is_some(),
             _ => false,
         };
@@ -270,6 +272,10 @@ impl Cell {
             }
             CellKind::Tool(tool) => {
                 tool.layout(lines, width, details, t);
+                false
+            }
+            CellKind::Changes(changes) => {
+                changes.layout(lines, width, details, t);
                 false
             }
             CellKind::Nested { depth, mark, text } => {
