@@ -16,7 +16,8 @@ pub use compact::{CompactTrigger, Compacted};
 pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
 pub use rewind::{
     Change, ChangedFile, ChangesView, CheckpointTaken, ConversationPreview, FileDiffView,
-    FilesChanged, FilesPreview, Fork, MAX_NAMED, RewindPoint, RewindPreview, RewindScope, Rewound,
+    FilesChanged, FilesPreview, Fork, MAX_FILES, MAX_NAMED, RewindPoint, RewindPreview,
+    RewindScope, Rewound,
 };
 pub use switch::{Listed, ModelChoice};
 

@@ -157,6 +157,14 @@ impl<W: Write + Send, E: Write + Send> EventSink for ExecSink<W, E> {
             EventData::LlmCall(call) if !self.json && call.parent.is_none() => {
                 self.turn_done(!call.tool_calls.is_empty());
             }
+            EventData::FilesChanged(changed) if !self.json && !changed.files.is_empty() => {
+                let _ = writeln!(self.err, "✎ {} · taco rewind --list", changed.headline());
+            }
+            EventData::Checkpoint(cp) if !self.json => {
+                if let Some(error) = &cp.error {
+                    let _ = writeln!(self.err, "taco: no checkpoint before this change: {error}");
+                }
+            }
             EventData::Compacted(c) if c.parent.is_none() => {
                 let _ = match &c.error {
                     None => writeln!(

@@ -12,8 +12,8 @@ pub use history::{CallPoint, History, RunPoint};
 
 use crate::checkpoint::{CheckpointId, Point, RestorePlan, Store};
 use crate::event::{
-    ChangedFile, ConversationPreview, FileDiffView, FilesPreview, Fork, RewindPoint, RewindPreview,
-    RewindScope, Rewound,
+    ChangedFile, ConversationPreview, FileDiffView, FilesPreview, Fork, MAX_FILES, RewindPoint,
+    RewindPreview, RewindScope, Rewound,
 };
 use crate::session::{self, SessionWriter};
 
@@ -46,9 +46,7 @@ impl Sources<'_> {
     /// The session's history (empty without a session file).
     pub fn history(&self) -> Result<History, String> {
         match self.session {
-            Some(path) => session::load(path)
-                .map(|loaded| History::of(&loaded))
-                .map_err(|e| e.to_string()),
+            Some(path) => History::read(path).map_err(|e| e.to_string()),
             None => Ok(History::default()),
         }
     }
@@ -175,7 +173,7 @@ fn files_preview(store: &Store, plan: &RestorePlan) -> Result<FilesPreview, Stri
     );
     let mut budget = MAX_PREVIEW_BYTES;
     let mut files = Vec::new();
-    for (i, change) in plan.changes.iter().enumerate() {
+    for (i, change) in plan.changes.iter().take(MAX_FILES).enumerate() {
         let mut view = FileDiffView {
             file: ChangedFile::from(change),
             diff: String::new(),
@@ -197,6 +195,7 @@ fn files_preview(store: &Store, plan: &RestorePlan) -> Result<FilesPreview, Stri
     Ok(FilesPreview {
         checkpoint: plan.target.to_string(),
         files,
+        omitted: plan.changes.len().saturating_sub(MAX_FILES),
         hand_edits: (plan.hand_edits.iter())
             .map(|h| h.path.to_string_lossy().into_owned())
             .collect(),
@@ -213,7 +212,7 @@ pub fn changes_view(store: &Store, from: &str, to: &str) -> Result<Vec<FileDiffV
     let changes = store.changes(&a, &b).map_err(|e| e.to_string())?;
     let mut budget = MAX_PREVIEW_BYTES;
     let mut files = Vec::new();
-    for (i, change) in changes.iter().enumerate() {
+    for (i, change) in changes.iter().take(MAX_FILES).enumerate() {
         let mut view = FileDiffView {
             file: ChangedFile::from(change),
             diff: String::new(),

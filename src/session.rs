@@ -31,11 +31,9 @@ use crate::event::Event;
 
 pub use catalog::INDEX_FILE;
 pub use fork::{RunStart, find_run, fork};
-pub use index::{
-    Look, Summary, find, format_list, header_of, latest, list, list_with_problems,
-};
+pub use index::{Look, Summary, find, format_list, header_of, latest, list, list_with_problems};
 pub use kind::{Outcome, SessionKind, resumable};
-pub use reader::{Loaded, load};
+pub use reader::{Loaded, each_event, load};
 pub use repair::repair;
 pub use tail::{Tail, Want, earlier, tail};
 pub use writer::SessionWriter;

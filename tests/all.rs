@@ -57,6 +57,8 @@ mod resume_last;
 mod resume_repair;
 mod resume_tail;
 mod revoke;
+mod rewind;
+mod rewind_task;
 mod rewind_tui;
 mod run_model;
 mod sandbox;

@@ -56,6 +56,7 @@ fn files_changed() -> FilesChanged {
         ],
         added: 4,
         removed: 1,
+        omitted: 0,
     }
 }
 
@@ -179,6 +180,7 @@ fn files_preview() -> FilesPreview {
                 truncated: false,
             },
         ],
+        omitted: 0,
         hand_edits: vec!["notes.txt".into()],
     }
 }

@@ -8,6 +8,9 @@ use crate::checkpoint::{ChangeKind, FileChange};
 
 /// Most skipped paths an event names (the rest are counted).
 pub const MAX_NAMED: usize = 20;
+/// Most files a `files_changed` event or a preview lists (the rest are counted; the totals
+/// count them all).
+pub const MAX_FILES: usize = 1000;
 
 /// `checkpoint`: the workspace's files were recorded before `calls` ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,24 +93,36 @@ pub struct FilesChanged {
     pub added: u64,
     /// Lines removed in all.
     pub removed: u64,
+    /// Files changed beyond the [`MAX_FILES`] listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: usize,
 }
 
 impl FilesChanged {
     /// The event between two checkpoints, from the store's changes.
     pub fn new(from: String, to: String, changes: &[FileChange]) -> Self {
-        let files: Vec<ChangedFile> = changes.iter().map(ChangedFile::from).collect();
         Self {
-            added: files.iter().map(|f| f.added).sum(),
-            removed: files.iter().map(|f| f.removed).sum(),
+            added: changes.iter().map(|f| f.added).sum(),
+            removed: changes.iter().map(|f| f.removed).sum(),
             from,
             to,
-            files,
+            files: changes
+                .iter()
+                .take(MAX_FILES)
+                .map(ChangedFile::from)
+                .collect(),
+            omitted: changes.len().saturating_sub(MAX_FILES),
         }
+    }
+
+    /// Files changed in all, listed or not.
+    pub fn count(&self) -> usize {
+        self.files.len() + self.omitted
     }
 
     /// `3 files changed (+40 −12)`.
     pub fn headline(&self) -> String {
-        let n = self.files.len();
+        let n = self.count();
         format!(
             "{n} file{} changed (+{} −{})",
             if n == 1 { "" } else { "s" },
@@ -226,8 +241,11 @@ pub struct RewindPreview {
 pub struct FilesPreview {
     /// The checkpoint they go back to.
     pub checkpoint: String,
-    /// Per file, from now to the checkpoint, with its diff.
+    /// Per file, from now to the checkpoint, with its diff (the first [`MAX_FILES`]).
     pub files: Vec<FileDiffView>,
+    /// Files that would change beyond those listed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: usize,
     /// Files changed by hand since taco's last checkpoint (kept unless overwritten).
     pub hand_edits: Vec<String>,
 }
@@ -291,13 +309,19 @@ mod tests {
             added: 40,
             removed: 12,
             files: vec![f("x", 30, 2), f("y", 10, 10), f("z", 0, 0)],
+            omitted: 0,
         };
         assert_eq!(event.headline(), "3 files changed (+40 −12)");
         let one = FilesChanged {
             files: vec![f("x", 1, 0)],
-            ..event
+            ..event.clone()
         };
         assert_eq!(one.headline(), "1 file changed (+40 −12)");
+        let many = FilesChanged {
+            omitted: 1200,
+            ..event
+        };
+        assert_eq!(many.headline(), "1203 files changed (+40 −12)");
     }
 
     #[test]

@@ -4,10 +4,17 @@
 //! first snapshot of a large workspace is still being taken, calls go on without one.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::scope::Run;
 use crate::checkpoint::{Checkpoint, CheckpointError, Point, Store};
 use crate::event::{CheckpointTaken, EventData, FilesChanged, MAX_NAMED};
+
+/// How long a call waits for the first snapshot of the workspace before it goes without a
+/// checkpoint.
+const FIRST_SNAPSHOT_WAIT: Duration = Duration::from_millis(500);
+/// How often it looks whether the first snapshot is done.
+const BUSY_POLL: Duration = Duration::from_millis(10);
 
 impl Run<'_> {
     /// Records the workspace before `calls` (frame ids) run, when any of them may change it.
@@ -19,8 +26,18 @@ impl Run<'_> {
             return;
         }
         let label = format!("before {}", calls.join(", "));
-        // Never waits for the first snapshot: a busy store is a call without a checkpoint.
-        let taken = blocking(&store, move |s| s.try_checkpoint(&label)).await;
+        // The first snapshot of a small workspace is done in moments: the call waits for it
+        // a little; a large one's is not waited for (the call goes without a checkpoint).
+        let mut polls = FIRST_SNAPSHOT_WAIT.as_millis() / BUSY_POLL.as_millis();
+        let taken = loop {
+            let label = label.clone();
+            let taken = blocking(&store, move |s| s.try_checkpoint(&label)).await;
+            if polls == 0 || !matches!(taken, Err(CheckpointError::Busy)) {
+                break taken;
+            }
+            polls -= 1;
+            tokio::time::sleep(BUSY_POLL).await;
+        };
         if let Ok(cp) = &taken
             && self.first_checkpoint.is_none()
         {

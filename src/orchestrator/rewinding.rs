@@ -126,8 +126,13 @@ pub(super) async fn rewind(
         sink.emit(event);
         return;
     };
-    // The session left behind says where it went; the new one says where it came from.
+    // The session left behind says where it went; the new one says where it came from, a
+    // moment later, so it is the newer one (`--resume` and the picker go by the last line).
     sink.recorder_mut().event(&event);
+    let event = Event {
+        timestamp: event.timestamp + 1,
+        ..event
+    };
     let path = fork.path().to_path_buf();
     sink.recorder_mut().switch_session(fork);
     if let Err(message) = orchestrator.load_session(&path, FORK_ENTRIES) {

@@ -42,58 +42,72 @@ pub struct History {
     pub runs: Vec<RunPoint>,
     /// Checkpoint events by position.
     checkpoints: Vec<(usize, CheckpointTaken)>,
+    /// Events folded so far (the next one's position).
+    seen: usize,
 }
 
 impl History {
     /// Reads what matters for rewinding from a loaded session.
     pub fn of(loaded: &Loaded) -> Self {
         let mut history = Self::default();
-        let events = loaded.entries.iter().filter_map(|e| match e {
-            Entry::Event(event) => Some(event),
-            Entry::Message(_) => None,
-        });
-        for (at, event) in events.enumerate() {
-            match &event.data {
-                EventData::RunStarted { prompt, .. } => history.runs.push(RunPoint {
-                    request_id: event.request_id.to_string(),
-                    prompt: prompt.clone(),
-                    started: event.timestamp,
-                    calls: Vec::new(),
-                    changed: None,
-                    rewinds: Vec::new(),
-                    at,
-                }),
-                EventData::ToolCall {
-                    id,
-                    name,
-                    arguments,
-                    ..
-                } => {
-                    if let Some(run) = history.run_mut(&event.request_id) {
-                        run.calls.push(CallPoint {
-                            id: id.clone(),
-                            name: name.clone(),
-                            summary: crate::orchestrator::stack::argument_summary(arguments),
-                            at,
-                        });
-                    }
-                }
-                EventData::Checkpoint(cp) => history.checkpoints.push((at, cp.clone())),
-                EventData::FilesChanged(changed) => {
-                    if let Some(run) = history.run_mut(&event.request_id) {
-                        run.changed = Some((**changed).clone());
-                    }
-                }
-                EventData::Rewound(rewound) => {
-                    // A rewind is not part of a run: it goes with the newest one.
-                    if let Some(run) = history.runs.last_mut() {
-                        run.rewinds.push((**rewound).clone());
-                    }
-                }
-                _ => {}
+        for entry in &loaded.entries {
+            if let Entry::Event(event) = entry {
+                history.take(event);
             }
         }
         history
+    }
+
+    /// Reads a session file's history, one event at a time.
+    pub fn read(path: &std::path::Path) -> Result<Self, crate::session::SessionError> {
+        let mut history = Self::default();
+        crate::session::each_event(path, |event| history.take(&event))?;
+        Ok(history)
+    }
+
+    /// Folds in the next event.
+    fn take(&mut self, event: &crate::event::Event) {
+        let at = self.seen;
+        self.seen += 1;
+        match &event.data {
+            EventData::RunStarted { prompt, .. } => self.runs.push(RunPoint {
+                request_id: event.request_id.to_string(),
+                prompt: prompt.clone(),
+                started: event.timestamp,
+                calls: Vec::new(),
+                changed: None,
+                rewinds: Vec::new(),
+                at,
+            }),
+            EventData::ToolCall {
+                id,
+                name,
+                arguments,
+                ..
+            } => {
+                if let Some(run) = self.run_mut(&event.request_id) {
+                    run.calls.push(CallPoint {
+                        id: id.clone(),
+                        name: name.clone(),
+                        summary: crate::orchestrator::stack::argument_summary(arguments),
+                        at,
+                    });
+                }
+            }
+            EventData::Checkpoint(cp) => self.checkpoints.push((at, cp.clone())),
+            EventData::FilesChanged(changed) => {
+                if let Some(run) = self.run_mut(&event.request_id) {
+                    run.changed = Some((**changed).clone());
+                }
+            }
+            EventData::Rewound(rewound) => {
+                // A rewind is not part of a run: it goes with the newest one.
+                if let Some(run) = self.runs.last_mut() {
+                    run.rewinds.push((**rewound).clone());
+                }
+            }
+            _ => {}
+        }
     }
 
     fn run_mut(&mut self, request_id: &str) -> Option<&mut RunPoint> {
@@ -119,7 +133,10 @@ impl History {
 
     /// Every checkpoint id the session names (taken, or the undo of a rewind), oldest first.
     pub fn checkpoint_ids(&self) -> impl Iterator<Item = &str> {
-        let taken = self.checkpoints.iter().filter_map(|(_, cp)| cp.id.as_deref());
+        let taken = self
+            .checkpoints
+            .iter()
+            .filter_map(|(_, cp)| cp.id.as_deref());
         let undos = (self.runs.iter())
             .flat_map(|r| &r.rewinds)
             .filter_map(|r| r.undo.as_deref());
@@ -155,11 +172,15 @@ impl History {
         ids.sort_unstable();
         ids.dedup();
         match ids[..] {
-            [one] => Ok(RewindPoint::Checkpoint { id: one.to_string() }),
+            [one] => Ok(RewindPoint::Checkpoint {
+                id: one.to_string(),
+            }),
             [] => Err(format!(
                 "'{id}' is no call, run or checkpoint of this session ('taco rewind --list' lists them)"
             )),
-            _ => Err(format!("'{id}' matches several checkpoints; give more of it")),
+            _ => Err(format!(
+                "'{id}' matches several checkpoints; give more of it"
+            )),
         }
     }
 

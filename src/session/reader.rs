@@ -56,6 +56,16 @@ pub fn load(path: &Path) -> Result<Loaded, SessionError> {
     })
 }
 
+/// Hands each event of a session or trace file to `on`, in order, keeping nothing else in
+/// memory (messages are skipped); returns the warnings.
+pub fn each_event(path: &Path, mut on: impl FnMut(Event)) -> Result<Vec<String>, SessionError> {
+    scan_from(path, Part::default(), |item| {
+        if let Item::Entry(Entry::Event(event)) = item {
+            on(event);
+        }
+    })
+}
+
 /// One understood line, handed to [`scan`]'s callback.
 pub(super) enum Item {
     /// The session header (only ever the first item).

@@ -115,8 +115,13 @@ fn record(path: &Path, fork: Option<SessionWriter>, event: &Event) {
         }
         Err(e) => crate::say!("taco: the session file was not told of the rewind: {e}"),
     }
+    // A moment later in the fork: it is the newer session (`--resume` goes by the last line).
+    let later = Event {
+        timestamp: event.timestamp + 1,
+        ..event.clone()
+    };
     if let Some(mut fork) = fork
-        && let Err(e) = fork.event(event)
+        && let Err(e) = fork.event(&later)
     {
         crate::say!("taco: the forked session was not told of the rewind: {e}");
     }

@@ -138,9 +138,18 @@ impl RewindView {
         }
     }
 
+    /// Files listed (each with its diff).
     fn file_count(&self) -> usize {
         match self.preview.as_ref().map(|p| &p.files) {
             Some(Ok(files)) => files.files.len(),
+            _ => 0,
+        }
+    }
+
+    /// Files that go back, listed or not.
+    fn files_in_all(&self) -> usize {
+        match self.preview.as_ref().map(|p| &p.files) {
+            Some(Ok(files)) => files.files.len() + files.omitted,
             _ => 0,
         }
     }
@@ -296,7 +305,7 @@ impl RewindView {
             RewindScope::Conversation => 'c',
             RewindScope::Both => 'b',
         };
-        let files = self.file_count();
+        let files = self.files_in_all();
         let files = format!(
             "restore {files} file{} to {}",
             if files == 1 { "" } else { "s" },

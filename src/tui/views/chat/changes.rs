@@ -61,8 +61,8 @@ impl Changes {
                 Span::styled(counts, t.dim),
             ]));
         }
-        if self.event.files.len() > MAX_LISTED {
-            let more = format!("  … and {} more", self.event.files.len() - MAX_LISTED);
+        if self.event.count() > MAX_LISTED {
+            let more = format!("  … and {} more", self.event.count() - MAX_LISTED);
             lines.push(Line::from(Span::styled(more, t.dim)));
         }
         if !details {

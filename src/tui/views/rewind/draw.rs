@@ -124,8 +124,11 @@ impl RewindView {
                 Span::styled(file_diff::counts(file), theme.dim),
             ]));
         }
-        if count > FILE_ROWS {
-            let more = format!("  {} files in all · ←→ moves", count);
+        if count > FILE_ROWS || files.omitted > 0 {
+            let mut more = format!("  {count} files listed · ←→ moves");
+            if files.omitted > 0 {
+                more.push_str(&format!(" · {} more not listed", files.omitted));
+            }
             lines.push(Line::styled(more, theme.dim));
         }
         lines
@@ -223,7 +226,7 @@ impl RewindView {
 fn sides(preview: &RewindPreview, theme: &Theme) -> Vec<Line<'static>> {
     let files = match &preview.files {
         Ok(files) => {
-            let n = files.files.len();
+            let n = files.files.len() + files.omitted;
             let short = files.checkpoint.get(..12).unwrap_or(&files.checkpoint);
             Span::styled(
                 format!(
