@@ -17,6 +17,7 @@ use taco::event::{
 };
 use taco::orchestrator::task::Op;
 use taco::tui::app::{App, Command};
+use taco::tui::layout::Focus;
 
 use crate::support;
 use support::app::{Harness, info, screen_text};
@@ -35,14 +36,14 @@ fn file(path: &str, change: Change, added: u64, removed: u64) -> ChangedFile {
 }
 
 fn checkpoint(id: &str, calls: &[&str]) -> EventData {
-    EventData::Checkpoint(Box::new(CheckpointTaken {
+    EventData::Checkpoint(CheckpointTaken {
         id: Some(id.into()),
         calls: calls.iter().map(|c| c.to_string()).collect(),
         changed: true,
         skipped: Vec::new(),
         skipped_count: 0,
         error: None,
-    }))
+    })
 }
 
 /// The run's `files_changed`: notes.txt changed, made.txt created.
@@ -124,8 +125,13 @@ impl RewindSteps for Harness {
 
     /// Focuses the timeline, selects its first row and moves down `downs` rows, then `r`.
     fn timeline_row(&mut self, downs: usize) -> Vec<Command> {
-        self.key(KeyCode::Tab);
-        self.key(KeyCode::Tab);
+        for _ in 0..3 {
+            if self.app.focus() == Focus::Timeline {
+                break;
+            }
+            self.key(KeyCode::Tab);
+        }
+        assert_eq!(self.app.focus(), Focus::Timeline);
         self.key(KeyCode::Home);
         for _ in 0..downs {
             self.key(KeyCode::Down);

@@ -158,7 +158,7 @@ fn point_label(turns: &Turns, point: &RewindPoint) -> String {
                 .filter(|t| &t.request_id == request_id)
                 .find_map(|t| t.calls.iter().find(|c| &c.id == call));
             match found {
-                Some(c) => format!("before {} {}", c.name, crate::text::summarize(&c.summary, 60)),
+                Some(c) => format!("before {} {}", c.name, crate::text::summarize(&c.summary, 40)),
                 None => format!("before call {call}"),
             }
         }

@@ -45,7 +45,7 @@ impl Overlay for RewindView {
         Some(match (self.is_loading(), self.armed()) {
             (true, _) => &[("Esc", "close")],
             (false, Some(_)) => &[("Enter", "rewind"), ("Esc", "back")],
-            (false, None) => &[("f/c/b", "pick"), ("Enter", "confirm"), ("Esc", "close")],
+            (false, None) => &[("a letter", "pick"), ("Enter", "confirm"), ("Esc", "close")],
         })
     }
 
