@@ -66,7 +66,11 @@ trait RewindSteps {
     fn call(&mut self, id: &str, name: &str, arguments: serde_json::Value, checkpoint: &str);
     fn run(&mut self);
     fn timeline_row(&mut self, downs: usize) -> Vec<Command>;
-    fn preview(&mut self, files: Result<FilesPreview, String>, conversation: Result<ConversationPreview, String>);
+    fn preview(
+        &mut self,
+        files: Result<FilesPreview, String>,
+        conversation: Result<ConversationPreview, String>,
+    );
     fn text(&mut self) -> String;
 }
 
@@ -388,7 +392,10 @@ fn r_waits_for_the_run_to_end() {
     assert!(ops(&asked).is_empty(), "{asked:?}");
     assert!(!h.app.rewind_open());
     let screen = h.text();
-    assert!(screen.contains("rewind waits for the run to end"), "{screen}");
+    assert!(
+        screen.contains("rewind waits for the run to end"),
+        "{screen}"
+    );
 }
 
 #[test]
@@ -483,10 +490,7 @@ fn a_conversation_fork_marks_where_the_conversation_went_back() {
         }),
     })));
     let screen = h.text();
-    assert!(
-        screen.contains("The conversation went back"),
-        "{screen}"
-    );
+    assert!(screen.contains("The conversation went back"), "{screen}");
     assert!(screen.contains("20261127-new"), "{screen}");
     // The run is left behind in the picker; the rewound row's `r` undoes the rewind.
     h.command("/rewind");

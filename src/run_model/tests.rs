@@ -765,7 +765,10 @@ mod turns {
             session: "new".into(),
             prompt: "second".into(),
         };
-        model.apply(&event("x", EventData::Rewound(Box::new(rewound(Some(fork))))));
+        model.apply(&event(
+            "x",
+            EventData::Rewound(Box::new(rewound(Some(fork)))),
+        ));
         let behind: Vec<bool> = model.turns().iter().map(|t| t.left_behind).collect();
         assert_eq!(behind, [false, true, true]);
     }

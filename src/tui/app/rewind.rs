@@ -113,7 +113,9 @@ impl App {
                     "\n\nCheckpoints: on, kept outside the workspace in `{}` (measuring…).",
                     store.dir().display()
                 ),
-                Some(Command::MeasureCheckpoints(Measure(std::sync::Arc::clone(store)))),
+                Some(Command::MeasureCheckpoints(Measure(std::sync::Arc::clone(
+                    store,
+                )))),
             ),
         }
     }
@@ -158,12 +160,19 @@ fn point_label(turns: &Turns, point: &RewindPoint) -> String {
                 .filter(|t| &t.request_id == request_id)
                 .find_map(|t| t.calls.iter().find(|c| &c.id == call));
             match found {
-                Some(c) => format!("before {} {}", c.name, crate::text::summarize(&c.summary, 40)),
+                Some(c) => format!(
+                    "before {} {}",
+                    c.name,
+                    crate::text::summarize(&c.summary, 40)
+                ),
                 None => format!("before call {call}"),
             }
         }
         RewindPoint::Checkpoint { id } => {
-            format!("checkpoint {} (undoes a rewind)", id.get(..12).unwrap_or(id))
+            format!(
+                "checkpoint {} (undoes a rewind)",
+                id.get(..12).unwrap_or(id)
+            )
         }
     }
 }
@@ -188,7 +197,12 @@ fn turn_rows(turns: &Turns) -> Vec<Row> {
         let point = RewindPoint::Run {
             request_id: turn.request_id.clone(),
         };
-        let row = Row::item(TURNS, &format!("“{}”", turn.prompt), &detail, Pick::Rewind(point));
+        let row = Row::item(
+            TURNS,
+            &format!("“{}”", turn.prompt),
+            &detail,
+            Pick::Rewind(point),
+        );
         rows.push(if turn.left_behind { row.dimmed() } else { row });
         for call in turn.calls.iter().rev() {
             let mark = if call.checkpoint { "✎" } else { "·" };

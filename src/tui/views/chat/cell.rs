@@ -347,7 +347,7 @@ fn error_hint(kind: &str, message: &str) -> &'static str {
         }
         "config" => "Fix the configuration as described, then send the request again.",
         // The message says what to do; no request failed.
-        "mcp" => "",
+        "mcp" | "rewind" => "",
         _ => "You can send the request again.",
     }
 }

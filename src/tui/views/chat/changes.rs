@@ -43,18 +43,30 @@ pub(super) struct Changes {
 
 impl Changes {
     /// Lays the cell out: the headline and files, and with `details` the diffs.
-    pub(super) fn layout(&self, lines: &mut Vec<Line<'static>>, width: u16, details: bool, t: &Theme) {
+    pub(super) fn layout(
+        &self,
+        lines: &mut Vec<Line<'static>>,
+        width: u16,
+        details: bool,
+        t: &Theme,
+    ) {
         let room = usize::from(width);
         lines.push(Line::from(vec![
             Span::styled("✎ ", t.tool),
-            Span::styled(truncate(&self.event.headline(), room.saturating_sub(2)), t.heading),
+            Span::styled(
+                truncate(&self.event.headline(), room.saturating_sub(2)),
+                t.heading,
+            ),
         ]));
         for file in self.event.files.iter().take(MAX_LISTED) {
             let counts = file_diff::counts(file);
             let path_room = room.saturating_sub(6 + counts.chars().count());
             lines.push(Line::from(vec![
                 Span::raw("  "),
-                Span::styled(file_diff::mark(file.change), file_diff::mark_style(file.change, t)),
+                Span::styled(
+                    file_diff::mark(file.change),
+                    file_diff::mark_style(file.change, t),
+                ),
                 Span::raw(" "),
                 Span::styled(truncate(&crate::text::plain(&file.path), path_room), t.text),
                 Span::raw("  "),
@@ -66,11 +78,17 @@ impl Changes {
             lines.push(Line::from(Span::styled(more, t.dim)));
         }
         if !details {
-            lines.push(Line::from(Span::styled("  ▸ Ctrl-O shows the diffs", t.dim)));
+            lines.push(Line::from(Span::styled(
+                "  ▸ Ctrl-O shows the diffs",
+                t.dim,
+            )));
             return;
         }
         match &self.diffs {
-            Diffs::NotAsked => lines.push(dim("  ▾ diffs not loaded (older runs: the timeline's r shows them)", t)),
+            Diffs::NotAsked => lines.push(dim(
+                "  ▾ diffs not loaded (older runs: the timeline's r shows them)",
+                t,
+            )),
             Diffs::Asked => lines.push(dim("  ▾ reading the diffs…", t)),
             Diffs::Failed(why) => {
                 let why = crate::text::plain(why);

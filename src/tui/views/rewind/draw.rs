@@ -110,14 +110,13 @@ impl RewindView {
             let file = &view.file;
             let selected = i == self.file;
             let pointer = if selected { "▸ " } else { "  " };
-            let path_style = if selected {
-                theme.selected
-            } else {
-                theme.text
-            };
+            let path_style = if selected { theme.selected } else { theme.text };
             lines.push(Line::from(vec![
                 Span::styled(pointer, theme.key),
-                Span::styled(file_diff::mark(file.change), file_diff::mark_style(file.change, theme)),
+                Span::styled(
+                    file_diff::mark(file.change),
+                    file_diff::mark_style(file.change, theme),
+                ),
                 Span::raw(" "),
                 Span::styled(crate::text::plain(&file.path).into_owned(), path_style),
                 Span::raw("  "),
@@ -135,7 +134,12 @@ impl RewindView {
     }
 
     /// The shown file's diff in `room` rows, from its scroll (kept within the diff).
-    fn diff_lines(&mut self, files: &FilesPreview, room: usize, theme: &Theme) -> Vec<Line<'static>> {
+    fn diff_lines(
+        &mut self,
+        files: &FilesPreview,
+        room: usize,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
         let Some(view) = files.files.get(self.file) else {
             return Vec::new();
         };

@@ -113,7 +113,10 @@ fn a_side_that_cannot_go_back_cannot_be_picked() {
 #[test]
 fn while_waiting_only_scrolling_and_closing_work() {
     let mut view = view(&[], true);
-    assert_eq!(view.on_held_key(key(KeyCode::Char('f'))), Step::Typed(vec!['f']));
+    assert_eq!(
+        view.on_held_key(key(KeyCode::Char('f'))),
+        Step::Typed(vec!['f'])
+    );
     assert_eq!(view.on_held_key(key(KeyCode::Enter)), Step::Ignored);
     assert_eq!(view.armed(), None);
     assert_eq!(view.on_held_key(key(KeyCode::Down)), Step::Used);

@@ -227,7 +227,7 @@ impl TimelineState {
 
     /// Handles a key of the focused pane. Enter opens the selected row's detail view (an
     /// overlay for the app to push), `r` rewinds to before it; Esc is not used, so the app can
-/// give it a meaning.
+    /// give it a meaning.
     pub fn on_key(&mut self, key: KeyEvent) -> Handled {
         if key.kind == KeyEventKind::Release
             || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
