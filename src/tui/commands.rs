@@ -162,7 +162,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/model" | "/models" => SlashCommand::Model(rest.trim().to_string()),
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
-        "/rewind" | "/undo" => SlashCommand::Rewind,
+        "/rewind" => SlashCommand::Rewind,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         _ if crate::mcp::prompt_args::parse_line(text).is_some() => {
             SlashCommand::McpPrompt(text.to_string())

@@ -48,7 +48,6 @@ impl App {
                 ("↑↓", "select"),
                 ("Enter", "details"),
                 ("f", "filter"),
-                ("r", "rewind"),
                 ("Tab", "next pane"),
             ],
         }
