@@ -90,9 +90,11 @@ fn r_on_the_writes_row_takes_the_files_back_to_before_it() {
     tmux.wait_for("timeline · tools");
     tmux.keys(&["Home"]);
     tmux.keys(&["r"]);
-    let screen = tmux.wait_for_ready("rewind to before write_file");
+    // The overlay opens at once, reading; the preview follows.
+    tmux.wait_for("rewind to before write_file");
+    let screen = tmux.wait_for_ready("Files that change");
     assert!(
-        screen.contains("Files that change") && screen.contains("made.txt"),
+        screen.contains("rewind to before write_file") && screen.contains("made.txt"),
         "the overlay lists the files, the shell's too:\n{screen}"
     );
     assert!(
