@@ -13,6 +13,7 @@ pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use abandon::{SwitchedBy, WorkflowAbandoned};
 pub use approval::{Decision, Grant, Scope};
 pub use compact::{CompactTrigger, Compacted};
+pub use hook::{HookDecision, HookEvent, HookRan, HookSource};
 pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
 pub use rewind::{
     Change, ChangedFile, ChangesView, CheckpointTaken, ConversationPreview, FileDiffView,
@@ -24,6 +25,7 @@ pub use switch::{Listed, ModelChoice};
 mod abandon;
 mod approval;
 mod compact;
+mod hook;
 mod llm;
 mod rewind;
 mod switch;
@@ -469,6 +471,8 @@ pub enum EventData {
     FilesChanged(Box<FilesChanged>),
     /// Files and/or the conversation went back to an earlier point.
     Rewound(Box<Rewound>),
+    /// A hook ran (its span: `duration_ms` before the event).
+    Hook(Box<HookRan>),
 }
 
 impl EventData {
@@ -507,6 +511,7 @@ impl EventData {
             Self::Checkpoint(_) => "checkpoint",
             Self::FilesChanged(_) => "files_changed",
             Self::Rewound(_) => "rewound",
+            Self::Hook(_) => "hook",
         }
     }
 }

@@ -32,6 +32,8 @@ mod forms_e2e;
 mod fuzz_decoders;
 mod fuzz_loaders;
 mod honest_errors;
+mod hooks;
+mod hooks_tui;
 mod hostile_stream;
 mod key_chain;
 mod limits;

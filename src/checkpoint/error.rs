@@ -80,6 +80,9 @@ pub enum CheckpointError {
     /// Another checkpoint of this workspace is being taken (the first snapshot, say).
     #[error("a checkpoint of this workspace is being taken")]
     Busy,
+    /// taco is closing the store: what ran was stopped.
+    #[error("the checkpoint store was closed (taco is quitting)")]
+    Closed,
     /// A background task ended without an answer (it panicked or was cancelled).
     #[error("background checkpoint did not finish: {0}")]
     Background(String),

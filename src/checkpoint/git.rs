@@ -6,7 +6,8 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use super::error::CheckpointError;
@@ -54,7 +55,13 @@ pub struct Git {
     home: PathBuf,
     /// Where git finds its helpers: the directory it is in, then the system's.
     path: OsString,
+    /// Set when taco closes the store: a running call is killed at once (quitting never
+    /// waits for a large workspace's first snapshot).
+    closing: Arc<AtomicBool>,
 }
+
+/// How often a running call looks whether the store is closing.
+const CLOSING_POLL: Duration = Duration::from_millis(50);
 
 /// What a call returned.
 #[derive(Debug)]
@@ -136,6 +143,7 @@ impl Git {
         let path = std::env::join_paths(dirs).unwrap_or_else(|_| "/usr/bin:/bin".into());
         Self {
             path,
+            closing: Arc::default(),
             bin,
             git_dir,
             work_tree,
@@ -147,6 +155,11 @@ impl Git {
     /// The store's git directory.
     pub fn git_dir(&self) -> &Path {
         &self.git_dir
+    }
+
+    /// Kills what runs now and refuses every later call.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
     }
 
     /// The workspace.
@@ -219,6 +232,9 @@ impl Git {
     /// Runs a call and returns its output whatever its exit code (within its bounds).
     pub fn run_status(&self, mut call: Call<'_>) -> Result<Output, CheckpointError> {
         let what = describe(&call.args);
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(CheckpointError::Closed);
+        }
         let started = Instant::now();
         let mut child = self.command(&call).spawn().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -256,8 +272,25 @@ impl Git {
             let _ = child.kill();
             let _ = child.wait();
         };
-        let remaining = call.timeout.saturating_sub(started.elapsed());
-        let stdout = match rx.recv_timeout(remaining) {
+        let closed = |child: &mut std::process::Child| {
+            kill(child);
+            CheckpointError::Closed
+        };
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(closed(&mut child));
+        }
+        let received = loop {
+            let remaining = call.timeout.saturating_sub(started.elapsed());
+            match rx.recv_timeout(remaining.min(CLOSING_POLL)) {
+                Err(mpsc::RecvTimeoutError::Timeout) if !remaining.is_zero() => {
+                    if self.closing.load(Ordering::SeqCst) {
+                        return Err(closed(&mut child));
+                    }
+                }
+                other => break other,
+            }
+        };
+        let stdout = match received {
             Ok(Some(Ok(bytes))) => bytes,
             Ok(Some(Err(ReadError::TooLong))) => {
                 kill(&mut child);
@@ -396,6 +429,42 @@ mod tests {
         assert!(matches!(
             git.run(small),
             Err(CheckpointError::OutputTooLong { .. })
+        ));
+    }
+
+    #[test]
+    fn closing_stops_a_running_call_and_refuses_the_next() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        // A git that would take half a minute (a huge workspace's first snapshot).
+        let bin = dir.path().join("slow-git");
+        std::fs::write(&bin, "#!/bin/sh\nsleep 30\n").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let git = Arc::new(Git::new(
+            bin,
+            dir.path().join("r.git"),
+            dir.path().into(),
+            dir.path().join("i"),
+        ));
+        let running = Arc::clone(&git);
+        let started = Instant::now();
+        let call = std::thread::spawn(move || {
+            let mut call = Call::new(["status"]);
+            call.timeout = Duration::from_secs(60);
+            running.run(call)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        git.close();
+        let err = call.join().unwrap().unwrap_err();
+        assert!(matches!(err, CheckpointError::Closed), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(matches!(
+            git.run(Call::new(["version"])),
+            Err(CheckpointError::Closed)
         ));
     }
 }

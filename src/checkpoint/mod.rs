@@ -178,6 +178,12 @@ impl Store {
         })
     }
 
+    /// Stops what runs in the store now (the first snapshot in the background) and refuses
+    /// what comes later: taco is quitting.
+    pub fn close(&self) {
+        self.git.close();
+    }
+
     /// The workspace (canonical).
     pub fn workspace(&self) -> &Path {
         &self.workspace

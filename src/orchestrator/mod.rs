@@ -28,6 +28,7 @@ pub mod context;
 mod conversation;
 mod delegate;
 mod elicit;
+mod hooking;
 pub mod limits;
 mod log;
 mod plan;
@@ -106,6 +107,8 @@ pub struct Settings {
     pub context: context::ContextSettings,
     /// Bounds on each request and model call.
     pub limits: Limits,
+    /// The session's hooks (issue 30.1).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 /// How a run ended.
@@ -149,6 +152,18 @@ pub struct Orchestrator {
     checkpoints: Option<Arc<crate::checkpoint::Store>>,
     /// Why checkpoints are off, for a rewind asked anyway.
     checkpoints_off: String,
+    /// The `session_start` hooks ran (with the session's first request).
+    session_started: bool,
+}
+
+impl Drop for Orchestrator {
+    /// The store's background work (a large workspace's first snapshot) ends with the
+    /// session: quitting never waits for it, and no git outlives taco.
+    fn drop(&mut self) {
+        if let Some(store) = &self.checkpoints {
+            store.close();
+        }
+    }
 }
 
 /// How a conversation's loop ended, before the top level turns it into events.
@@ -196,6 +211,7 @@ impl Orchestrator {
             summary_tokens_refused: false,
             checkpoints: None,
             checkpoints_off: "checkpoints are off".to_string(),
+            session_started: false,
         }
     }
 
@@ -329,10 +345,22 @@ impl Orchestrator {
         let mut run = Run::new(self, sink, approver, cancel.clone(), clock, prompt.clone());
         run.agents = vec![max_turns];
         run.emit(started);
-        conv.messages.push(Message::user(prompt));
-        conv.run_start = conv.messages.len() - 1;
-        conv.record(run.sink);
-        let end = run.run_loop(&mut conv).await;
+        let (blocked, context) = run.prompt_hooks(&prompt).await;
+        let end = match blocked {
+            Some(reason) => LoopEnd::Failed {
+                kind: "hook",
+                message: format!("a user_prompt_submit hook blocked the request: {reason}"),
+            },
+            None => {
+                conv.messages.push(Message::user(prompt));
+                conv.run_start = conv.messages.len() - 1;
+                if !context.is_empty() {
+                    conv.messages.push(Message::system(context.join("\n\n")));
+                }
+                conv.record(run.sink);
+                run.run_loop(&mut conv).await
+            }
+        };
         conv.record(run.sink);
         run.checkpoint_end().await;
         run.orch.policies.end_turn();
@@ -402,6 +430,16 @@ impl Run<'_> {
                 if turn.tool_calls.is_empty() {
                     let content = turn.content.clone();
                     conv.push_assistant(turn);
+                    // A stop hook may send the model back to work, a few times at most.
+                    if !conv.is_nested()
+                        && turn_no < conv.max_turns
+                        && let Some(reason) = self.stop_hooks(&content).await
+                    {
+                        conv.messages.push(Message::user(format!(
+                            "A stop hook of the user's did not let the run end yet: {reason}"
+                        )));
+                        continue;
+                    }
                     return LoopEnd::Answer {
                         content,
                         turns: turn_no,

@@ -151,6 +151,9 @@ impl ChatState {
                 }
             }
             EventData::FilesChanged(_) => {}
+            // A hook's span is the timeline's; what it decided shows where it acted (a call's
+            // result, a blocked prompt's error).
+            EventData::Hook(_) => {}
             // The pickers take what was listed; the chat has nothing to show.
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
             // The latest report shows under the call's cell while it runs.

@@ -472,6 +472,8 @@ fn row_depth(data: &EventData, run: &RunModel) -> usize {
         | EventData::ApprovalRequested { id, .. }
         | EventData::ApprovalDecided { id, .. } => run.depth(id),
         EventData::LlmCall(call) => run.depth_under(call.parent.as_deref()),
+        // A hook is drawn under the call it guarded.
+        EventData::Hook(hook) => run.depth_under(hook.call.as_deref()),
         EventData::LlmStarted(started) => run.depth_under(started.parent.as_deref()),
         EventData::InputRequested(InputRequest { id, .. })
         | EventData::InputAnswered { id, .. } => run.question_depth(id),
