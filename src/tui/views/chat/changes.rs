@@ -86,7 +86,7 @@ impl Changes {
         }
         match &self.diffs {
             Diffs::NotAsked => lines.push(dim(
-                "  ▾ diffs not loaded (older runs: the timeline's r shows them)",
+                "  ▾ diffs not read: Ctrl-O reads those of the newest 8 runs",
                 t,
             )),
             Diffs::Asked => lines.push(dim("  ▾ reading the diffs…", t)),
