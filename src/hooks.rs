@@ -136,6 +136,11 @@ impl Hooks {
             .collect()
     }
 
+    /// Every hook, in order.
+    pub fn all(&self) -> &[Hook] {
+        &self.hooks
+    }
+
     /// Whether there are none at all.
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()

@@ -264,6 +264,20 @@ impl Run<'_> {
     }
 }
 
+impl super::Orchestrator {
+    /// Reads the project's hooks again (trusted since), keeping the user's.
+    pub fn reload_hooks(&mut self) {
+        let user: Vec<hooks::Hook> = (self.settings.hooks.all())
+            .iter()
+            .filter(|h| h.source == hooks::Source::User)
+            .cloned()
+            .collect();
+        let state = crate::audit::state_dir();
+        let loaded = hooks::load(user, &self.settings.workdir, state.as_deref());
+        self.settings.hooks = loaded.hooks;
+    }
+}
+
 impl Said {
     /// Adds one hook's verdict.
     fn take(&mut self, verdict: Verdict) {

@@ -97,6 +97,8 @@ pub enum Op {
         /// To this one.
         to: String,
     },
+    /// Read the project's hooks again (after `/trust`), from the next request on.
+    ReloadHooks,
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -248,6 +250,10 @@ async fn serve(
                     scope,
                     overwrite,
                 }) => Work::Rewind(point, scope, overwrite),
+                Some(Op::ReloadHooks) => {
+                    orchestrator.reload_hooks();
+                    continue;
+                }
                 // Nothing is running: stale answers and cancels have nothing to act on.
                 Some(
                     Op::Approve { .. }
@@ -269,6 +275,7 @@ async fn serve(
         // Reached while the run holds the orchestrator: a call is cancelled as it runs.
         let calls = orchestrator.call_cancels();
         let mut clear_after = false;
+        let mut reload_after = false;
         // The run holds the sink; `/resume` is refused while it runs, so a listing asked
         // meanwhile may say the session of before it (a first run's file is made by it).
         let open = events.session_id();
@@ -318,6 +325,7 @@ async fn serve(
                         Some(Op::Rewind { point, scope, overwrite }) => {
                             queue.push_back(Work::Rewind(point, scope, overwrite));
                         }
+                        Some(Op::ReloadHooks) => reload_after = true,
                         Some(Op::Revoke(grant)) => {
                             let _ = replies_tx.send(Reply::Revoke(grant));
                         }
@@ -350,6 +358,9 @@ async fn serve(
         }
         if clear_after {
             clear(&mut events, &mut orchestrator);
+        }
+        if reload_after {
+            orchestrator.reload_hooks();
         }
     }
     orchestrator

@@ -86,6 +86,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         "",
         "take files and/or the conversation back to before a run or call",
     ),
+    CommandInfo::new(
+        "/trust",
+        "",
+        "let this project's .taco/config.toml hooks run",
+    ),
     CommandInfo::new("/quit", "", "leave taco"),
 ];
 
@@ -127,6 +132,8 @@ pub enum SlashCommand {
     Resume(String),
     /// `/rewind`: the picker of runs and calls to go back to.
     Rewind,
+    /// `/trust`: trust the project's `.taco/config.toml` as it is now (its hooks run).
+    Trust,
     /// `/quit` (also `/exit`).
     Quit,
     /// `/server:prompt args…`: an MCP server's prompt (the whole line).
@@ -163,6 +170,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
         "/rewind" => SlashCommand::Rewind,
+        "/trust" => SlashCommand::Trust,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         _ if crate::mcp::prompt_args::parse_line(text).is_some() => {
             SlashCommand::McpPrompt(text.to_string())
