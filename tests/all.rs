@@ -61,6 +61,8 @@ mod resume_tail;
 mod revoke;
 mod rewind;
 mod rewind_task;
+mod rewind_tmux;
+mod rewind_tui;
 mod run_model;
 mod sandbox;
 mod sandbox_exec;

@@ -82,6 +82,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         "pick a saved session and continue it here",
     ),
     CommandInfo::new(
+        "/rewind",
+        "",
+        "take files and/or the conversation back to before a run or call",
+    ),
+    CommandInfo::new(
         "/trust",
         "",
         "let this project's .taco/config.toml hooks run",
@@ -125,6 +130,8 @@ pub enum SlashCommand {
     Provider(String),
     /// `/resume [ID]`: the session picker, or this saved session.
     Resume(String),
+    /// `/rewind`: the picker of runs and calls to go back to.
+    Rewind,
     /// `/trust`: trust the project's `.taco/config.toml` as it is now (its hooks run).
     Trust,
     /// `/quit` (also `/exit`).
@@ -162,6 +169,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/model" | "/models" => SlashCommand::Model(rest.trim().to_string()),
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
+        "/rewind" => SlashCommand::Rewind,
         "/trust" => SlashCommand::Trust,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         _ if crate::mcp::prompt_args::parse_line(text).is_some() => {

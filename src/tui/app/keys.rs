@@ -132,6 +132,12 @@ impl App {
             }
             Effect::Copy(text) => self.copy(&text, now),
             Effect::Pick(pick) => self.picked(pick, now),
+            Effect::PreviewRewind(point) => self.ask_rewind(point, now),
+            Effect::Rewind {
+                point,
+                scope,
+                overwrite,
+            } => self.rewind(point, scope, overwrite, now),
             Effect::Yield(keys) => {
                 self.type_past_dialog(&keys, now);
                 Vec::new()
@@ -232,7 +238,8 @@ impl App {
             }
             KeyCode::Char('o') if ctrl => {
                 self.chat.toggle_details();
-                return Vec::new();
+                // Expanded `✎ N files changed` cells show their diffs: asked for now.
+                return self.ask_changes();
             }
             _ => {}
         }

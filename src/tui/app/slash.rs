@@ -164,7 +164,10 @@ impl App {
                 if !self.info.environment.is_empty() {
                     text.push_str(&format!("\n\nEnvironment: {}.", self.info.environment));
                 }
+                let (checkpoints, measure) = self.checkpoints_status();
+                text.push_str(&checkpoints);
                 self.chat.push_notice(NoticeKind::Info, text);
+                return measure.into_iter().collect();
             }
             SlashCommand::Cancel => {
                 if let Some(commands) = self.drop_fetch(now) {
@@ -211,6 +214,7 @@ impl App {
             SlashCommand::Model(name) => return self.model_command(&name, now),
             SlashCommand::Provider(name) => return self.provider_command(&name, now),
             SlashCommand::Resume(id) => return self.resume_command(&id, now),
+            SlashCommand::Rewind => return self.rewind_command(now),
             SlashCommand::Trust => return self.trust_project(),
             SlashCommand::Quit => {
                 self.quit = true;

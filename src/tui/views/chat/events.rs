@@ -130,10 +130,10 @@ impl ChatState {
             }
             EventData::FilesChanged(changed) if !changed.files.is_empty() => {
                 self.close_streams(Some(ts));
-                self.push(CellKind::Notice {
-                    style: NoteStyle::Markdown,
-                    text: notices::files_changed(changed),
-                });
+                self.push(CellKind::Changes(Box::new(super::changes::Changes {
+                    event: (**changed).clone(),
+                    diffs: super::changes::Diffs::NotAsked,
+                })));
             }
             EventData::Rewound(rewound) => {
                 self.close_streams(Some(ts));

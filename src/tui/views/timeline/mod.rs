@@ -34,6 +34,7 @@ mod live_tests;
 mod model_row;
 #[cfg(test)]
 mod nested_tests;
+mod rewind;
 mod row;
 #[cfg(test)]
 mod scale_tests;
@@ -225,7 +226,8 @@ impl TimelineState {
     }
 
     /// Handles a key of the focused pane. Enter opens the selected row's detail view (an
-    /// overlay for the app to push); Esc is not used, so the app can give it a meaning.
+    /// overlay for the app to push), `r` rewinds to before it; Esc is not used, so the app can
+    /// give it a meaning.
     pub fn on_key(&mut self, key: KeyEvent) -> Handled {
         if key.kind == KeyEventKind::Release
             || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
@@ -255,6 +257,12 @@ impl TimelineState {
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
                 self.refilter();
+            }
+            // Rewind to before the selected row (the app opens the overlay, or says why not).
+            KeyCode::Char('r') => {
+                if let Some(point) = self.rewind_point() {
+                    return Handled::effect(Effect::PreviewRewind(point));
+                }
             }
             _ => return Handled::NotConsumed,
         }
