@@ -102,6 +102,10 @@ struct ExecArgs {
     /// Also write trace events (JSONL, no deltas) to FILE.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Permission mode: ask (as configured), auto-edit (file edits approved), plan (only
+    /// read-only tools run; the answer is a plan).
+    #[arg(long, value_enum, default_value_t = ModeArg::Ask)]
+    mode: ModeArg,
     /// The request; "-" reads it from stdin.
     prompt: String,
 }
@@ -126,6 +130,16 @@ struct RewindArgs {
     /// The call, run or checkpoint to go back to.
     #[arg(required_unless_present = "list")]
     id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    /// As configured: policies, grants, --approve.
+    Ask,
+    /// write_file and edit_file in the workspace are approved; the rest as configured.
+    AutoEdit,
+    /// Only read-only tools run; the model answers with a plan.
+    Plan,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -227,5 +241,10 @@ fn exec_request(args: ExecArgs) -> ExecRequest {
         json: args.json,
         approve_all: args.approve == Approve::All,
         trace: args.trace,
+        mode: match args.mode {
+            ModeArg::Ask => taco::event::Mode::Ask,
+            ModeArg::AutoEdit => taco::event::Mode::AutoEdit,
+            ModeArg::Plan => taco::event::Mode::Plan,
+        },
     }
 }

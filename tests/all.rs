@@ -54,6 +54,7 @@ mod openai_wire;
 mod orchestrator;
 mod panes_agree;
 mod plain_text;
+mod plan_mode;
 mod private_files;
 mod resume_last;
 mod resume_repair;

@@ -20,6 +20,8 @@ pub struct ExecRequest {
     pub approve_all: bool,
     /// `--trace FILE`.
     pub trace: Option<PathBuf>,
+    /// `--mode`: the permission mode of the run.
+    pub mode: crate::event::Mode,
 }
 
 /// Runs one request headless; tools' processes that escape their group end with it.
@@ -102,6 +104,7 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
             trace: request.trace,
             secrets: Arc::clone(&resolved.tools.secrets),
         };
+        orchestrator.mode().set(request.mode);
         let code = exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await;
         mcp.shutdown();
         reporter.abort();

@@ -157,7 +157,10 @@ impl ChatState {
             EventData::ModeChanged { mode } => {
                 self.push(CellKind::Notice {
                     style: NoteStyle::Dim,
-                    text: format!("mode: {} (Shift-Tab cycles ask → auto-edit → plan)", mode.name()),
+                    text: format!(
+                        "mode: {} (Shift-Tab cycles ask → auto-edit → plan)",
+                        mode.name()
+                    ),
                 });
             }
             // The pickers take what was listed; the chat has nothing to show.
