@@ -387,6 +387,7 @@ fn status_line(c: &mut Criterion) {
         flash: None,
         hints,
         sandbox: None,
+        mode: None,
     };
     let mut group = c.benchmark_group("status_line");
     group.warm_up_time(Duration::from_secs(1));

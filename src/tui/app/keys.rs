@@ -69,7 +69,7 @@ impl App {
         // other agents' users expect; in the other panes it moves the focus back.
         if key.code == KeyCode::BackTab && self.focus == Focus::Chat && !self.read_only {
             let mode = self.run.mode().next();
-            self.flash(&format!("mode: {} · Shift-Tab cycles", mode.name()), now);
+            self.flash(format!("mode: {} · Shift-Tab cycles", mode.name()), now);
             return vec![Command::Op(Op::SetMode(mode))];
         }
         if self.focus_key(key, ctrl, now) {

@@ -45,6 +45,7 @@ fn busy<'a>(hints: &'a [(&'a str, &'a str)]) -> Status<'a> {
         flash: None,
         hints,
         sandbox: None,
+        mode: None,
     }
 }
 
