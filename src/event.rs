@@ -469,6 +469,12 @@ pub enum EventData {
     FilesChanged(Box<FilesChanged>),
     /// Files and/or the conversation went back to an earlier point.
     Rewound(Box<Rewound>),
+    /// The images the run's prompt named, as sent (references: name, size, hash; never
+    /// their bytes).
+    ImagesAttached {
+        /// The images, in the order the prompt named them.
+        images: Vec<crate::images::Image>,
+    },
 }
 
 impl EventData {
@@ -507,6 +513,7 @@ impl EventData {
             Self::Checkpoint(_) => "checkpoint",
             Self::FilesChanged(_) => "files_changed",
             Self::Rewound(_) => "rewound",
+            Self::ImagesAttached { .. } => "images_attached",
         }
     }
 }

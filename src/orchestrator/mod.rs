@@ -28,6 +28,7 @@ pub mod context;
 mod conversation;
 mod delegate;
 mod elicit;
+mod images;
 pub mod limits;
 mod log;
 mod plan;
@@ -339,9 +340,36 @@ impl Orchestrator {
         let mut run = Run::new(self, sink, approver, cancel.clone(), clock, prompt.clone());
         run.agents = vec![max_turns];
         run.emit(started);
-        conv.messages.push(Message::user(prompt));
+        let workdir = run.orch.settings.workdir.clone();
+        let provider = Arc::clone(&run.orch.provider);
+        let images = match images::attach(&prompt, &workdir, provider.as_ref(), cancel).await {
+            Ok(images) => images,
+            // Nothing was sent and the conversation is as it was: the user sends again.
+            Err(refused) => {
+                let outcome = match refused {
+                    images::Refused::Error(message) => {
+                        run.error("image", message.clone());
+                        Outcome::Failed(message)
+                    }
+                    images::Refused::Cancelled => {
+                        run.emit(EventData::Cancelled {
+                            running: "preparing the images".to_string(),
+                        });
+                        Outcome::Cancelled
+                    }
+                };
+                self.conversation = conv;
+                return outcome;
+            }
+        };
+        let shown = images.clone();
+        conv.messages.push(Message::user_with_images(prompt, images));
         conv.run_start = conv.messages.len() - 1;
         conv.record(run.sink);
+        if !shown.is_empty() {
+            // After the message line, so a replayed session puts the chips on its cell.
+            run.emit(EventData::ImagesAttached { images: shown });
+        }
         let end = run.run_loop(&mut conv).await;
         conv.record(run.sink);
         run.checkpoint_end().await;

@@ -142,6 +142,7 @@ impl ChatState {
         self.push(CellKind::User(User {
             text: text.to_string(),
             collapsed: shown.filter(|shown| shown != text),
+            images: Vec::new(),
         }));
     }
 

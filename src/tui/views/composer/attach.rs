@@ -86,6 +86,10 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
     // (byte range in `typed`, chip) for each mention shown as a chip.
     let mut chips: Vec<(Range<usize>, String)> = Vec::new();
     for (range, path) in found {
+        // An image goes as image content: the orchestrator reads it (`crate::images`).
+        if crate::images::find::looks_like_image(path) {
+            continue;
+        }
         let resolved = match &workspace {
             Some(workspace) => resolve(workspace, path),
             None => Resolved::Missing,
