@@ -94,8 +94,13 @@ pub struct Image {
 impl Image {
     /// The chip the chat shows: `🖼 name.png 1024×768 · 210 KB`.
     pub fn chip(&self) -> String {
+        format!("🖼 {}", self.label())
+    }
+
+    /// `name.png 1024×768 · 210 KB`: the chip without its mark (the timeline's row).
+    pub fn label(&self) -> String {
         format!(
-            "🖼 {} {}×{} · {}",
+            "{} {}×{} · {}",
             self.name,
             self.width,
             self.height,

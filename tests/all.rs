@@ -33,6 +33,7 @@ mod fuzz_decoders;
 mod fuzz_loaders;
 mod honest_errors;
 mod hostile_stream;
+mod images;
 mod key_chain;
 mod limits;
 mod live_spans_e2e;

@@ -158,7 +158,7 @@ impl Row {
             EventData::FilesChanged(changed) => ("✎", Tone::Tool, changed.headline()),
             // Its payload view shows the references (name, size, hash), never the bytes.
             EventData::ImagesAttached { images } => {
-                let chips: Vec<String> = images.iter().map(crate::images::Image::chip).collect();
+                let chips: Vec<String> = images.iter().map(crate::images::Image::label).collect();
                 ("🖼", Tone::Text, one_line(&chips.join(", ")))
             }
             EventData::Rewound(rewound) => ("⟲", Tone::Warn, rewound_label(rewound)),
