@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::conversation::Message;
+
 pub mod find;
 pub mod prepare;
 pub mod store;
@@ -142,6 +144,27 @@ impl PartialEq for Image {
     }
 }
 
+/// The messages as a model that takes no images gets them (an earlier model of the
+/// conversation took them): each image becomes a line of text saying so.
+pub fn for_model(
+    messages: std::borrow::Cow<'_, [Message]>,
+    accepts_images: bool,
+) -> std::borrow::Cow<'_, [Message]> {
+    if accepts_images || messages.iter().all(|m| m.images.is_empty()) {
+        return messages;
+    }
+    let mut owned = messages.into_owned();
+    for message in owned.iter_mut().filter(|m| !m.images.is_empty()) {
+        let notes: Vec<String> = (message.images.drain(..))
+            .map(|i| format!("[image {} left out: this model does not take images]", i.name))
+            .collect();
+        let text = message.content.get_or_insert_with(String::new);
+        text.push_str("\n\n");
+        text.push_str(&notes.join("\n"));
+    }
+    std::borrow::Cow::Owned(owned)
+}
+
 /// `210 KB`, `1.4 MB`: sizes as the chat shows them.
 pub fn human_size(bytes: u64) -> String {
     const KB: u64 = 1024;
@@ -197,5 +220,27 @@ mod tests {
         let json = serde_json::to_string(&image).unwrap();
         assert!(!json.contains("data"), "{json}");
         assert_eq!(DataUrl(MediaType::Png, b"hi").to_string(), "data:image/png;base64,aGk=");
+    }
+
+    #[test]
+    fn a_model_without_vision_gets_notes_for_earlier_images() {
+        let image = Image {
+            name: "shot.png".into(),
+            media_type: MediaType::Png,
+            width: 1,
+            height: 1,
+            bytes: 1,
+            sha256: "ab".into(),
+            data: None,
+        };
+        let messages = vec![Message::user_with_images("see", vec![image])];
+        let kept = for_model(std::borrow::Cow::Borrowed(&messages), true);
+        assert!(matches!(kept, std::borrow::Cow::Borrowed(_)));
+        let noted = for_model(std::borrow::Cow::Borrowed(&messages), false);
+        assert!(noted[0].images.is_empty());
+        assert_eq!(
+            noted[0].content.as_deref(),
+            Some("see\n\n[image shot.png left out: this model does not take images]")
+        );
     }
 }
