@@ -156,7 +156,12 @@ pub fn for_model(
     let mut owned = messages.into_owned();
     for message in owned.iter_mut().filter(|m| !m.images.is_empty()) {
         let notes: Vec<String> = (message.images.drain(..))
-            .map(|i| format!("[image {} left out: this model does not take images]", i.name))
+            .map(|i| {
+                format!(
+                    "[image {} left out: this model does not take images]",
+                    i.name
+                )
+            })
             .collect();
         let text = message.content.get_or_insert_with(String::new);
         text.push_str("\n\n");
@@ -219,7 +224,10 @@ mod tests {
         assert!(debug.contains("loaded: true") && !debug.contains("[1, 2, 3]"));
         let json = serde_json::to_string(&image).unwrap();
         assert!(!json.contains("data"), "{json}");
-        assert_eq!(DataUrl(MediaType::Png, b"hi").to_string(), "data:image/png;base64,aGk=");
+        assert_eq!(
+            DataUrl(MediaType::Png, b"hi").to_string(),
+            "data:image/png;base64,aGk="
+        );
     }
 
     #[test]

@@ -68,7 +68,15 @@ async fn openai_gets_a_small_png_as_a_data_url_content_part() {
     write(work.path(), "shot.png", &bytes);
     let server = TestServer::start(vec![text_turn(&["A grey square."])]).await;
     let prompt = "what is in shot.png?";
-    let run = openai_exec(home.path(), work.path(), &server, "gpt-4o", NO_RETRY, &[prompt]).await;
+    let run = openai_exec(
+        home.path(),
+        work.path(),
+        &server,
+        "gpt-4o",
+        NO_RETRY,
+        &[prompt],
+    )
+    .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let body = server.requests()[0].json();
     assert_eq!(
@@ -205,8 +213,15 @@ async fn a_file_over_the_cap_is_refused_and_a_large_image_is_downscaled() {
 
     write(work.path(), "wide.png", &png(3000, 1000));
     let server = TestServer::start(vec![text_turn(&["wide"])]).await;
-    let run = openai_exec(home.path(), work.path(), &server, "gpt-4o", NO_RETRY, &["see wide.png"])
-        .await;
+    let run = openai_exec(
+        home.path(),
+        work.path(),
+        &server,
+        "gpt-4o",
+        NO_RETRY,
+        &["see wide.png"],
+    )
+    .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let body = server.requests()[0].json();
     let url = body["messages"][1]["content"][1]["image_url"]["url"]
@@ -240,7 +255,10 @@ async fn hostile_images_fail_clearly_and_send_nothing() {
     bomb[29..33].copy_from_slice(&crc.to_be_bytes());
     write(work.path(), "bomb.png", &bomb);
     let stderr = refused(work.path(), home.path(), "see bomb.png").await;
-    assert!(stderr.contains("bomb.png is too large to decode"), "{stderr}");
+    assert!(
+        stderr.contains("bomb.png is too large to decode"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test]
@@ -250,7 +268,15 @@ async fn a_resumed_session_sends_its_image_again_and_says_when_it_is_gone() {
     write(work.path(), "shot.png", &bytes);
     let b64 = BASE64_STANDARD.encode(&bytes);
     let server = TestServer::start(vec![text_turn(&["first"]), text_turn(&["second"])]).await;
-    let run = openai_exec(home.path(), work.path(), &server, "m1", VISION, &["see shot.png"]).await;
+    let run = openai_exec(
+        home.path(),
+        work.path(),
+        &server,
+        "m1",
+        VISION,
+        &["see shot.png"],
+    )
+    .await;
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     // The session file names the image (and its hash), never its bytes.
     let dir = sessions_dir(home.path());
@@ -341,11 +367,26 @@ fn the_chat_shows_each_image_as_a_chip() {
 
 fn anthropic_text(text: &str) -> Reply {
     let events = [
-        ("message_start", json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}})),
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "c", "content": [], "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        ),
         ("message_stop", json!({"type": "message_stop"})),
     ];
     Reply::sse(

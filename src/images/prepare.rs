@@ -104,8 +104,8 @@ pub fn prepare(found: &Found) -> Result<Image, PrepareError> {
         ImageFormat::Jpeg if fits => (MediaType::Jpeg, bytes, width, height),
         _ => {
             drop(bytes);
-            let (media_type, data, image) = shrink(decoded, &name)?;
-            (media_type, data, image.0, image.1)
+            let shrunk = shrink(decoded, &name)?;
+            (shrunk.media_type, shrunk.data, shrunk.width, shrunk.height)
         }
     };
     let sha256 = hex(&Sha256::digest(&data));
@@ -184,12 +184,28 @@ fn decode_error(name: &str, error: ImageError) -> PrepareError {
     }
 }
 
+/// An image re-encoded: its type, bytes and size in pixels.
+struct Encoded {
+    media_type: MediaType,
+    data: Vec<u8>,
+    width: u32,
+    height: u32,
+}
+
+impl Encoded {
+    fn new(media_type: MediaType, data: Vec<u8>, image: &DynamicImage) -> Self {
+        Self {
+            media_type,
+            data,
+            width: image.width(),
+            height: image.height(),
+        }
+    }
+}
+
 /// Downscales to [`MAX_SIDE`] and re-encodes: PNG when it has transparency, JPEG otherwise;
 /// halved again (as JPEG) while it stays over [`MAX_SENT_BYTES`].
-fn shrink(
-    image: DynamicImage,
-    name: &str,
-) -> Result<(MediaType, Vec<u8>, (u32, u32)), PrepareError> {
+fn shrink(image: DynamicImage, name: &str) -> Result<Encoded, PrepareError> {
     // `thumbnail` averages the source pixels of each target pixel in integers: no float copy
     // of the whole picture, so a 12-megapixel photo stays under ~100 MB while it is scaled.
     let mut image = if image.width().max(image.height()) > MAX_SIDE {
@@ -204,13 +220,13 @@ fn shrink(
     if image.has_alpha() {
         let png = encode_png(&image).map_err(damaged)?;
         if png.len() <= MAX_SENT_BYTES {
-            return Ok((MediaType::Png, png, (image.width(), image.height())));
+            return Ok(Encoded::new(MediaType::Png, png, &image));
         }
     }
     for _ in 0..4 {
         let jpeg = encode_jpeg(&image).map_err(damaged)?;
         if jpeg.len() <= MAX_SENT_BYTES {
-            return Ok((MediaType::Jpeg, jpeg, (image.width(), image.height())));
+            return Ok(Encoded::new(MediaType::Jpeg, jpeg, &image));
         }
         let (w, h) = (image.width() / 2, image.height() / 2);
         image = image.thumbnail(w.max(1), h.max(1));
@@ -291,7 +307,11 @@ mod tests {
         for &b in bytes {
             crc ^= u32::from(b);
             for _ in 0..8 {
-                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
             }
         }
         !crc
@@ -302,12 +322,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let whole = png(64, 64, false);
         let cut = prepare(&found(dir.path(), "cut.png", &whole[..whole.len() / 2]));
-        assert!(
-            matches!(cut, Err(PrepareError::Damaged { .. })),
-            "{cut:?}"
-        );
+        assert!(matches!(cut, Err(PrepareError::Damaged { .. })), "{cut:?}");
         let text = prepare(&found(dir.path(), "fake.png", b"hello, not an image"));
-        assert!(matches!(text, Err(PrepareError::NotAnImage { .. })), "{text:?}");
+        assert!(
+            matches!(text, Err(PrepareError::NotAnImage { .. })),
+            "{text:?}"
+        );
         // A header that claims 100,000 × 100,000 pixels is refused before any buffer is made.
         let mut lying = png(1, 1, false);
         lying[16..20].copy_from_slice(&100_000u32.to_be_bytes());
@@ -316,8 +336,14 @@ mod tests {
         let crc = crc32(&lying[12..29]);
         lying[29..33].copy_from_slice(&crc.to_be_bytes());
         let bomb = prepare(&found(dir.path(), "bomb.png", &lying));
-        assert!(matches!(bomb, Err(PrepareError::TooManyPixels { .. })), "{bomb:?}");
+        assert!(
+            matches!(bomb, Err(PrepareError::TooManyPixels { .. })),
+            "{bomb:?}"
+        );
         let message = bomb.unwrap_err().to_string();
-        assert!(message.starts_with("bomb.png is too large to decode"), "{message}");
+        assert!(
+            message.starts_with("bomb.png is too large to decode"),
+            "{message}"
+        );
     }
 }

@@ -47,7 +47,10 @@ pub fn save(sessions: &Path, image: &Image) -> std::io::Result<()> {
 /// its hash says.
 pub fn load(sessions: &Path, image: &Image) -> Option<Arc<[u8]>> {
     let name = file_name(image)?;
-    let file = PrivateDir::open(&sessions.join(DIR)).ok()?.read(&name).ok()?;
+    let file = PrivateDir::open(&sessions.join(DIR))
+        .ok()?
+        .read(&name)
+        .ok()?;
     let mut data = Vec::new();
     file.take(MAX_SENT_BYTES as u64 + 1)
         .read_to_end(&mut data)

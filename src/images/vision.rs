@@ -79,9 +79,7 @@ pub fn known(api: Api, model: &str) -> bool {
                 && !name.starts_with("claude-2")
                 && !name.starts_with("claude-instant")
         }
-        Api::OpenAi => {
-            OPENAI_EXACT.contains(&name) || OPENAI.iter().any(|p| name.starts_with(p))
-        }
+        Api::OpenAi => OPENAI_EXACT.contains(&name) || OPENAI.iter().any(|p| name.starts_with(p)),
         Api::Ollama => {
             let base = name.split(':').next().unwrap_or(name);
             OLLAMA.iter().any(|p| base.starts_with(p))

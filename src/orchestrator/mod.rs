@@ -363,7 +363,8 @@ impl Orchestrator {
             }
         };
         let shown = images.clone();
-        conv.messages.push(Message::user_with_images(prompt, images));
+        conv.messages
+            .push(Message::user_with_images(prompt, images));
         conv.run_start = conv.messages.len() - 1;
         conv.record(run.sink);
         if !shown.is_empty() {
