@@ -412,3 +412,24 @@ fn crc32(bytes: &[u8]) -> u32 {
     }
     !crc
 }
+
+#[test]
+fn a_refused_image_puts_the_text_back_in_the_composer() {
+    use taco::event::EventData;
+    let mut h = support::app::Harness::new();
+    h.command("what is in shot.png?");
+    assert_eq!(h.app.composer_text(), "");
+    h.event(EventData::RunStarted {
+        prompt: "what is in shot.png?".into(),
+        provider: "demo".into(),
+        model: "demo".into(),
+        max_turns: 10,
+    });
+    h.event(EventData::Error {
+        kind: "image".into(),
+        message: "model 'demo' of provider 'demo' does not take images".into(),
+    });
+    assert_eq!(h.app.composer_text(), "what is in shot.png?");
+    let text = support::app::screen_text(&h.screen(100, 40));
+    assert!(text.contains("✗ error: model 'demo' of provider"), "{text}");
+}
