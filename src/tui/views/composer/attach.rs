@@ -86,14 +86,16 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
     // (byte range in `typed`, chip) for each mention shown as a chip.
     let mut chips: Vec<(Range<usize>, String)> = Vec::new();
     for (range, path) in found {
-        // An image goes as image content: the orchestrator reads it (`crate::images`).
-        if crate::images::find::looks_like_image(path) {
-            continue;
-        }
         let resolved = match &workspace {
             Some(workspace) => resolve(workspace, path),
             None => Resolved::Missing,
         };
+        // An image file goes as image content: the orchestrator reads it (`crate::images`),
+        // wherever it is. An MCP resource named like one is still attached here.
+        let file = matches!(resolved, Resolved::File(..) | Resolved::Refused(..));
+        if file && crate::images::find::looks_like_image(path) {
+            continue;
+        }
         let (path, opened) = match resolved {
             Resolved::Missing => {
                 let bare = path.trim_end_matches(TRAILING);
