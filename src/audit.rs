@@ -174,6 +174,8 @@ impl AuditLog {
                             Some(DeniedBy::Headless) => "exec",
                             Some(DeniedBy::Policy) => "policy",
                             Some(DeniedBy::Limit) => "limit",
+                            Some(DeniedBy::Hook) => "hook",
+                            Some(DeniedBy::Mode) => "mode",
                             Some(DeniedBy::User) | None => "user",
                         },
                         parent,

@@ -135,6 +135,9 @@ pub struct Resolved {
     pub mcp_max_tools: usize,
     /// Checkpoints of the workspace (`[checkpoints]`): on, caps, how long kept.
     pub checkpoints: crate::checkpoint::CheckpointConfig,
+    /// The session's hooks: the user's `[hooks]`, then the project's when trusted; and
+    /// what the user should know about them.
+    pub hooks: crate::hooks::Loaded,
     /// Mouse and colours of the TUI (`[ui]`).
     pub ui: UiSettings,
     /// The context window and when to compact.
@@ -205,6 +208,13 @@ where
     let instructions = crate::instructions::load(&workdir, &file.instructions.names());
     let prompt =
         instructions.append_to(&prompt.replace("{workdir}", &workdir.display().to_string()));
+    let hooks = crate::hooks::load(
+        (file.hooks)
+            .compile(crate::hooks::Source::User)
+            .map_err(|e| ConfigError(format!("config: {e}")))?,
+        &workdir,
+        crate::audit::state_dir().as_deref(),
+    );
     Ok(Resolved {
         config_path,
         provider,
@@ -225,6 +235,7 @@ where
         mcp: crate::mcp::config::servers(&file.mcp).map_err(ConfigError)?,
         mcp_max_tools: file.mcp.max_tools(),
         checkpoints: file.checkpoints.clone(),
+        hooks,
         ui: UiSettings {
             mouse: file.tui.mouse.unwrap_or(true),
             theme: file.tui.theme.unwrap_or_default(),
@@ -291,6 +302,11 @@ pub fn mcp_servers(
         workdir,
         sandbox,
     })
+}
+
+/// The workspace `-C` names (or the current directory), canonical.
+pub fn workdir(overrides: &Overrides) -> Result<PathBuf, ConfigError> {
+    resolve_workdir(overrides.workdir.as_deref())
 }
 
 /// The workspace and `[checkpoints]` (what `taco rewind` needs; no provider is resolved).

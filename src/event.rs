@@ -13,7 +13,9 @@ pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use abandon::{SwitchedBy, WorkflowAbandoned};
 pub use approval::{Decision, Grant, Scope};
 pub use compact::{CompactTrigger, Compacted};
+pub use hook::{HookDecision, HookEvent, HookRan, HookSource};
 pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
+pub use mode::Mode;
 pub use rewind::{
     Change, ChangedFile, ChangesView, CheckpointTaken, ConversationPreview, FileDiffView,
     FilesChanged, FilesPreview, Fork, MAX_FILES, MAX_NAMED, RewindPoint, RewindPreview,
@@ -24,7 +26,9 @@ pub use switch::{Listed, ModelChoice};
 mod abandon;
 mod approval;
 mod compact;
+mod hook;
 mod llm;
+mod mode;
 mod rewind;
 mod switch;
 
@@ -202,6 +206,9 @@ pub enum InputKind {
     /// fields; the answer (`input_answered.form`) is the whole content, a decline or a
     /// cancel.
     Form,
+    /// The plan of a run in plan mode is ready: `a` approves it (and the mode becomes
+    /// `ask`), `e` approves it in `auto-edit`, anything else is feedback to keep planning.
+    Plan,
 }
 
 /// A question to the user (`input_requested`), answered with `Op::Answer`.
@@ -475,6 +482,13 @@ pub enum EventData {
         /// The images, in the order the prompt named them.
         images: Vec<crate::images::Image>,
     },
+    /// A hook ran (its span: `duration_ms` before the event).
+    Hook(Box<HookRan>),
+    /// The permission mode changed (Shift-Tab, a plan approved, `exec --mode`).
+    ModeChanged {
+        /// The mode from now on.
+        mode: Mode,
+    },
 }
 
 impl EventData {
@@ -514,6 +528,8 @@ impl EventData {
             Self::FilesChanged(_) => "files_changed",
             Self::Rewound(_) => "rewound",
             Self::ImagesAttached { .. } => "images_attached",
+            Self::Hook(_) => "hook",
+            Self::ModeChanged { .. } => "mode_changed",
         }
     }
 }

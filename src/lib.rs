@@ -23,6 +23,7 @@ pub mod event;
 pub mod exec;
 pub mod form;
 pub mod history;
+pub mod hooks;
 pub mod images;
 pub mod instructions;
 pub mod logging;

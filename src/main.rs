@@ -63,6 +63,9 @@ enum Command {
     /// the workdir's latest session (`--list` shows them); a file edited by hand since is
     /// kept and named unless --force.
     Rewind(RewindArgs),
+    /// Trust this workspace's .taco/config.toml as it is now, so its hooks run (a changed
+    /// file must be trusted again).
+    Trust,
     /// MCP servers of the config.
     Mcp {
         #[command(subcommand)]
@@ -167,6 +170,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Some(Command::Exec(args)) => wiring::exec(&start, exec_request(args)),
         Some(Command::Sessions) => wiring::sessions(),
+        Some(Command::Trust) => wiring::trust(&start),
         Some(Command::Rewind(args)) => wiring::rewind(&start, rewind_request(args)),
         Some(Command::Trace { file }) => wiring::trace(&file, launched),
         Some(Command::Mcp {

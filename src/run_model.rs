@@ -22,12 +22,14 @@ mod grants;
 mod model_call;
 mod query;
 mod spend;
+mod turns;
 
 pub use activity::Activity;
 pub use call::{CallNode, CallState, Progress, Via};
 pub use gauge::ContextGauge;
 pub use grants::{GrantRecord, Grants};
 pub use model_call::{ModelCallEnd, ModelCallNode, ModelCalls};
+pub use turns::{Turn, TurnCall, TurnChanges, Turns};
 
 /// An approval the user has not answered yet: the orchestrator's request (the one approval
 /// type: the dialog's call is it too) and where it stands in its batch.
@@ -76,6 +78,10 @@ pub struct RunModel {
     revision: u64,
     /// Provider calls from their start to their end (`model_call.rs`).
     llm: ModelCalls,
+    /// The permission mode (issue 30.2), as the last `mode_changed` said.
+    mode: crate::event::Mode,
+    /// The session's runs and their calls, for rewind (`turns.rs`).
+    turns: Turns,
 }
 
 impl RunModel {
@@ -87,6 +93,7 @@ impl RunModel {
     /// Folds one event in; `true` when it ended the run in progress.
     pub fn apply(&mut self, event: &Event) -> bool {
         self.llm.apply(event);
+        self.turns.apply(event);
         // Streamed text and a model call's progress change no call: views that copy calls
         // skip them.
         if !matches!(
@@ -160,6 +167,7 @@ impl RunModel {
                 }
             }
             EventData::ApprovalRevoked { grant } => self.grants.revoked(grant),
+            EventData::ModeChanged { mode } => self.mode = *mode,
             EventData::GrantUsed { id, grant, .. } => {
                 self.grants.used(grant);
                 if let Some(call) = self.calls.get_mut(id) {
@@ -380,6 +388,11 @@ impl RunModel {
         self.context = None;
     }
 
+    /// The session's runs and their calls, as a rewind sees them.
+    pub fn turns(&self) -> &Turns {
+        &self.turns
+    }
+
     /// Provider calls of the run in progress (or the last run), from start to end.
     pub fn llm(&self) -> &ModelCalls {
         &self.llm
@@ -388,6 +401,11 @@ impl RunModel {
     /// How full the user's conversation is, once a model call has said.
     pub fn context(&self) -> Option<ContextGauge> {
         self.context
+    }
+
+    /// The permission mode.
+    pub fn mode(&self) -> crate::event::Mode {
+        self.mode
     }
 
     fn end_run(&mut self) {

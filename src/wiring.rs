@@ -19,11 +19,13 @@ mod headless;
 mod oauth;
 mod rewind;
 mod screen;
+mod trust;
 
 pub use headless::{ExecRequest, exec};
 pub use oauth::{mcp_login, mcp_logout};
 pub use rewind::{RewindRequest, rewind};
 pub use screen::{trace, tui};
+pub use trust::trust;
 
 /// What every command that runs the agent starts from: the command line's choices.
 #[derive(Debug, Clone, Default)]
@@ -65,6 +67,7 @@ async fn prepare(
     announce(&resolved);
     let mut opened = startup::open_session(&resolved, &mut orchestrator, resuming, kind)?;
     let mut orchestrator = checkpoints::attach(&resolved, orchestrator, &mut opened.notes);
+    opened.notes.extend(resolved.hooks.notes.iter().cloned());
     // Servers start now, in the background: nothing waits for them here.
     let (sender, notices) = unbounded_channel();
     let mcp = McpHub::start(
@@ -124,6 +127,7 @@ fn settings(resolved: &config::Resolved) -> Settings {
         history_limit: resolved.history_limit,
         context: resolved.context,
         limits: resolved.limits,
+        hooks: std::sync::Arc::clone(&resolved.hooks.hooks),
     }
 }
 

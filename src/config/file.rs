@@ -227,6 +227,9 @@ pub struct ConfigFile {
     /// `[checkpoints]`: the shadow store of the workspace's files (rewind).
     #[serde(default)]
     pub checkpoints: crate::checkpoint::CheckpointConfig,
+    /// `[hooks]`: the user's commands at points of a session (issue 30.1).
+    #[serde(default)]
+    pub hooks: crate::hooks::HooksConfig,
 }
 
 /// `<config dir>/taco/config.toml`.

@@ -67,6 +67,9 @@ impl Run<'_> {
             let diff = previews[k].as_ref().map(|p| p.diff.clone());
             self.ask_about(request, (k + 1, requests.len()), diff, None);
         }
+        let names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
+        let message = format!("taco needs your approval for {}", names.join(", "));
+        self.notify_hooks(message).await;
         let mut answers: Vec<Option<ApprovalAnswer>> = vec![None; requests.len()];
         let mut open: Vec<usize> = (0..requests.len()).collect();
         for round in 0.. {

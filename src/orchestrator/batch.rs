@@ -85,6 +85,13 @@ impl Run<'_> {
             conv.messages
                 .push(Message::system(instructions.join("\n\n")));
         }
+        if !self.hook_context.is_empty() {
+            let context = std::mem::take(&mut self.hook_context);
+            conv.messages.push(Message::system(format!(
+                "Context from the user's hooks:\n{}",
+                context.join("\n")
+            )));
+        }
         !self.cancel.is_cancelled()
     }
 
@@ -134,7 +141,9 @@ impl Run<'_> {
                 return self.finish(calls, decided.outcomes);
             }
             self.execute(turn, calls, &mut decided).await;
-            self.finish(calls, decided.outcomes)
+            let outcomes = self.finish(calls, decided.outcomes);
+            self.post_tool_hooks(calls, &outcomes).await;
+            outcomes
         })
     }
 
@@ -173,6 +182,18 @@ impl Run<'_> {
                     Collected::Cancelled => return decided,
                 }
                 planned = self.plan(call, &decided.arguments[i], offered, false);
+            }
+            if let Planned::Policy(policy) = planned {
+                match self
+                    .pre_tool_hooks(call, &decided.arguments[i], policy)
+                    .await
+                {
+                    Ok(policy) => planned = Planned::Policy(policy),
+                    Err(ended) => {
+                        decided.outcomes[i] = Some(self.not_run(call, ended));
+                        continue;
+                    }
+                }
             }
             match planned {
                 Planned::Policy(Policy::Allow) => {

@@ -164,6 +164,8 @@ impl Run<'_> {
     /// run was cancelled while waiting; `Some(None)`: the user declined.
     pub(super) async fn ask(&mut self, request: &InputRequest) -> Option<Option<String>> {
         self.emit(EventData::InputRequested(request.clone()));
+        self.notify_hooks(format!("taco asks: {}", request.prompt))
+            .await;
         let cancel = self.cancel.clone();
         let answer = tokio::select! {
             biased;

@@ -28,9 +28,11 @@ pub mod context;
 mod conversation;
 mod delegate;
 mod elicit;
+mod hooking;
 mod images;
 pub mod limits;
 mod log;
+pub mod mode;
 mod plan;
 pub mod recap;
 pub mod recorded;
@@ -107,6 +109,8 @@ pub struct Settings {
     pub context: context::ContextSettings,
     /// Bounds on each request and model call.
     pub limits: Limits,
+    /// The session's hooks (issue 30.1).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 /// How a run ended.
@@ -150,6 +154,10 @@ pub struct Orchestrator {
     checkpoints: Option<Arc<crate::checkpoint::Store>>,
     /// Why checkpoints are off, for a rewind asked anyway.
     checkpoints_off: String,
+    /// The `session_start` hooks ran (with the session's first request).
+    session_started: bool,
+    /// The permission mode, shared with the task (issue 30.2).
+    mode: mode::ModeCell,
 }
 
 impl Drop for Orchestrator {
@@ -207,6 +215,8 @@ impl Orchestrator {
             summary_tokens_refused: false,
             checkpoints: None,
             checkpoints_off: "checkpoints are off".to_string(),
+            session_started: false,
+            mode: mode::ModeCell::default(),
         }
     }
 
@@ -226,6 +236,12 @@ impl Orchestrator {
     /// Why checkpoints are off (meaningless while they are on).
     pub fn checkpoints_off(&self) -> &str {
         &self.checkpoints_off
+    }
+
+    /// The permission mode, shared: setting it applies to a running request from its next
+    /// batch of calls.
+    pub fn mode(&self) -> mode::ModeCell {
+        self.mode.clone()
     }
 
     /// The checkpoint store, when checkpoints are on.
@@ -362,16 +378,30 @@ impl Orchestrator {
                 return outcome;
             }
         };
-        let shown = images.clone();
-        conv.messages
-            .push(Message::user_with_images(prompt, images));
-        conv.run_start = conv.messages.len() - 1;
-        conv.record(run.sink);
-        if !shown.is_empty() {
-            // After the message line, so a replayed session puts the chips on its cell.
-            run.emit(EventData::ImagesAttached { images: shown });
-        }
-        let end = run.run_loop(&mut conv).await;
+        let (blocked, context) = run.prompt_hooks(&prompt).await;
+        let end = match blocked {
+            Some(reason) => LoopEnd::Failed {
+                kind: "hook",
+                message: format!("a user_prompt_submit hook blocked the request: {reason}"),
+            },
+            None => {
+                let shown = images.clone();
+                conv.messages.push(Message::user_with_images(prompt, images));
+                conv.run_start = conv.messages.len() - 1;
+                if run.orch.mode.get() == crate::event::Mode::Plan {
+                    conv.messages.push(Message::system(mode::PLAN_PROMPT));
+                }
+                if !context.is_empty() {
+                    conv.messages.push(Message::system(context.join("\n\n")));
+                }
+                conv.record(run.sink);
+                if !shown.is_empty() {
+                    // After the message line, so a replayed session puts the chips on its cell.
+                    run.emit(EventData::ImagesAttached { images: shown });
+                }
+                run.run_loop(&mut conv).await
+            }
+        };
         conv.record(run.sink);
         run.checkpoint_end().await;
         run.orch.policies.end_turn();
@@ -441,6 +471,23 @@ impl Run<'_> {
                 if turn.tool_calls.is_empty() {
                     let content = turn.content.clone();
                     conv.push_assistant(turn);
+                    // A stop hook may send the model back to work, a few times at most.
+                    if !conv.is_nested()
+                        && turn_no < conv.max_turns
+                        && let Some(reason) = self.stop_hooks(&content).await
+                    {
+                        conv.messages.push(Message::user(format!(
+                            "A stop hook of the user's did not let the run end yet: {reason}"
+                        )));
+                        continue;
+                    }
+                    if !conv.is_nested()
+                        && turn_no < conv.max_turns
+                        && let Some(message) = self.review_plan().await
+                    {
+                        conv.messages.push(Message::user(message));
+                        continue;
+                    }
                     return LoopEnd::Answer {
                         content,
                         turns: turn_no,

@@ -57,6 +57,10 @@ pub(super) struct Run<'s> {
     /// The checkpoint before the run's first call that could change the workspace: its
     /// `files_changed` is counted from there.
     pub(super) first_checkpoint: Option<crate::checkpoint::CheckpointId>,
+    /// Context hooks gave during a batch, for the model with its results.
+    pub(super) hook_context: Vec<String>,
+    /// Times a stop hook sent the model back to work in this run.
+    pub(super) stops_refused: u32,
 }
 
 /// A bound on one call's answer, tighter than `max_reply_bytes`.
@@ -124,6 +128,8 @@ impl<'s> Run<'s> {
             switched: None,
             answer_cap: None,
             first_checkpoint: None,
+            hook_context: Vec::new(),
+            stops_refused: 0,
         }
     }
 }

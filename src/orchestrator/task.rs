@@ -97,6 +97,10 @@ pub enum Op {
         /// To this one.
         to: String,
     },
+    /// Read the project's hooks again (after `/trust`), from the next request on.
+    ReloadHooks,
+    /// Switch the permission mode, at once (a running request from its next batch).
+    SetMode(crate::event::Mode),
     /// Stop the task (cancels whatever runs).
     Shutdown,
 }
@@ -248,6 +252,14 @@ async fn serve(
                     scope,
                     overwrite,
                 }) => Work::Rewind(point, scope, overwrite),
+                Some(Op::ReloadHooks) => {
+                    orchestrator.reload_hooks();
+                    continue;
+                }
+                Some(Op::SetMode(mode)) => {
+                    orchestrator.set_mode(mode, &mut events);
+                    continue;
+                }
                 // Nothing is running: stale answers and cancels have nothing to act on.
                 Some(
                     Op::Approve { .. }
@@ -269,10 +281,12 @@ async fn serve(
         // Reached while the run holds the orchestrator: a call is cancelled as it runs.
         let calls = orchestrator.call_cancels();
         let mut clear_after = false;
+        let mut reload_after = false;
         // The run holds the sink; `/resume` is refused while it runs, so a listing asked
         // meanwhile may say the session of before it (a first run's file is made by it).
         let open = events.session_id();
         let store = super::rewinding::store_of(&orchestrator);
+        let mode_cell = orchestrator.mode();
         {
             let job = async {
                 match &work {
@@ -318,6 +332,18 @@ async fn serve(
                         Some(Op::Rewind { point, scope, overwrite }) => {
                             queue.push_back(Work::Rewind(point, scope, overwrite));
                         }
+                        Some(Op::ReloadHooks) => reload_after = true,
+                        // At once: the run reads the mode at its next batch; the UI hears it
+                        // now (the session file hears of it from the next switch between runs).
+                        Some(Op::SetMode(mode)) => {
+                            mode_cell.set(mode);
+                            if let Some(events) = lists.events.upgrade() {
+                                let _ = events.send(Event::now(
+                                    &Arc::from(""),
+                                    EventData::ModeChanged { mode },
+                                ));
+                            }
+                        }
                         Some(Op::Revoke(grant)) => {
                             let _ = replies_tx.send(Reply::Revoke(grant));
                         }
@@ -350,6 +376,9 @@ async fn serve(
         }
         if clear_after {
             clear(&mut events, &mut orchestrator);
+        }
+        if reload_after {
+            orchestrator.reload_hooks();
         }
     }
     orchestrator

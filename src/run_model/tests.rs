@@ -652,3 +652,134 @@ fn a_servers_form_is_an_open_question_until_its_whole_answer() {
     assert!(m.open_questions().is_empty());
     assert_eq!(m.question("a/form1").map(|q| q.kind), Some(InputKind::Form));
 }
+
+mod turns {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::event::{
+        CheckpointTaken, Event, EventData, FilesChanged, Fork, RewindPoint, Rewound,
+    };
+    use crate::run_model::RunModel;
+
+    fn event(run: &str, data: EventData) -> Event {
+        Event {
+            timestamp: 1,
+            request_id: Arc::from(run),
+            data,
+        }
+    }
+
+    fn started(run: &str, prompt: &str) -> Event {
+        event(
+            run,
+            EventData::RunStarted {
+                prompt: prompt.into(),
+                provider: "p".into(),
+                model: "m".into(),
+                max_turns: 5,
+            },
+        )
+    }
+
+    fn call(run: &str, id: &str) -> Event {
+        event(
+            run,
+            EventData::ToolCall {
+                turn: 1,
+                id: id.into(),
+                name: "write_file".into(),
+                arguments: json!({"path": "a.txt"}),
+                parent: None,
+                sandbox: None,
+            },
+        )
+    }
+
+    #[test]
+    fn runs_keep_their_calls_checkpoints_and_changes_across_runs() {
+        let events = [
+            started("r1", "first"),
+            call("r1", "c1"),
+            call("r1", "c2"),
+            event(
+                "r1",
+                EventData::Checkpoint(CheckpointTaken {
+                    id: Some("cp1".into()),
+                    calls: vec!["c2".into()],
+                    changed: true,
+                    skipped: Vec::new(),
+                    skipped_count: 0,
+                    error: None,
+                }),
+            ),
+            event(
+                "r1",
+                EventData::FilesChanged(Box::new(FilesChanged::new(
+                    "cp1".into(),
+                    "cp2".into(),
+                    &[],
+                ))),
+            ),
+            started("r2", "second"),
+            call("r2", "c3"),
+        ];
+        let model = RunModel::replay(&events);
+        let turns: Vec<_> = model.turns().iter().collect();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[0].prompt, "first");
+        assert_eq!(turns[0].calls.len(), 2);
+        assert!(!turns[0].calls[0].checkpoint && turns[0].calls[1].checkpoint);
+        assert_eq!(turns[0].calls[0].summary, "path=a.txt");
+        assert!(model.turns().has_checkpoint("r1", "c2"));
+        let changes = turns[0].changes.as_ref().unwrap();
+        assert_eq!((changes.from.as_str(), changes.to.as_str()), ("cp1", "cp2"));
+        assert_eq!(turns[1].calls.len(), 1);
+        assert!(turns[1].changes.is_none());
+    }
+
+    #[test]
+    fn a_conversation_fork_leaves_the_later_runs_behind() {
+        let mut model = RunModel::replay(&[
+            started("r1", "first"),
+            started("r2", "second"),
+            started("r3", "third"),
+        ]);
+        let rewound = |fork| Rewound {
+            point: RewindPoint::Run {
+                request_id: "r2".into(),
+            },
+            checkpoint: None,
+            restored: Vec::new(),
+            kept: Vec::new(),
+            failed: Vec::new(),
+            undo: None,
+            fork,
+        };
+        // Files alone leave the conversation as it is.
+        model.apply(&event("x", EventData::Rewound(Box::new(rewound(None)))));
+        assert!(model.turns().iter().all(|t| !t.left_behind));
+        let fork = Fork {
+            from_session: "old".into(),
+            session: "new".into(),
+            prompt: "second".into(),
+        };
+        model.apply(&event(
+            "x",
+            EventData::Rewound(Box::new(rewound(Some(fork)))),
+        ));
+        let behind: Vec<bool> = model.turns().iter().map(|t| t.left_behind).collect();
+        assert_eq!(behind, [false, true, true]);
+    }
+
+    #[test]
+    fn the_runs_kept_are_bounded() {
+        let events: Vec<Event> = (0..crate::run_model::turns::MAX_TURNS + 3)
+            .map(|i| started(&format!("r{i}"), "p"))
+            .collect();
+        let model = RunModel::replay(&events);
+        assert_eq!(model.turns().len(), crate::run_model::turns::MAX_TURNS);
+        assert_eq!(model.turns().iter().next().unwrap().request_id, "r3");
+    }
+}

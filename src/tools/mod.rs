@@ -223,6 +223,11 @@ pub trait Tool: Send + Sync {
     fn changes_workspace(&self, _arguments: &Value) -> bool {
         false
     }
+    /// Whether it edits files inside the workspace and nothing else (`write_file`,
+    /// `edit_file`): auto-edit mode approves it.
+    fn edits_files(&self) -> bool {
+        false
+    }
     /// Runs the tool. The result is sent to the model as JSON; a tool that needs other calls
     /// made first says so and is resumed with their results.
     fn call<'a>(
@@ -269,6 +274,8 @@ pub trait TypedTool: Send + Sync + 'static {
     const RUNS_PROCESS: bool = false;
     /// See [`Tool::changes_workspace`].
     const CHANGES_WORKSPACE: bool = false;
+    /// See [`Tool::edits_files`].
+    const EDITS_FILES: bool = false;
     /// Policy when the config says nothing (DESIGN §4.6).
     fn default_policy(&self, _params: &Self::Params, _settings: &ToolSettings) -> Policy {
         Policy::Allow
@@ -332,6 +339,10 @@ impl<T: TypedTool> Tool for T {
 
     fn changes_workspace(&self, _arguments: &Value) -> bool {
         T::CHANGES_WORKSPACE
+    }
+
+    fn edits_files(&self) -> bool {
+        T::EDITS_FILES
     }
 
     fn confinement(&self, arguments: &Value, settings: &ToolSettings) -> Option<Confinement> {

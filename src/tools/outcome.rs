@@ -24,6 +24,10 @@ pub enum DeniedBy {
     Headless,
     /// The tool stack's depth limit (the user declined to go deeper, or nobody could be asked).
     Limit,
+    /// A `pre_tool_use` hook of the user's (issue 30.1).
+    Hook,
+    /// Plan mode: only read-only tools run (issue 30.2).
+    Mode,
 }
 
 /// The `status` of a `tool_result` event: how the call ended, in one word.

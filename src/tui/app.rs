@@ -67,6 +67,9 @@ pub struct AppInfo {
     /// What was withheld from the environment, by name (`/status`); empty when viewing a
     /// saved trace.
     pub environment: String,
+    /// The workspace's checkpoint store (`/status` measures it), or why checkpoints are
+    /// off; `None` when viewing a saved trace.
+    pub checkpoints: Option<Result<std::sync::Arc<crate::checkpoint::Store>, String>>,
 }
 
 /// A side effect the event loop carries out.
@@ -88,6 +91,9 @@ pub enum Command {
     Notify(super::notify::Escapes),
     /// Log in to this MCP server with OAuth (`/mcp login NAME`), in the background.
     McpLogin(String),
+    /// Measure this checkpoint store's size on disk off the UI thread, then give it to
+    /// [`App::on_checkpoints_measured`] (`/status`).
+    MeasureCheckpoints(rewind::Measure),
     /// Fetch this from the MCP servers ([`McpFetch::run`]), then give it to
     /// [`App::on_mcp_fetched`].
     Mcp(McpFetch),
@@ -262,6 +268,8 @@ impl App {
     /// Takes one orchestrator event.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
         let mut commands = self.take_event(event, now);
+        // A `✎ N files changed` cell that came while details are expanded shows its diffs.
+        commands.extend(self.ask_changes());
         self.sync_activity(now);
         self.sync_guard(now);
         commands.extend(self.notice_dialog());
@@ -434,7 +442,9 @@ mod notice;
 mod query;
 mod render;
 mod replay;
+mod rewind;
 mod slash;
 mod switch;
 
 pub use mcp::{McpFetch, McpFetched};
+pub use rewind::Measure;

@@ -81,6 +81,16 @@ pub const COMMANDS: &[CommandInfo] = &[
         "[ID]",
         "pick a saved session and continue it here",
     ),
+    CommandInfo::new(
+        "/rewind",
+        "",
+        "take files and/or the conversation back to before a run or call",
+    ),
+    CommandInfo::new(
+        "/trust",
+        "",
+        "let this project's .taco/config.toml hooks run",
+    ),
     CommandInfo::new("/quit", "", "leave taco"),
 ];
 
@@ -120,6 +130,10 @@ pub enum SlashCommand {
     Provider(String),
     /// `/resume [ID]`: the session picker, or this saved session.
     Resume(String),
+    /// `/rewind`: the picker of runs and calls to go back to.
+    Rewind,
+    /// `/trust`: trust the project's `.taco/config.toml` as it is now (its hooks run).
+    Trust,
     /// `/quit` (also `/exit`).
     Quit,
     /// `/server:prompt args…`: an MCP server's prompt (the whole line).
@@ -155,6 +169,8 @@ pub fn parse(text: &str) -> SlashCommand {
         "/model" | "/models" => SlashCommand::Model(rest.trim().to_string()),
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
+        "/rewind" => SlashCommand::Rewind,
+        "/trust" => SlashCommand::Trust,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         _ if crate::mcp::prompt_args::parse_line(text).is_some() => {
             SlashCommand::McpPrompt(text.to_string())

@@ -213,6 +213,8 @@ where
     let mut reading: Option<Reading> = None;
     // An MCP prompt or resources being fetched for the app (one at a time: the app is busy).
     let mut fetching: Option<tokio::task::JoinHandle<app::McpFetched>> = None;
+    // The checkpoint store being measured for `/status`.
+    let mut measuring: Option<tokio::task::JoinHandle<u64>> = None;
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
@@ -289,6 +291,14 @@ where
                 dirty = true;
                 app.on_mcp_fetched(fetched, Instant::now())
             }
+            bytes = recv_measured(&mut measuring), if measuring.is_some() => {
+                measuring = None;
+                dirty = true;
+                if let Some(bytes) = bytes {
+                    app.on_checkpoints_measured(bytes);
+                }
+                Vec::new()
+            }
             read = recv_read(&mut reading), if reading.is_some() => {
                 reading = None;
                 dirty = true;
@@ -343,6 +353,9 @@ where
                         let _ = app.on_mcp_fetched(lost, Instant::now());
                     }
                 },
+                Command::MeasureCheckpoints(store) => {
+                    measuring = Some(tokio::task::spawn_blocking(move || store.0.size()));
+                }
                 Command::LoadEarlier(earlier) => {
                     let path = earlier.path.clone();
                     let handle = tokio::task::spawn_blocking(move || {
@@ -415,6 +428,15 @@ async fn recv_read(reading: &mut Option<Reading>) -> EarlierRead {
                 source: io::Error::other(e.to_string()),
             })
         }),
+        None => std::future::pending().await,
+    }
+}
+
+/// The checkpoint store's size once measured (`None`: the measuring failed); never when
+/// nothing is measured.
+async fn recv_measured(measuring: &mut Option<tokio::task::JoinHandle<u64>>) -> Option<u64> {
+    match measuring {
+        Some(handle) => handle.await.ok(),
         None => std::future::pending().await,
     }
 }

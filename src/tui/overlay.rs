@@ -34,6 +34,7 @@ mod grants;
 mod help;
 mod picker;
 mod question;
+mod rewind;
 #[cfg(test)]
 mod tests;
 
@@ -150,6 +151,17 @@ pub enum Effect {
     Copy(String),
     /// A picker's row was chosen (`/model`, `/provider`, `/resume`).
     Pick(crate::tui::views::picker::Pick),
+    /// Open the rewind overlay for this point and ask for its preview (`r` in the timeline).
+    PreviewRewind(crate::event::RewindPoint),
+    /// Rewind, as the rewind overlay's user confirmed.
+    Rewind {
+        /// Where to.
+        point: crate::event::RewindPoint,
+        /// What goes back.
+        scope: crate::event::RewindScope,
+        /// Hand-edited files are overwritten too.
+        overwrite: bool,
+    },
     /// These keys were typing, not an answer: the composer takes them and the dialog steps
     /// back until the user moves to it again (`app/guard.rs`).
     Yield(Vec<char>),

@@ -303,6 +303,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         sandbox: None,
         rules: Vec::new(),
         environment: String::new(),
+        checkpoints: None,
     }
 }
 
@@ -349,6 +350,10 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             &resolved.tools.env_passthrough,
             &resolved.tools.secret_vars,
         ),
+        checkpoints: Some(match orchestrator.checkpoints() {
+            Some(store) => Ok(Arc::clone(store)),
+            None => Err(orchestrator.checkpoints_off().to_string()),
+        }),
     }
 }
 

@@ -220,6 +220,7 @@ pub fn settings(max_turns: u32) -> Settings {
         history_limit: 50,
         context: Default::default(),
         limits: Limits::default(),
+        hooks: taco::hooks::Hooks::none(),
         // Scenarios that want retries say so; elsewhere a provider error is final at once.
         retry: RetryPolicy {
             max_attempts: 1,

@@ -54,6 +54,7 @@ impl TypedTool for EditFile {
     type Params = EditFileParams;
     const NAME: &'static str = "edit_file";
     const CHANGES_WORKSPACE: bool = true;
+    const EDITS_FILES: bool = true;
     const POLICY_NOTE: &'static str = "ask";
     const USAGE: Option<&'static str> = Some(
         "Read the file first and copy old_string exactly, with enough surrounding lines to match once. Edits apply in order; if one fails nothing is written and the error says why (how many matches, on which lines).",

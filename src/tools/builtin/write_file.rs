@@ -32,6 +32,7 @@ impl TypedTool for WriteFile {
     type Params = WriteFileParams;
     const NAME: &'static str = "write_file";
     const CHANGES_WORKSPACE: bool = true;
+    const EDITS_FILES: bool = true;
     const POLICY_NOTE: &'static str = "ask";
     const USAGE: Option<&'static str> = Some(
         "It replaces the whole file: read the file first and send its complete new content. Missing parent directories are created. The user may deny the write; then do not retry it.",

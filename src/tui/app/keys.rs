@@ -65,6 +65,13 @@ impl App {
         if ctx.held && matches!(key.code, KeyCode::Char(_)) && !ctrl {
             self.flash("typing goes to your message · Tab answers the dialog", now);
         }
+        // In the chat, Shift-Tab cycles the permission mode (ask → auto-edit → plan), as
+        // other agents' users expect; in the other panes it moves the focus back.
+        if key.code == KeyCode::BackTab && self.focus == Focus::Chat && !self.read_only {
+            let mode = self.run.mode().next();
+            self.flash(&format!("mode: {} · Shift-Tab cycles", mode.name()), now);
+            return vec![Command::Op(Op::SetMode(mode))];
+        }
         if self.focus_key(key, ctrl, now) {
             return Vec::new();
         }
@@ -125,6 +132,12 @@ impl App {
             }
             Effect::Copy(text) => self.copy(&text, now),
             Effect::Pick(pick) => self.picked(pick, now),
+            Effect::PreviewRewind(point) => self.ask_rewind(point, now),
+            Effect::Rewind {
+                point,
+                scope,
+                overwrite,
+            } => self.rewind(point, scope, overwrite, now),
             Effect::Yield(keys) => {
                 self.type_past_dialog(&keys, now);
                 Vec::new()
@@ -225,7 +238,8 @@ impl App {
             }
             KeyCode::Char('o') if ctrl => {
                 self.chat.toggle_details();
-                return Vec::new();
+                // Expanded `✎ N files changed` cells show their diffs: asked for now.
+                return self.ask_changes();
             }
             _ => {}
         }

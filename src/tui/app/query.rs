@@ -99,6 +99,11 @@ impl App {
             || (self.overlays.get::<QuestionDialog>()).is_some_and(|d| d.armed().is_some())
     }
 
+    /// Whether the rewind overlay is open.
+    pub fn rewind_open(&self) -> bool {
+        (self.overlays.get::<crate::tui::views::rewind::RewindView>()).is_some()
+    }
+
     /// Whether the help overlay shows.
     pub fn help_open(&self) -> bool {
         self.overlays.get::<Help>().is_some()

@@ -113,6 +113,9 @@ impl App {
             flash: self.flash.as_ref().map(|(text, _)| text.as_str()),
             hints: self.hints(),
             sandbox: self.unconfined(),
+            mode: Some(self.run.mode())
+                .filter(|m| *m != crate::event::Mode::Ask)
+                .map(crate::event::Mode::name),
         };
         status.render(panes.status, buf, &theme);
         self.render_place(Place::Screen, area, buf, now);

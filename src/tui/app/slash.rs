@@ -67,6 +67,22 @@ impl App {
         }
     }
 
+    /// `/trust`: the project's hooks are trusted as the file is now and run from the next
+    /// request on.
+    fn trust_project(&mut self) -> Vec<Command> {
+        let workdir = std::path::Path::new(&self.info.workdir);
+        match crate::hooks::trust_project(workdir) {
+            Ok(said) => {
+                self.chat.push_notice(NoticeKind::Info, format!("{said}."));
+                vec![Command::Op(Op::ReloadHooks)]
+            }
+            Err(why) => {
+                self.chat.push_notice(NoticeKind::Warn, format!("{why}."));
+                Vec::new()
+            }
+        }
+    }
+
     pub(super) fn run_command(&mut self, text: &str, now: Instant) -> Vec<Command> {
         match commands::parse(text) {
             SlashCommand::Help => self.open_help(),
@@ -148,7 +164,10 @@ impl App {
                 if !self.info.environment.is_empty() {
                     text.push_str(&format!("\n\nEnvironment: {}.", self.info.environment));
                 }
+                let (checkpoints, measure) = self.checkpoints_status();
+                text.push_str(&checkpoints);
                 self.chat.push_notice(NoticeKind::Info, text);
+                return measure.into_iter().collect();
             }
             SlashCommand::Cancel => {
                 if let Some(commands) = self.drop_fetch(now) {
@@ -195,6 +214,8 @@ impl App {
             SlashCommand::Model(name) => return self.model_command(&name, now),
             SlashCommand::Provider(name) => return self.provider_command(&name, now),
             SlashCommand::Resume(id) => return self.resume_command(&id, now),
+            SlashCommand::Rewind => return self.rewind_command(now),
+            SlashCommand::Trust => return self.trust_project(),
             SlashCommand::Quit => {
                 self.quit = true;
                 return vec![Command::Quit];

@@ -68,8 +68,9 @@ impl App {
                     }
                 }
             }
-            // The rewind overlay and the diff view take these (`app/rewind.rs`).
-            Listed::Rewind(_) | Listed::Changes(_) => {}
+            // The rewind overlay and the chat's `✎` cells take these (`app/rewind.rs`).
+            Listed::Rewind(preview) => self.rewind_listed(preview),
+            Listed::Changes(view) => self.chat.changes_listed(view),
         }
     }
 
@@ -187,6 +188,7 @@ impl App {
                 self.flash("that is the session open here", now);
                 Vec::new()
             }
+            Pick::Rewind(point) => self.ask_rewind(point, now),
         }
     }
 

@@ -152,6 +152,7 @@ impl Overlay for QuestionDialog {
         Some(match q.kind {
             InputKind::Parameter => format!("{} needs a value", q.tool),
             InputKind::DepthLimit => "the tool stack reached its depth limit".to_string(),
+            InputKind::Plan => "the plan is ready: approve it or say what to change".to_string(),
             InputKind::Submit | InputKind::Form => format!("send the form to {}?", q.tool),
         })
     }

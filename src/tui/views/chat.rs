@@ -19,6 +19,7 @@ use crate::tui::markdown::str_width;
 use crate::tui::theme::{Theme, spinner};
 
 mod cell;
+mod changes;
 mod earlier;
 mod events;
 mod flags;

@@ -46,7 +46,7 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("@", "attach a file or MCP resource (finder)"),
             ("PgUp / PgDn, wheel", "scroll the chat"),
             ("End", "follow the bottom again (empty composer)"),
-            ("Ctrl-O", "expand / collapse tool details and reasoning"),
+            ("Ctrl-O", "expand / collapse tool details, reasoning, diffs"),
             ("Alt-↑, click", "select a message (↑ ↓ move, y copies)"),
         ],
     ),
@@ -115,11 +115,22 @@ const SECTIONS: &[(&str, &[(&str, &str)])] = &[
             ("w", "payload: wrap long lines, or cut them"),
             ("← →", "payload: pan lines that are cut"),
             ("f", "filter: all, llm, tools, asks, problems"),
+            ("r", "rewind files / conversation to before this row"),
             ("Home / End", "first / last (End follows new events)"),
         ],
     ),
     (
-        "Pickers (/model, /provider, /resume)",
+        "Rewind (r in the timeline, /rewind)",
+        &[
+            ("f / c / b", "pick: files, conversation, both"),
+            ("o", "overwrite files edited by hand too (default: kept)"),
+            ("Enter", "after a pick: rewind"),
+            ("← → / ↑ ↓", "the file whose diff shows / scroll the diff"),
+            ("Esc", "close, changing nothing"),
+        ],
+    ),
+    (
+        "Pickers (/model, /provider, /resume, /rewind)",
         &[
             ("type", "filter: every word, in any order"),
             ("↑ ↓ / PgUp PgDn", "move (Home / End: first / last)"),

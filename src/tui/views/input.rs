@@ -176,7 +176,7 @@ impl InputState {
         let Some(q) = self.pending.first_mut() else {
             return false;
         };
-        if q.request.kind != InputKind::Parameter {
+        if !matches!(q.request.kind, InputKind::Parameter | InputKind::Plan) {
             return false;
         }
         // Pasting means answering: leave the continue question.

@@ -6,6 +6,7 @@ pub mod chat;
 pub mod composer;
 #[cfg(test)]
 pub(crate) mod fed;
+pub mod file_diff;
 pub mod form;
 pub mod gate;
 pub mod grants;
@@ -13,6 +14,7 @@ pub mod help;
 pub mod input;
 pub mod keyline;
 pub mod picker;
+pub mod rewind;
 pub mod stack;
 pub mod status;
 pub mod timeline;

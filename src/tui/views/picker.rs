@@ -22,6 +22,8 @@ pub enum Pick {
     },
     /// The session open here already: nothing to switch to.
     ThisSession,
+    /// Rewind to before this run or call (`/rewind`): the rewind overlay opens.
+    Rewind(crate::event::RewindPoint),
 }
 
 /// What a row is.

@@ -49,6 +49,8 @@ pub struct Status<'a> {
     /// Shell commands run unconfined: `sandbox off` (the user's choice) or `no sandbox`
     /// (the kernel cannot); `None` while they run sandboxed.
     pub sandbox: Option<&'a str>,
+    /// The permission mode, when it is not `ask` (the default says nothing).
+    pub mode: Option<&'a str>,
 }
 
 /// `12.3k` for big counts.
@@ -209,6 +211,10 @@ impl Status<'_> {
         if let Some(sandbox) = self.sandbox {
             left.push(bar());
             left.push(Span::styled(sandbox.to_string(), theme.warn));
+        }
+        if let Some(mode) = self.mode {
+            left.push(bar());
+            left.push(Span::styled(format!("{mode} mode"), theme.key));
         }
         if !cut.dropped(Drop::Turn) {
             left.push(bar());

@@ -78,6 +78,8 @@ pub(super) enum CellKind {
         style: NoteStyle,
         text: String,
     },
+    /// What a run changed in the workspace (`✎ N files changed`), diffs with details.
+    Changes(Box<super::changes::Changes>),
 }
 
 /// Wrapped lines for one width and details setting.
@@ -192,7 +194,7 @@ impl Cell {
     /// Makes the layout current for `width`; returns whether any work was done.
     pub fn ensure(&mut self, width: u16, details: bool, theme: &Theme) -> bool {
         let uses_details = match &self.kind {
-            CellKind::Tool(_) | CellKind::Reasoning(_) => true,
+            CellKind::Tool(_) | CellKind::Reasoning(_) | CellKind::Changes(_) => true,
             CellKind::User(user) => user.collapsed.is_some(),
             _ => false,
         };
@@ -277,6 +279,10 @@ impl Cell {
                 tool.layout(lines, width, details, t);
                 false
             }
+            CellKind::Changes(changes) => {
+                changes.layout(lines, width, details, t);
+                false
+            }
             CellKind::Nested { depth, mark, text } => {
                 let pad = super::tool::nest_prefix(*depth, width);
                 let room = usize::from(width).saturating_sub(str_width(&pad) + 2);
@@ -346,7 +352,7 @@ fn error_hint(kind: &str, message: &str) -> &'static str {
         }
         "config" => "Fix the configuration as described, then send the request again.",
         // The message says what to do; no request failed.
-        "mcp" => "",
+        "mcp" | "rewind" => "",
         _ => "You can send the request again.",
     }
 }

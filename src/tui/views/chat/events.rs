@@ -131,10 +131,10 @@ impl ChatState {
             }
             EventData::FilesChanged(changed) if !changed.files.is_empty() => {
                 self.close_streams(Some(ts));
-                self.push(CellKind::Notice {
-                    style: NoteStyle::Markdown,
-                    text: notices::files_changed(changed),
-                });
+                self.push(CellKind::Changes(Box::new(super::changes::Changes {
+                    event: (**changed).clone(),
+                    diffs: super::changes::Diffs::NotAsked,
+                })));
             }
             EventData::Rewound(rewound) => {
                 self.close_streams(Some(ts));
@@ -152,6 +152,15 @@ impl ChatState {
                 }
             }
             EventData::FilesChanged(_) => {}
+            // A hook's span is the timeline's; what it decided shows where it acted (a call's
+            // result, a blocked prompt's error).
+            EventData::Hook(_) => {}
+            EventData::ModeChanged { mode } => {
+                self.push(CellKind::Notice {
+                    style: NoteStyle::Dim,
+                    text: format!("mode: {} (Shift-Tab cycles ask → auto-edit → plan)", mode.name()),
+                });
+            }
             // The pickers take what was listed; the chat has nothing to show.
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
             // The latest report shows under the call's cell while it runs.

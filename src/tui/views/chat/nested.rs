@@ -83,6 +83,12 @@ impl ChatState {
             (InputKind::Submit | InputKind::Form, None) => {
                 ("⊘", "the form was not sent".to_string())
             }
+            (InputKind::Plan, Some(answer)) => match answer.trim() {
+                "a" | "A" | "y" | "yes" => ("✔", "plan approved (ask mode)".to_string()),
+                "e" | "E" => ("✔", "plan approved (auto-edit mode)".to_string()),
+                _ => ("✎", format!("plan feedback: {answer}")),
+            },
+            (InputKind::Plan, None) => ("⊘", "the plan was left as it is".to_string()),
         };
         self.nested_answer(request, run, mark, text);
     }

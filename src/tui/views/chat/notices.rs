@@ -1,5 +1,5 @@
 //! The chat's one-line notices for events outside the turn: a compaction, a repeated call,
-//! a revoked grant.
+//! a revoked grant, a rewind.
 
 use super::cell::NoteStyle;
 use crate::event::{CompactTrigger, Compacted, Grant};
@@ -57,35 +57,6 @@ pub(super) fn switched(provider: &str, model: &str) -> String {
     format!("Switched to `{provider}` with model `{model}`: the next request uses them.")
 }
 
-/// Most files a `files_changed` notice lists (the rest are counted).
-const MAX_LISTED: usize = 12;
-
-/// `✎ 3 files changed (+40 −12)` and the files (Markdown).
-pub(super) fn files_changed(changed: &crate::event::FilesChanged) -> String {
-    use crate::event::Change;
-    let mut text = format!("✎ {}", changed.headline());
-    for file in changed.files.iter().take(MAX_LISTED) {
-        let mark = match file.change {
-            Change::Added => "+",
-            Change::Modified => "~",
-            Change::Deleted => "−",
-        };
-        let counts = if file.binary {
-            "binary".to_string()
-        } else {
-            format!("+{} −{}", file.added, file.removed)
-        };
-        text.push_str(&format!(
-            "\n- {mark} `{}` {counts}",
-            file.path.replace('`', "'")
-        ));
-    }
-    if changed.count() > MAX_LISTED {
-        text.push_str(&format!("\n- … and {} more", changed.count() - MAX_LISTED));
-    }
-    text
-}
-
 /// What a rewind did (Markdown).
 pub(super) fn rewound(r: &crate::event::Rewound) -> String {
     let quote = |paths: &[String]| {
@@ -104,7 +75,7 @@ pub(super) fn rewound(r: &crate::event::Rewound) -> String {
         ));
         if let Some(undo) = &r.undo {
             text.push_str(&format!(
-                " (undo: `taco rewind {}`)",
+                " (undo: `r` on its row in the timeline, or `taco rewind {}`)",
                 undo.get(..12).unwrap_or(undo)
             ));
         }
@@ -117,10 +88,14 @@ pub(super) fn rewound(r: &crate::event::Rewound) -> String {
         text.push_str(&format!(" Not restored: {}.", r.failed.join("; ")));
     }
     if let Some(fork) = &r.fork {
+        // A divider: what is above it from that request on is no longer the conversation.
         text.push_str(&format!(
-            " The conversation went back to before “{}”; the later part stays in session `{}`.",
+            "\n\n---\n\n**⟲ The conversation went back** to before “{}”. The messages above \
+             from that request on are left behind: they stay in session `{}`; the conversation \
+             goes on in session `{}`.\n\n---",
             fork.prompt.replace('`', "'"),
-            fork.from_session
+            fork.from_session.replace('`', "'"),
+            fork.session.replace('`', "'"),
         ));
     }
     text

@@ -137,6 +137,15 @@ fn copy_text(kind: &CellKind) -> String {
             out
         }
         CellKind::Nested { text, .. } => text.clone(),
+        CellKind::Changes(changes) => {
+            let event = &changes.event;
+            let mut out = event.headline();
+            for file in &event.files {
+                let mark = crate::tui::views::file_diff::mark(file.change);
+                out.push_str(&format!("\n{mark} {}", file.path));
+            }
+            out
+        }
         CellKind::Error { message, .. } => message.clone(),
         CellKind::Notice { text, .. } => text.clone(),
     }

@@ -431,7 +431,7 @@ fn one_line(text: &str, max: usize) -> String {
 }
 
 /// Styled `spans` cut to `max` display columns as one line, with `…` when cut.
-fn truncate_spans(spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
+pub(super) fn truncate_spans(spans: Vec<Span<'static>>, max: usize) -> Vec<Span<'static>> {
     let total: usize = spans.iter().map(Span::width).sum();
     if total <= max {
         return spans;

@@ -24,7 +24,9 @@ impl InputState {
         let inner = width.saturating_sub(2).max(1);
         let theme = Theme::default();
         let body = match q.request.kind {
-            InputKind::Parameter => prompt_lines(&q.request, inner, &theme).len() + 1,
+            InputKind::Parameter | InputKind::Plan => {
+                prompt_lines(&q.request, inner, &theme).len() + 1
+            }
             InputKind::DepthLimit => prompt_lines(&q.request, inner, &theme).len() + stack.max(1),
             InputKind::Submit | InputKind::Form => prompt_lines(&q.request, inner, &theme).len(),
         };
@@ -65,13 +67,14 @@ impl InputState {
             InputKind::Submit | InputKind::Form => {
                 format!(" send a form · {} ", one_line(&q.request.tool))
             }
+            InputKind::Plan => " the plan is ready ".to_string(),
         };
         let (width, inside) = (area.width - 2, area.height - 2);
         let mut lines = prompt_lines(&q.request, width, theme);
         // The keys take the rows the body leaves, at least half the inside.
         let wanted = lines.len()
             + match q.request.kind {
-                InputKind::Parameter => 1,
+                InputKind::Parameter | InputKind::Plan => 1,
                 InputKind::DepthLimit => stack.len().max(1),
                 InputKind::Submit | InputKind::Form => 0,
             };
@@ -80,7 +83,7 @@ impl InputState {
         let body = inside.saturating_sub(footer.len() as u16);
         let mut more = None;
         let shown: Vec<Line> = match q.request.kind {
-            InputKind::Parameter => {
+            InputKind::Parameter | InputKind::Plan => {
                 if q.confirming {
                     lines.push(Line::styled(
                         "Continue with current task? (y/n)",
@@ -236,8 +239,9 @@ fn footer_hints(q: &Question, gate: Gate) -> (String, Vec<KeyHint>) {
             (InputKind::DepthLimit, false) => "stop the nested work",
             (InputKind::Submit | InputKind::Form, true) => "send these answers",
             (InputKind::Submit | InputKind::Form, false) => "decline the form",
-            (InputKind::Parameter, true) => "back to the question",
+            (InputKind::Parameter | InputKind::Plan, true) => "back to the question",
             (InputKind::Parameter, false) => "abandon the task",
+            (InputKind::Plan, false) => "leave the plan as it is",
         };
         let hints = vec![
             hint("Enter", what),
@@ -252,11 +256,17 @@ fn footer_hints(q: &Question, gate: Gate) -> (String, Vec<KeyHint>) {
         waiting => waiting.note(),
     };
     let hints = match q.request.kind {
-        InputKind::Parameter if q.confirming => vec![
+        InputKind::Plan if !q.confirming => vec![
+            hint("a Enter", "approve (ask)").or("approve"),
+            hint("e Enter", "approve (auto-edit)").or("auto-edit"),
+            hint("text Enter", "keep planning").or("feedback"),
+            hint("Esc", "leave it"),
+        ],
+        InputKind::Parameter | InputKind::Plan if q.confirming => vec![
             hint("y", "back to the question").or("back"),
             hint("n", "abandon the task").or("abandon"),
         ],
-        InputKind::Parameter => vec![
+        InputKind::Parameter | InputKind::Plan => vec![
             hint("Enter", "send"),
             hint("Esc", "abandon the task").or("abandon"),
         ],

@@ -17,6 +17,7 @@ fn picked(picker: &Picker) -> Option<String> {
         Pick::Model { model, .. } => Some(model.clone()),
         Pick::Session { id } => Some(id.clone()),
         Pick::ThisSession => Some("this".into()),
+        Pick::Rewind(point) => Some(format!("{point:?}")),
     }
 }
 

@@ -34,6 +34,7 @@ mod live_tests;
 mod model_row;
 #[cfg(test)]
 mod nested_tests;
+mod rewind;
 mod row;
 #[cfg(test)]
 mod scale_tests;
@@ -225,7 +226,8 @@ impl TimelineState {
     }
 
     /// Handles a key of the focused pane. Enter opens the selected row's detail view (an
-    /// overlay for the app to push); Esc is not used, so the app can give it a meaning.
+    /// overlay for the app to push), `r` rewinds to before it; Esc is not used, so the app can
+    /// give it a meaning.
     pub fn on_key(&mut self, key: KeyEvent) -> Handled {
         if key.kind == KeyEventKind::Release
             || !key.modifiers.difference(KeyModifiers::SHIFT).is_empty()
@@ -255,6 +257,12 @@ impl TimelineState {
             KeyCode::Char('f') => {
                 self.filter = self.filter.next();
                 self.refilter();
+            }
+            // Rewind to before the selected row (the app opens the overlay, or says why not).
+            KeyCode::Char('r') => {
+                if let Some(point) = self.rewind_point() {
+                    return Handled::effect(Effect::PreviewRewind(point));
+                }
             }
             _ => return Handled::NotConsumed,
         }
@@ -464,6 +472,8 @@ fn row_depth(data: &EventData, run: &RunModel) -> usize {
         | EventData::ApprovalRequested { id, .. }
         | EventData::ApprovalDecided { id, .. } => run.depth(id),
         EventData::LlmCall(call) => run.depth_under(call.parent.as_deref()),
+        // A hook is drawn under the call it guarded.
+        EventData::Hook(hook) => run.depth_under(hook.call.as_deref()),
         EventData::LlmStarted(started) => run.depth_under(started.parent.as_deref()),
         EventData::InputRequested(InputRequest { id, .. })
         | EventData::InputAnswered { id, .. } => run.question_depth(id),

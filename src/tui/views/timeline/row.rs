@@ -54,6 +54,10 @@ pub(super) enum Kind {
     LlmFailed,
     Compacted,
     ToolCall,
+    /// A hook's run (a span); `ok`: it did not deny or fail.
+    Hook {
+        ok: bool,
+    },
     ToolResult {
         ok: bool,
     },
@@ -76,6 +80,9 @@ impl Kind {
             EventData::LlmFailed(_) => Self::LlmFailed,
             EventData::Compacted(_) => Self::Compacted,
             EventData::ToolCall { .. } => Self::ToolCall,
+            EventData::Hook(h) => Self::Hook {
+                ok: h.error.is_none() && h.decision != Some(crate::event::HookDecision::Deny),
+            },
             EventData::ToolResult {
                 ok, status, result, ..
             } => Self::ToolResult {
@@ -161,6 +168,11 @@ impl Row {
                 let chips: Vec<String> = images.iter().map(crate::images::Image::label).collect();
                 ("🖼", Tone::Text, one_line(&chips.join(", ")))
             }
+            EventData::ModeChanged { mode } => ("◐", Tone::Dim, format!("mode: {}", mode.name())),
+            EventData::Hook(hook) => {
+                start = at.saturating_sub(hook.duration_ms);
+                hook_label(hook)
+            }
             EventData::Rewound(rewound) => ("⟲", Tone::Warn, rewound_label(rewound)),
             EventData::ModelSwitched(chosen) => (
                 "⇄",
@@ -179,6 +191,7 @@ impl Row {
                         None => "depth limit: continue?".to_string(),
                     },
                     (InputKind::Submit, _) => "send the form?".to_string(),
+                    (InputKind::Plan, _) => "approve the plan?".to_string(),
                     (InputKind::Form, _) => match &request.form {
                         Some(form) => format!("a form of {} fields", form.fields.len()),
                         None => "a form".to_string(),
@@ -454,7 +467,7 @@ impl Row {
     /// How long the row lasted; `None` for instants and for calls still running.
     pub(super) fn duration_ms(&self) -> Option<u64> {
         match &self.kind {
-            Kind::ToolResult { .. } | Kind::Compacted | Kind::LlmFailed => {
+            Kind::ToolResult { .. } | Kind::Compacted | Kind::LlmFailed | Kind::Hook { .. } => {
                 Some(self.end - self.start)
             }
             Kind::Llm if !self.pending => Some(self.end - self.start),
@@ -480,7 +493,7 @@ impl Row {
             Filter::Llm => matches!(kind, Kind::Llm | Kind::LlmFailed | Kind::Compacted),
             Filter::Tools => matches!(
                 kind,
-                Kind::ToolCall | Kind::ToolResult { .. } | Kind::Progress
+                Kind::ToolCall | Kind::ToolResult { .. } | Kind::Progress | Kind::Hook { .. }
             ),
             Filter::Asks => matches!(
                 kind,
@@ -492,9 +505,33 @@ impl Row {
             ),
             Filter::Problems => matches!(
                 kind,
-                Kind::Problem | Kind::LlmFailed | Kind::ToolResult { ok: false }
+                Kind::Problem
+                    | Kind::LlmFailed
+                    | Kind::ToolResult { ok: false }
+                    | Kind::Hook { ok: false }
             ),
         }
+    }
+}
+
+/// A `hook` row: which hook, on what, what it decided.
+fn hook_label(h: &crate::event::HookRan) -> (&'static str, Tone, String) {
+    use crate::event::HookDecision;
+    let what = format!("hook {} · {}", h.event.name(), one_line(&h.command));
+    match (&h.error, h.decision) {
+        (Some(error), _) => (
+            "⚓",
+            Tone::Warn,
+            format!("{what} · failed: {}", one_line(error)),
+        ),
+        (None, Some(HookDecision::Deny)) => {
+            let why = h.reason.as_deref().map(one_line).unwrap_or_default();
+            ("↪", Tone::Error, format!("{what} · denied: {why}"))
+        }
+        (None, Some(HookDecision::Ask)) => ("↪", Tone::Warn, format!("{what} · ask")),
+        (None, Some(HookDecision::Allow)) => ("↪", Tone::Ok, format!("{what} · allowed")),
+        (None, None) if h.context => ("↪", Tone::Dim, format!("{what} · added context")),
+        (None, None) => ("↪", Tone::Dim, what),
     }
 }
 

@@ -247,6 +247,7 @@ fn question(doc: &mut Doc, request: &InputRequest) {
         InputKind::DepthLimit => "depth limit",
         InputKind::Submit => "send a form",
         InputKind::Form => "a server's form",
+        InputKind::Plan => "plan review",
     };
     doc.field("kind", kind);
     doc.field("id", &request.id);
