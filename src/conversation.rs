@@ -63,6 +63,10 @@ pub struct Message {
     /// For `Role::Tool`: the name of the tool that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// For `Role::User`: the images the prompt named. Serialized as references (name, size,
+    /// hash), never as bytes: `images::store` keeps the bytes once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::images::Image>,
 }
 
 impl Message {
@@ -75,6 +79,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             name: None,
+            images: Vec::new(),
         }
     }
 
@@ -86,6 +91,13 @@ impl Message {
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
+    }
+
+    /// A user message with images.
+    pub fn user_with_images(content: impl Into<String>, images: Vec<crate::images::Image>) -> Self {
+        let mut message = Self::plain(Role::User, content);
+        message.images = images;
+        message
     }
 
     /// An assistant message, optionally with reasoning and tool calls.
@@ -102,6 +114,7 @@ impl Message {
             tool_calls,
             tool_call_id: None,
             name: None,
+            images: Vec::new(),
         }
     }
 
@@ -115,6 +128,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             name: Some(name.into()),
+            images: Vec::new(),
         }
     }
 }

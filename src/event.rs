@@ -476,6 +476,12 @@ pub enum EventData {
     FilesChanged(Box<FilesChanged>),
     /// Files and/or the conversation went back to an earlier point.
     Rewound(Box<Rewound>),
+    /// The images the run's prompt named, as sent (references: name, size, hash; never
+    /// their bytes).
+    ImagesAttached {
+        /// The images, in the order the prompt named them.
+        images: Vec<crate::images::Image>,
+    },
     /// A hook ran (its span: `duration_ms` before the event).
     Hook(Box<HookRan>),
     /// The permission mode changed (Shift-Tab, a plan approved, `exec --mode`).
@@ -521,6 +527,7 @@ impl EventData {
             Self::Checkpoint(_) => "checkpoint",
             Self::FilesChanged(_) => "files_changed",
             Self::Rewound(_) => "rewound",
+            Self::ImagesAttached { .. } => "images_attached",
             Self::Hook(_) => "hook",
             Self::ModeChanged { .. } => "mode_changed",
         }

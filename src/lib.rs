@@ -24,6 +24,7 @@ pub mod exec;
 pub mod form;
 pub mod history;
 pub mod hooks;
+pub mod images;
 pub mod instructions;
 pub mod logging;
 pub mod mcp;

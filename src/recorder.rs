@@ -146,6 +146,26 @@ impl Recorder {
         {
             self.fail(e);
         }
+        self.keep_images(message);
+    }
+
+    /// Keeps the bytes of a message's images beside the session file, once each (the file
+    /// itself carries only their references).
+    fn keep_images(&mut self, message: &Message) {
+        let Some(dir) = self.session_path().and_then(std::path::Path::parent) else {
+            return;
+        };
+        let dir = dir.to_path_buf();
+        for image in &message.images {
+            if let Err(error) = crate::images::store::save(&dir, image) {
+                tracing::warn!(name = %image.name, %error, "image not stored");
+                self.problem = Some(format!(
+                    "image {} is not stored beside the session ({error}): a resume will \
+                     send a note in its place",
+                    image.name
+                ));
+            }
+        }
     }
 
     /// Starts a new session (after `/clear`); its file is created with its first line.

@@ -35,6 +35,7 @@ mod honest_errors;
 mod hooks;
 mod hooks_tui;
 mod hostile_stream;
+mod images;
 mod key_chain;
 mod limits;
 mod live_spans_e2e;

@@ -58,6 +58,9 @@ pub struct ProviderOptions {
     pub context_window: Option<Spanned<u64>>,
     /// Demo provider: pause between streamed pieces, in milliseconds.
     pub pace_ms: Option<u64>,
+    /// Whether the provider's models take images (default: known for the common vision
+    /// models; any other is taken not to).
+    pub vision: Option<bool>,
     /// Extra fields merged into every request body.
     #[serde(default)]
     pub extra_body: toml::Table,

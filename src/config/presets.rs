@@ -273,7 +273,8 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
                 connect_timeout: connect_timeout(options),
                 idle_timeout: idle_timeout(options),
             })
-            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?;
+            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?
+            .with_vision(options.vision);
             Ok(Arc::new(provider))
         }
         ProviderKind::Ollama => {
@@ -310,7 +311,8 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
                 connect_timeout: connect_timeout(options),
                 idle_timeout: idle_timeout(options),
             })
-            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?;
+            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?
+            .with_vision(options.vision);
             Ok(Arc::new(provider))
         }
         ProviderKind::Openai => {
@@ -326,7 +328,8 @@ pub fn build_provider(choice: &ProviderChoice) -> Result<Arc<dyn Provider>, Conf
                 connect_timeout: connect_timeout(options),
                 idle_timeout: idle_timeout(options),
             })
-            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?;
+            .map_err(|e| ConfigError(format!("provider '{}': {e}", choice.name)))?
+            .with_vision(options.vision);
             Ok(Arc::new(provider))
         }
     }

@@ -96,6 +96,8 @@ impl Run<'_> {
             call,
         } = loop {
             let (sent, left_out) = conv.request(self.orch.settings.history_limit, window);
+            // Images of earlier requests, made to a model that took them, become notes.
+            let sent = crate::images::for_model(sent, self.orch.provider.accepts_images());
             omitted = left_out;
             let tools: &[ToolSpec] = if with_tools { &conv.specs } else { &[] };
             match self.with_retries(&sent, tools, live, &about).await {

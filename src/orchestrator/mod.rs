@@ -29,6 +29,7 @@ mod conversation;
 mod delegate;
 mod elicit;
 mod hooking;
+mod images;
 pub mod limits;
 mod log;
 pub mod mode;
@@ -355,6 +356,28 @@ impl Orchestrator {
         let mut run = Run::new(self, sink, approver, cancel.clone(), clock, prompt.clone());
         run.agents = vec![max_turns];
         run.emit(started);
+        let workdir = run.orch.settings.workdir.clone();
+        let provider = Arc::clone(&run.orch.provider);
+        let images = match images::attach(&prompt, &workdir, provider.as_ref(), cancel).await {
+            Ok(images) => images,
+            // Nothing was sent and the conversation is as it was: the user sends again.
+            Err(refused) => {
+                let outcome = match refused {
+                    images::Refused::Error(message) => {
+                        run.error("image", message.clone());
+                        Outcome::Failed(message)
+                    }
+                    images::Refused::Cancelled => {
+                        run.emit(EventData::Cancelled {
+                            running: "preparing the images".to_string(),
+                        });
+                        Outcome::Cancelled
+                    }
+                };
+                self.conversation = conv;
+                return outcome;
+            }
+        };
         let (blocked, context) = run.prompt_hooks(&prompt).await;
         let end = match blocked {
             Some(reason) => LoopEnd::Failed {
@@ -362,7 +385,8 @@ impl Orchestrator {
                 message: format!("a user_prompt_submit hook blocked the request: {reason}"),
             },
             None => {
-                conv.messages.push(Message::user(prompt));
+                let shown = images.clone();
+                conv.messages.push(Message::user_with_images(prompt, images));
                 conv.run_start = conv.messages.len() - 1;
                 if run.orch.mode.get() == crate::event::Mode::Plan {
                     conv.messages.push(Message::system(mode::PLAN_PROMPT));
@@ -371,6 +395,10 @@ impl Orchestrator {
                     conv.messages.push(Message::system(context.join("\n\n")));
                 }
                 conv.record(run.sink);
+                if !shown.is_empty() {
+                    // After the message line, so a replayed session puts the chips on its cell.
+                    run.emit(EventData::ImagesAttached { images: shown });
+                }
                 run.run_loop(&mut conv).await
             }
         };

@@ -24,8 +24,12 @@ impl Orchestrator {
         let tail = session::tail(path, &want).map_err(|e| e.to_string())?;
         let loaded = &tail.loaded;
         let mut notes = loaded.warnings.clone();
-        let (messages, repaired) = session::repair(loaded.messages());
+        let (mut messages, repaired) = session::repair(loaded.messages());
         notes.extend(repaired);
+        // The images' bytes are kept beside the session files, by hash.
+        if let Some(dir) = path.parent() {
+            notes.extend(crate::images::store::hydrate(dir, &mut messages));
+        }
         let count = messages.len() + tail.skipped_messages;
         self.restore(messages);
         // The session ended compacted: its requests go on from the same summary (the file

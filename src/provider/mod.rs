@@ -93,6 +93,11 @@ pub trait Provider: Send + Sync {
     fn models(&self) -> BoxFuture<'_, Result<Vec<String>, models::ModelsError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
+    /// Whether its model takes images (`crate::images::vision`); a prompt naming an image is
+    /// refused before sending when it does not.
+    fn accepts_images(&self) -> bool {
+        false
+    }
 }
 
 /// A failed provider call. Messages are actionable and never contain a secret.

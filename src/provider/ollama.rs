@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::http::{Account, Auth, Dialect, Endpoint, HttpProvider, Wire, account_of};
 use super::models::Api;
-use super::wire::{Seq, ToolFunction, extra_fields};
+use super::wire::{AsStr, Seq, ToolFunction, extra_fields};
 use super::{ChatRequest, Secret};
 use crate::conversation::{Message, Role, ToolCall};
 
@@ -212,7 +212,26 @@ impl Serialize for OutMessage<'_> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("role", role)?;
         // Ollama's `content` is a plain string; a message with only tool calls sends "".
-        map.serialize_entry("content", m.content.as_deref().unwrap_or(""))?;
+        let content = m.content.as_deref().unwrap_or("");
+        let missing: Vec<String> = (m.images.iter())
+            .filter(|i| i.data.is_none())
+            .map(crate::images::Image::missing_note)
+            .collect();
+        if missing.is_empty() {
+            map.serialize_entry("content", content)?;
+        } else {
+            // Images whose bytes are gone (a resume without them): the model is told so.
+            map.serialize_entry("content", &format!("{content}\n\n{}", missing.join("\n")))?;
+        }
+        if m.images.iter().any(|i| i.data.is_some()) {
+            // `images`: the message's images as bare base64 (no data URL prefix).
+            let images = Seq(|| {
+                (m.images.iter())
+                    .filter_map(|i| i.data.as_deref())
+                    .map(|data| AsStr(crate::images::Base64(data)))
+            });
+            map.serialize_entry("images", &images)?;
+        }
         match m.role {
             Role::Assistant => {
                 if let Some(thinking) = m.reasoning_content.as_deref().filter(|t| !t.is_empty()) {

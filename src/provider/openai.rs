@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::http::{Account, Auth, Dialect, HttpProvider, Wire, account_of};
 use super::models::Api;
-use super::wire::{Seq, ToolFunction, extra_fields};
+use super::wire::{AsStr, Seq, ToolFunction, extra_fields};
 use super::{ChatRequest, Secret};
 use crate::conversation::{Message, Role};
 
@@ -163,6 +163,15 @@ impl Serialize for WireMessage<'_> {
                 map.serialize_entry("tool_call_id", m.tool_call_id.as_deref().unwrap_or(""))?;
             }
         }
+        if m.role == Role::User && !m.images.is_empty() {
+            // Chat Completions content parts: the text, then each image as a data URL.
+            let parts = Seq(|| {
+                let text = (!text.is_empty()).then_some(Part::Text(text));
+                text.into_iter().chain(m.images.iter().map(Part::Image))
+            });
+            map.serialize_entry("content", &parts)?;
+            return map.end();
+        }
         if m.role != Role::Assistant {
             map.serialize_entry("content", text)?;
             return map.end();
@@ -184,6 +193,47 @@ impl Serialize for WireMessage<'_> {
         if let Some(reasoning) = m.reasoning_content.as_ref().filter(|_| send_reasoning) {
             map.serialize_entry("reasoning_content", reasoning)?;
         }
+        map.end()
+    }
+}
+
+/// One content part of a user message with images.
+enum Part<'a> {
+    Text(&'a str),
+    Image(&'a crate::images::Image),
+}
+
+impl Serialize for Part<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        match self {
+            Part::Text(text) => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", text)?;
+            }
+            Part::Image(image) => match &image.data {
+                Some(data) => {
+                    map.serialize_entry("type", "image_url")?;
+                    map.serialize_entry("image_url", &ImageUrl(image.media_type, data))?;
+                }
+                // Its bytes are gone (a resume without them): the model is told so.
+                None => {
+                    map.serialize_entry("type", "text")?;
+                    map.serialize_entry("text", &image.missing_note())?;
+                }
+            },
+        }
+        map.end()
+    }
+}
+
+/// `{"url": "data:image/png;base64,…"}`, the base64 written straight into the body.
+struct ImageUrl<'a>(crate::images::MediaType, &'a [u8]);
+
+impl Serialize for ImageUrl<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("url", &AsStr(crate::images::DataUrl(self.0, self.1)))?;
         map.end()
     }
 }

@@ -41,3 +41,12 @@ pub(crate) struct ToolFunction<'a> {
     pub description: &'a str,
     pub parameters: &'a Value,
 }
+
+/// A `Display` value serialized as a string without building it first (an image's base64).
+pub(crate) struct AsStr<T>(pub T);
+
+impl<T: std::fmt::Display> Serialize for AsStr<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}

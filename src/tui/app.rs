@@ -308,6 +308,13 @@ impl App {
                 self.overlays
                     .upsert(QuestionDialog::new, |dialog| dialog.push(request));
             }
+            // Images refused before sending: the text goes back to the composer to be sent
+            // again without them (nothing was sent).
+            EventData::Error { kind, .. } if kind == "image" && !self.replaying => {
+                if let (true, Some(text)) = (self.composer.is_empty(), &self.original_request) {
+                    self.composer.set_text(text);
+                }
+            }
             // The reply that was a new request is the user's next message.
             EventData::WorkflowAbandoned(abandoned) if !self.replaying => {
                 self.chat.push_user(&abandoned.request);

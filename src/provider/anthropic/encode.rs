@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::AnthropicConfig;
 use crate::conversation::{Message, Role, ToolCall};
 use crate::provider::ChatRequest;
-use crate::provider::wire::extra_fields;
+use crate::provider::wire::{AsStr, extra_fields};
 
 /// The whole request body.
 pub(super) struct WireRequest<'a> {
@@ -165,6 +165,8 @@ enum Block<'a> {
         id: &'a str,
         content: &'a str,
     },
+    /// An image of a user message, its bytes as a base64 source.
+    Image(crate::images::MediaType, &'a [u8]),
 }
 
 impl Serialize for Block<'_> {
@@ -198,6 +200,10 @@ impl Serialize for Block<'_> {
                     _ => map.serialize_entry("input", &EmptyObject {})?,
                 }
             }
+            Block::Image(media_type, data) => {
+                map.serialize_entry("type", "image")?;
+                map.serialize_entry("source", &ImageSource(*media_type, data))?;
+            }
             Block::ToolResult { id, content } => {
                 map.serialize_entry("type", "tool_result")?;
                 map.serialize_entry("tool_use_id", id)?;
@@ -213,6 +219,19 @@ impl Serialize for Block<'_> {
 
 #[derive(Serialize)]
 struct EmptyObject {}
+
+/// `{"type": "base64", "media_type", "data"}`, the base64 written straight into the body.
+struct ImageSource<'a>(crate::images::MediaType, &'a [u8]);
+
+impl Serialize for ImageSource<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("type", "base64")?;
+        map.serialize_entry("media_type", self.0.mime())?;
+        map.serialize_entry("data", &AsStr(crate::images::Base64(self.1)))?;
+        map.end()
+    }
+}
 
 /// Whether a tool result is the orchestrator's `{"error": …}` form. The probe skips every other
 /// field without building a tree, so large results cost one scan.
@@ -256,7 +275,17 @@ fn blocks(message: &Message, tools_as_text: bool) -> Vec<Block<'_>> {
     let text = message.content.as_deref().filter(|t| has_text(t));
     let mut blocks = Vec::new();
     match message.role {
-        Role::User => blocks.extend(text.map(Block::Text)),
+        Role::User => {
+            // Images first: Anthropic's vision guide says Claude works best with the
+            // images before the text about them.
+            for image in &message.images {
+                match &image.data {
+                    Some(data) => blocks.push(Block::Image(image.media_type, &data[..])),
+                    None => blocks.push(Block::Note(image.missing_note())),
+                }
+            }
+            blocks.extend(text.map(Block::Text));
+        }
         Role::System => blocks.extend(text.map(|t| Block::Note(format!("[system] {t}")))),
         Role::Tool => {
             let id = message.tool_call_id.as_deref().unwrap_or("");

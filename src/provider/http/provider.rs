@@ -43,6 +43,8 @@ pub trait Dialect: Debug + Send + Sync + 'static {
 pub struct HttpProvider<C> {
     config: C,
     endpoint: Endpoint,
+    /// The config's `vision` option: whether the model takes images (`None`: known by name).
+    vision: Option<bool>,
 }
 
 impl<C: Dialect> HttpProvider<C> {
@@ -52,7 +54,18 @@ impl<C: Dialect> HttpProvider<C> {
         if let Some(advice) = config.missing_model() {
             endpoint = endpoint.with_missing_model(advice);
         }
-        Ok(Self { config, endpoint })
+        Ok(Self {
+            config,
+            endpoint,
+            vision: None,
+        })
+    }
+
+    /// Says whether the model takes images (the config's `vision`); `None` leaves it to
+    /// what is known of the model's name.
+    pub fn with_vision(mut self, vision: Option<bool>) -> Self {
+        self.vision = vision;
+        self
     }
 
     async fn start(&self, request: ChatRequest<'_>) -> Result<ChunkStream, ProviderError> {
@@ -85,5 +98,9 @@ impl<C: Dialect> Provider for HttpProvider<C> {
 
     fn models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelsError>> {
         Box::pin(list(&self.endpoint, C::MODELS, LIST_WITHIN, LIST_MAX_BYTES))
+    }
+
+    fn accepts_images(&self) -> bool {
+        crate::images::vision::accepts(C::MODELS, self.model(), self.vision)
     }
 }

@@ -143,6 +143,7 @@ impl ChatState {
         self.push(CellKind::User(User {
             text: text.to_string(),
             collapsed: shown.filter(|shown| shown != text),
+            images: Vec::new(),
         }));
     }
 

@@ -52,6 +52,8 @@ pub(super) struct User {
     /// How it showed in the composer, big pastes as `[pasted 40 lines]` chips; shown until
     /// details are expanded. `None`: it had no chips.
     pub collapsed: Option<String>,
+    /// The chips of the images sent with it (`🖼 shot.png 1024×768 · 210 KB`).
+    pub images: Vec<String>,
 }
 
 /// What a cell shows.
@@ -242,6 +244,9 @@ impl Cell {
                         lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
                     }
                     _ => user_text(lines, &user.text, width, t),
+                }
+                for chip in &user.images {
+                    lines.extend(wrap_plain(chip, t.dim, width, &indent, &indent));
                 }
                 false
             }

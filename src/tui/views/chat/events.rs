@@ -17,6 +17,7 @@ impl ChatState {
                 self.close_streams(Some(ts));
                 self.run = RunState::default();
             }
+            EventData::ImagesAttached { images } => self.image_chips(images),
             EventData::Delta { kind, text } => match kind {
                 DeltaKind::Text => self.text_delta(text, ts),
                 DeltaKind::Reasoning => self.reasoning_delta(text, ts),
@@ -298,6 +299,21 @@ impl ChatState {
         if !self.following {
             self.unseen = true;
         }
+    }
+
+    /// Shows the images of the latest request as chips in its user cell.
+    fn image_chips(&mut self, images: &[crate::images::Image]) {
+        let Some(i) = (0..self.cells.len())
+            .rev()
+            .find(|&i| matches!(self.cells[i].kind, CellKind::User(_)))
+        else {
+            return;
+        };
+        self.update_cell(i, |kind| {
+            if let CellKind::User(user) = kind {
+                user.images = images.iter().map(crate::images::Image::chip).collect();
+            }
+        });
     }
 
     pub(super) fn update_cell(&mut self, i: usize, f: impl FnOnce(&mut CellKind)) {

@@ -90,6 +90,12 @@ pub fn attach(typed: &str, full: &str, root: Option<&Path>, fetched: &[Read]) ->
             Some(workspace) => resolve(workspace, path),
             None => Resolved::Missing,
         };
+        // An image file goes as image content: the orchestrator reads it (`crate::images`),
+        // wherever it is. An MCP resource named like one is still attached here.
+        let file = matches!(resolved, Resolved::File(..) | Resolved::Refused(..));
+        if file && crate::images::find::looks_like_image(path) {
+            continue;
+        }
         let (path, opened) = match resolved {
             Resolved::Missing => {
                 let bare = path.trim_end_matches(TRAILING);

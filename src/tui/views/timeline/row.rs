@@ -163,6 +163,11 @@ impl Row {
                 ),
             },
             EventData::FilesChanged(changed) => ("✎", Tone::Tool, changed.headline()),
+            // Its payload view shows the references (name, size, hash), never the bytes.
+            EventData::ImagesAttached { images } => {
+                let chips: Vec<String> = images.iter().map(crate::images::Image::label).collect();
+                ("🖼", Tone::Text, one_line(&chips.join(", ")))
+            }
             EventData::ModeChanged { mode } => ("◐", Tone::Dim, format!("mode: {}", mode.name())),
             EventData::Hook(hook) => {
                 start = at.saturating_sub(hook.duration_ms);

@@ -74,3 +74,24 @@ fn without_a_workspace_nothing_is_attached() {
     assert_eq!(out.text, "@Cargo.toml");
     assert_eq!((out.shown, out.notes.len()), (None, 0));
 }
+
+#[test]
+fn an_image_file_is_left_to_the_orchestrator_as_image_content() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shot.png"), b"\x89PNG\r\n\x1a\n binary").unwrap();
+    std::fs::write(dir.path().join("a.rs"), "fn main() {}\n").unwrap();
+    let typed = "see @shot.png and @a.rs";
+    let attached = attach(typed, typed, Some(dir.path()), &[]);
+    assert!(
+        attached.notes.is_empty(),
+        "no 'binary' notice: {:?}",
+        attached.notes
+    );
+    assert!(attached.text.starts_with(typed));
+    assert!(!attached.text.contains("shot.png\""), "{}", attached.text);
+    assert!(
+        attached.text.contains("<file path=\"a.rs\""),
+        "{}",
+        attached.text
+    );
+}
