@@ -206,7 +206,9 @@ fn typing_fix_with_the_timeline_focused_goes_to_the_composer_whole() {
     let mut h = Harness::new();
     h.start("first");
     h.screen(160, 30);
-    h.key(KeyCode::BackTab);
+    // Shift-Tab in the chat cycles the mode: Tab twice reaches the timeline.
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
     assert_eq!(h.app.focus(), Focus::Timeline);
     let filter = h.app.timeline.filter_label();
     assert_eq!(h.type_text("fix"), vec![]);
@@ -220,7 +222,9 @@ fn once_the_timeline_is_used_its_letters_act_until_it_loses_the_focus() {
     let mut h = Harness::new();
     h.start("first");
     h.screen(160, 30);
-    h.key(KeyCode::BackTab);
+    // Shift-Tab in the chat cycles the mode: Tab twice reaches the timeline.
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
     let filter = h.app.timeline.filter_label();
     h.key(KeyCode::Up);
     h.key(KeyCode::Char('f'));
@@ -228,7 +232,9 @@ fn once_the_timeline_is_used_its_letters_act_until_it_loses_the_focus() {
     assert_eq!(h.app.composer_text(), "");
     // Away and back: not used again until an arrow or a click.
     h.key(KeyCode::Tab);
-    h.key(KeyCode::BackTab);
+    // Shift-Tab in the chat cycles the mode: Tab twice reaches the timeline.
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
     assert_eq!(h.app.focus(), Focus::Timeline);
     let now = h.app.timeline.filter_label();
     h.type_text("fine");

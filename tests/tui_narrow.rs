@@ -288,7 +288,9 @@ fn detail_of_a_long_answer(h: &mut Harness) {
         call.finish_reason = Some("stop".into());
     }
     h.event(call);
-    h.key(KeyCode::BackTab);
+    // Shift-Tab in the chat cycles the mode: Tab twice reaches the timeline.
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
     assert_eq!(h.app.focus(), Focus::Timeline);
     h.key(KeyCode::Enter);
     assert!(h.app.detail_open());
@@ -460,7 +462,9 @@ fn the_timeline_gives_names_the_spare_columns_and_scales_each_run() {
     h.at("b", b + 2_000 + wait, shell_result("b1", 1_000));
     h.at("b", b + 3_000 + wait, model_call(2, 1_000));
     h.at("b", b + 3_000 + wait, final_answer());
-    h.key(KeyCode::BackTab);
+    // Shift-Tab in the chat cycles the mode: Tab twice reaches the timeline.
+    h.key(KeyCode::Tab);
+    h.key(KeyCode::Tab);
     assert_eq!(h.app.focus(), Focus::Timeline);
     // 80×24: the timeline pane is 32 cells inside; its names get 23 of them (12 before,
     // beside an offset and an eight-cell duration), the duration six.
