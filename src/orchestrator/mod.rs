@@ -386,7 +386,8 @@ impl Orchestrator {
             },
             None => {
                 let shown = images.clone();
-                conv.messages.push(Message::user_with_images(prompt, images));
+                conv.messages
+                    .push(Message::user_with_images(prompt, images));
                 conv.run_start = conv.messages.len() - 1;
                 if run.orch.mode.get() == crate::event::Mode::Plan {
                     conv.messages.push(Message::system(mode::PLAN_PROMPT));
