@@ -20,6 +20,7 @@ pub use rewind::{
     RewindScope, Rewound,
 };
 pub use switch::{Listed, ModelChoice};
+pub use user_shell::{UserShell, UserShellState};
 
 mod abandon;
 mod approval;
@@ -27,6 +28,7 @@ mod compact;
 mod llm;
 mod rewind;
 mod switch;
+mod user_shell;
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -469,6 +471,8 @@ pub enum EventData {
     FilesChanged(Box<FilesChanged>),
     /// Files and/or the conversation went back to an earlier point.
     Rewound(Box<Rewound>),
+    /// A command the user ran with `!` started or ended.
+    UserShell(Box<UserShell>),
 }
 
 impl EventData {
@@ -507,6 +511,7 @@ impl EventData {
             Self::Checkpoint(_) => "checkpoint",
             Self::FilesChanged(_) => "files_changed",
             Self::Rewound(_) => "rewound",
+            Self::UserShell(_) => "user_shell",
         }
     }
 }

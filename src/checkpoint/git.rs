@@ -457,7 +457,11 @@ mod tests {
         git.close();
         let err = call.join().unwrap().unwrap_err();
         assert!(matches!(err, CheckpointError::Closed), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(matches!(
             git.run(Call::new(["version"])),
             Err(CheckpointError::Closed)

@@ -303,6 +303,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         sandbox: None,
         rules: Vec::new(),
         environment: String::new(),
+        user_commands: None,
     }
 }
 
@@ -349,6 +350,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             &resolved.tools.env_passthrough,
             &resolved.tools.secret_vars,
         ),
+        user_commands: crate::custom_commands::user_dir(),
     }
 }
 

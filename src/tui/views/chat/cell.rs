@@ -76,6 +76,8 @@ pub(super) enum CellKind {
         style: NoteStyle,
         text: String,
     },
+    /// A command the user ran with `!`.
+    Shell(Box<crate::event::UserShell>),
 }
 
 /// Wrapped lines for one width and details setting.
@@ -192,6 +194,7 @@ impl Cell {
         let uses_details = match &self.kind {
             CellKind::Tool(_) | CellKind::Reasoning(_) => true,
             CellKind::User(user) => user.collapsed.is_some(),
+            CellKind::Shell(_) => true,
             _ => false,
         };
         if let Some(layout) = &mut self.layout
@@ -294,6 +297,10 @@ impl Cell {
                 if !hint.is_empty() {
                     lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
                 }
+                false
+            }
+            CellKind::Shell(shell) => {
+                super::shell::layout(shell, lines, width, details, t);
                 false
             }
             CellKind::Notice { style, text } => {

@@ -17,6 +17,7 @@ impl ChatState {
                 self.close_streams(Some(ts));
                 self.run = RunState::default();
             }
+            EventData::UserShell(shell) => self.user_shell(shell),
             EventData::Delta { kind, text } => match kind {
                 DeltaKind::Text => self.text_delta(text, ts),
                 DeltaKind::Reasoning => self.reasoning_delta(text, ts),

@@ -81,10 +81,7 @@ pub(super) fn files_changed(changed: &crate::event::FilesChanged) -> String {
         ));
     }
     if changed.count() > MAX_LISTED {
-        text.push_str(&format!(
-            "\n- … and {} more",
-            changed.count() - MAX_LISTED
-        ));
+        text.push_str(&format!("\n- … and {} more", changed.count() - MAX_LISTED));
     }
     text
 }

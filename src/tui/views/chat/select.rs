@@ -137,6 +137,7 @@ fn copy_text(kind: &CellKind) -> String {
             out
         }
         CellKind::Nested { text, .. } => text.clone(),
+        CellKind::Shell(shell) => super::shell::copy_text(shell),
         CellKind::Error { message, .. } => message.clone(),
         CellKind::Notice { text, .. } => text.clone(),
     }
