@@ -62,13 +62,12 @@ pub(super) fn layout(
     let next = if shell.is_running() || shell.state == UserShellState::Cancelled {
         ""
     } else {
-        " · your next message carries its output"
+        " · goes with your next message"
     };
-    lines.push(Line::from(vec![
-        Span::raw("  "),
-        Span::styled(format!("{mark} "), style),
-        Span::styled(format!("{how}{sandbox}{next}"), t.dim),
-    ]));
+    let lead = [Span::raw("  "), Span::styled(format!("{mark} "), style)];
+    let under = [Span::raw("    ")];
+    let status = format!("{how}{sandbox}{next}");
+    lines.extend(wrap_plain(&status, t.dim, width, &lead, &under));
     if let Some(error) = &shell.error {
         let text = crate::text::plain(error);
         lines.extend(wrap_plain(&text, t.warn, width, &indent, &indent));
