@@ -242,6 +242,22 @@ impl AuditLog {
                 self.run(id).errored = true;
                 self.write(ts, id, Fields::MessageError { kind: label(kind) });
             }
+            // The user's own command (`!`): how it ended, never the command or its output.
+            EventData::UserShell(shell) if !shell.is_running() => {
+                let fields = Fields::UserCommand {
+                    status: match shell.state {
+                        crate::event::UserShellState::Exited => "exited",
+                        crate::event::UserShellState::TimedOut => "timed_out",
+                        crate::event::UserShellState::Cancelled => "cancelled",
+                        crate::event::UserShellState::Failed
+                        | crate::event::UserShellState::Running => "failed",
+                    },
+                    exit_code: shell.exit_code,
+                    duration_ms: shell.duration_ms,
+                    sandbox: shell.sandbox,
+                };
+                self.write(ts, id, fields);
+            }
             EventData::Cancelled { .. } => {
                 self.runs.remove(id);
                 self.write(ts, id, Fields::MessageError { kind: "cancelled" });
@@ -384,6 +400,15 @@ enum Fields<'a> {
     MessageError {
         kind: &'a str,
     },
+    /// A command the user ran with `!` (not a tool call of the model, never approved).
+    UserCommand {
+        status: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sandbox: Option<Confinement>,
+    },
 }
 
 impl Fields<'_> {
@@ -396,6 +421,7 @@ impl Fields<'_> {
             Self::ApprovalRevoked { .. } => "approval_revoked",
             Self::MessageComplete { .. } => "message_complete",
             Self::MessageError { .. } => "message_error",
+            Self::UserCommand { .. } => "user_command",
         }
     }
 }

@@ -22,6 +22,7 @@ pub use rewind::{
     RewindScope, Rewound,
 };
 pub use switch::{Listed, ModelChoice};
+pub use user_shell::{UserShell, UserShellState};
 
 mod abandon;
 mod approval;
@@ -31,6 +32,7 @@ mod llm;
 mod mode;
 mod rewind;
 mod switch;
+mod user_shell;
 
 /// One event: `{"type", "timestamp", "request_id", "data"}` on one JSON line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -489,6 +491,8 @@ pub enum EventData {
         /// The mode from now on.
         mode: Mode,
     },
+    /// A command the user ran with `!` started or ended.
+    UserShell(Box<UserShell>),
 }
 
 impl EventData {
@@ -530,6 +534,7 @@ impl EventData {
             Self::ImagesAttached { .. } => "images_attached",
             Self::Hook(_) => "hook",
             Self::ModeChanged { .. } => "mode_changed",
+            Self::UserShell(_) => "user_shell",
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct ExecOptions {
     pub trace: Option<PathBuf>,
     /// Key values that never reach stdout or the trace file.
     pub secrets: Arc<Secrets>,
+    /// What the request asks of its own (a custom command's tools and model).
+    pub request: crate::orchestrator::request::RequestOptions,
 }
 
 /// Deltas are flushed at most this often, so a live reader sees text without a write per token.
@@ -303,6 +305,7 @@ pub async fn run(
     prompt: &str,
     options: &ExecOptions,
     recorder: Recorder,
+    switched: Option<crate::orchestrator::switch::Switched>,
 ) -> i32 {
     let trace = match &options.trace {
         None => None,
@@ -369,7 +372,14 @@ pub async fn run(
         }
     };
     let outcome = orchestrator
-        .run(prompt, &mut recorded, &mut approver, &cancel)
+        .run_with(
+            prompt,
+            &options.request,
+            switched,
+            &mut recorded,
+            &mut approver,
+            &cancel,
+        )
         .await;
     let sink = recorded.inner_mut();
     let stop = match watcher {

@@ -18,6 +18,7 @@ pub mod checkpoint;
 pub mod clock;
 pub mod config;
 pub mod conversation;
+pub mod custom_commands;
 pub mod engine;
 pub mod event;
 pub mod exec;

@@ -16,6 +16,8 @@ mod batch_approval;
 mod cancel_call;
 mod changed_while_open;
 mod checkpoint;
+mod commands;
+mod commands_e2e;
 mod compaction;
 mod config;
 mod confinement;

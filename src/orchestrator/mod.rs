@@ -38,6 +38,7 @@ pub mod recap;
 pub mod recorded;
 mod repeats;
 mod reply;
+pub mod request;
 mod results;
 mod resume;
 pub mod retry;
@@ -47,6 +48,7 @@ pub mod stack;
 pub mod switch;
 pub mod task;
 pub mod turn;
+pub mod user_shell;
 
 use approval::{Approver, Policies};
 use call::CallError;

@@ -15,6 +15,7 @@ use crate::event::{Event, EventData, Listed, ModelChoice};
 use crate::provider::Provider;
 
 /// A provider ready to take over, with the settings that follow it.
+#[derive(Clone)]
 pub struct Switched {
     /// The new provider (its name and model are what `model_switched` records).
     pub provider: Arc<dyn Provider>,
@@ -107,6 +108,36 @@ impl Lists {
                 },
             )),
         }
+    }
+
+    /// The running provider with `model`, for one request (a custom command's `model:`);
+    /// why not goes to the UI as an error outside any request, and the session's model
+    /// answers.
+    pub(super) fn for_request(
+        &self,
+        orchestrator: &Orchestrator,
+        sink: &mut Recorded<UnboundedSender<Event>>,
+        model: &str,
+    ) -> Option<Switched> {
+        let name = orchestrator.provider().name().to_string();
+        let switched = match &self.providers {
+            Some(providers) => providers.switch(&name, Some(model)),
+            None => Err("this session cannot switch models".to_string()),
+        };
+        switched
+            .map_err(|why| {
+                let message = format!(
+                    "the model `{model}` the command asks for cannot be used ({why}); the session's model answers"
+                );
+                sink.inner_mut().emit(Event::now(
+                    &Arc::from(""),
+                    EventData::Error {
+                        kind: "switch".to_string(),
+                        message,
+                    },
+                ));
+            })
+            .ok()
     }
 
     /// Lists every listable provider's models at once, each in its own task: one

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::Orchestrator;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Approver, BatchDecision};
 use super::recorded::{ProblemSink, Recorded};
+use super::request::RequestOptions;
 use super::switch::{Lists, Providers};
 use crate::event::{Event, EventData, Grant, InputRequest, RewindPoint, RewindScope};
 use crate::recorder::Recorder;
@@ -25,6 +26,12 @@ use crate::tools::AskReply;
 pub enum Op {
     /// A user request; queued when a run is in progress and sent after it.
     Submit(String),
+    /// A user request with options of its own (a custom command's allowed tools and
+    /// model), for it alone; queued like [`Op::Submit`].
+    SubmitWith(String, RequestOptions),
+    /// Run this shell command for the user (`!cmd`); queued like a request. Its output goes
+    /// with the next request, once.
+    UserShell(String),
     /// The answer to an `approval_requested` event.
     Approve {
         /// The call id from the request.
@@ -205,12 +212,16 @@ async fn serve(
     };
     let mut queue = VecDeque::new();
     let mut shutting_down = false;
+    // The output of the user's `!` commands since the last request: the next one carries it.
+    let mut shell_context: Vec<String> = Vec::new();
     while !shutting_down {
         let work = match queue.pop_front() {
             Some(work) => work,
             None => match ops.recv().await {
                 None | Some(Op::Shutdown) => break,
-                Some(Op::Submit(prompt)) => Work::Prompt(prompt),
+                Some(Op::Submit(prompt)) => Work::Prompt(prompt, RequestOptions::default()),
+                Some(Op::SubmitWith(prompt, options)) => Work::Prompt(prompt, options),
+                Some(Op::UserShell(command)) => Work::Shell(command),
                 Some(Op::Compact) => Work::Compact,
                 Some(Op::Revoke(grant)) => {
                     orchestrator.revoke(grant, &mut events);
@@ -218,6 +229,7 @@ async fn serve(
                 }
                 Some(Op::Clear) => {
                     clear(&mut events, &mut orchestrator);
+                    shell_context.clear();
                     continue;
                 }
                 Some(Op::Switch { provider, model }) => Work::Switch(provider, model),
@@ -290,10 +302,29 @@ async fn serve(
         {
             let job = async {
                 match &work {
-                    Work::Prompt(prompt) => {
+                    Work::Prompt(prompt, options) => {
+                        let prompt = super::user_shell::with_context(
+                            prompt,
+                            &std::mem::take(&mut shell_context),
+                        );
+                        let switched = (options.model.as_deref())
+                            .and_then(|model| lists.for_request(&orchestrator, &mut events, model));
                         orchestrator
-                            .run(prompt, &mut events, &mut approver, &cancel)
+                            .run_with(
+                                &prompt,
+                                options,
+                                switched,
+                                &mut events,
+                                &mut approver,
+                                &cancel,
+                            )
                             .await;
+                    }
+                    Work::Shell(command) => {
+                        let context =
+                            super::user_shell::run(&orchestrator, command, &mut events, &cancel)
+                                .await;
+                        shell_context.extend(context);
                     }
                     Work::Compact => {
                         orchestrator.compact(&mut events, &cancel).await;
@@ -316,7 +347,13 @@ async fn serve(
                 tokio::select! {
                     _ = &mut job => break,
                     op = ops.recv() => match op {
-                        Some(Op::Submit(next)) => queue.push_back(Work::Prompt(next)),
+                        Some(Op::Submit(next)) => {
+                            queue.push_back(Work::Prompt(next, RequestOptions::default()));
+                        }
+                        Some(Op::SubmitWith(next, options)) => {
+                            queue.push_back(Work::Prompt(next, options));
+                        }
+                        Some(Op::UserShell(command)) => queue.push_back(Work::Shell(command)),
                         Some(Op::Compact) => queue.push_back(Work::Compact),
                         // The running request ends with the provider it started with.
                         Some(Op::Switch { provider, model }) => {
@@ -376,6 +413,7 @@ async fn serve(
         }
         if clear_after {
             clear(&mut events, &mut orchestrator);
+            shell_context.clear();
         }
         if reload_after {
             orchestrator.reload_hooks();
@@ -386,7 +424,8 @@ async fn serve(
 
 /// What the task does next: a request, a compaction or a switch the user asked for.
 enum Work {
-    Prompt(String),
+    Prompt(String, RequestOptions),
+    Shell(String),
     Compact,
     Switch(String, Option<String>),
     Rewind(RewindPoint, RewindScope, bool),

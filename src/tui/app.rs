@@ -70,6 +70,9 @@ pub struct AppInfo {
     /// The workspace's checkpoint store (`/status` measures it), or why checkpoints are
     /// off; `None` when viewing a saved trace.
     pub checkpoints: Option<Result<std::sync::Arc<crate::checkpoint::Store>, String>>,
+    /// The user's custom commands (`<config dir>/taco/commands`); `None`: only the
+    /// workspace's `.taco/commands/` are read.
+    pub user_commands: Option<std::path::PathBuf>,
 }
 
 /// A side effect the event loop carries out.
@@ -162,6 +165,10 @@ pub struct App {
     /// What an MCP fetch in flight was for (`app/mcp.rs`); `None` when none is, or it was
     /// cancelled (what it brings is then dropped).
     fetching: Option<String>,
+    /// The custom commands as last read (`app/custom.rs`).
+    custom: crate::custom_commands::CustomCommands,
+    /// The `!` command running (`app/bang.rs`).
+    user_shell: Option<String>,
 }
 
 impl App {
@@ -196,7 +203,7 @@ impl App {
         // `@` lists and attaches the workspace's files.
         composer.set_workspace((!info.workdir.is_empty()).then(|| info.workdir.clone().into()));
         let earlier = info.earlier.clone();
-        Self {
+        let mut app = Self {
             guard: guard::DialogGuard::new(info.dialog_guard),
             info,
             theme: Theme::default(),
@@ -232,7 +239,11 @@ impl App {
             wall: None,
             mcp_seen: None,
             fetching: None,
-        }
+            custom: Default::default(),
+            user_shell: None,
+        };
+        app.reload_custom();
+        app
     }
 
     /// Starts the composer's history with `entries` (oldest first, from earlier launches);
@@ -250,6 +261,8 @@ impl App {
             Activity::Compacting
         } else if self.run.is_running() {
             self.run.activity()
+        } else if self.user_shell.is_some() {
+            Activity::RunningTool
         } else if self.busy {
             Activity::Streaming
         } else {
@@ -294,6 +307,9 @@ impl App {
         if let EventData::StackPop(frame) = &event.data {
             self.overlays
                 .update(|dialog: &mut ApprovalDialog| dialog.remove(&frame.id));
+        }
+        if let Some(commands) = self.bang_ended(event, now) {
+            return commands;
         }
         match &event.data {
             EventData::RunStarted { .. } => self.busy = true,
@@ -431,7 +447,9 @@ impl App {
     }
 }
 
+mod bang;
 mod copy;
+mod custom;
 mod earlier;
 mod grants;
 mod guard;

@@ -67,6 +67,11 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo::new("/clear", "", "start a new conversation"),
     CommandInfo::new("/compact", "", "summarise older messages to free context"),
     CommandInfo::new(
+        "/init",
+        "",
+        "ask the model to write AGENTS.md for this workspace",
+    ),
+    CommandInfo::new(
         "/model",
         "[NAME]",
         "pick a provider's model; the next request uses it",
@@ -124,6 +129,8 @@ pub enum SlashCommand {
     Clear,
     /// `/compact`.
     Compact,
+    /// `/init`: the model writes (or improves) the workspace's `AGENTS.md`.
+    Init,
     /// `/model [NAME]`: the model picker, or this model of the running provider.
     Model(String),
     /// `/provider [NAME [MODEL]]`: the provider picker, or this provider (and model).
@@ -166,6 +173,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/cancel" => SlashCommand::Cancel,
         "/clear" | "/new" => SlashCommand::Clear,
         "/compact" => SlashCommand::Compact,
+        "/init" => SlashCommand::Init,
         "/model" | "/models" => SlashCommand::Model(rest.trim().to_string()),
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
@@ -177,6 +185,15 @@ pub fn parse(text: &str) -> SlashCommand {
         }
         other => SlashCommand::Unknown(other.to_string()),
     }
+}
+
+/// Whether `name` (without `/`) is a built-in command or one of its aliases: a custom
+/// command of that name is not used.
+pub fn is_builtin(name: &str) -> bool {
+    !matches!(
+        parse(&format!("/{name}")),
+        SlashCommand::Unknown(_) | SlashCommand::McpPrompt(_)
+    )
 }
 
 /// What Tab does to a partly typed command: the completed text, or the candidates.

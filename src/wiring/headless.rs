@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::{Ready, Start, runtime, setup};
 use crate::exec::{self, EXIT_USAGE, ExecOptions};
+use crate::orchestrator::request::RequestOptions;
 use crate::reaper;
 use crate::session::SessionKind;
 
@@ -98,14 +99,40 @@ fn run(start: &Start, request: ExecRequest) -> i32 {
                 return EXIT_USAGE;
             }
         };
+        // `/init` and the custom commands (`/review-pr 123`) make the request as in the TUI.
+        let (prompt, asked) = command_of(&resolved, &mcp, prompt);
+        let switched = match asked.model.as_deref() {
+            None => None,
+            Some(model) => {
+                use crate::orchestrator::switch::Providers;
+                match resolved.catalog.switch(&resolved.provider.name, Some(model)) {
+                    Ok(switched) => Some(switched),
+                    Err(why) => {
+                        crate::say!(
+                            "taco: the model {model} the command asks for cannot be used ({why}); using {}",
+                            resolved.provider.model
+                        );
+                        None
+                    }
+                }
+            }
+        };
         let options = ExecOptions {
             json: request.json,
             approve_all: request.approve_all,
             trace: request.trace,
             secrets: Arc::clone(&resolved.tools.secrets),
+            request: asked,
         };
         orchestrator.mode().set(request.mode);
-        let code = exec::run(&mut orchestrator, &prompt, &options, opened.recorder).await;
+        let code = exec::run(
+            &mut orchestrator,
+            &prompt,
+            &options,
+            opened.recorder,
+            switched,
+        )
+        .await;
         mcp.shutdown();
         reporter.abort();
         code
@@ -128,4 +155,51 @@ async fn prompt_of(mcp: &crate::mcp::McpHub, prompt: String) -> Result<String, S
         crate::say!("taco: {note}");
     }
     Ok(got.text)
+}
+
+/// The request a prompt makes: `/init`'s, a custom command's (with its options), or the
+/// prompt itself. Files that are not commands are said when the prompt names a command.
+fn command_of(
+    resolved: &crate::config::Resolved,
+    mcp: &crate::mcp::McpHub,
+    prompt: String,
+) -> (String, RequestOptions) {
+    if !prompt.trim_start().starts_with('/') {
+        return (prompt, RequestOptions::default());
+    }
+    if prompt.trim() == "/init" {
+        return (
+            crate::custom_commands::INIT_PROMPT.to_string(),
+            RequestOptions::default(),
+        );
+    }
+    let servers: Vec<String> = mcp.view().into_iter().map(|s| s.name).collect();
+    let user = crate::custom_commands::user_dir();
+    let found = crate::custom_commands::load(
+        &resolved.workdir,
+        user.as_deref(),
+        &crate::tui::commands::is_builtin,
+        &servers,
+    );
+    match found.resolve(&prompt) {
+        Some((command, args)) => {
+            crate::say!(
+                "taco: running the {} command {} ({})",
+                command.source.label(),
+                command.command(),
+                command.path.display()
+            );
+            command.request(args)
+        }
+        None => {
+            for skipped in &found.skipped {
+                crate::say!(
+                    "taco: {} is not a command: {}",
+                    skipped.path.display(),
+                    skipped.why
+                );
+            }
+            (prompt, RequestOptions::default())
+        }
+    }
 }

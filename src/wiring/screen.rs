@@ -304,6 +304,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         rules: Vec::new(),
         environment: String::new(),
         checkpoints: None,
+        user_commands: None,
     }
 }
 
@@ -354,6 +355,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             Some(store) => Ok(Arc::clone(store)),
             None => Err(orchestrator.checkpoints_off().to_string()),
         }),
+        user_commands: crate::custom_commands::user_dir(),
     }
 }
 

@@ -16,6 +16,9 @@ impl App {
             return Vec::new();
         }
         let message = self.composer.take_message();
+        if let Some(command) = message.text.strip_prefix('!') {
+            return self.run_bang(command, now);
+        }
         if message.text.starts_with('/') {
             return self.run_command(&message.text, now);
         }
@@ -84,7 +87,17 @@ impl App {
     }
 
     pub(super) fn run_command(&mut self, text: &str, now: Instant) -> Vec<Command> {
-        match commands::parse(text) {
+        let parsed = commands::parse(text);
+        // Built-ins win; then the custom commands (an MCP server's name is never a command
+        // folder's: those are skipped when read), then MCP prompts.
+        if matches!(
+            parsed,
+            SlashCommand::Unknown(_) | SlashCommand::McpPrompt(_)
+        ) && let Some(commands) = self.run_custom(text, now)
+        {
+            return commands;
+        }
+        match parsed {
             SlashCommand::Help => self.open_help(),
             SlashCommand::Tools => self.open_tools(now),
             SlashCommand::Revoke(what) => return self.revoke_command(&what, now),
@@ -211,6 +224,7 @@ impl App {
                 );
             }
             SlashCommand::Compact => return self.start_compaction(now),
+            SlashCommand::Init => return self.run_init(now),
             SlashCommand::Model(name) => return self.model_command(&name, now),
             SlashCommand::Provider(name) => return self.provider_command(&name, now),
             SlashCommand::Resume(id) => return self.resume_command(&id, now),
@@ -229,8 +243,12 @@ impl App {
 
     /// Opens the help page (afresh, scrolled to the top).
     pub(super) fn open_help(&mut self) {
+        self.reload_custom();
         self.overlays.remove::<Help>();
-        self.overlays.push(Box::new(Help::default()));
+        self.overlays.push(Box::new(Help {
+            custom: self.custom_help(),
+            ..Help::default()
+        }));
     }
 
     /// Every tool now: the built-ins, then the MCP servers' (which come and go).

@@ -29,6 +29,7 @@ mod nested_tests;
 mod notices;
 mod scroll;
 mod select;
+mod shell;
 mod stream;
 #[cfg(test)]
 mod tests;

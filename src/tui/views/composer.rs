@@ -121,6 +121,8 @@ pub struct Composer {
     mcp: McpEntries,
     /// Bumped by [`Composer::set_mcp`]: rankings of the old entries are redone.
     mcp_generation: u64,
+    /// The custom commands (`.taco/commands/`), listed after the built-in ones.
+    custom: Vec<PromptEntry>,
 }
 
 impl Default for Composer {
@@ -148,6 +150,7 @@ impl Composer {
             queue: queue::Queue::default(),
             mcp: McpEntries::default(),
             mcp_generation: 0,
+            custom: Vec::new(),
         }
     }
 

@@ -147,6 +147,8 @@ pub struct Help {
     pub scroll: u16,
     /// Closed by a key: the overlay stack drops it.
     pub closed: bool,
+    /// The custom commands and the files skipped, as (key, what) rows.
+    pub custom: Vec<(String, String)>,
 }
 
 impl Help {
@@ -154,6 +156,15 @@ impl Help {
     /// under itself, never cut mid-word; when too little room is left beside the keys, each
     /// description goes under its key.
     pub fn lines(theme: &Theme, width: u16) -> Vec<Line<'static>> {
+        Self::lines_with(theme, width, &[])
+    }
+
+    /// [`Help::lines`] with a section of custom commands (`custom`: (key, what) rows).
+    pub fn lines_with(
+        theme: &Theme,
+        width: u16,
+        custom: &[(String, String)],
+    ) -> Vec<Line<'static>> {
         let mut sections: Vec<(&str, Vec<(String, &str)>)> = (SECTIONS.iter())
             .map(|(title, keys)| {
                 (
@@ -170,6 +181,16 @@ impl Help {
             )
         });
         sections.push(("Commands", commands.collect()));
+        if !custom.is_empty() {
+            let rows = custom
+                .iter()
+                .map(|(k, w)| (k.clone(), w.as_str()))
+                .collect();
+            sections.push((
+                "Custom commands (.taco/commands/, ~/.config/taco/commands/)",
+                rows,
+            ));
+        }
         let key_width = (sections.iter())
             .flat_map(|(_, keys)| keys.iter())
             .map(|(k, _)| k.chars().count())
@@ -202,7 +223,7 @@ impl Help {
     /// is out of sight.
     pub fn draw(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let width = area.width.min(76);
-        let lines = Self::lines(theme, width.saturating_sub(2));
+        let lines = Self::lines_with(theme, width.saturating_sub(2), &self.custom);
         let height = area.height.min(lines.len() as u16 + 2);
         if width < 4 || height < 3 {
             return;

@@ -80,6 +80,8 @@ pub(super) enum CellKind {
     },
     /// What a run changed in the workspace (`✎ N files changed`), diffs with details.
     Changes(Box<super::changes::Changes>),
+    /// A command the user ran with `!`.
+    Shell(Box<crate::event::UserShell>),
 }
 
 /// Wrapped lines for one width and details setting.
@@ -196,6 +198,7 @@ impl Cell {
         let uses_details = match &self.kind {
             CellKind::Tool(_) | CellKind::Reasoning(_) | CellKind::Changes(_) => true,
             CellKind::User(user) => user.collapsed.is_some(),
+            CellKind::Shell(_) => true,
             _ => false,
         };
         if let Some(layout) = &mut self.layout
@@ -305,6 +308,10 @@ impl Cell {
                 if !hint.is_empty() {
                     lines.extend(wrap_plain(hint, t.dim, width, &indent, &indent));
                 }
+                false
+            }
+            CellKind::Shell(shell) => {
+                super::shell::layout(shell, lines, width, details, t);
                 false
             }
             CellKind::Notice { style, text } => {

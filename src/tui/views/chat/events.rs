@@ -18,6 +18,7 @@ impl ChatState {
                 self.run = RunState::default();
             }
             EventData::ImagesAttached { images } => self.image_chips(images),
+            EventData::UserShell(shell) => self.user_shell(shell),
             EventData::Delta { kind, text } => match kind {
                 DeltaKind::Text => self.text_delta(text, ts),
                 DeltaKind::Reasoning => self.reasoning_delta(text, ts),

@@ -146,6 +146,7 @@ fn copy_text(kind: &CellKind) -> String {
             }
             out
         }
+        CellKind::Shell(shell) => super::shell::copy_text(shell),
         CellKind::Error { message, .. } => message.clone(),
         CellKind::Notice { text, .. } => text.clone(),
     }

@@ -100,6 +100,19 @@ impl Composer {
         }
     }
 
+    /// Sets the custom commands the command popup lists (after the built-in ones).
+    pub fn set_custom(&mut self, entries: Vec<PromptEntry>) {
+        if self.custom != entries {
+            self.custom = entries;
+            self.mcp_generation += 1;
+        }
+    }
+
+    /// The custom command or MCP prompt named exactly `name` (`/name`).
+    pub(super) fn prompt_like(&self, name: &str) -> Option<&PromptEntry> {
+        (self.custom.iter().find(|p| p.name == name)).or_else(|| self.mcp.prompt(name))
+    }
+
     /// A message taken with MCP resources to read ([`Outgoing::wanted`]), with what reading
     /// them gave (`server:uri` → its parts, or why not): its files and resources attached.
     pub fn finish_message(&mut self, message: Outgoing, read: &[Read]) -> Outgoing {

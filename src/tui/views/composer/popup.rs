@@ -172,7 +172,9 @@ impl Composer {
             let same_query = (self.popup.ranked.as_ref())
                 .is_some_and(|(k, q, _, _)| *k == trigger.kind && *q == trigger.query);
             let (items, matched) = match trigger.kind {
-                PopupKind::Command => rank_commands(&trigger.query, &self.mcp.prompts),
+                PopupKind::Command => {
+                    rank_commands(&trigger.query, &[&self.custom[..], &self.mcp.prompts[..]])
+                }
                 PopupKind::File => self.rank_files(&trigger.query),
             };
             self.popup.items = items;
@@ -250,7 +252,7 @@ impl Composer {
                     PopupKind::Command => {
                         let typed = self.typed();
                         commands::find(&typed).is_some_and(|c| !c.takes_args())
-                            || self.mcp.prompt(&typed).is_some_and(|p| !p.takes_args)
+                            || self.prompt_like(&typed).is_some_and(|p| !p.takes_args)
                     }
                     // A path typed out (the listing may not have it: a symlink, a file
                     // just made) is sent as typed; mentions are checked when it is sent.
@@ -343,9 +345,9 @@ impl Composer {
 }
 
 /// The commands that match `query` (what follows the `/`): the one it names, those it starts,
-/// those that contain it, then fuzzy matches; each group in the table's order, the MCP
-/// servers' prompts after the built-in commands.
-fn rank_commands(query: &str, prompts: &[super::mcp::PromptEntry]) -> (Vec<Item>, usize) {
+/// those that contain it, then fuzzy matches; each group in the table's order, the custom
+/// commands and the MCP servers' prompts (`lists`, in order) after the built-in commands.
+fn rank_commands(query: &str, lists: &[&[super::mcp::PromptEntry]]) -> (Vec<Item>, usize) {
     let query = query.to_lowercase();
     let mut ranked: Vec<(u8, i32, Item)> = Vec::new();
     for (order, command) in COMMANDS.iter().enumerate() {
@@ -377,10 +379,8 @@ fn rank_commands(query: &str, prompts: &[super::mcp::PromptEntry]) -> (Vec<Item>
         ));
     }
     let first = COMMANDS.len() as i32;
-    for (order, (group, item)) in super::mcp::rank_prompts(&query, prompts)
-        .into_iter()
-        .enumerate()
-    {
+    let prompts = (lists.iter()).flat_map(|list| super::mcp::rank_prompts(&query, list));
+    for (order, (group, item)) in prompts.enumerate() {
         ranked.push((group, first + order as i32, item));
     }
     ranked.sort_by_key(|(group, order, _)| (*group, *order));

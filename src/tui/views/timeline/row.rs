@@ -174,6 +174,23 @@ impl Row {
                 hook_label(hook)
             }
             EventData::Rewound(rewound) => ("⟲", Tone::Warn, rewound_label(rewound)),
+            // The user's `!` command: one row when it ends.
+            EventData::UserShell(shell) if shell.is_running() => return None,
+            EventData::UserShell(shell) => {
+                let how = match (shell.state, shell.exit_code) {
+                    (crate::event::UserShellState::Exited, Some(code)) => format!("exit {code}"),
+                    (state, _) => format!("{state:?}").to_lowercase(),
+                };
+                let tone = match shell.exit_code {
+                    Some(0) => Tone::Tool,
+                    _ => Tone::Warn,
+                };
+                (
+                    "!",
+                    tone,
+                    format!("user ran {} · {how}", one_line(&shell.command)),
+                )
+            }
             EventData::ModelSwitched(chosen) => (
                 "⇄",
                 Tone::Llm,

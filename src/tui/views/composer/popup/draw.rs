@@ -74,7 +74,7 @@ impl Composer {
         };
         let what = match trigger.kind {
             PopupKind::Command => {
-                let all = COMMANDS.len() + self.mcp.prompts.len();
+                let all = COMMANDS.len() + self.custom.len() + self.mcp.prompts.len();
                 if self.popup.matched == all {
                     format!("commands · {all}")
                 } else {
