@@ -7,13 +7,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
-
 use crate::clock::{Clock, SystemClock};
 use crate::conversation::{Message, Role};
 use crate::event::{Event, EventData, FrameState, Grant};
-use crate::provider::{Provider, ProviderError};
+use crate::provider::Provider;
 use crate::text::summarize;
 use crate::tools::{Policy, ToolRegistry, ToolSettings};
 
@@ -21,6 +18,7 @@ pub mod approval;
 mod asking;
 mod batch;
 mod call;
+mod channel;
 mod checkpoints;
 mod collect;
 mod compact;
@@ -43,6 +41,7 @@ mod results;
 mod resume;
 pub mod retry;
 mod rewinding;
+mod run_loop;
 mod scope;
 pub mod stack;
 pub mod switch;
@@ -51,7 +50,6 @@ pub mod turn;
 pub mod user_shell;
 
 use approval::{Approver, Policies};
-use call::CallError;
 use conversation::Conversation;
 pub use limits::Limits;
 use retry::RetryPolicy;
@@ -436,135 +434,6 @@ impl Orchestrator {
         };
         self.conversation = conv;
         outcome
-    }
-}
-
-impl Run<'_> {
-    /// The loop of one conversation (the user's or a sub-agent's). Nested conversations
-    /// stream no deltas and report no limits of their own: their result is the tool's.
-    fn run_loop<'a>(&'a mut self, conv: &'a mut Conversation) -> BoxFuture<'a, LoopEnd> {
-        async move {
-            let mut turn_no = 0;
-            loop {
-                if turn_no == conv.max_turns {
-                    return self.final_without_tools(conv, turn_no).await;
-                }
-                turn_no += 1;
-                if !conv.is_nested() {
-                    // A server's tool list may change mid-run (list_changed): each turn
-                    // offers what is there now. A sub-agent keeps the set it was given.
-                    conv.specs = self.orch.registry.specs();
-                }
-                let turn = match self.call_model(conv, turn_no, true).await {
-                    Ok(turn) => turn,
-                    Err(CallError::Cancelled(partial)) => {
-                        conv.keep_partial(partial);
-                        return LoopEnd::Cancelled {
-                            running: "the model's reply",
-                        };
-                    }
-                    Err(CallError::Provider(error, partial)) => {
-                        conv.keep_partial(partial);
-                        return LoopEnd::Failed {
-                            kind: error.kind(),
-                            message: self.describe(&error),
-                        };
-                    }
-                };
-                if turn.tool_calls.is_empty() {
-                    let content = turn.content.clone();
-                    conv.push_assistant(turn);
-                    // A stop hook may send the model back to work, a few times at most.
-                    if !conv.is_nested()
-                        && turn_no < conv.max_turns
-                        && let Some(reason) = self.stop_hooks(&content).await
-                    {
-                        conv.messages.push(Message::user(format!(
-                            "A stop hook of the user's did not let the run end yet: {reason}"
-                        )));
-                        continue;
-                    }
-                    if !conv.is_nested()
-                        && turn_no < conv.max_turns
-                        && let Some(message) = self.review_plan().await
-                    {
-                        conv.messages.push(Message::user(message));
-                        continue;
-                    }
-                    return LoopEnd::Answer {
-                        content,
-                        turns: turn_no,
-                        error: None,
-                    };
-                }
-                if !turn.content.is_empty() && !conv.is_nested() {
-                    self.gathered.push(turn.content.clone());
-                }
-                let calls = turn.tool_calls.clone();
-                conv.push_assistant(turn);
-                if !self.run_batch(conv, turn_no, &calls).await {
-                    return LoopEnd::Cancelled {
-                        running: "tool calls",
-                    };
-                }
-                if self.take_switch(conv) {
-                    return LoopEnd::Failed {
-                        kind: "abandoned",
-                        message: "the user turned to a new request".to_string(),
-                    };
-                }
-            }
-        }
-        .boxed()
-    }
-
-    /// Rule 3: the limit is reached with tool calls still coming; ask for an answer without tools.
-    async fn final_without_tools(&mut self, conv: &mut Conversation, turns: u32) -> LoopEnd {
-        if !conv.is_nested() {
-            self.emit(EventData::MaxTurnsReached { turns });
-        }
-        conv.messages.push(Message::system(MAX_TURNS_PROMPT));
-        if !conv.is_nested() {
-            self.emit(EventData::MaxTurnsPromptInjected { turns });
-        }
-        match self.call_model(conv, turns + 1, false).await {
-            Ok(turn) => {
-                let content = turn.content.clone();
-                conv.push_assistant(turn);
-                LoopEnd::Answer {
-                    content,
-                    turns,
-                    error: None,
-                }
-            }
-            Err(CallError::Cancelled(partial)) => {
-                conv.keep_partial(partial);
-                LoopEnd::Cancelled {
-                    running: "the final answer",
-                }
-            }
-            Err(CallError::Provider(error, _partial)) => {
-                let message = self.describe(&error);
-                let content = if conv.is_nested() {
-                    String::new()
-                } else {
-                    self.gathered.join("\n\n")
-                };
-                LoopEnd::Answer {
-                    content,
-                    turns,
-                    error: Some((error.kind(), message)),
-                }
-            }
-        }
-    }
-
-    /// The error for the user and the trace; a server that echoes a key back (in an error
-    /// body or a mid-stream error event) does not get it into either.
-    fn describe(&self, error: &ProviderError) -> String {
-        let provider = &self.orch.provider;
-        let text = format!("{} ({}): {error}", provider.name(), provider.model());
-        self.orch.settings.tools.secrets.redact(&text).into_owned()
     }
 }
 

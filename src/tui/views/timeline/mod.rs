@@ -36,6 +36,7 @@ mod model_row;
 mod nested_tests;
 mod rewind;
 mod row;
+mod row_labels;
 #[cfg(test)]
 mod scale_tests;
 mod store;
