@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 pub use history::{CallPoint, History, RunPoint};
 
-use crate::checkpoint::{CheckpointId, Point, RestorePlan, Store};
+use crate::checkpoint::{CheckpointId, FileChange, Point, RestorePlan, Store};
 use crate::event::{
     ChangedFile, ConversationPreview, FileDiffView, FilesPreview, Fork, MAX_FILES, RewindPoint,
     RewindPreview, RewindScope, Rewound,
@@ -171,30 +171,9 @@ fn files_preview(store: &Store, plan: &RestorePlan) -> Result<FilesPreview, Stri
         Point::Tree(plan.now.clone()),
         Point::Tree(plan.target_tree.clone()),
     );
-    let mut budget = MAX_PREVIEW_BYTES;
-    let mut files = Vec::new();
-    for (i, change) in plan.changes.iter().take(MAX_FILES).enumerate() {
-        let mut view = FileDiffView {
-            file: ChangedFile::from(change),
-            diff: String::new(),
-            truncated: false,
-        };
-        if i < MAX_DIFFS && budget > 0 {
-            let cap = MAX_DIFF_BYTES.min(budget);
-            match store.file_diff(&now, &target, &change.path, cap) {
-                Ok(diff) => {
-                    budget = budget.saturating_sub(diff.text.len());
-                    view.diff = diff.text;
-                    view.truncated = diff.truncated;
-                }
-                Err(e) => view.diff = format!("(no diff: {e})"),
-            }
-        }
-        files.push(view);
-    }
     Ok(FilesPreview {
         checkpoint: plan.target.to_string(),
-        files,
+        files: diff_views(store, &now, &target, &plan.changes),
         omitted: plan.changes.len().saturating_sub(MAX_FILES),
         hand_edits: (plan.hand_edits.iter())
             .map(|h| h.path.to_string_lossy().into_owned())
@@ -210,6 +189,13 @@ pub fn changes_view(store: &Store, from: &str, to: &str) -> Result<Vec<FileDiffV
         Point::Checkpoint(parse(to)?),
     );
     let changes = store.changes(&a, &b).map_err(|e| e.to_string())?;
+    Ok(diff_views(store, &a, &b, &changes))
+}
+
+/// The first [`MAX_FILES`] changes from `a` to `b`, the first [`MAX_DIFFS`] with their diffs
+/// (each cut at [`MAX_DIFF_BYTES`], [`MAX_PREVIEW_BYTES`] in all); a diff that cannot be
+/// read says why in its place.
+fn diff_views(store: &Store, a: &Point, b: &Point, changes: &[FileChange]) -> Vec<FileDiffView> {
     let mut budget = MAX_PREVIEW_BYTES;
     let mut files = Vec::new();
     for (i, change) in changes.iter().take(MAX_FILES).enumerate() {
@@ -219,14 +205,16 @@ pub fn changes_view(store: &Store, from: &str, to: &str) -> Result<Vec<FileDiffV
             truncated: false,
         };
         if i < MAX_DIFFS && budget > 0 {
-            let diff = store
-                .file_diff(&a, &b, &change.path, MAX_DIFF_BYTES.min(budget))
-                .map_err(|e| e.to_string())?;
-            budget = budget.saturating_sub(diff.text.len());
-            view.diff = diff.text;
-            view.truncated = diff.truncated;
+            match store.file_diff(a, b, &change.path, MAX_DIFF_BYTES.min(budget)) {
+                Ok(diff) => {
+                    budget = budget.saturating_sub(diff.text.len());
+                    view.diff = diff.text;
+                    view.truncated = diff.truncated;
+                }
+                Err(e) => view.diff = format!("(no diff: {e})"),
+            }
         }
         files.push(view);
     }
-    Ok(files)
+    files
 }
