@@ -42,6 +42,7 @@ pub mod session;
 pub mod signals;
 pub mod startup;
 pub mod text;
+pub mod todo;
 pub mod tools;
 pub mod tui;
 pub mod vault;

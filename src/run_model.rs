@@ -14,6 +14,7 @@ use crate::event::{Decision, Event, EventData, FrameState, InputRequest, Purpose
 use crate::orchestrator::approval::ApprovalRequest;
 use crate::orchestrator::stack::argument_summary;
 use crate::text::summarize;
+use crate::todo::TodoList;
 
 mod activity;
 mod call;
@@ -82,6 +83,9 @@ pub struct RunModel {
     mode: crate::event::Mode,
     /// The session's runs and their calls, for rewind (`turns.rs`).
     turns: Turns,
+    /// The agent's checklist as its latest `todo_write` left it (issue 30.3); outlives
+    /// runs, a `/clear` empties it.
+    todos: TodoList,
 }
 
 impl RunModel {
@@ -200,7 +204,8 @@ impl RunModel {
             } => {
                 let call = self.add(id, name, parent.as_deref(), event.timestamp);
                 call.sandbox = *sandbox;
-                call.summary = argument_summary(arguments);
+                call.summary = crate::todo::call_summary(name, arguments)
+                    .unwrap_or_else(|| argument_summary(arguments));
                 call.arguments = Some(arguments.clone());
             }
             EventData::StackPush(frame) => {
@@ -318,12 +323,21 @@ impl RunModel {
             EventData::InputAnswered { id, .. } => self.questions.retain(|q| q.id != *id),
             EventData::ToolResult {
                 id,
+                name,
                 ok,
                 status,
                 result,
                 ..
             } => {
                 let top_level = self.calls.get(id).is_none_or(|c| c.parent.is_none());
+                // Only the user's agent writes the checklist: a sub-agent's list is its own.
+                if top_level
+                    && name == crate::tools::builtin::todo_write::NAME
+                    && ToolStatus::of(*status, *ok, result.as_ref()) == ToolStatus::Ok
+                    && let Some(list) = result.as_ref().and_then(TodoList::from_result)
+                {
+                    self.todos = list;
+                }
                 // A call the user denied stays denied (files from before `status` existed
                 // record its result as a plain failure).
                 if let Some(call) = self.calls.get_mut(id)
@@ -383,6 +397,7 @@ impl RunModel {
     /// A new conversation (`/clear`): its turn and token counts start again; session
     /// grants stay.
     pub fn cleared(&mut self) {
+        self.todos = TodoList::default();
         self.usage = Usage::default();
         self.turn = 0;
         self.context = None;
@@ -401,6 +416,11 @@ impl RunModel {
     /// How full the user's conversation is, once a model call has said.
     pub fn context(&self) -> Option<ContextGauge> {
         self.context
+    }
+
+    /// The agent's checklist (empty until a `todo_write`).
+    pub fn todos(&self) -> &TodoList {
+        &self.todos
     }
 
     /// The permission mode.

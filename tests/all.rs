@@ -79,6 +79,7 @@ mod shell_grants;
 mod signals;
 mod switch;
 mod terminal_safe;
+mod todo;
 mod tool_caps;
 mod tool_process;
 mod tool_stack;

@@ -117,7 +117,7 @@ async fn exec_runs_a_user_command_and_a_project_one_of_the_same_name_wins() {
     );
     assert_eq!(
         tools_of(&requests[0]).len(),
-        9,
+        10,
         "no tools named: every tool"
     );
     assert_eq!(

@@ -162,5 +162,5 @@ fn a_command_uses_its_model_and_tools_for_its_request_alone() {
         "m1",
         "the session's model again"
     );
-    assert_eq!(tools_of(&requests[1]).len(), 9, "every tool again");
+    assert_eq!(tools_of(&requests[1]).len(), 10, "every tool again");
 }

@@ -588,3 +588,61 @@ async fn a_summary_that_never_ends_is_cut_at_its_bound_and_the_run_goes_on() {
     );
     assert_eq!(compacted[0].before_tokens, compacted[0].after_tokens);
 }
+
+#[tokio::test]
+async fn a_todo_list_written_in_the_part_summarised_is_carried_into_the_summary_word_for_word() {
+    let list = json!({"todos": [
+        {"content": "Read the code", "status": "completed"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        {"content": "Run the tests", "status": "pending"},
+    ]});
+    let mut replies = vec![Ok(calls(&[("t1", "todo_write", list)]))];
+    replies.extend(echo_rounds(4, 1_000));
+    replies.push(Ok(text("second answer")));
+    let provider = Summarising::new(replies);
+    let (mut tools, _) = registry();
+    tools.register(Arc::new(taco::tools::builtin::TodoWrite));
+    let mut orch = Orchestrator::new(provider.clone(), Arc::new(tools), windowed(Some(3_000)));
+    let mut events = Vec::new();
+    headless(&mut orch, "first", &mut events).await;
+    assert!(
+        orch.compact(&mut Vec::new(), &CancellationToken::new())
+            .await
+    );
+    headless(&mut orch, "second", &mut events).await;
+    let last = provider.agent.sent().last().unwrap().messages.clone();
+    assert!(is_summary_note(&last[1]));
+    let block = last[1].content.as_deref().unwrap();
+    assert!(
+        block.contains(
+            "Your todo list, as you last wrote it with todo_write:\n- [x] Read the code\n- [~] Fixing the bug\n- [ ] Run the tests\n"
+        ),
+        "{block}"
+    );
+    // The todo_write call itself was summarised away: only the summary holds the list.
+    assert!(!last.iter().any(|m| m.name.as_deref() == Some("todo_write")));
+}
+
+#[tokio::test]
+async fn a_todo_list_still_in_the_kept_messages_is_not_repeated_in_the_summary() {
+    let mut replies = echo_rounds(4, 1_000);
+    replies.pop();
+    let list = json!({"todos": [{"content": "Ship", "status": "pending"}]});
+    replies.push(Ok(calls(&[("t1", "todo_write", list)])));
+    replies.push(Ok(text("listed")));
+    replies.push(Ok(text("second answer")));
+    let provider = Summarising::new(replies);
+    let (mut tools, _) = registry();
+    tools.register(Arc::new(taco::tools::builtin::TodoWrite));
+    let mut orch = Orchestrator::new(provider.clone(), Arc::new(tools), windowed(Some(3_000)));
+    headless(&mut orch, "first", &mut Vec::new()).await;
+    assert!(
+        orch.compact(&mut Vec::new(), &CancellationToken::new())
+            .await
+    );
+    headless(&mut orch, "second", &mut Vec::new()).await;
+    let last = provider.agent.sent().last().unwrap().messages.clone();
+    let block = last[1].content.as_deref().unwrap();
+    assert!(!block.contains("Your todo list"), "{block}");
+    assert!(last.iter().any(|m| m.name.as_deref() == Some("todo_write")));
+}

@@ -71,7 +71,7 @@ fn small_window(home: &std::path::Path) -> std::path::PathBuf {
     let config = home.join("taco.toml");
     std::fs::write(
         &config,
-        "[providers.openai.options]\nmax_attempts = 1\ncontext_window = 17000\n\
+        "[providers.openai.options]\nmax_attempts = 1\ncontext_window = 18000\n\
          [context]\ncompact_at_percent = 60\n",
     )
     .unwrap();

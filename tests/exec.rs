@@ -53,7 +53,8 @@ async fn completes_a_tool_using_run_and_prints_the_answer() {
             "shell",
             "web_fetch",
             "delegate",
-            "create_code"
+            "create_code",
+            "todo_write"
         ]
     );
     let second = requests[1].json();

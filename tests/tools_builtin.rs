@@ -74,7 +74,7 @@ fn assert_refused(result: Result<Value, ToolError>) {
 
 #[test]
 fn schemas_are_objects_with_the_right_required_fields() {
-    let expected: [(&str, &[&str]); 9] = [
+    let expected: [(&str, &[&str]); 10] = [
         ("list_dir", &[]),
         ("read_file", &["path"]),
         ("write_file", &["path", "content"]),
@@ -84,6 +84,7 @@ fn schemas_are_objects_with_the_right_required_fields() {
         ("web_fetch", &["url"]),
         ("delegate", &["task"]),
         ("create_code", &["description", "language", "path"]),
+        ("todo_write", &["todos"]),
     ];
     let tools = builtin::all();
     assert_eq!(tools.len(), expected.len());

@@ -157,6 +157,15 @@ impl Run<'_> {
         if stopped_at_bound(&turn) {
             summary.push_str("\n\n[…the summary was cut: it reached its length bound]");
         }
+        // The checklist the user sees stays the one the model knows: a list written in the
+        // part summarised is carried over word for word, not left to the summary.
+        if let Some((at, list)) = crate::todo::latest_in(&conv.messages)
+            && at < kept_from
+            && !list.is_empty()
+        {
+            summary.push_str("\n\nYour todo list, as you last wrote it with todo_write:\n");
+            summary.push_str(&list.markdown());
+        }
         let earlier = conv
             .compaction
             .as_ref()

@@ -233,7 +233,8 @@ impl Pending {
             id: self.frame.clone(),
             parent: self.parent.clone(),
             name: self.name.clone(),
-            summary: argument_summary(arguments),
+            summary: crate::todo::call_summary(&self.name, arguments)
+                .unwrap_or_else(|| argument_summary(arguments)),
             state,
         }
     }

@@ -783,3 +783,50 @@ mod turns {
         assert_eq!(model.turns().iter().next().unwrap().request_id, "r3");
     }
 }
+
+fn todo_result(id: &str, status: ToolStatus, todos: serde_json::Value) -> EventData {
+    EventData::ToolResult {
+        id: id.into(),
+        name: "todo_write".into(),
+        ok: status == ToolStatus::Ok,
+        status: Some(status),
+        denied_by: None,
+        result: Some(json!({ "todos": todos })),
+        error: None,
+        duration_ms: 1,
+    }
+}
+
+#[test]
+fn the_checklist_is_the_latest_top_level_todo_write_and_outlives_runs() {
+    let mut model = RunModel::new();
+    model.apply(&ev("r1", started(5)));
+    model.apply(&ev("r1", call("a", None)));
+    let list = json!([
+        {"content": "Read", "status": "completed"},
+        {"content": "Fix", "status": "in_progress", "activeForm": "Fixing"},
+    ]);
+    model.apply(&ev("r1", todo_result("a", ToolStatus::Ok, list)));
+    assert_eq!(model.todos().headline(), "1/2 done · Fixing");
+    // A sub-agent's list is its own; a failed write changes nothing.
+    model.apply(&ev("r1", call("sub", None)));
+    model.apply(&ev("r1", call("b", Some("sub"))));
+    let other = json!([{"content": "Other", "status": "pending"}]);
+    model.apply(&ev("r1", todo_result("b", ToolStatus::Ok, other.clone())));
+    model.apply(&ev("r1", call("c", None)));
+    model.apply(&ev("r1", todo_result("c", ToolStatus::Failed, other)));
+    assert_eq!(model.todos().items.len(), 2);
+    // The next run keeps it (and replaying the stream gives the same list).
+    model.apply(&ev(
+        "r1",
+        EventData::Final {
+            content: "ok".into(),
+            turns: 1,
+            usage: Usage::default(),
+        },
+    ));
+    model.apply(&ev("r2", started(5)));
+    assert_eq!(model.todos().headline(), "1/2 done · Fixing");
+    model.cleared();
+    assert!(model.todos().is_empty());
+}

@@ -363,6 +363,8 @@ pub struct StatusView<'a> {
     pub question: Option<&'a str>,
     /// The project instructions in the system prompt.
     pub instructions: &'a Instructions,
+    /// The agent's checklist.
+    pub todos: &'a crate::todo::TodoList,
 }
 
 /// `/status`: the stack as a tree with states and elapsed times, the original request, the
@@ -384,6 +386,7 @@ pub fn status_text(view: &StatusView<'_>) -> String {
     }
     out.push_str(&instructions_text(view.instructions));
     out.push_str("\n\n");
+    todos_text(&mut out, view.todos);
     if view.frames.is_empty() {
         out.push_str("Tool stack: empty.");
         return out;
@@ -436,6 +439,16 @@ pub fn status_text(view: &StatusView<'_>) -> String {
         let _ = write!(out, "\nInnermost: `{}` {waits}.", frame.name);
     }
     out
+}
+
+/// The checklist as a Markdown list, each item with its state (`[~]`: in progress).
+fn todos_text(out: &mut String, todos: &crate::todo::TodoList) {
+    if todos.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "Todo ({}):\n", todos.headline());
+    out.push_str(&todos.markdown());
+    out.push('\n');
 }
 
 /// A frame state in words.
@@ -517,8 +530,10 @@ mod tests {
             ),
         ];
         let none = Instructions::default();
+        let no_todos = crate::todo::TodoList::default();
         let view = StatusView {
             instructions: &none,
+            todos: &no_todos,
             frames: &frames,
             request: Some("fix the\nreadme"),
             turn: 2,
@@ -560,12 +575,28 @@ mod tests {
         let empty = status_text(&StatusView {
             frames: &[],
             request: None,
-            ..view
+            ..view.clone()
         });
         assert!(empty.contains("No request yet.") && empty.ends_with("Tool stack: empty."));
         assert!(
             empty.contains("\n\nProject instructions: off.\n\n"),
             "{empty}"
+        );
+        let todos = crate::todo::TodoList::from_result(&serde_json::json!({"todos": [
+            {"content": "Read", "status": "completed"},
+            {"content": "Fix", "status": "in_progress", "activeForm": "Fixing"},
+            {"content": "Ship", "status": "pending"},
+        ]}))
+        .unwrap();
+        let with = status_text(&StatusView {
+            todos: &todos,
+            ..view
+        });
+        assert!(
+            with.contains(
+                "off.\n\nTodo (1/3 done · Fixing):\n\n- [x] Read\n- [~] Fixing\n- [ ] Ship\n\nTool stack"
+            ),
+            "{with}"
         );
     }
 

@@ -1,5 +1,5 @@
 //! The built-in tools: files (confined to the workspace), search, shell, web fetch,
-//! sub-agents and code generation.
+//! sub-agents, code generation and the todo checklist.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ mod list_dir;
 mod read_file;
 mod search_files;
 pub mod shell;
+pub mod todo_write;
 mod web_fetch;
 mod write_file;
 
@@ -24,6 +25,7 @@ pub use search_files::SearchFiles;
 pub use shell::Shell;
 pub use shell::grants::{ArgShape, ShellGrant, suggest as suggested_grant};
 pub use shell::rules::{Verdict as ShellVerdict, judge as judge_shell, policy as shell_rule};
+pub use todo_write::TodoWrite;
 
 /// The shell tool's name (prefix grants apply to it).
 pub const SHELL: &str = "shell";
@@ -42,6 +44,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(WebFetch::new()),
         Arc::new(Delegate),
         Arc::new(CreateCode),
+        Arc::new(TodoWrite),
     ]
 }
 
@@ -102,6 +105,7 @@ mod tests {
             "web_fetch",
             "delegate",
             "create_code",
+            "todo_write",
         ];
         assert_eq!(names, expected);
     }

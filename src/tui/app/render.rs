@@ -12,6 +12,7 @@ use super::{App, FLASH_FOR};
 use crate::tui::layout::{self, Focus};
 use crate::tui::overlay::{DrawCtx, Hints, Place};
 use crate::tui::theme::Theme;
+use crate::tui::views::checklist::Checklist;
 use crate::tui::views::status::Status;
 use crate::tui::{put, safe};
 
@@ -83,7 +84,17 @@ impl App {
             let focused = self.focus == Focus::Stack;
             let inner = pane(rect, buf, &theme, &title, focused);
             if !self.render_place(Place::Pane(Focus::Stack), inner, buf, now) {
-                self.stack.render(inner, buf, &theme, now, focused);
+                // The agent's checklist over the calls: what it plans, then what it runs.
+                let checklist = Checklist {
+                    list: self.run.todos(),
+                };
+                let [top, rest] = Layout::vertical([
+                    Constraint::Length(checklist.height(inner.height, self.stack.wanted_rows())),
+                    Constraint::Fill(1),
+                ])
+                .areas(inner);
+                checklist.render(top, buf, &theme);
+                self.stack.render(rest, buf, &theme, now, focused);
             }
         }
         if let Some(rect) = panes.timeline {

@@ -168,6 +168,7 @@ impl App {
                     depth: self.run.live_depth(),
                     question: self.question().map(|q| q.prompt.as_str()),
                     instructions: &self.info.instructions,
+                    todos: self.run.todos(),
                 });
                 let mut text = format!("{text}\n\n{}", context_line(self.run.context()));
                 if let Some(sandbox) = &self.info.sandbox {

@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod chat;
+pub mod checklist;
 pub mod composer;
 #[cfg(test)]
 pub(crate) mod fed;

@@ -160,6 +160,12 @@ impl StackState {
         self.entries.iter().any(|e| e.kept(now_ms))
     }
 
+    /// Rows the pane would draw: every frame shown, live or fading (a checklist above it
+    /// leaves it room for them).
+    pub fn wanted_rows(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Frames not finished, in the order made.
     pub fn live(&self) -> Vec<&StackFrame> {
         self.live_entries().map(|e| &e.frame).collect()

@@ -387,6 +387,9 @@ pub(super) fn nest_prefix(depth: usize, width: u16) -> String {
 /// `key=value` pairs of the top-level arguments on one line, the telling keys first. A
 /// `delegate` call leads with its task, quoted: it says what the sub-agent is doing.
 fn argument_summary(name: &str, arguments: &Value) -> String {
+    if let Some(todos) = crate::todo::call_summary(name, arguments) {
+        return todos;
+    }
     if is_delegate(name)
         && let Some(task) = arguments.get("task").and_then(Value::as_str)
     {

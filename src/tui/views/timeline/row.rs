@@ -250,8 +250,10 @@ impl Row {
                 ..
             } => {
                 pending = true;
+                let rest = crate::todo::call_summary(name, arguments)
+                    .unwrap_or_else(|| summary(arguments));
                 let name = sandboxed(&crate::mcp::names::display(name), *sandbox);
-                ("→", Tone::Tool, titled(&name, &summary(arguments)))
+                ("→", Tone::Tool, titled(&name, &rest))
             }
             EventData::ToolResult {
                 id,
