@@ -86,6 +86,13 @@ pub struct RunModel {
     /// The agent's checklist as its latest `todo_write` left it (issue 30.3); outlives
     /// runs, a `/clear` empties it.
     todos: TodoList,
+    /// Calls made so far (every run), and when each `todo_write` of this run was made: of
+    /// two writes in one batch the one made last wins, whichever ends last (the model reads
+    /// its results in the order it made them).
+    made: u64,
+    todo_made: HashMap<String, u64>,
+    /// When the write the checklist shows was made.
+    todos_made: u64,
 }
 
 impl RunModel {
@@ -110,6 +117,7 @@ impl RunModel {
             EventData::RunStarted { max_turns, .. } => {
                 // The previous run's calls are over: nothing refers to them any more.
                 self.calls.clear();
+                self.todo_made.clear();
                 self.subtree.clear();
                 self.order.clear();
                 self.asked.clear();
@@ -202,6 +210,10 @@ impl RunModel {
                 arguments,
                 ..
             } => {
+                self.made += 1;
+                if name == crate::tools::builtin::todo_write::NAME {
+                    self.todo_made.insert(id.clone(), self.made);
+                }
                 let call = self.add(id, name, parent.as_deref(), event.timestamp);
                 call.sandbox = *sandbox;
                 call.summary = crate::todo::call_summary(name, arguments)
@@ -336,7 +348,11 @@ impl RunModel {
                     && ToolStatus::of(*status, *ok, result.as_ref()) == ToolStatus::Ok
                     && let Some(list) = result.as_ref().and_then(TodoList::from_result)
                 {
-                    self.todos = list;
+                    let made = self.todo_made.get(id).copied().unwrap_or(self.made);
+                    if made >= self.todos_made {
+                        self.todos = list;
+                        self.todos_made = made;
+                    }
                 }
                 // A call the user denied stays denied (files from before `status` existed
                 // record its result as a plain failure).

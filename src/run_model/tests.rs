@@ -830,3 +830,28 @@ fn the_checklist_is_the_latest_top_level_todo_write_and_outlives_runs() {
     model.cleared();
     assert!(model.todos().is_empty());
 }
+
+#[test]
+fn of_two_writes_in_one_batch_the_one_made_last_wins_whichever_ends_last() {
+    let mut model = RunModel::new();
+    model.apply(&ev("r1", started(5)));
+    let todo_call = |id: &str| EventData::ToolCall {
+        turn: 1,
+        id: id.into(),
+        name: "todo_write".into(),
+        arguments: json!({}),
+        parent: None,
+        sandbox: None,
+    };
+    model.apply(&ev("r1", todo_call("a")));
+    model.apply(&ev("r1", todo_call("b")));
+    let list = |text: &str| json!([{"content": text, "status": "pending"}]);
+    model.apply(&ev("r1", todo_result("b", ToolStatus::Ok, list("second"))));
+    model.apply(&ev("r1", todo_result("a", ToolStatus::Ok, list("first"))));
+    assert_eq!(model.todos().items[0].content, "second");
+    // The next run's write replaces it (its call ids may repeat the last run's).
+    model.apply(&ev("r2", started(5)));
+    model.apply(&ev("r2", todo_call("a")));
+    model.apply(&ev("r2", todo_result("a", ToolStatus::Ok, list("third"))));
+    assert_eq!(model.todos().items[0].content, "third");
+}
