@@ -146,6 +146,8 @@ pub struct Resolved {
     pub pricing: pricing::Pricing,
     /// The providers `/model` and `/provider` can switch to.
     pub catalog: Catalog,
+    /// Where spans are exported (`[otel]`, `OTEL_EXPORTER_OTLP_*`); `None`: nowhere.
+    pub otel: Option<crate::otel::Exporting>,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -187,6 +189,13 @@ where
     let mut tools = tool_settings(&file.tools);
     tools.secret_vars = key_vars(&file);
     tools.sandbox = sandbox::resolve(&file.sandbox, overrides.sandbox, &workdir, env)?;
+    let otel = crate::otel::resolve(&file.otel, env).map_err(ConfigError)?;
+    let parent = env("TRACEPARENT")
+        .and_then(|value| crate::otel::TraceParent::parse(&value, env("TRACESTATE").as_deref()));
+    tools.trace = crate::otel::TraceSetup {
+        propagate: parent.is_some() || otel.is_some(),
+        parent,
+    };
     let policies = file
         .tools
         .policy
@@ -249,6 +258,7 @@ where
                 .map(|(model, price)| (model.clone(), *price.get_ref()))
                 .collect(),
         ),
+        otel,
     })
 }
 
@@ -417,6 +427,11 @@ pub fn named_secrets(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>
                 .map(String::from),
         );
     }
+    names.extend(
+        (file.otel.headers.values())
+            .filter_map(|v| crate::mcp::config::reference(v))
+            .map(String::from),
+    );
     names.sort();
     names.dedup();
     names

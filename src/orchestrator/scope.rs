@@ -61,6 +61,9 @@ pub(super) struct Run<'s> {
     pub(super) hook_context: Vec<String>,
     /// Times a stop hook sent the model back to work in this run.
     pub(super) stops_refused: u32,
+    /// The turn each call (by frame) was made in: with the request id it names the call's
+    /// span, which its processes are told (`TRACEPARENT`).
+    pub(super) call_turns: HashMap<String, u32>,
 }
 
 /// A bound on one call's answer, tighter than `max_reply_bytes`.
@@ -130,6 +133,7 @@ impl<'s> Run<'s> {
             first_checkpoint: None,
             hook_context: Vec::new(),
             stops_refused: 0,
+            call_turns: HashMap::new(),
         }
     }
 }
@@ -147,11 +151,20 @@ impl Run<'_> {
     /// Sends one event, stamped by the run's clock.
     pub(super) fn emit(&mut self, data: EventData) {
         log(&self.request_id, &data);
+        if let EventData::ToolCall { id, turn, .. } = &data {
+            self.call_turns.insert(id.clone(), *turn);
+        }
         self.sink.emit(Event {
             timestamp: self.clock.unix_ms(),
             request_id: Arc::clone(&self.request_id),
             data,
         });
+    }
+
+    /// The trace context of call `frame`'s processes, when they are told one.
+    pub(super) fn trace_for(&self, frame: &str) -> Option<crate::otel::TraceParent> {
+        let turn = *self.call_turns.get(frame)?;
+        (self.orch.settings.tools.trace).for_call(&self.request_id, frame, turn)
     }
 
     /// Sends an `error` event.
@@ -205,6 +218,7 @@ impl Run<'_> {
             call: String::new(),
             progress: None,
             seen: None,
+            trace: None,
         }
     }
 }
