@@ -68,6 +68,22 @@ impl std::fmt::Debug for Exporting {
     }
 }
 
+impl Exporting {
+    /// Where spans go, in words (never a header value).
+    pub fn describe(&self) -> String {
+        format!(
+            "spans of every run go to {} as {}{}",
+            shown_url(&self.url),
+            self.service_name,
+            if self.capture_content {
+                ", with their content (masked)"
+            } else {
+                ", without content"
+            }
+        )
+    }
+}
+
 /// The variables the exporter's headers come from: secret, whatever their names say.
 pub const HEADER_VARS: [&str; 2] = [
     "OTEL_EXPORTER_OTLP_HEADERS",

@@ -361,7 +361,10 @@ async fn the_session_file_exported_as_otlp_json_gives_the_live_spans() {
         .arg("--otlp-json");
     let offline = finish(&mut cmd).await;
     assert_eq!(offline.code, 0, "{}", offline.stderr);
-    let json: Value = serde_json::from_str(offline.stdout.trim()).unwrap();
+    // A request a line (one here: one run).
+    let lines: Vec<&str> = offline.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", offline.stdout);
+    let json: Value = serde_json::from_str(lines[0]).unwrap();
     let spans = json["resourceSpans"][0]["scopeSpans"][0]["spans"]
         .as_array()
         .unwrap();

@@ -113,6 +113,11 @@ impl Content {
     }
 }
 
+/// An error status with what went wrong, bounded (a failed command's error can be long).
+pub fn failed(why: &str) -> opentelemetry::trace::Status {
+    opentelemetry::trace::Status::error(crate::text::summarize(why, 2000))
+}
+
 /// A string attribute.
 pub fn text(key: &'static str, value: impl Into<StringValue>) -> KeyValue {
     KeyValue::new(key, Value::String(value.into()))

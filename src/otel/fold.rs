@@ -180,7 +180,7 @@ impl SpanFold {
                         ),
                     };
                     let span = span.with([text(attrs::ERROR_TYPE, kind)]);
-                    ended.push(span.end(at, Status::error(why), &run.trace));
+                    ended.push(span.end(at, attrs::failed(&why), &run.trace));
                 }
             }
             EventData::Retry {
@@ -192,7 +192,7 @@ impl SpanFold {
                 let attributes = vec![
                     int("taco.retry.attempt", u64::from(*attempt)),
                     int("taco.retry.max", u64::from(*max)),
-                    text("taco.retry.reason", reason.clone()),
+                    text("taco.retry.reason", crate::text::summarize(reason, 500)),
                     int("taco.retry.delay_ms", *delay_ms),
                 ];
                 // The newest model call in flight is the one retried.
@@ -292,7 +292,7 @@ impl SpanFold {
                 run.root
                     .attributes
                     .push(text(attrs::ERROR_TYPE, kind.clone()));
-                Status::error(message.clone())
+                attrs::failed(message)
             }
             _ => {
                 run.root
@@ -335,3 +335,7 @@ impl Run {
         ended
     }
 }
+
+#[cfg(test)]
+#[path = "fold_tests.rs"]
+mod tests;

@@ -129,7 +129,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
                 Status::Unset
             } else {
                 tool.span.attributes.push(text(attrs::ERROR_TYPE, label));
-                Status::error(error.clone().unwrap_or_else(|| format!("{status:?}")))
+                attrs::failed(&error.clone().unwrap_or_else(|| format!("{status:?}")))
             };
             end_tool(run, tool, at, span_status, ended);
         }
@@ -239,7 +239,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
             span.attributes
                 .extend(content.attribute("taco.hook.command", &hook.command));
             let status = match &hook.error {
-                Some(error) => Status::error(error.clone()),
+                Some(error) => attrs::failed(error),
                 None => Status::Unset,
             };
             ended.push(span.end(at, status, &run.trace));
@@ -267,7 +267,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
                 int("taco.compaction.after_tokens", compacted.after_tokens),
             ]);
             let status = match &compacted.error {
-                Some(error) => Status::error(error.clone()),
+                Some(error) => attrs::failed(error),
                 None => Status::Unset,
             };
             if let Some(mut chat) = summary {

@@ -67,6 +67,8 @@ pub struct AppInfo {
     /// What was withheld from the environment, by name (`/status`); empty when viewing a
     /// saved trace.
     pub environment: String,
+    /// Where spans are exported (`[otel]`), in words for `/status`; `None`: nowhere.
+    pub otel: Option<String>,
     /// The workspace's checkpoint store (`/status` measures it), or why checkpoints are
     /// off; `None` when viewing a saved trace.
     pub checkpoints: Option<Result<std::sync::Arc<crate::checkpoint::Store>, String>>,

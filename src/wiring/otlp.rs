@@ -1,5 +1,6 @@
 //! `taco trace FILE --otlp-json`: a recorded session or `--trace` file as OTLP JSON on
-//! stdout, the spans a live export would have sent, for a backend to load later.
+//! stdout (a request a line), the spans a live export would have sent, for a backend or a
+//! collector's `otlpjsonfile` receiver to load later.
 
 use std::io::Write;
 use std::path::Path;
@@ -45,20 +46,15 @@ pub fn otlp_json(start: &Start, file: &Path) -> i32 {
         Entry::Event(event) => Some(event),
         Entry::Message(_) => None,
     });
-    let spans = crate::otel::json::spans(events, content, conversation);
     let resource = crate::otel::json::resource(&service, &[]);
-    let json = match crate::otel::json::request(spans, &resource) {
-        Ok(json) => json,
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written =
+        crate::otel::json::write_lines(events, content, conversation, &resource, &mut out)
+            .and_then(|n| out.flush().map(|()| n));
+    match written {
+        Ok(_) => EXIT_OK,
         Err(e) => {
-            crate::say!("taco: cannot write the spans as JSON: {e}");
-            return EXIT_RUN_ERROR;
-        }
-    };
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{json}").and_then(|()| out.flush()) {
-        Ok(()) => EXIT_OK,
-        Err(e) => {
-            crate::say!("taco: cannot write to stdout: {e}");
+            crate::say!("taco: cannot write the spans: {e}");
             EXIT_RUN_ERROR
         }
     }

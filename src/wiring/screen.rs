@@ -303,6 +303,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         sandbox: None,
         rules: Vec::new(),
         environment: String::new(),
+        otel: None,
         checkpoints: None,
         user_commands: None,
     }
@@ -351,6 +352,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             &resolved.tools.env_passthrough,
             &resolved.tools.secret_vars,
         ),
+        otel: resolved.otel.as_ref().map(crate::otel::Exporting::describe),
         checkpoints: Some(match orchestrator.checkpoints() {
             Some(store) => Ok(Arc::clone(store)),
             None => Err(orchestrator.checkpoints_off().to_string()),

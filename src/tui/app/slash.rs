@@ -175,6 +175,9 @@ impl App {
                     let workdir = std::path::Path::new(&self.info.workdir);
                     text.push_str(&format!("\n\nSandbox: {}.", sandbox.describe(workdir)));
                 }
+                if let Some(otel) = &self.info.otel {
+                    text.push_str(&format!("\n\nOpenTelemetry: {otel}."));
+                }
                 if !self.info.environment.is_empty() {
                     text.push_str(&format!("\n\nEnvironment: {}.", self.info.environment));
                 }

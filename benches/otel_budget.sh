@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 31's budget: what OpenTelemetry export costs `taco exec` on the reference stream
+# (20,000 events, 64 per socket read): CPU (user+sys) and peak RSS with export off, and with
+# export on to a loopback OTLP/HTTP collector that accepts every export. Medians of N runs.
+# Needs a release build (`cargo build --release`) and python3.
+#   bash benches/otel_budget.sh [runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+taco="${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}"
+runs="${1:-5}"
+scratch=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+python3 benches/reference_server.py --per-read 64 >"$scratch/port" 2>/dev/null </dev/null &
+pids+=($!)
+# The collector: 200 with an empty protobuf body to every POST; counts what it got.
+cat >"$scratch/collector.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        n = int(self.headers.get("content-length", 0))
+        self.rfile.read(n)
+        with open(sys.argv[1], "a") as f:
+            f.write(f"{n}\n")
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+PY
+python3 "$scratch/collector.py" "$scratch/exports" >"$scratch/cport" 2>/dev/null </dev/null &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$scratch/port" ] && [ -s "$scratch/cport" ] && break; sleep 0.1; done
+port=$(cat "$scratch/port")
+cport=$(cat "$scratch/cport")
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+for mode in off on; do
+  : >"$scratch/cpu"; : >"$scratch/rss"
+  for _ in $(seq "$runs"); do
+    extra=()
+    [ "$mode" = on ] && extra=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$cport")
+    /usr/bin/time -o "$scratch/t" -f "%U %S %M" \
+      env -i PATH="$PATH" HOME="$scratch" "${extra[@]}" "$taco" exec -p openai \
+      --base-url "http://127.0.0.1:$port/v1" -m m hi >/dev/null
+    read -r user sys rss <"$scratch/t"
+    echo "$user $sys" | awk '{print $1 + $2}' >>"$scratch/cpu"
+    echo "$rss" >>"$scratch/rss"
+  done
+  total=$(awk '{s += $1} END {printf "%.2f", s}' "$scratch/cpu")
+  echo "otel=$mode runs=$runs cpu_s_median=$(median <"$scratch/cpu") cpu_s_total=$total max_rss_kb_median=$(median <"$scratch/rss")"
+done
+echo "exports received: $(wc -l <"$scratch/exports" 2>/dev/null || echo 0)"
+echo "binary: $(stat -c %s "$taco") bytes"
