@@ -145,13 +145,19 @@ impl Exporter {
         ))
     }
 
-    /// Sends what is queued and stops, waiting at most `bound`.
+    /// Sends what is queued and stops, waiting at most `bound` — not at all once an export
+    /// has failed: a collector known to be down or slow does not hold taco's exit.
     pub fn shutdown(&mut self, bound: Duration) {
         if let Some(tx) = self.tx.take() {
             // A full queue cannot take the stop: the thread ends when the sender goes.
             let _ = tx.try_send(Msg::Stop);
         }
-        if let Some(done) = self.done.take() {
+        let failed = (self.shared.failure.lock())
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        if let Some(done) = self.done.take()
+            && !failed
+        {
             let _ = done.recv_timeout(bound);
         }
     }
