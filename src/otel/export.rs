@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
-use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter as _};
 
@@ -61,6 +61,9 @@ impl Exporter {
             .with_endpoint(to.url.clone())
             .with_timeout(EXPORT_TIMEOUT)
             .with_headers(headers)
+            // One attempt an export: a batch a collector refuses is dropped and counted, and a
+            // dead collector costs taco's exit nothing (the recommended retries wait ~1 s).
+            .with_retry_policy(RetryPolicy::disabled())
             .build()
             .map_err(|e| {
                 format!(
