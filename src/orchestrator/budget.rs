@@ -111,18 +111,28 @@ impl Stop {
 }
 
 /// The call a check is about.
-pub(super) struct NextCall<'a> {
-    pub(super) model: &'a str,
-    pub(super) input_tokens: u64,
-    pub(super) purpose: Purpose,
-    pub(super) parent: Option<String>,
+#[derive(Debug, Clone)]
+pub struct NextCall<'a> {
+    /// The model it is for.
+    pub model: &'a str,
+    /// Its input, estimated ([`input_tokens`]).
+    pub input_tokens: u64,
+    /// What it is for.
+    pub purpose: Purpose,
+    /// The frame it runs under.
+    pub parent: Option<String>,
+}
+
+/// The estimated input tokens of a request: its messages and its tools' definitions.
+pub fn input_tokens(messages: &[Message], tools: &[ToolSpec]) -> u64 {
+    messages_tokens(messages) + specs_tokens(tools)
 }
 
 impl CostBudget {
     /// Whether `next` may be made after `spent`: its input alone, at the model's input
     /// price, must not take the session past the budget (its output is not known yet, so
     /// the last call may pass the budget by what it answers).
-    pub(super) fn check(&self, spent: &Spent, next: NextCall<'_>) -> Result<(), Stop> {
+    pub fn check(&self, spent: &Spent, next: NextCall<'_>) -> Result<(), Stop> {
         let Some(price) = self.pricing.price(next.model) else {
             return Err(Stop::NoPrice {
                 model: next.model.to_string(),
@@ -165,7 +175,7 @@ impl Run<'_> {
         };
         let next = NextCall {
             model: self.orch.provider.model(),
-            input_tokens: messages_tokens(messages) + specs_tokens(tools),
+            input_tokens: input_tokens(messages, tools),
             purpose,
             parent: parent.cloned(),
         };
