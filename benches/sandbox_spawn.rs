@@ -28,6 +28,7 @@ fn context(ws: &Path, sandbox: Sandbox) -> ToolContext {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     }
 }
 

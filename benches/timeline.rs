@@ -127,6 +127,7 @@ fn run(n: usize, t: u64, sent: &mut usize) -> Vec<Event> {
                 provider: "openai".into(),
                 model: "gpt-bench".into(),
                 max_turns: 20,
+                trace_parent: None,
             },
         ),
         at(

@@ -150,6 +150,8 @@ pub struct Resolved {
     pub pricing: pricing::Pricing,
     /// The providers `/model` and `/provider` can switch to.
     pub catalog: Catalog,
+    /// Where spans are exported (`[otel]`, `OTEL_EXPORTER_OTLP_*`); `None`: nowhere.
+    pub otel: Option<crate::otel::Exporting>,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -202,6 +204,13 @@ where
     let mut tools = tool_settings(&file.tools);
     tools.secret_vars = key_vars(&file);
     tools.sandbox = sandbox::resolve(&file.sandbox, overrides.sandbox, &workdir, env)?;
+    let otel = crate::otel::resolve(&file.otel, env).map_err(ConfigError)?;
+    let parent = env("TRACEPARENT")
+        .and_then(|value| crate::otel::TraceParent::parse(&value, env("TRACESTATE").as_deref()));
+    tools.trace = crate::otel::TraceSetup {
+        propagate: parent.is_some() || otel.is_some(),
+        parent,
+    };
     let policies = file
         .tools
         .policy
@@ -260,6 +269,7 @@ where
         context,
         catalog,
         pricing,
+        otel,
     })
 }
 
@@ -442,6 +452,11 @@ pub fn named_secrets(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>
                 .map(String::from),
         );
     }
+    names.extend(
+        (file.otel.headers.values())
+            .filter_map(|v| crate::mcp::config::reference(v))
+            .map(String::from),
+    );
     names.sort();
     names.dedup();
     names

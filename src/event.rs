@@ -109,6 +109,10 @@ pub enum EventData {
         model: String,
         /// Turn limit.
         max_turns: u32,
+        /// The W3C `traceparent` of the trace taco was started in (`TRACEPARENT`): the
+        /// run's span is a child of it, live and when the file is exported later.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_parent: Option<String>,
     },
     /// Streamed text (not written to trace files).
     Delta {

@@ -383,6 +383,13 @@ pub async fn run(
             &cancel,
         )
         .await;
+    // The spans still queued go before taco ends (within a bound); a collector that failed
+    // them is said once.
+    if let Some(problem) =
+        (recorded.recorder_mut()).finish_otel(crate::otel::export::SHUTDOWN_TIMEOUT)
+    {
+        recorded.inner_mut().problem(problem);
+    }
     let sink = recorded.inner_mut();
     let stop = match watcher {
         Some(watcher) if watcher.is_finished() => watcher.await.ok(),

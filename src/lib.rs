@@ -30,6 +30,7 @@ pub mod instructions;
 pub mod logging;
 pub mod mcp;
 pub mod orchestrator;
+pub mod otel;
 pub mod private;
 pub mod provider;
 pub mod reaper;

@@ -63,6 +63,10 @@ enum Command {
     Trace {
         /// The file.
         file: PathBuf,
+        /// Write its spans to stdout as OTLP JSON (the spans an `[otel]` export sends)
+        /// instead of opening it.
+        #[arg(long)]
+        otlp_json: bool,
     },
     /// Rewind the workspace's files and/or the conversation to just before a call or run of
     /// the workdir's latest session (`--list` shows them); a file edited by hand since is
@@ -191,7 +195,11 @@ fn main() -> ExitCode {
         Some(Command::Sessions) => wiring::sessions(),
         Some(Command::Trust) => wiring::trust(&start),
         Some(Command::Rewind(args)) => wiring::rewind(&start, rewind_request(args)),
-        Some(Command::Trace { file }) => wiring::trace(&file, launched),
+        Some(Command::Trace {
+            file,
+            otlp_json: true,
+        }) => wiring::otlp_json(&start, &file),
+        Some(Command::Trace { file, .. }) => wiring::trace(&file, launched),
         Some(Command::Mcp {
             command: McpCommand::List,
         }) => wiring::mcp_list(&start),

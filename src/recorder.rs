@@ -32,6 +32,8 @@ pub struct Recorder {
     kind: Option<SessionKind>,
     /// Progress reports kept to a few a second in the file.
     progress: progress::Coalescer,
+    /// Spans exported as the run goes (`[otel]`), if on.
+    otel: Option<crate::otel::live::Live>,
 }
 
 /// What a session file that does not exist yet will say in its header.
@@ -57,6 +59,7 @@ impl Recorder {
             planned: None,
             kind: None,
             progress: progress::Coalescer::default(),
+            otel: None,
         }
     }
 
@@ -89,6 +92,20 @@ impl Recorder {
         self
     }
 
+    /// Exports the events it records as spans too.
+    pub fn with_otel(mut self, otel: Option<crate::otel::live::Live>) -> Self {
+        self.otel = otel;
+        self
+    }
+
+    /// Sends the spans still queued and stops exporting, within `bound` (taco ends); what
+    /// went wrong with the export, if the user has not heard of it yet.
+    pub fn finish_otel(&mut self, bound: std::time::Duration) -> Option<String> {
+        let mut otel = self.otel.take()?;
+        otel.shutdown(bound);
+        otel.take_report()
+    }
+
     /// The session being written, if any.
     pub fn session_id(&self) -> Option<&str> {
         self.session.as_ref().map(SessionWriter::id)
@@ -108,7 +125,7 @@ impl Recorder {
 
     /// A problem with the session file that the user has not been told about yet.
     pub fn take_problem(&mut self) -> Option<String> {
-        self.problem.take()
+        (self.problem.take()).or_else(|| self.otel.as_mut().and_then(|o| o.take_report()))
     }
 
     /// Records one event (deltas go nowhere).
@@ -118,6 +135,10 @@ impl Recorder {
         }
         if !event.is_trace() {
             return;
+        }
+        if let Some(otel) = &mut self.otel {
+            let session = self.session.as_ref().map(SessionWriter::id);
+            otel.event(event, session);
         }
         // A switch before anything was recorded is what the new file's header says, not a
         // line of a session that holds nothing else.

@@ -47,6 +47,10 @@ pub fn is_secret_name(name: &str, key_vars: &[String]) -> bool {
         return true;
     }
     let upper = name.to_ascii_uppercase();
+    // The OTLP exporter's headers carry its collector's credentials, whatever they are named.
+    if upper.starts_with("OTEL_EXPORTER_OTLP") && upper.ends_with("HEADERS") {
+        return true;
+    }
     !NOT_SECRET.contains(&upper.as_str()) && SECRET_WORDS.iter().any(|w| upper.contains(w))
 }
 

@@ -124,13 +124,25 @@ pub fn open_session(
         None => None,
     };
     let (provider, model) = (&resolved.provider.name, &resolved.provider.model);
+    // A collector that cannot be reached is no reason to stop; one that cannot be set up
+    // is said.
+    let otel = match &resolved.otel {
+        Some(to) => match crate::otel::live::Live::start(to, Arc::clone(&secrets)) {
+            Ok(live) => Some(live),
+            Err(e) => {
+                notes.push(e);
+                None
+            }
+        },
+        None => None,
+    };
     let Some(resuming) = resuming else {
         if dir.is_none() {
             notes.push("this session is not saved: no data directory".to_string());
         }
         let recorder = Recorder::deferred(dir, audit, provider, model, &resolved.workdir);
         return Ok(Opened {
-            recorder: recorder.made_in(kind).with_secrets(secrets),
+            recorder: recorder.made_in(kind).with_secrets(secrets).with_otel(otel),
             history: Vec::new(),
             earlier: None,
             earlier_usage: Default::default(),
@@ -167,7 +179,8 @@ pub fn open_session(
         // A `/clear` in it starts a session of this kind.
         recorder: Recorder::new(writer, Some(dir), audit)
             .made_in(kind)
-            .with_secrets(secrets),
+            .with_secrets(secrets)
+            .with_otel(otel),
         history: tail.loaded.entries,
         earlier,
         earlier_usage: tail.skipped_usage,

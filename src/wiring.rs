@@ -17,12 +17,14 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 mod checkpoints;
 mod headless;
 mod oauth;
+mod otlp;
 mod rewind;
 mod screen;
 mod trust;
 
 pub use headless::{ExecRequest, exec};
 pub use oauth::{mcp_login, mcp_logout};
+pub use otlp::otlp_json;
 pub use rewind::{RewindRequest, rewind};
 pub use screen::{trace, tui};
 pub use trust::trust;

@@ -56,6 +56,7 @@ mod models_list;
 mod ollama_wire;
 mod openai_wire;
 mod orchestrator;
+mod otel;
 mod panes_agree;
 mod plain_text;
 mod plan_mode;

@@ -210,6 +210,7 @@ fn realistic_run() -> Vec<Event> {
         provider: "openai".into(),
         model: "gpt-4o".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     s.push(EventData::Delta {
         kind: DeltaKind::Reasoning,
@@ -377,6 +378,7 @@ fn a_run_becomes_metadata_records_and_nothing_else() {
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
         max_turns: 5,
+        trace_parent: None,
     });
     cancelled.push(EventData::Cancelled {
         running: format!("the model's reply {MARKER}"),

@@ -38,6 +38,7 @@ fn fixture() -> Fixture {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     Fixture {
         _dir: dir,

@@ -37,6 +37,7 @@ fn failed_make(status: ToolStatus, ok: bool) -> Harness {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     h.event(EventData::ToolCall {
         turn: 1,

@@ -99,6 +99,7 @@ fn session_bytes() -> &'static [u8] {
                 provider: "demo".into(),
                 model: "m".into(),
                 max_turns: 8,
+                trace_parent: None,
             },
             EventData::Delta {
                 kind: DeltaKind::Text,

@@ -26,6 +26,7 @@ fn guarded_call(h: &mut Harness) {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     h.event(EventData::ToolCall {
         turn: 1,

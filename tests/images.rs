@@ -424,6 +424,7 @@ fn a_refused_image_puts_the_text_back_in_the_composer() {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     h.event(EventData::Error {
         kind: "image".into(),

@@ -338,6 +338,7 @@ async fn a_changed_tool_list_is_listed_again() {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     add.call(json!({}), &ctx).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);

@@ -411,6 +411,7 @@ async fn the_hub_logs_in_shows_the_url_and_starts_the_server_again() {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     let Ok(taco::tools::ToolReply::Done(result)) = tool.call(serde_json::json!({}), &ctx).await
     else {

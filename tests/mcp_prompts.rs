@@ -366,6 +366,7 @@ async fn a_changed_prompt_list_is_listed_again_and_reads_are_bounded() {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     add.call(json!({}), &ctx).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);

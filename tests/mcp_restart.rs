@@ -70,6 +70,7 @@ async fn crash(hub: &McpHub, work: &std::path::Path) {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     assert!(tool.call(json!({}), &ctx).await.is_err(), "the call fails");
 }
@@ -212,6 +213,7 @@ async fn echo(hub: &McpHub, text: &str) -> Result<String, String> {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     match tool.call(json!({"text": text}), &ctx).await {
         Ok(reply) => Ok(format!("{reply:?}")),

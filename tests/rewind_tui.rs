@@ -105,6 +105,7 @@ impl RewindSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
         self.call(
             "call-write",
@@ -381,6 +382,7 @@ fn r_waits_for_the_run_to_end() {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     h.call(
         "call-write",
@@ -408,6 +410,7 @@ fn the_rewind_picker_lists_runs_and_calls_newest_first() {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     h.event(EventData::Final {
         content: "It is tidy.".into(),

@@ -56,6 +56,7 @@ fn run_started(prompt: &str) -> Event {
         provider: "demo".into(),
         model: "m".into(),
         max_turns: 8,
+        trace_parent: None,
     })
 }
 

@@ -160,6 +160,7 @@ async fn written(arguments: &str) -> Value {
         call: "t".into(),
         progress: None,
         seen: None,
+        trace: None,
     };
     let arguments: Value = serde_json::from_str(arguments).unwrap();
     match taco::tools::builtin::TodoWrite.call(arguments, &ctx).await {
@@ -200,6 +201,7 @@ async fn the_checklist_follows_each_write_above_the_calls_in_flight() {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     todo_call(&mut h, "t1", FIRST);
     let screen = screen_text(&h.screen(120, 30));

@@ -33,6 +33,7 @@ fn fixture_with(settings: ToolSettings) -> Fixture {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     };
     Fixture {
         _dir: dir,

@@ -141,6 +141,7 @@ impl Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
     }
 

@@ -52,6 +52,7 @@ impl TuiBatchSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
         self.event(EventData::Delta {
             kind: DeltaKind::Text,

@@ -81,6 +81,7 @@ impl TuiComposerSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
     }
 

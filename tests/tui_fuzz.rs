@@ -132,6 +132,7 @@ fn a_hostile_string_is_neutralised_in_every_view() {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     s.event(EventData::Delta {
         kind: DeltaKind::Text,
@@ -341,6 +342,7 @@ proptest! {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
         s.event(EventData::Delta { kind: DeltaKind::Text, text: answer.clone() });
         s.event(EventData::ToolCall {

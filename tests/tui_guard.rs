@@ -108,6 +108,7 @@ fn started() -> EventData {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     }
 }
 

@@ -101,6 +101,7 @@ fn session(with_messages: bool) -> Vec<Entry> {
             provider: "openai".into(),
             model: "gpt-x".into(),
             max_turns: 10,
+            trace_parent: None,
         },
     ));
     entries.push(event(900, llm(1, "Let me look.", vec![call.clone()], 900)));

@@ -36,6 +36,7 @@ impl TuiInstrumentsSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
     }
 

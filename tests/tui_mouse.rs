@@ -94,6 +94,7 @@ impl TuiMouseSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
     }
 

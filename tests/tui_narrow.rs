@@ -38,6 +38,7 @@ impl TuiNarrowSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
         self.event(EventData::Delta {
             kind: DeltaKind::Text,
@@ -407,6 +408,7 @@ fn run_started(prompt: &str) -> EventData {
         provider: "demo".into(),
         model: "demo".into(),
         max_turns: 10,
+        trace_parent: None,
     }
 }
 

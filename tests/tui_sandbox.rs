@@ -49,6 +49,7 @@ impl TuiSandboxSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
     }
 

@@ -66,6 +66,7 @@ impl TuiStackSteps for Harness {
             provider: "demo".into(),
             model: "demo".into(),
             max_turns: 10,
+            trace_parent: None,
         });
     }
 }

@@ -215,6 +215,7 @@ fn a_switch_asked_during_a_run_is_said_to_wait_for_it() {
         provider: "first".into(),
         model: "m1".into(),
         max_turns: 10,
+        trace_parent: None,
     });
     assert_eq!(h.command("/model m2"), vec![switch("first", "m2")]);
     let screen = h.text(100, 30);

@@ -110,6 +110,7 @@ fn ctx(settings: ToolSettings) -> ToolContext {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     }
 }
 

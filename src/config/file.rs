@@ -232,6 +232,9 @@ pub struct ConfigFile {
     /// `[hooks]`: the user's commands at points of a session (issue 30.1).
     #[serde(default)]
     pub hooks: crate::hooks::HooksConfig,
+    /// `[otel]`: OpenTelemetry export (issue 31).
+    #[serde(default)]
+    pub otel: crate::otel::OtelConfig,
 }
 
 /// `<config dir>/taco/config.toml`.

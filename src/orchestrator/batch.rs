@@ -289,6 +289,7 @@ impl Run<'_> {
                 work: Work::Call(decided.arguments[i].clone()),
                 seen: decided.seen[i].take(),
                 start: starts[i].take().unwrap_or(Start::Now),
+                trace: self.trace_for(&calls[i].frame),
             })
             .collect();
         let results = self.run_tools(jobs, true).await;
@@ -425,6 +426,7 @@ impl Run<'_> {
                     work: Work::Resume(then, results.iter().map(|r| r.ended.to_result()).collect()),
                     seen: None,
                     start: Start::Now,
+                    trace: self.trace_for(&call.frame),
                 };
                 let mut resumed = self.run_tools(vec![job], false).await;
                 match resumed.pop() {

@@ -373,6 +373,7 @@ impl Orchestrator {
             provider: self.provider.name().to_string(),
             model: self.provider.model().to_string(),
             max_turns: conv.max_turns,
+            trace_parent: (self.settings.tools.trace.parent.as_ref()).map(|p| p.header()),
         };
         let clock = Arc::clone(&self.clock);
         let max_turns = conv.max_turns;

@@ -63,6 +63,9 @@ pub(super) struct Run<'s> {
     pub(super) stops_refused: u32,
     /// Why the cost budget stopped a model call of this run: every later one stops too.
     pub(super) over_budget: Option<super::budget::Stop>,
+    /// The turn each call (by frame) was made in: with the request id it names the call's
+    /// span, which its processes are told (`TRACEPARENT`).
+    pub(super) call_turns: HashMap<String, u32>,
 }
 
 /// A bound on one call's answer, tighter than `max_reply_bytes`.
@@ -133,6 +136,7 @@ impl<'s> Run<'s> {
             hook_context: Vec::new(),
             stops_refused: 0,
             over_budget: None,
+            call_turns: HashMap::new(),
         }
     }
 }
@@ -150,11 +154,20 @@ impl Run<'_> {
     /// Sends one event, stamped by the run's clock.
     pub(super) fn emit(&mut self, data: EventData) {
         log(&self.request_id, &data);
+        if let EventData::ToolCall { id, turn, .. } = &data {
+            self.call_turns.insert(id.clone(), *turn);
+        }
         self.sink.emit(Event {
             timestamp: self.clock.unix_ms(),
             request_id: Arc::clone(&self.request_id),
             data,
         });
+    }
+
+    /// The trace context of call `frame`'s processes, when they are told one.
+    pub(super) fn trace_for(&self, frame: &str) -> Option<crate::otel::TraceParent> {
+        let turn = *self.call_turns.get(frame)?;
+        (self.orch.settings.tools.trace).for_call(&self.request_id, frame, turn)
     }
 
     /// Sends an `error` event.
@@ -208,6 +221,7 @@ impl Run<'_> {
             call: String::new(),
             progress: None,
             seen: None,
+            trace: None,
         }
     }
 }

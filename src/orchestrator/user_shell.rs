@@ -58,6 +58,7 @@ pub async fn run(
         call: id,
         progress: None,
         seen: None,
+        trace: None,
     };
     let params = ShellParams {
         command: command.to_string(),

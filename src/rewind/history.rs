@@ -252,6 +252,7 @@ mod tests {
                 provider: "p".into(),
                 model: "m".into(),
                 max_turns: 3,
+                trace_parent: None,
             },
         )
     }

@@ -19,6 +19,7 @@ fn run_started() -> EventData {
         provider: "p".into(),
         model: "m".into(),
         max_turns: 5,
+        trace_parent: None,
     }
 }
 

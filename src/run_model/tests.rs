@@ -17,6 +17,7 @@ fn started(max_turns: u32) -> EventData {
         provider: "p".into(),
         model: "m".into(),
         max_turns,
+        trace_parent: None,
     }
 }
 
@@ -679,6 +680,7 @@ mod turns {
                 provider: "p".into(),
                 model: "m".into(),
                 max_turns: 5,
+                trace_parent: None,
             },
         )
     }

@@ -129,6 +129,7 @@ mod tests {
                     provider: "p".into(),
                     model: "m".into(),
                     max_turns: 3,
+                    trace_parent: None,
                 },
             )
         };

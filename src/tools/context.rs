@@ -27,6 +27,9 @@ pub struct ToolContext {
     /// The state of the file the call changes as its approved diff showed it (see
     /// `Tool::preview`): the change applies only to that state. `None`: no diff was shown.
     pub seen: Option<super::seen::Seen>,
+    /// The trace context a process this call starts is given (`TRACEPARENT` naming the
+    /// call's `execute_tool` span); `None`: its environment is left as it is.
+    pub trace: Option<crate::otel::TraceParent>,
 }
 
 impl ToolContext {

@@ -75,6 +75,8 @@ pub struct ToolSettings {
     /// Most calls of process-starting tools (`shell`) running at once in a session
     /// (`[tools] max_parallel`); the rest are queued.
     pub max_parallel: usize,
+    /// The trace taco runs in; whether tool processes get a `TRACEPARENT` (issue 31).
+    pub trace: crate::otel::TraceSetup,
 }
 
 impl Default for ToolSettings {
@@ -95,6 +97,7 @@ impl Default for ToolSettings {
             html_helper: None,
             sandbox: Default::default(),
             max_parallel: runner::DEFAULT_MAX_PARALLEL,
+            trace: Default::default(),
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct ReadyCall {
     pub seen: Option<Seen>,
     /// Whether it starts at once or waits for a process slot (`Slots::start`).
     pub start: Start,
+    /// The trace context its processes get (`ToolContext::trace`).
+    pub trace: Option<crate::otel::TraceParent>,
 }
 
 /// How one call ended.
@@ -165,6 +167,7 @@ async fn run_one(
         call: call.id.clone(),
         cancel: cancels.start(&call.id, &ctx.cancel),
         seen: call.seen.clone(),
+        trace: call.trace.clone(),
         ..ctx.clone()
     };
     // Held until the call ends; its time and its timeout count from when it starts.

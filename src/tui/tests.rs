@@ -172,6 +172,7 @@ async fn the_loop_drives_the_app_through_a_fake_engine() {
             provider: "fake".into(),
             model: "m".into(),
             max_turns: 10,
+            trace_parent: None,
         };
         let delta = EventData::Delta {
             kind: DeltaKind::Text,

@@ -11,6 +11,7 @@ pub mod app;
 pub mod cli;
 pub mod mcp;
 pub mod oauth;
+pub mod otlp;
 pub mod sandboxed;
 pub mod scripted;
 pub mod tmux;

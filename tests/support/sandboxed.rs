@@ -20,6 +20,7 @@ pub fn context(ws: &Path, sandbox: Sandbox) -> ToolContext {
         call: String::new(),
         progress: None,
         seen: None,
+        trace: None,
     }
 }
 

@@ -94,6 +94,14 @@ impl TypedTool for Shell {
         let mut command = Command::new("sh");
         // Provider keys and other secrets stay out of what the model can run (`env`).
         ctx.settings.child_env(&mut command);
+        // A build or test run that emits OpenTelemetry nests under the call that started it.
+        if let Some(trace) = &ctx.trace {
+            command.env("TRACEPARENT", trace.header());
+            match &trace.state {
+                Some(state) => command.env("TRACESTATE", state),
+                None => command.env_remove("TRACESTATE"),
+            };
+        }
         let confinement = ctx.settings.sandbox.confinement(params.unsandboxed);
         ctx.settings
             .sandbox

@@ -68,6 +68,7 @@ mod tests {
             call: "t1".into(),
             progress: None,
             seen: None,
+            trace: None,
         };
         let args = json!({"todos": [
             {"content": "Read\nit", "status": "completed"},

@@ -54,6 +54,7 @@ async fn run_with(answer: Result<String, String>) -> Result<ToolReply, ToolError
         call: "c1".into(),
         progress: Some(tx),
         seen: None,
+        trace: None,
     };
     let arguments = json!({"description": "say hi", "language": "python", "path": "hi.py"});
     let asked = tokio::spawn(async move {
@@ -102,6 +103,7 @@ async fn the_code_is_saved_by_a_write_file_call_made_first() {
         call: "c1".into(),
         progress: None,
         seen: None,
+        trace: None,
     };
     let saved = json!({"path": "hi.py", "bytes_written": 26, "action": "created"});
     let done = CreateCode.resume(then.clone(), vec![Ok(saved)], &ctx).await;

@@ -71,6 +71,7 @@ fn run_started(ts: u64) -> Event {
             provider: "demo".into(),
             model: "m".into(),
             max_turns: 10,
+            trace_parent: None,
         },
     )
 }

@@ -58,6 +58,7 @@ impl Fed {
             provider: "p".into(),
             model: "m".into(),
             max_turns: 10,
+            trace_parent: None,
         };
         fed.on_event(&ev(started), base);
         fed

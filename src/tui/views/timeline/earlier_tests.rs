@@ -56,6 +56,7 @@ fn run(name: &str, t: u64, content: &str, sent_before: usize) -> Vec<Event> {
                 provider: "p".into(),
                 model: "m".into(),
                 max_turns: 5,
+                trace_parent: None,
             },
         ),
         at(10, llm(1, vec![Message::user(prompt)], sent_before + 1)),

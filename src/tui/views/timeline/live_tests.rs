@@ -31,6 +31,7 @@ fn run_started() -> EventData {
         provider: "openai".into(),
         model: "gpt-4o".into(),
         max_turns: 10,
+        trace_parent: None,
     }
 }
 

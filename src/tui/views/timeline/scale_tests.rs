@@ -62,6 +62,7 @@ fn started(prompt: &str) -> EventData {
         provider: "demo".into(),
         model: "m".into(),
         max_turns: 10,
+        trace_parent: None,
     }
 }
 
