@@ -69,6 +69,8 @@ pub struct Overrides {
     pub base_url: Option<String>,
     /// `--max-turns`.
     pub max_turns: Option<u32>,
+    /// `--max-cost` (checked).
+    pub max_cost: Option<f64>,
     /// `-C/--workdir`.
     pub workdir: Option<PathBuf>,
     /// `--sandbox`.
@@ -105,6 +107,8 @@ pub struct Resolved {
     pub provider: ProviderChoice,
     /// Turn limit.
     pub max_turns: u32,
+    /// The session's cost budget in US dollars (`--max-cost`, else `max_cost`).
+    pub max_cost: Option<f64>,
     /// System prompt with the workdir filled in and the project instructions appended.
     pub system_prompt: String,
     /// The project instructions (`AGENTS.md` …) found for the workspace, already in
@@ -186,6 +190,17 @@ where
         provider.base_url = url.trim_end_matches('/').to_string();
     }
     need_key(&provider)?;
+    let pricing = pricing::Pricing::new(
+        (file.pricing.iter())
+            .map(|(model, price)| (model.clone(), *price.get_ref()))
+            .collect(),
+    );
+    let max_cost = overrides
+        .max_cost
+        .or(file.max_cost.as_ref().map(|m| *m.get_ref()));
+    if let Some(max_cost) = max_cost {
+        need_price(max_cost, &provider.model, &pricing)?;
+    }
     let mut tools = tool_settings(&file.tools);
     tools.secret_vars = key_vars(&file);
     tools.sandbox = sandbox::resolve(&file.sandbox, overrides.sandbox, &workdir, env)?;
@@ -228,6 +243,7 @@ where
         config_path,
         provider,
         max_turns: overrides.max_turns.or(file.max_turns).unwrap_or(10).max(1),
+        max_cost,
         system_prompt: prompt,
         instructions,
         workdir,
@@ -252,14 +268,23 @@ where
         },
         context,
         catalog,
-        pricing: pricing::Pricing::new(
-            file.pricing
-                .iter()
-                .map(|(model, price)| (model.clone(), *price.get_ref()))
-                .collect(),
-        ),
+        pricing,
         otel,
     })
+}
+
+/// A budget cannot be kept on a model whose price is unknown: said at once, rather than
+/// a budget that is silently not kept.
+fn need_price(max_cost: f64, model: &str, pricing: &pricing::Pricing) -> Result<(), ConfigError> {
+    if pricing.price(model).is_some() {
+        return Ok(());
+    }
+    Err(ConfigError(format!(
+        "a cost budget ({}, --max-cost or max_cost) needs the model's price, and taco knows no \
+         price for the model {model}: set [pricing.\"{model}\"] input = …, output = … (US \
+         dollars per million tokens) in the config, or run without a budget",
+        pricing::dollars(max_cost)
+    )))
 }
 
 /// The hosted APIs cannot work without a key: said at once rather than after a 401.

@@ -12,6 +12,7 @@ pub use crate::tools::builtin::{ArgShape, ShellGrant};
 pub use crate::tools::outcome::{DeniedBy, ToolStatus};
 pub use abandon::{SwitchedBy, WorkflowAbandoned};
 pub use approval::{Decision, Grant, Scope};
+pub use budget::BudgetReached;
 pub use compact::{CompactTrigger, Compacted};
 pub use hook::{HookDecision, HookEvent, HookRan, HookSource};
 pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
@@ -27,6 +28,7 @@ pub use user_shell::{UserShell, UserShellState};
 
 mod abandon;
 mod approval;
+mod budget;
 mod compact;
 mod hook;
 mod llm;
@@ -296,6 +298,9 @@ pub enum EventData {
         /// Turns taken.
         turns: u32,
     },
+    /// The next model call would take the session's cost past its budget (`--max-cost`):
+    /// it was not sent, and the run ends.
+    BudgetReached(Box<BudgetReached>),
     /// The "give your answer now" message was added.
     MaxTurnsPromptInjected {
         /// Turns taken.
@@ -376,6 +381,7 @@ impl EventData {
             Self::GrantUsed { .. } => "grant_used",
             Self::LoopWarning { .. } => "loop_warning",
             Self::MaxTurnsReached { .. } => "max_turns_reached",
+            Self::BudgetReached(_) => "budget_reached",
             Self::MaxTurnsPromptInjected { .. } => "max_turns_prompt_injected",
             Self::Final { .. } => "final",
             Self::Error { .. } => "error",

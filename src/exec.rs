@@ -29,6 +29,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_RUN_ERROR: i32 = 1;
 /// Exit code: bad usage or config.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code: stopped by the cost budget (`--max-cost`) before a model call.
+pub const EXIT_BUDGET: i32 = 3;
 /// Exit code: interrupted (Ctrl-C).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
@@ -410,6 +412,8 @@ pub async fn run(
             }
         }
         Outcome::Failed(_) => EXIT_RUN_ERROR,
+        // Its message went to stderr with the run's `error` event.
+        Outcome::OverBudget { .. } => EXIT_BUDGET,
         Outcome::Cancelled => match stop {
             Some(stop) if stop != Stop::Interrupt => {
                 let _ = writeln!(sink.err, "taco: stopped by {}", stop.name());

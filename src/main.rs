@@ -35,6 +35,11 @@ struct GlobalArgs {
     /// Most model turns per request (default 10).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_turns: Option<u32>,
+    /// Stop a run before the model call that would take the session's cost past DOLLARS (at
+    /// [pricing] or built-in prices; the model must have one). Exit code 3 in exec.
+    #[arg(long, global = true, value_name = "DOLLARS", allow_negative_numbers = true,
+          value_parser = taco::orchestrator::budget::parse_dollars)]
+    max_cost: Option<f64>,
     /// Workspace directory (default: the current directory).
     #[arg(short = 'C', long, global = true, value_name = "DIR")]
     workdir: Option<PathBuf>,
@@ -217,6 +222,7 @@ fn start(global: GlobalArgs) -> Start {
             model: global.model,
             base_url: global.base_url,
             max_turns: global.max_turns,
+            max_cost: global.max_cost,
             workdir: global.workdir,
             sandbox: global.sandbox.map(|mode| match mode {
                 SandboxArg::WorkspaceWrite => SandboxMode::WorkspaceWrite,

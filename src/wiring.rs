@@ -130,6 +130,12 @@ fn settings(resolved: &config::Resolved) -> Settings {
         context: resolved.context,
         limits: resolved.limits,
         hooks: std::sync::Arc::clone(&resolved.hooks.hooks),
+        budget: resolved
+            .max_cost
+            .map(|max_cost| crate::orchestrator::budget::CostBudget {
+                max_cost,
+                pricing: resolved.pricing.clone(),
+            }),
     }
 }
 

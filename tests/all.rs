@@ -24,6 +24,7 @@ mod confinement;
 mod consent_e2e;
 mod context_e2e;
 mod context_window;
+mod cost_budget;
 mod create_code;
 mod create_code_e2e;
 mod decoder_limits;

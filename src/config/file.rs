@@ -192,6 +192,8 @@ pub struct ConfigFile {
     pub provider: Option<Spanned<String>>,
     /// Turn limit.
     pub max_turns: Option<u32>,
+    /// The session's cost budget in US dollars (`--max-cost` wins).
+    pub max_cost: Option<Spanned<f64>>,
     /// Replaces the default system prompt.
     pub system_prompt: Option<String>,
     /// Most messages of history sent to the model (default 50; cut at turn boundaries).
@@ -388,6 +390,10 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
             percent.span(),
             "[context] compact_at_percent must be between 10 and 99",
         ));
+    }
+    if let Some(max_cost) = &file.max_cost {
+        crate::orchestrator::budget::checked(*max_cost.get_ref())
+            .map_err(|m| ConfigError::at(path, text, max_cost.span(), format!("max_cost: {m}")))?;
     }
     for (model, price) in &file.pricing {
         if !price.get_ref().is_valid() {

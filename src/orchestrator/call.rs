@@ -45,6 +45,8 @@ pub(super) struct Streamed {
 pub(super) enum CallError {
     Provider(ProviderError, Turn),
     Cancelled(Turn),
+    /// The cost budget: the call was not sent.
+    Budget(super::budget::Stop),
 }
 
 impl Run<'_> {
@@ -154,6 +156,9 @@ impl Run<'_> {
         live: bool,
         about: &CallFor,
     ) -> Result<Streamed, CallError> {
+        // Before anything is said of the call: a call the budget refuses was never made.
+        self.within_budget(messages, tools, about.purpose, about.parent.as_ref())
+            .map_err(CallError::Budget)?;
         self.llm_calls += 1;
         let call = self.llm_calls;
         self.emit(EventData::LlmStarted(LlmStarted {
@@ -164,12 +169,15 @@ impl Run<'_> {
             turn: about.turn,
         }));
         match self.attempts(messages, tools, live, call).await {
-            Ok((turn, started, ttft)) => Ok(Streamed {
-                turn,
-                started,
-                ttft,
-                call,
-            }),
+            Ok((turn, started, ttft)) => {
+                self.spend(turn.usage);
+                Ok(Streamed {
+                    turn,
+                    started,
+                    ttft,
+                    call,
+                })
+            }
             Err(failed) => {
                 let (end, error) = match &failed {
                     CallError::Provider(error, _) => {
@@ -178,6 +186,8 @@ impl Run<'_> {
                         (LlmEnd::Failed, Some(said))
                     }
                     CallError::Cancelled(_) => (LlmEnd::Cancelled, None),
+                    // Not from the attempts: the budget is checked before them.
+                    CallError::Budget(_) => (LlmEnd::Failed, None),
                 };
                 self.emit(EventData::LlmFailed(LlmFailed { call, end, error }));
                 Err(failed)

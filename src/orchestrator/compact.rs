@@ -130,6 +130,14 @@ impl Run<'_> {
                 self.emit(EventData::Compacted(Box::new(report)));
                 return Ok(false);
             }
+            Err(CallError::Budget(stop)) => {
+                // A run ends with the budget's message; `/compact` on its own says it here.
+                if trigger == CompactTrigger::Manual {
+                    report.error = Some(stop.message());
+                    self.emit(EventData::Compacted(Box::new(report)));
+                }
+                return Err(CallError::Budget(stop));
+            }
             Err(cancelled) => {
                 // A run reports its own cancel; a compaction on its own says it ended.
                 if trigger == CompactTrigger::Manual {

@@ -113,6 +113,10 @@ impl Run<'_> {
                 Ended::Failed(format!("the sub-agent failed: {message}"))
             }
             LoopEnd::Cancelled { .. } => Ended::Cancelled,
+            // Only the user's conversation ends so; a sub-agent's fails.
+            LoopEnd::OverBudget { message, .. } => {
+                Ended::Failed(format!("the sub-agent failed: {message}"))
+            }
         }
     }
 }
@@ -135,6 +139,7 @@ impl Run<'_> {
             Ok(turn) => Ok(turn.content),
             Err(CallError::Provider(error, _)) => Err(self.describe(&error)),
             Err(CallError::Cancelled(_)) => Err("cancelled".to_string()),
+            Err(CallError::Budget(stop)) => Err(stop.message()),
         }
     }
 

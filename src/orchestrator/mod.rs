@@ -17,6 +17,7 @@ use crate::tools::{Policy, ToolRegistry, ToolSettings};
 pub mod approval;
 mod asking;
 mod batch;
+pub mod budget;
 mod call;
 mod channel;
 mod checkpoints;
@@ -111,6 +112,8 @@ pub struct Settings {
     pub limits: Limits,
     /// The session's hooks (issue 30.1).
     pub hooks: Arc<crate::hooks::Hooks>,
+    /// The cost budget (`--max-cost`, `max_cost`); `None`: no budget.
+    pub budget: Option<budget::CostBudget>,
 }
 
 /// How a run ended.
@@ -128,6 +131,14 @@ pub enum Outcome {
     Failed(String),
     /// The user cancelled.
     Cancelled,
+    /// The next model call would have passed the cost budget (or its model has no price):
+    /// it was not sent. `gathered` is what the model said alongside its tool calls.
+    OverBudget {
+        /// What was said so far.
+        gathered: String,
+        /// What happened and what to do.
+        message: String,
+    },
 }
 
 /// The agent: a conversation with a provider and tools.
@@ -158,6 +169,9 @@ pub struct Orchestrator {
     session_started: bool,
     /// The permission mode, shared with the task (issue 30.2).
     mode: mode::ModeCell,
+    /// What the session spent, by model (a resumed session's earlier runs included): the
+    /// cost budget counts it.
+    spent: budget::Spent,
 }
 
 impl Drop for Orchestrator {
@@ -183,6 +197,9 @@ enum LoopEnd {
     Failed { kind: &'static str, message: String },
     /// The user cancelled.
     Cancelled { running: &'static str },
+    /// The cost budget stopped it before a model call; `content` is what the model said
+    /// alongside its tool calls.
+    OverBudget { content: String, message: String },
 }
 
 impl Orchestrator {
@@ -217,7 +234,13 @@ impl Orchestrator {
             checkpoints_off: "checkpoints are off".to_string(),
             session_started: false,
             mode: mode::ModeCell::default(),
+            spent: budget::Spent::default(),
         }
+    }
+
+    /// What the session spent so far, by model (`--max-cost` counts it).
+    pub fn spent(&self) -> &budget::Spent {
+        &self.spent
     }
 
     /// Takes checkpoints of the workspace in `store` (rewind).
@@ -431,6 +454,13 @@ impl Orchestrator {
                     running: running.to_string(),
                 });
                 Outcome::Cancelled
+            }
+            LoopEnd::OverBudget { content, message } => {
+                run.error("budget", message.clone());
+                Outcome::OverBudget {
+                    gathered: content,
+                    message,
+                }
             }
         };
         self.conversation = conv;

@@ -32,6 +32,18 @@ impl Orchestrator {
         }
         let count = messages.len() + tail.skipped_messages;
         self.restore(messages);
+        // The session's cost counts every run in the file, as its status line does: the
+        // part read, replayed, and the part left, as the index counted it.
+        let read =
+            crate::run_model::RunModel::replay(loaded.entries.iter().filter_map(
+                |entry| match entry {
+                    session::Entry::Event(event) => Some(event),
+                    session::Entry::Message(_) => None,
+                },
+            ));
+        self.spent = super::budget::Spent::default();
+        self.spent.add_all(read.usage_by_model());
+        self.spent.add_all(&tail.skipped_usage);
         // The session ended compacted: its requests go on from the same summary (the file
         // keeps every message, so resuming costs no summary call). Its cut counts the file's
         // messages; the orchestrator holds its own system prompt, then the ones read.

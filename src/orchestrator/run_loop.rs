@@ -43,6 +43,7 @@ impl Run<'_> {
                             message: self.describe(&error),
                         };
                     }
+                    Err(CallError::Budget(stop)) => return self.budget_end(conv, &stop),
                 };
                 if turn.tool_calls.is_empty() {
                     let content = turn.content.clone();
@@ -116,6 +117,7 @@ impl Run<'_> {
                     running: "the final answer",
                 }
             }
+            Err(CallError::Budget(stop)) => self.budget_end(conv, &stop),
             Err(CallError::Provider(error, _partial)) => {
                 let message = self.describe(&error);
                 let content = if conv.is_nested() {
@@ -129,6 +131,22 @@ impl Run<'_> {
                     error: Some((error.kind(), message)),
                 }
             }
+        }
+    }
+
+    /// The cost budget stopped a call: a sub-agent fails (its parent's next call stops
+    /// too), the user's conversation ends with what the model said so far.
+    fn budget_end(&self, conv: &Conversation, stop: &super::budget::Stop) -> LoopEnd {
+        let message = stop.message();
+        if conv.is_nested() {
+            return LoopEnd::Failed {
+                kind: "budget",
+                message,
+            };
+        }
+        LoopEnd::OverBudget {
+            content: self.gathered.join("\n\n"),
+            message,
         }
     }
 

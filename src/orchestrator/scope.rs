@@ -61,6 +61,8 @@ pub(super) struct Run<'s> {
     pub(super) hook_context: Vec<String>,
     /// Times a stop hook sent the model back to work in this run.
     pub(super) stops_refused: u32,
+    /// Why the cost budget stopped a model call of this run: every later one stops too.
+    pub(super) over_budget: Option<super::budget::Stop>,
     /// The turn each call (by frame) was made in: with the request id it names the call's
     /// span, which its processes are told (`TRACEPARENT`).
     pub(super) call_turns: HashMap<String, u32>,
@@ -133,6 +135,7 @@ impl<'s> Run<'s> {
             first_checkpoint: None,
             hook_context: Vec::new(),
             stops_refused: 0,
+            over_budget: None,
             call_turns: HashMap::new(),
         }
     }

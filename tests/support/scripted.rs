@@ -221,6 +221,7 @@ pub fn settings(max_turns: u32) -> Settings {
         context: Default::default(),
         limits: Limits::default(),
         hooks: taco::hooks::Hooks::none(),
+        budget: None,
         // Scenarios that want retries say so; elsewhere a provider error is final at once.
         retry: RetryPolicy {
             max_attempts: 1,

@@ -66,6 +66,7 @@ impl Kind {
             EventData::Error { .. }
             | EventData::Retry { .. }
             | EventData::MaxTurnsReached { .. }
+            | EventData::BudgetReached(_)
             | EventData::MaxTurnsPromptInjected { .. }
             | EventData::LoopWarning { .. }
             | EventData::Cancelled { .. } => Self::Problem,
@@ -396,6 +397,17 @@ impl Row {
             EventData::MaxTurnsReached { turns } => {
                 ("⚠", Tone::Warn, format!("max turns reached ({turns})"))
             }
+            EventData::BudgetReached(b) => (
+                "$",
+                Tone::Warn,
+                format!(
+                    "cost budget reached: {} spent of {} · next call ≥ {} ({}) not sent",
+                    crate::config::pricing::dollars(b.spent),
+                    crate::config::pricing::dollars(b.max_cost),
+                    crate::config::pricing::dollars(b.next_call),
+                    one_line(&b.model)
+                ),
+            ),
             EventData::MaxTurnsPromptInjected { turns } => (
                 "⚠",
                 Tone::Warn,

@@ -562,3 +562,29 @@ fn snapshot_detail_of_an_llm_call() {
         &draw_detail(&mut detail, 40, 12),
     );
 }
+
+#[test]
+fn the_cost_budget_stop_is_a_problem_row_saying_what_was_spent() {
+    let mut state = Fed::new(TimelineState::new());
+    let reached = crate::event::BudgetReached {
+        max_cost: 0.075,
+        spent: 0.100_04,
+        next_call: 0.0021,
+        input_tokens: 2_100,
+        model: "gpt-4o".into(),
+        purpose: crate::event::Purpose::SubAgent,
+        parent: Some("call_1".into()),
+    };
+    state.on_event(&ev(0, EventData::BudgetReached(Box::new(reached))));
+    let row = &state.rows[0];
+    use super::row::{Kind, Tone};
+    assert_eq!(row.kind, Kind::Problem);
+    assert_eq!(
+        (row.symbol, row.tone, &*row.name),
+        (
+            "$",
+            Tone::Warn,
+            "cost budget reached: $0.100 spent of $0.075 · next call ≥ $0.0021 (gpt-4o) not sent"
+        )
+    );
+}
