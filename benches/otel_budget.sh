@@ -52,6 +52,15 @@ sport=$(cat "$scratch/sport")
 dport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+cat >"$scratch/run.py" <<'PY'
+import os, resource, subprocess, sys, time
+start = time.monotonic()
+subprocess.run(sys.argv[2:], check=False)
+wall = time.monotonic() - start
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{r.ru_utime + r.ru_stime:.4f} {r.ru_maxrss} {wall:.3f}\n")
+PY
 
 for mode in off on dead slow; do
   : >"$scratch/cpu"; : >"$scratch/rss"; : >"$scratch/wall"
@@ -62,16 +71,17 @@ for mode in off on dead slow; do
       dead) extra=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$dport") ;;
       slow) extra=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$sport") ;;
     esac
-    /usr/bin/time -o "$scratch/t" -f "%U %S %M %e" \
+    # getrusage of the child: CPU in microseconds (time(1) rounds to 10 ms).
+    python3 "$scratch/run.py" "$scratch/t" \
       env -i PATH="$PATH" HOME="$scratch" "${extra[@]}" "$taco" exec -p openai \
       --base-url "http://127.0.0.1:$port/v1" -m m hi >/dev/null 2>"$scratch/err"
-    read -r user sys rss wall <"$scratch/t"
-    echo "$user $sys" | awk '{print $1 + $2}' >>"$scratch/cpu"
+    read -r cpu rss wall <"$scratch/t"
+    echo "$cpu" >>"$scratch/cpu"
     echo "$rss" >>"$scratch/rss"
     echo "$wall" >>"$scratch/wall"
   done
   echo "otel=$mode stderr lines mentioning OpenTelemetry (last run): $(grep -c OpenTelemetry "$scratch/err" || true)"
-  total=$(awk '{s += $1} END {printf "%.2f", s}' "$scratch/cpu")
+  total=$(awk '{s += $1} END {printf "%.3f", s}' "$scratch/cpu")
   echo "otel=$mode runs=$runs cpu_s_median=$(median <"$scratch/cpu") cpu_s_total=$total max_rss_kb_median=$(median <"$scratch/rss") wall_s_median=$(median <"$scratch/wall")"
 done
 echo "exports received: $(wc -l <"$scratch/exports" 2>/dev/null || echo 0)"

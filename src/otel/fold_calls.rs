@@ -2,6 +2,7 @@
 //! they hold, approvals, questions and forms, hooks, compactions, and the span events of
 //! warnings and checkpoints.
 
+use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry_sdk::trace::SpanData;
 use serde_json::Value;
@@ -119,7 +120,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
             {
                 tool.span
                     .attributes
-                    .push(opentelemetry::KeyValue::new(attrs::EXIT_CODE, code));
+                    .push(KeyValue::new(attrs::EXIT_CODE, code));
             }
             if let Some(result) = result {
                 (tool.span.attributes)
@@ -231,10 +232,8 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
                 ));
             }
             if let Some(code) = hook.exit_code {
-                span.attributes.push(opentelemetry::KeyValue::new(
-                    attrs::EXIT_CODE,
-                    i64::from(code),
-                ));
+                span.attributes
+                    .push(KeyValue::new(attrs::EXIT_CODE, i64::from(code)));
             }
             span.attributes
                 .extend(content.attribute("taco.hook.command", &hook.command));
@@ -286,6 +285,16 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
             vec![
                 text(attrs::TOOL_NAME, name.clone()),
                 int("taco.times", u64::from(*times)),
+            ],
+        ),
+        EventData::BudgetReached(budget) => run.root.event(
+            "budget_reached",
+            at,
+            vec![
+                KeyValue::new("taco.budget.max_cost", budget.max_cost),
+                KeyValue::new("taco.budget.spent", budget.spent),
+                KeyValue::new("taco.budget.next_call", budget.next_call),
+                text(attrs::REQUEST_MODEL, budget.model.clone()),
             ],
         ),
         EventData::MaxTurnsReached { turns } => run.root.event(
