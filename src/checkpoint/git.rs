@@ -229,6 +229,23 @@ impl Git {
         }
     }
 
+    /// Removes the index's lock a git killed mid-write left behind (made after `since`, when
+    /// that git started, give or take the file clock): every later call of the store — the next checkpoint, `taco rewind`,
+    /// another taco — would fail on it. A lock older than that is someone else's: kept.
+    fn drop_stale_lock(&self, since: std::time::SystemTime) {
+        let mut lock = self.index.clone().into_os_string();
+        lock.push(".lock");
+        let lock = PathBuf::from(lock);
+        // File times come from the kernel's coarse clock, a few ms behind `SystemTime`.
+        let since = since - Duration::from_secs(2);
+        let ours = std::fs::symlink_metadata(&lock)
+            .and_then(|m| m.modified())
+            .is_ok_and(|made| made >= since);
+        if ours {
+            let _ = std::fs::remove_file(&lock);
+        }
+    }
+
     /// Runs a call and returns its output whatever its exit code (within its bounds).
     pub fn run_status(&self, mut call: Call<'_>) -> Result<Output, CheckpointError> {
         let what = describe(&call.args);
@@ -236,6 +253,7 @@ impl Git {
             return Err(CheckpointError::Closed);
         }
         let started = Instant::now();
+        let spawned_at = std::time::SystemTime::now();
         let mut child = self.command(&call).spawn().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 CheckpointError::GitMissing
@@ -271,6 +289,7 @@ impl Git {
             }
             let _ = child.kill();
             let _ = child.wait();
+            self.drop_stale_lock(spawned_at);
         };
         let closed = |child: &mut std::process::Child| {
             kill(child);
@@ -466,5 +485,50 @@ mod tests {
             git.run(Call::new(["version"])),
             Err(CheckpointError::Closed)
         ));
+    }
+
+    #[test]
+    fn a_git_killed_while_it_holds_the_index_lock_leaves_no_lock_behind() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("i");
+        // A git that takes the index's lock, then is killed mid-write (its time runs out).
+        let bin = dir.path().join("locking-git");
+        let script = format!("#!/bin/sh\ntouch '{}.lock'\nsleep 30\n", index.display());
+        std::fs::write(&bin, script).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let git = Git::new(
+            bin,
+            dir.path().join("r.git"),
+            dir.path().into(),
+            index.clone(),
+        );
+        let mut call = Call::new(["add", "-A"]);
+        call.timeout = Duration::from_millis(500);
+        let err = git.run(call).unwrap_err();
+        assert!(matches!(err, CheckpointError::Timeout { .. }), "{err}");
+        assert!(
+            !dir.path().join("i.lock").exists(),
+            "the killed git's lock is gone"
+        );
+        // A lock that was there before the call started is not this git's.
+        std::fs::write(dir.path().join("i.lock"), "").unwrap();
+        let past = std::time::SystemTime::now() - Duration::from_secs(60);
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("i.lock"))
+            .unwrap();
+        file.set_modified(past).unwrap();
+        let mut call = Call::new(["status"]);
+        call.timeout = Duration::from_millis(300);
+        let bin = dir.path().join("slow-git");
+        std::fs::write(&bin, "#!/bin/sh\nsleep 30\n").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let git = Git::new(bin, dir.path().join("r.git"), dir.path().into(), index);
+        assert!(git.run(call).is_err());
+        assert!(
+            dir.path().join("i.lock").exists(),
+            "someone else's lock is kept"
+        );
     }
 }
