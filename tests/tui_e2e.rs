@@ -304,12 +304,22 @@ fn mcp_servers_start_behind_the_first_frame_and_a_broken_one_is_said_once() {
         !screen.contains("send the request again"),
         "no request failed: {screen}"
     );
+    // This test's own server, by the path it was started by (its home's link): other tests'
+    // fixtures run at the same time.
+    let running = Command::new("pgrep")
+        .args(["-f", &fixture.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        !running.stdout.is_empty(),
+        "the fixture is found while it runs"
+    );
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
     tmux.wait_for("EXITED");
     // Quitting ended the server: no fixture process is left.
     let left = Command::new("pgrep")
-        .args(["-f", &support::mcp::fixture().display().to_string()])
+        .args(["-f", &fixture.display().to_string()])
         .output()
         .unwrap();
     assert!(left.stdout.is_empty(), "a server outlived taco: {:?}", left);

@@ -6,12 +6,12 @@ pub(super) use super::filter::Filter;
 use super::label::{grant_label, one_line, sandboxed, summary, titled};
 use super::model_row;
 pub(super) use super::row_labels::Tone;
-use super::row_labels::{hook_label, rewound_label};
+use super::row_labels::{approval_asked, approval_decided, hook_label, rewound_label};
 use super::store::Payload;
 
 use crate::config::pricing::Pricing;
-use crate::event::{Confinement, Decision, Event, EventData, InputKind, ToolStatus};
-use crate::run_model::{RunModel, Via};
+use crate::event::{Event, EventData, InputKind, ToolStatus};
+use crate::run_model::RunModel;
 
 /// What kind of event a row shows: all that filters, spans and grouping need of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,21 +285,7 @@ impl Row {
                 of,
                 sandbox,
                 ..
-            } => (
-                "?",
-                Tone::Warn,
-                format!(
-                    "{} ({position}/{of}) {}",
-                    match sandbox {
-                        Some(Confinement::Unsandboxed) => "run unsandboxed?",
-                        _ => "approve?",
-                    },
-                    titled(
-                        &sandboxed(&crate::mcp::names::display(name), *sandbox),
-                        &summary(arguments)
-                    )
-                ),
-            ),
+            } => approval_asked(name, arguments, (*position, *of), *sandbox),
             EventData::ApprovalDecided {
                 name,
                 decision,
@@ -307,30 +293,7 @@ impl Row {
                 reason,
                 prefix,
                 ..
-            } => {
-                let name = &*crate::mcp::names::display(name);
-                // How far it was allowed, worded as the run model words it (a `p` grant by
-                // what it allows).
-                let via = Via::Approved {
-                    scope: *scope,
-                    prefix: prefix.clone(),
-                };
-                let scope = one_line(&via.label());
-                match decision {
-                    Decision::Approved => (
-                        "✔",
-                        Tone::Ok,
-                        format!("approved {} ({scope})", one_line(name)),
-                    ),
-                    Decision::Denied => {
-                        let mut text = format!("denied {} ({scope})", one_line(name));
-                        if let Some(why) = reason {
-                            text.push_str(&format!(": {}", one_line(why)));
-                        }
-                        ("⊘", Tone::Warn, text)
-                    }
-                }
-            }
+            } => approval_decided(name, *decision, *scope, reason.as_deref(), prefix.clone()),
             EventData::ToolProgress {
                 progress,
                 total,

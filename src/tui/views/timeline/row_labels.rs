@@ -1,4 +1,4 @@
-//! The colour roles of the timeline's rows, and the labels of hook and rewind rows.
+//! The colour roles of the timeline's rows, and the labels of approval, hook and rewind rows.
 
 use ratatui::style::Style;
 
@@ -77,4 +77,53 @@ pub(super) fn rewound_label(r: &crate::event::Rewound) -> String {
         ));
     }
     format!("rewound · {}", said.join(" · "))
+}
+
+/// An approval asked: `approve? (1/2) shell command=…` (`run unsandboxed?` to leave the
+/// sandbox).
+pub(super) fn approval_asked(
+    name: &str,
+    arguments: &serde_json::Value,
+    (position, of): (usize, usize),
+    sandbox: Option<crate::event::Confinement>,
+) -> (&'static str, Tone, String) {
+    use super::label::{sandboxed, summary, titled};
+    let ask = match sandbox {
+        Some(crate::event::Confinement::Unsandboxed) => "run unsandboxed?",
+        _ => "approve?",
+    };
+    let call = titled(
+        &sandboxed(&crate::mcp::names::display(name), sandbox),
+        &summary(arguments),
+    );
+    ("?", Tone::Warn, format!("{ask} ({position}/{of}) {call}"))
+}
+
+/// An approval decided: `approved shell (this request)`, `denied shell (once): why`.
+pub(super) fn approval_decided(
+    name: &str,
+    decision: crate::event::Decision,
+    scope: crate::event::Scope,
+    reason: Option<&str>,
+    prefix: Option<crate::tools::builtin::ShellGrant>,
+) -> (&'static str, Tone, String) {
+    let name = &*crate::mcp::names::display(name);
+    // How far it was allowed, worded as the run model words it (a `p` grant by what it
+    // allows).
+    let via = crate::run_model::Via::Approved { scope, prefix };
+    let scope = one_line(&via.label());
+    match decision {
+        crate::event::Decision::Approved => (
+            "✔",
+            Tone::Ok,
+            format!("approved {} ({scope})", one_line(name)),
+        ),
+        crate::event::Decision::Denied => {
+            let mut text = format!("denied {} ({scope})", one_line(name));
+            if let Some(why) = reason {
+                text.push_str(&format!(": {}", one_line(why)));
+            }
+            ("⊘", Tone::Warn, text)
+        }
+    }
 }
