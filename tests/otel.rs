@@ -401,3 +401,38 @@ async fn the_session_file_exported_as_otlp_json_gives_the_live_spans() {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn status_says_where_spans_go_and_never_a_header_value() {
+    let to = taco::otel::resolve(
+        &taco::otel::OtelConfig {
+            endpoint: Some("https://user:pw@otel.example:4318".into()),
+            ..Default::default()
+        },
+        &|name| {
+            (name == "OTEL_EXPORTER_OTLP_HEADERS").then(|| "authorization=Bearer s3cret".into())
+        },
+    )
+    .unwrap()
+    .unwrap();
+    let mut info = support::app::info();
+    info.otel = Some(to.describe());
+    let now = Instant::now();
+    let mut h = support::app::Harness {
+        app: taco::tui::app::App::new(info, now),
+        t0: now,
+        ms: 0,
+    };
+    h.command("/status");
+    let screen = support::app::screen_text(&h.screen(160, 60));
+    assert!(
+        screen.contains(
+            "OpenTelemetry: spans of every run go to https://otel.example:4318/v1/traces"
+        ),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("s3cret") && !screen.contains("pw@"),
+        "{screen}"
+    );
+}
