@@ -64,20 +64,24 @@ fn stamp(events: &[taco::event::Event], kind: &str) -> u64 {
         .timestamp
 }
 
-#[tokio::test]
-async fn a_run_is_exported_as_genai_spans_with_the_events_times() {
+/// A run of `command` exported to a loopback collector: the dirs, the collector, the run.
+async fn exported(
+    command: &str,
+    env: &[(&str, &str)],
+) -> (tempfile::TempDir, tempfile::TempDir, TestServer, Run) {
     let (home, work) = setup();
     let collector = otlp::receiver(20).await;
-    let server = model("echo hi; exit 3").await;
+    let server = model(command).await;
     let endpoint = collector.url();
-    let run = exec(
-        home.path(),
-        work.path(),
-        &server,
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
-        &[],
-    )
-    .await;
+    let mut env = env.to_vec();
+    env.push(("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint));
+    let run = exec(home.path(), work.path(), &server, &env, &[]).await;
+    (home, work, collector, run)
+}
+
+#[tokio::test]
+async fn a_run_is_exported_as_genai_spans_with_the_events_times() {
+    let (home, _work, collector, run) = exported("echo hi; exit 3", &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("OpenTelemetry"), "{}", run.stderr);
     let spans = otlp::spans(&collector);
@@ -206,22 +210,9 @@ async fn content_goes_in_only_when_captured_and_then_masked() {
 
 #[tokio::test]
 async fn traceparent_makes_the_run_a_child_and_tools_get_their_calls_span() {
-    let (home, work) = setup();
-    let collector = otlp::receiver(20).await;
-    let server = model("printenv TRACEPARENT").await;
     let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-    let endpoint = collector.url();
-    let run = exec(
-        home.path(),
-        work.path(),
-        &server,
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
-            ("TRACEPARENT", parent),
-        ],
-        &[],
-    )
-    .await;
+    let (_home, _work, collector, run) =
+        exported("printenv TRACEPARENT", &[("TRACEPARENT", parent)]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let spans = otlp::spans(&collector);
     let root = named(&spans, "invoke_agent taco");
@@ -341,18 +332,7 @@ async fn a_stalled_collector_does_not_hold_taco_past_its_bound() {
 
 #[tokio::test]
 async fn the_session_file_exported_as_otlp_json_gives_the_live_spans() {
-    let (home, work) = setup();
-    let collector = otlp::receiver(20).await;
-    let server = model("echo hi; exit 3").await;
-    let endpoint = collector.url();
-    let run = exec(
-        home.path(),
-        work.path(),
-        &server,
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)],
-        &[],
-    )
-    .await;
+    let (home, work, collector, run) = exported("echo hi; exit 3", &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let live = otlp::spans(&collector);
     let mut cmd = taco(home.path(), work.path());

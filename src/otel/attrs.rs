@@ -118,6 +118,16 @@ pub fn failed(why: &str) -> opentelemetry::trace::Status {
     opentelemetry::trace::Status::error(crate::text::summarize(why, 2000))
 }
 
+/// A value as the event schema writes it (`exit_nonzero`, `sub_agent`): the same words in
+/// spans as in `--json` and the session file.
+pub fn schema_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
 /// A string attribute.
 pub fn text(key: &'static str, value: impl Into<StringValue>) -> KeyValue {
     KeyValue::new(key, Value::String(value.into()))

@@ -88,7 +88,8 @@ impl SpanFold {
             self.run = Some(self.start(event, prompt, provider, model, parent.as_ref()));
             return ended;
         }
-        let content = self.content.clone();
+        // Borrowed apart: the run is changed while the content rule is read.
+        let content = &self.content;
         let Some(run) = self
             .run
             .as_mut()
@@ -111,10 +112,7 @@ impl SpanFold {
                     text(attrs::OPERATION, "chat"),
                     text(attrs::PROVIDER, run.provider.clone()),
                     text(attrs::REQUEST_MODEL, started.model.clone()),
-                    text(
-                        "taco.purpose",
-                        format!("{:?}", started.purpose).to_lowercase(),
-                    ),
+                    text("taco.purpose", attrs::schema_name(&started.purpose)),
                     int("taco.turn", u64::from(started.turn)),
                 ]);
                 run.llm.insert(started.call, span);
@@ -201,7 +199,7 @@ impl SpanFold {
                     None => run.root.event("retry", at, attributes),
                 }
             }
-            _ => super::fold_calls::apply(run, event, &content, &mut ended),
+            _ => super::fold_calls::apply(run, event, content, &mut ended),
         }
         if matches!(
             event.data,

@@ -58,7 +58,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
             ]);
             if let Some(sandbox) = sandbox {
                 span.attributes
-                    .push(text("taco.sandbox", format!("{sandbox:?}").to_lowercase()));
+                    .push(text("taco.sandbox", attrs::schema_name(sandbox)));
             }
             span.attributes
                 .extend(content.attribute(attrs::TOOL_ARGUMENTS, &arguments.to_string()));
@@ -109,7 +109,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
                 return;
             };
             let status = ToolStatus::of(*status, *ok, result.as_ref());
-            let label = format!("{status:?}").to_lowercase();
+            let label = attrs::schema_name(&status);
             tool.span
                 .attributes
                 .push(text("taco.tool.status", label.clone()));
@@ -169,7 +169,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
                 };
                 let span = span.with([
                     text("taco.approval.decision", decided),
-                    text("taco.approval.scope", format!("{scope:?}").to_lowercase()),
+                    text("taco.approval.scope", attrs::schema_name(scope)),
                 ]);
                 ended.push(span.end(at, Status::Unset, &run.trace));
             }
@@ -193,7 +193,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
             )
             .with([text(
                 "taco.question.kind",
-                format!("{:?}", request.kind).to_lowercase(),
+                attrs::schema_name(&request.kind),
             )]);
             run.waits.insert(format!("question:{}", request.id), span);
         }
@@ -221,15 +221,10 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
                 SpanKind::Internal,
                 at.saturating_sub(hook.duration_ms),
             )
-            .with([text(
-                "taco.hook.source",
-                format!("{:?}", hook.source).to_lowercase(),
-            )]);
+            .with([text("taco.hook.source", attrs::schema_name(&hook.source))]);
             if let Some(decision) = hook.decision {
-                span.attributes.push(text(
-                    "taco.hook.decision",
-                    format!("{decision:?}").to_lowercase(),
-                ));
+                span.attributes
+                    .push(text("taco.hook.decision", attrs::schema_name(&decision)));
             }
             if let Some(code) = hook.exit_code {
                 span.attributes
@@ -260,7 +255,7 @@ pub(super) fn apply(run: &mut Run, event: &Event, content: &Content, ended: &mut
             .with([
                 text(
                     "taco.compaction.trigger",
-                    format!("{:?}", compacted.trigger).to_lowercase(),
+                    attrs::schema_name(&compacted.trigger),
                 ),
                 int("taco.compaction.before_tokens", compacted.before_tokens),
                 int("taco.compaction.after_tokens", compacted.after_tokens),
