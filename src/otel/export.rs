@@ -38,7 +38,6 @@ enum Msg {
 #[derive(Default)]
 struct Shared {
     dropped: AtomicU64,
-    sent: AtomicU64,
     failure: Mutex<Option<String>>,
 }
 
@@ -117,28 +116,17 @@ impl Exporter {
         }
     }
 
-    /// Spans the collector accepted so far.
-    pub fn sent(&self) -> u64 {
-        self.shared.sent.load(Ordering::Relaxed)
-    }
-
-    /// Spans dropped so far (queue full, or their export failed).
-    pub fn dropped(&self) -> u64 {
-        self.shared.dropped.load(Ordering::Relaxed)
-    }
-
     /// The first trouble, once: spans dropped or an export failed.
     pub fn take_report(&mut self) -> Option<String> {
-        if self.reported {
+        // Asked after every recorded event: an atomic load until there is something to say
+        // (a failure is recorded before its spans are counted as dropped).
+        let dropped = self.shared.dropped.load(Ordering::Acquire);
+        if self.reported || dropped == 0 {
             return None;
         }
         let failure = (self.shared.failure.lock())
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let dropped = self.dropped();
-        if failure.is_none() && dropped == 0 {
-            return None;
-        }
         self.reported = true;
         let why = failure.unwrap_or_else(|| "the queue is full".into());
         Some(format!(
@@ -215,15 +203,11 @@ fn run(
                 tokio::time::timeout(EXPORT_TIMEOUT, exporter.export(sending)).await
             });
             let failure = match outcome {
-                Ok(Ok(())) => {
-                    shared.sent.fetch_add(n, Ordering::Relaxed);
-                    None
-                }
+                Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(e.to_string()),
                 Err(_) => Some(format!("no answer in {} s", EXPORT_TIMEOUT.as_secs())),
             };
             if let Some(mut why) = failure {
-                shared.dropped.fetch_add(n, Ordering::Relaxed);
                 for secret in secrets.iter().filter(|s| !s.is_empty()) {
                     why = why.replace(secret.as_str(), "[redacted]");
                 }
@@ -235,6 +219,8 @@ fn run(
                     tracing::warn!(spans = n, error = %why, "OpenTelemetry export failed");
                     *first = Some(crate::text::summarize(&why, 300));
                 }
+                drop(first);
+                shared.dropped.fetch_add(n, Ordering::Release);
             }
         }
         since = None;

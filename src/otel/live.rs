@@ -54,11 +54,6 @@ impl Live {
         self.exporter.send(open);
         self.exporter.shutdown(bound);
     }
-
-    /// Spans the collector accepted and spans dropped, so far.
-    pub fn counts(&self) -> (u64, u64) {
-        (self.exporter.sent(), self.exporter.dropped())
-    }
 }
 
 impl Drop for Live {
