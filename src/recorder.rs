@@ -136,10 +136,6 @@ impl Recorder {
         if !event.is_trace() {
             return;
         }
-        if let Some(otel) = &mut self.otel {
-            let session = self.session.as_ref().map(SessionWriter::id);
-            otel.event(event, session);
-        }
         // A switch before anything was recorded is what the new file's header says, not a
         // line of a session that holds nothing else.
         if let (crate::event::EventData::ModelSwitched(chosen), Some(planned)) =
@@ -150,6 +146,11 @@ impl Recorder {
             return;
         }
         self.start_planned();
+        // After the session file is made: a new session's first run names it.
+        if let Some(otel) = &mut self.otel {
+            let session = self.session.as_ref().map(SessionWriter::id);
+            otel.event(event, session);
+        }
         for event in self.progress.take(event) {
             if let Some(session) = &mut self.session
                 && let Err(e) = session.event(&event)

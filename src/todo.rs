@@ -112,7 +112,7 @@ impl TodoList {
         let items: Vec<TodoItem> = items
             .iter()
             .take(MAX_ITEMS)
-            .filter_map(|item| serde_json::from_value(item.clone()).ok())
+            .filter_map(|item| TodoItem::deserialize(item).ok())
             .collect();
         Self::checked(items).ok()
     }

@@ -99,6 +99,12 @@ async fn a_run_is_exported_as_genai_spans_with_the_events_times() {
     );
     let root = named(&spans, "invoke_agent taco");
     assert!(root.parent_span_id.is_empty(), "a root of its own");
+    // The session is named, the first run of a new one too.
+    let session = taco::session::load(&only_session(home.path())).unwrap();
+    assert_eq!(
+        attr(&root.attributes, "gen_ai.conversation.id"),
+        session.header.map(|h| h.id)
+    );
     assert_eq!(
         attr(&root.attributes, "gen_ai.operation.name").unwrap(),
         "invoke_agent"
