@@ -26,11 +26,10 @@ impl Repeats {
         name: &str,
         arguments: &Value,
     ) -> Option<u32> {
-        // `serde_json` maps are ordered by key, so equal arguments print equal.
         let key = (
             parent.map(String::from),
             name.to_string(),
-            arguments.to_string(),
+            canonical(arguments),
         );
         let n = self.seen.entry(key).or_insert(0);
         *n = n.saturating_add(1);
@@ -47,7 +46,7 @@ impl Repeats {
         calls
             .iter()
             .map(|c| {
-                if !this_turn.insert((c.name.as_str(), c.arguments.to_string())) {
+                if !this_turn.insert((c.name.as_str(), canonical(&c.arguments))) {
                     return None;
                 }
                 self.count(c.parent.as_deref(), &c.name, &c.arguments)
@@ -73,6 +72,44 @@ impl Run<'_> {
     }
 }
 
+/// Arguments as text with every object's keys sorted: equal arguments are equal text
+/// whatever order the model wrote them in (and whether `serde_json` keeps maps sorted or in
+/// insertion order, which a dependency's feature can switch for the whole build).
+fn canonical(value: &Value) -> String {
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (n, key) in keys.into_iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(key.clone()).to_string());
+                    out.push(':');
+                    write(&map[key], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (n, item) in items.iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
 /// What the model is told in the result of the flagged call.
 pub(super) fn note(name: &str, times: u32) -> String {
     format!(
@@ -95,6 +132,21 @@ pub(super) fn with_note(content: String, note: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn equal_arguments_in_another_order_are_the_same_call() {
+        let a: Value =
+            serde_json::from_str(r#"{"b":1,"a":{"d":[2,{"y":1,"x":0}],"c":"é\""}}"#).unwrap();
+        let b: Value =
+            serde_json::from_str(r#"{"a":{"c":"é\"","d":[2,{"x":0,"y":1}]},"b":1}"#).unwrap();
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(
+            canonical(&a),
+            r#"{"a":{"c":"é\"","d":[2,{"x":0,"y":1}]},"b":1}"#
+        );
+        assert_ne!(canonical(&a), canonical(&serde_json::json!({"b": 2})));
+    }
+
     use super::*;
     use serde_json::json;
 

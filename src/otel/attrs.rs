@@ -146,9 +146,10 @@ mod tests {
         assert!(kv.value.as_str().len() < MAX_CONTENT + 64);
         assert!(kv.value.as_str().ends_with("bytes]"));
         let kv = content.messages(INPUT_MESSAGES, "user", "hi").unwrap();
+        let written: serde_json::Value = serde_json::from_str(&kv.value.as_str()).unwrap();
         assert_eq!(
-            kv.value.as_str(),
-            r#"[{"parts":[{"content":"hi","type":"text"}],"role":"user"}]"#
+            written,
+            serde_json::json!([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
         );
     }
 }
