@@ -13,6 +13,7 @@ macro_rules! say {
     }};
 }
 
+pub mod acp;
 pub mod audit;
 pub mod checkpoint;
 pub mod clock;

@@ -75,6 +75,9 @@ enum Command {
     /// Trust this workspace's .taco/config.toml as it is now, so its hooks run (a changed
     /// file must be trusted again).
     Trust,
+    /// Serve taco's agent over the Agent Client Protocol on stdin/stdout, for Zed and other
+    /// ACP clients (sessions are saved and listed as the TUI's are).
+    Acp,
     /// MCP servers of the config.
     Mcp {
         #[command(subcommand)]
@@ -194,6 +197,7 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => wiring::exec(&start, exec_request(args)),
         Some(Command::Sessions) => wiring::sessions(),
         Some(Command::Trust) => wiring::trust(&start),
+        Some(Command::Acp) => wiring::acp(&start),
         Some(Command::Rewind(args)) => wiring::rewind(&start, rewind_request(args)),
         Some(Command::Trace {
             file,
@@ -231,6 +235,7 @@ fn start(global: GlobalArgs) -> Start {
             }),
         },
         resume: global.resume,
+        extra_mcp: Vec::new(),
     }
 }
 

@@ -200,6 +200,12 @@ impl Recorder {
         });
     }
 
+    /// Creates the planned session file now rather than with its first line (an ACP client
+    /// needs the session's id before anything is recorded).
+    pub fn start_now(&mut self) {
+        self.start_planned();
+    }
+
     /// Creates the planned session file, if one waits.
     fn start_planned(&mut self) {
         let Some(planned) = self.planned.take() else {

@@ -14,6 +14,7 @@ use crate::startup::{self, Opened, Resuming};
 use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+mod acp;
 mod checkpoints;
 mod headless;
 mod oauth;
@@ -22,6 +23,7 @@ mod rewind;
 mod screen;
 mod trust;
 
+pub use acp::acp;
 pub use headless::{ExecRequest, exec};
 pub use oauth::{mcp_login, mcp_logout};
 pub use otlp::otlp_json;
@@ -36,6 +38,8 @@ pub struct Start {
     pub overrides: Overrides,
     /// `--resume` (an empty id: the newest session of the workdir).
     pub resume: Option<String>,
+    /// MCP servers besides the config's (an ACP client's, for its session).
+    pub extra_mcp: Vec<crate::mcp::ServerSpec>,
 }
 
 /// The agent, ready to run: its resolved config, the orchestrator, the session it writes and
@@ -72,8 +76,20 @@ async fn prepare(
     opened.notes.extend(resolved.hooks.notes.iter().cloned());
     // Servers start now, in the background: nothing waits for them here.
     let (sender, notices) = unbounded_channel();
+    let mut servers = resolved.mcp.clone();
+    // A server the config names keeps the config's settings.
+    for extra in &start.extra_mcp {
+        if servers.iter().any(|s| s.name == extra.name) {
+            opened.notes.push(format!(
+                "MCP server {}: the config has one of that name; it is kept",
+                extra.name
+            ));
+        } else {
+            servers.push(extra.clone());
+        }
+    }
     let mcp = McpHub::start(
-        resolved.mcp.clone(),
+        servers,
         StartContext {
             workdir: resolved.workdir.clone(),
             settings: Arc::clone(&orchestrator.settings().tools),

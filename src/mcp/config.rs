@@ -115,6 +115,36 @@ fn yes() -> bool {
     true
 }
 
+impl ServerEntry {
+    /// An enabled entry with nothing set (a server another program hands taco, such as an
+    /// ACP client's, starts from it).
+    pub fn enabled() -> Self {
+        Self {
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            bearer_token_env: None,
+            auth: None,
+            client_id: None,
+            scopes: None,
+            enabled: true,
+            startup_timeout_secs: None,
+            tool_timeout_secs: None,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            policy: None,
+            tool_policies: BTreeMap::new(),
+            trust_annotations: None,
+            restart: Restart::default(),
+            max_restarts: None,
+            sandbox: false,
+        }
+    }
+}
+
 /// `auth` of a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

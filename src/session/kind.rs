@@ -13,6 +13,8 @@ pub enum SessionKind {
     Tui,
     /// `taco exec`.
     Exec,
+    /// `taco acp`: an editor or another ACP client drove it.
+    Acp,
 }
 
 impl SessionKind {
@@ -21,6 +23,7 @@ impl SessionKind {
         match self {
             Self::Tui => "tui",
             Self::Exec => "exec",
+            Self::Acp => "acp",
         }
     }
 }

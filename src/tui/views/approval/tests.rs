@@ -146,7 +146,8 @@ fn a_grant_covers_the_other_calls_of_that_tool_in_the_batch() {
 #[test]
 fn arguments_read_as_text() {
     let shown = pretty(&json!({"path": "a.txt", "content": "line 1\nline 2", "n": 3}));
-    assert_eq!(shown, "n: 3\npath: a.txt\ncontent:\n  line 1\n  line 2\n");
+    // Short values first, each in the model's order; long text after.
+    assert_eq!(shown, "path: a.txt\nn: 3\ncontent:\n  line 1\n  line 2\n");
     assert_eq!(pretty(&json!("raw")), "\"raw\"");
 }
 

@@ -1,0 +1,6 @@
+//! The Agent Client Protocol (ACP, JSON-RPC over stdio), both ways: `taco acp` serves taco's
+//! agent to an editor or another front end (`agent`); lines are read and written with bounds
+//! of taco's own (`lines`).
+
+pub mod agent;
+pub mod lines;

@@ -1,0 +1,297 @@
+//! `taco acp`: taco as an ACP agent. Each ACP session is an orchestrator task, the same one
+//! the TUI drives (`Op`s in, `Event`s out, recorded into the session file, the audit log and
+//! OTel on the way); a pump per session turns its events into `session/update`s and its
+//! approval requests into `session/request_permission`s. The dispatch loop never waits on a
+//! run: a prompt's response is sent by the pump when the run ends.
+
+pub mod permission;
+mod pump;
+pub mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, EmbeddedResourceResource, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionId, SessionInfo, SessionListCapabilities, StopReason,
+};
+use agent_client_protocol::{Agent, Client, ConnectTo, Responder, V1};
+use futures_util::future::BoxFuture;
+
+use crate::orchestrator::task::{Op, OrchestratorTask};
+use crate::session::Entry;
+
+/// What `taco acp` needs from the rest of taco (`wiring` gives it): sessions opened and
+/// listed.
+pub trait Host: Send + Sync + 'static {
+    /// Opens a new session in `open.cwd`, or loads `open.load`.
+    fn open(&self, open: Open) -> BoxFuture<'static, Result<Session, String>>;
+    /// taco's saved sessions (of `cwd`, when given), newest first.
+    fn list(&self, cwd: Option<PathBuf>) -> Vec<SessionInfo>;
+}
+
+/// A session to open.
+#[derive(Debug, Clone)]
+pub struct Open {
+    /// Its workspace.
+    pub cwd: PathBuf,
+    /// MCP servers the client adds to it.
+    pub mcp_servers: Vec<McpServer>,
+    /// The saved session to load (`session/load`).
+    pub load: Option<String>,
+}
+
+/// A session, running.
+pub struct Session {
+    /// Its id: the session file's (a session that cannot be saved gets one of its own).
+    pub id: String,
+    /// The orchestrator task behind it.
+    pub task: OrchestratorTask,
+    /// A loaded session's newest entries, replayed to the client.
+    pub history: Vec<Entry>,
+    /// Its workspace.
+    pub workdir: PathBuf,
+    /// The prices its usage is costed at.
+    pub pricing: crate::config::pricing::Pricing,
+    /// Runs when the session ends (its MCP servers stop).
+    pub on_close: Box<dyn FnOnce() + Send>,
+}
+
+/// One prompt's answer waits here until its run ends.
+type Waiting = Arc<Mutex<Option<Responder<PromptResponse, V1>>>>;
+
+/// A session the connection knows.
+struct Live {
+    ops: tokio::sync::mpsc::UnboundedSender<Op>,
+    waiting: Waiting,
+    pump: tokio::task::JoinHandle<()>,
+}
+
+type Sessions = Arc<Mutex<HashMap<String, Live>>>;
+
+/// Serves ACP over `transport` until the client goes; every session's run is cancelled then.
+pub async fn serve(
+    host: Arc<dyn Host>,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), agent_client_protocol::Error> {
+    let sessions: Sessions = Arc::default();
+    let result = Agent
+        .v1()
+        .name("taco")
+        .on_receive_request(
+            async move |init: InitializeRequest, responder: Responder<InitializeResponse, V1>, _cx| {
+                responder.respond(initialized(init))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                async move |request: NewSessionRequest,
+                            responder: Responder<NewSessionResponse, V1>,
+                            cx: ConnectionTo<Client>| {
+                    let open = Open {
+                        cwd: request.cwd,
+                        mcp_servers: request.mcp_servers,
+                        load: None,
+                    };
+                    let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                    // Opening reads config and starts servers: off the dispatch loop.
+                    tokio::spawn(async move {
+                        match start(&*host, &sessions, &cx, open).await {
+                            Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                            Err(why) => responder.respond_with_error(problem(why)),
+                        }
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                async move |request: LoadSessionRequest,
+                            responder: Responder<LoadSessionResponse, V1>,
+                            cx: ConnectionTo<Client>| {
+                    let open = Open {
+                        cwd: request.cwd,
+                        mcp_servers: request.mcp_servers,
+                        load: Some(request.session_id.0.to_string()),
+                    };
+                    let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                    tokio::spawn(async move {
+                        match start(&*host, &sessions, &cx, open).await {
+                            Ok(_) => responder.respond(LoadSessionResponse::new()),
+                            Err(why) => responder.respond_with_error(problem(why)),
+                        }
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let host = Arc::clone(&host);
+                async move |request: ListSessionsRequest,
+                            responder: Responder<ListSessionsResponse, V1>,
+                            _cx| {
+                    let host = Arc::clone(&host);
+                    tokio::spawn(async move {
+                        let cwd = request.cwd;
+                        let listed =
+                            tokio::task::spawn_blocking(move || host.list(cwd)).await;
+                        match listed {
+                            Ok(sessions) => responder.respond(ListSessionsResponse::new(sessions)),
+                            Err(_) => responder.respond_with_error(problem(
+                                "the session list could not be read".to_string(),
+                            )),
+                        }
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let sessions = Arc::clone(&sessions);
+                async move |request: PromptRequest,
+                            responder: Responder<PromptResponse, V1>,
+                            _cx| { prompt(&sessions, request, responder) }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            {
+                let sessions = Arc::clone(&sessions);
+                async move |cancel: CancelNotification, _cx| {
+                    if let Some(live) = lock(&sessions).get(&*cancel.session_id.0) {
+                        let _ = live.ops.send(Op::Cancel);
+                    }
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(transport)
+        .await;
+    // The client is gone: every run stops, its last lines are recorded.
+    let live: Vec<Live> = lock(&sessions).drain().map(|(_, live)| live).collect();
+    for session in live {
+        let _ = session.ops.send(Op::Shutdown);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), session.pump).await;
+    }
+    result
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What taco can do, said honestly: sessions load and list; prompts take text and embedded
+/// text resources (no images or audio over ACP yet); MCP servers over stdio and HTTP.
+fn initialized(init: InitializeRequest) -> InitializeResponse {
+    let capabilities = AgentCapabilities::new()
+        .load_session(true)
+        .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+        .mcp_capabilities(McpCapabilities::new().http(true))
+        .session_capabilities(SessionCapabilities::new().list(SessionListCapabilities::new()));
+    InitializeResponse::new(init.protocol_version)
+        .agent_capabilities(capabilities)
+        .agent_info(Implementation::new("taco", env!("CARGO_PKG_VERSION")).title("taco"))
+}
+
+fn problem(why: String) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(-32603, why)
+}
+
+/// Opens a session and starts its pump; its id.
+async fn start(
+    host: &dyn Host,
+    sessions: &Sessions,
+    cx: &ConnectionTo<Client>,
+    open: Open,
+) -> Result<String, String> {
+    if !open.cwd.is_absolute() {
+        return Err(format!(
+            "cwd must be an absolute path, got {}",
+            open.cwd.display()
+        ));
+    }
+    let session = host.open(open).await?;
+    let id = session.id.clone();
+    if let Some(old) = lock(sessions).remove(&id) {
+        // Loaded again: the earlier copy stops first, so one task writes the file.
+        let _ = old.ops.send(Op::Shutdown);
+        old.pump.abort();
+    }
+    let waiting: Waiting = Arc::default();
+    let ops = session.task.ops.clone();
+    // A loaded session's history reaches the client before the load's response.
+    pump::replay(cx, &SessionId::new(id.clone()), &session);
+    let pump = tokio::spawn(pump::run(session, cx.clone(), Arc::clone(&waiting)));
+    lock(sessions).insert(id.clone(), Live { ops, waiting, pump });
+    Ok(id)
+}
+
+/// Starts a prompt's run; its response waits for the run's end.
+fn prompt(
+    sessions: &Sessions,
+    request: PromptRequest,
+    responder: Responder<PromptResponse, V1>,
+) -> Result<(), agent_client_protocol::Error> {
+    let sessions = lock(sessions);
+    let Some(live) = sessions.get(&*request.session_id.0) else {
+        return responder.respond_with_error(
+            agent_client_protocol::Error::invalid_params()
+                .data(serde_json::json!({"sessionId": "no such session: create or load it first"})),
+        );
+    };
+    let text = prompt_text(&request.prompt);
+    if text.trim().is_empty() {
+        return responder.respond(PromptResponse::new(StopReason::EndTurn));
+    }
+    let mut waiting = lock(&live.waiting);
+    if waiting.is_some() {
+        drop(waiting);
+        return responder.respond_with_error(problem(
+            "a prompt is already running in this session; cancel it or wait for its end"
+                .to_string(),
+        ));
+    }
+    *waiting = Some(responder);
+    drop(waiting);
+    if live.ops.send(Op::Submit(text)).is_err()
+        && let Some(responder) = lock(&live.waiting).take()
+    {
+        return responder.respond_with_error(problem("the session has ended".to_string()));
+    }
+    Ok(())
+}
+
+/// The prompt as the text taco's request is: text blocks as they are, an embedded text
+/// resource in a fence under its URI, a link as its URI (the model can read it with its
+/// tools).
+pub fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut parts = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::ResourceLink(link) => parts.push(link.uri.clone()),
+            ContentBlock::Resource(resource) => {
+                if let EmbeddedResourceResource::TextResourceContents(text) = &resource.resource {
+                    parts.push(format!("{}:\n```\n{}\n```", text.uri, text.text));
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n\n")
+}

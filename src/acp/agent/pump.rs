@@ -1,0 +1,201 @@
+//! One ACP session's events to the client: updates as they come, approval requests as
+//! permission requests (answered off the loop, so a client slow to answer holds nothing
+//! else), questions declined (ACP has no way to ask yet), and the prompt's response when
+//! its run ends.
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
+};
+use agent_client_protocol::Client;
+
+use super::updates::{self, Pricing, Source};
+use super::{Session, Waiting, lock, permission, problem};
+use crate::conversation::Role;
+use crate::event::{EventData, InputKind};
+use crate::orchestrator::approval::{ApprovalAnswer, ApprovalRequest};
+use crate::orchestrator::task::Op;
+use crate::run_model::RunModel;
+use crate::session::Entry;
+use crate::tools::AskReply;
+
+/// Sends a loaded session's newest entries as updates: the user's messages, the answers and
+/// thoughts, the calls with their results, the plan.
+pub fn replay(cx: &ConnectionTo<Client>, id: &SessionId, session: &Session) {
+    let mut model = RunModel::new();
+    let pricing = Pricing {
+        prices: &session.pricing,
+    };
+    for entry in &session.history {
+        let sent = match entry {
+            Entry::Message(message) if message.role == Role::User => message
+                .content
+                .as_deref()
+                .map(updates::user_message)
+                .into_iter()
+                .collect(),
+            Entry::Message(_) => Vec::new(),
+            Entry::Event(event) => {
+                model.apply(event);
+                updates::updates(event, &model, Source::Replay, &session.workdir, &pricing)
+            }
+        };
+        for update in sent {
+            let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+        }
+    }
+}
+
+/// Pumps the session's events until its task ends.
+pub async fn run(mut session: Session, cx: ConnectionTo<Client>, waiting: Waiting) {
+    let id = SessionId::new(session.id.clone());
+    let mut model = RunModel::new();
+    let mut run = RunEnd::default();
+    let ops = session.task.ops.clone();
+    while let Some(event) = session.task.events.recv().await {
+        let was_running = model.is_running();
+        model.apply(&event);
+        run.see(&event.data);
+        match &event.data {
+            EventData::ApprovalRequested {
+                id: call,
+                name,
+                arguments,
+                sandbox,
+                ..
+            } => {
+                let request = ApprovalRequest {
+                    id: call.clone(),
+                    name: name.clone(),
+                    arguments: arguments.clone(),
+                    sandbox: *sandbox,
+                };
+                ask(&cx, &id, request, &session.workdir, ops.clone());
+            }
+            // ACP has no question or form a client must answer: declined, so the model is
+            // told and goes on (a workflow asking for a parameter ends).
+            EventData::InputRequested(question) => {
+                let op = match question.kind {
+                    InputKind::Form => Op::Fill {
+                        id: question.id.clone(),
+                        answer: AskReply::Decline,
+                    },
+                    _ => Op::Answer {
+                        id: question.id.clone(),
+                        value: None,
+                    },
+                };
+                let _ = ops.send(op);
+            }
+            _ => {}
+        }
+        let pricing = Pricing {
+            prices: &session.pricing,
+        };
+        for update in updates::updates(&event, &model, Source::Live, &session.workdir, &pricing) {
+            notify(&cx, &id, update);
+        }
+        let ended = was_running && !model.is_running();
+        // An error before any run started (a prompt refused) ends the prompt too.
+        let refused = !was_running
+            && !event.request_id.is_empty()
+            && matches!(event.data, EventData::Error { .. });
+        if ended || refused {
+            finish(&waiting, run.take(), &cx, &id);
+        }
+    }
+    // The task is gone: a prompt still waiting ends now rather than never.
+    if let Some(responder) = lock(&waiting).take() {
+        let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+    }
+    (session.on_close)();
+}
+
+fn notify(cx: &ConnectionTo<Client>, id: &SessionId, update: SessionUpdate) {
+    let _ = cx.send_notification(SessionNotification::new(id.clone(), update));
+}
+
+/// Asks the client about one call; its pick (or its silence, or its going away) is the
+/// answer sent back to the orchestrator.
+fn ask(
+    cx: &ConnectionTo<Client>,
+    id: &SessionId,
+    request: ApprovalRequest,
+    workdir: &std::path::Path,
+    ops: tokio::sync::mpsc::UnboundedSender<Op>,
+) {
+    let asked = permission::request(id, &request, workdir);
+    let cx = cx.clone();
+    tokio::spawn(async move {
+        let answer = match cx.send_request(asked).block_task().await {
+            Ok(response) => permission::answer(&request, &response.outcome),
+            Err(e) => {
+                tracing::warn!(call = %request.id, "permission request failed: {e}");
+                ApprovalAnswer::deny(Some(
+                    "the client could not be asked for permission".to_string(),
+                ))
+            }
+        };
+        let _ = ops.send(Op::Approve {
+            id: request.id,
+            answer,
+        });
+    });
+}
+
+/// How the run in progress is ending.
+#[derive(Debug, Default)]
+struct RunEnd {
+    max_turns: bool,
+    error: Option<String>,
+    cancelled: bool,
+}
+
+impl RunEnd {
+    fn see(&mut self, data: &EventData) {
+        match data {
+            EventData::RunStarted { .. } => *self = Self::default(),
+            EventData::MaxTurnsReached { .. } => self.max_turns = true,
+            EventData::Cancelled { .. } => self.cancelled = true,
+            EventData::Error { message, .. } => self.error = Some(message.clone()),
+            _ => {}
+        }
+    }
+
+    fn take(&mut self) -> Self {
+        std::mem::take(self)
+    }
+}
+
+/// Answers the waiting prompt for the run that ended.
+fn finish(waiting: &Waiting, end: RunEnd, cx: &ConnectionTo<Client>, id: &SessionId) {
+    let Some(responder) = lock(waiting).take() else {
+        return;
+    };
+    let reason = if end.cancelled {
+        StopReason::Cancelled
+    } else if end.max_turns {
+        StopReason::MaxTurnRequests
+    } else if let Some(error) = end.error {
+        // Said in the conversation too, so a client that shows only the transcript shows it.
+        notify(
+            cx,
+            id,
+            SessionUpdate::AgentMessageChunk(
+                agent_client_protocol::v1::schema::ContentChunk::new(
+                    agent_client_protocol::v1::schema::ContentBlock::Text(
+                        agent_client_protocol::v1::schema::TextContent::new(format!(
+                            "\n\ntaco: {error}"
+                        )),
+                    ),
+                ),
+            ),
+        );
+        let _ = responder.respond_with_error(problem(error));
+        return;
+    } else {
+        StopReason::EndTurn
+    };
+    let _ = responder.respond(PromptResponse::new(reason));
+}
+
