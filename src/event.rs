@@ -18,6 +18,7 @@ pub use hook::{HookDecision, HookEvent, HookRan, HookSource};
 pub use llm::{LlmEnd, LlmFailed, LlmProgress, LlmStarted, Purpose};
 pub use mode::Mode;
 pub use parts::{FrameState, InputKind, InputRequest, LlmCall, StackFrame};
+pub use reported::UsageReported;
 pub use rewind::{
     Change, ChangedFile, ChangesView, CheckpointTaken, ConversationPreview, FileDiffView,
     FilesChanged, FilesPreview, Fork, MAX_FILES, MAX_NAMED, RewindPoint, RewindPreview,
@@ -34,6 +35,7 @@ mod hook;
 mod llm;
 mod mode;
 mod parts;
+mod reported;
 mod rewind;
 mod switch;
 mod user_shell;
@@ -352,6 +354,8 @@ pub enum EventData {
     },
     /// A command the user ran with `!` started or ended.
     UserShell(Box<UserShell>),
+    /// An external agent (ACP) said how full its context is and what the session cost.
+    UsageReported(UsageReported),
 }
 
 impl EventData {
@@ -395,6 +399,7 @@ impl EventData {
             Self::Hook(_) => "hook",
             Self::ModeChanged { .. } => "mode_changed",
             Self::UserShell(_) => "user_shell",
+            Self::UsageReported(_) => "usage_reported",
         }
     }
 }

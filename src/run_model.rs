@@ -93,6 +93,9 @@ pub struct RunModel {
     todo_made: HashMap<String, u64>,
     /// When the write the checklist shows was made.
     todos_made: u64,
+    /// What an external agent (ACP) said the session cost, in dollars: it makes model
+    /// calls taco does not see, so its own figure is the session's.
+    reported_cost: Option<f64>,
 }
 
 impl RunModel {
@@ -176,6 +179,15 @@ impl RunModel {
                     if hops > self.calls.len() {
                         break;
                     }
+                }
+            }
+            EventData::UsageReported(usage) => {
+                self.context = Some(ContextGauge {
+                    used: usage.used,
+                    window: Some(usage.size),
+                });
+                if let Some(dollars) = usage.dollars() {
+                    self.reported_cost = Some(dollars);
                 }
             }
             EventData::ApprovalRevoked { grant } => self.grants.revoked(grant),

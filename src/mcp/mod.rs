@@ -28,7 +28,7 @@ pub mod resources;
 pub mod result;
 mod serve;
 mod server;
-mod stderr;
+pub(crate) mod stderr;
 pub mod tool;
 
 pub use config::{McpConfig, ServerSpec};

@@ -46,8 +46,11 @@ impl RunModel {
     }
 
     /// What the session cost so far, summed over the models whose price is known; `None`
-    /// when none is.
+    /// when none is. An external agent's own figure, when it gave one, is the session's.
     pub fn session_cost(&self, pricing: &crate::config::pricing::Pricing) -> Option<f64> {
+        if let Some(reported) = self.reported_cost {
+            return Some(reported);
+        }
         let costs: Vec<f64> = self
             .by_model
             .iter()

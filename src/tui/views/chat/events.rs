@@ -167,6 +167,8 @@ impl ChatState {
             }
             // The pickers take what was listed; the chat has nothing to show.
             EventData::MaxTurnsPromptInjected { .. } | EventData::Listed(_) => {}
+            // The status line shows an external agent's usage.
+            EventData::UsageReported(_) => {}
             // The run's `error` says what the budget stopped, and what was spent.
             EventData::BudgetReached(_) => {}
             // The latest report shows under the call's cell while it runs.

@@ -119,7 +119,9 @@ impl Row {
             | EventData::ToolOutput { .. }
             | EventData::Listed(_)
             | EventData::StackPush(_)
-            | EventData::StackPop(_) => {
+            | EventData::StackPop(_)
+            // An external agent's usage: the status line's gauge and cost.
+            | EventData::UsageReported(_) => {
                 return None;
             }
             // A checkpoint that was taken is the call's; one that failed is worth a row.

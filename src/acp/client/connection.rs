@@ -1,0 +1,261 @@
+//! The ACP connection to an external agent: taco as the client. What the agent sends goes
+//! to the engine over one bounded channel, in the order it came: the callbacks run in the
+//! connection's dispatch loop and wait for room there, so an agent that floods updates is
+//! slowed to what taco reads (its writes block), never buffered without limit. No callback
+//! waits on the agent (that would stall the loop): file requests are answered off it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
+    NewSessionRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::{Agent, Client, ConnectTo, Responder, V1};
+use serde_json::Value;
+use tokio::sync::mpsc::Sender;
+use tokio_util::sync::CancellationToken;
+
+use super::files;
+
+/// What the agent sent, or what became of the connection, for the engine.
+pub enum Incoming {
+    /// Initialized, with a session: prompts may go.
+    Ready {
+        /// The connection, to send on.
+        cx: ConnectionTo<Agent>,
+        /// The session taco opened.
+        session: SessionId,
+        /// The agent's name and version, as it gave them.
+        info: Option<String>,
+    },
+    /// A `session/update`, with its JSON (the payload view shows it).
+    Update {
+        /// The update.
+        update: Box<SessionUpdate>,
+        /// As JSON.
+        raw: Value,
+    },
+    /// A `session/request_permission`, answered when the user decides.
+    Permission {
+        /// What is asked.
+        request: Box<RequestPermissionRequest>,
+        /// As JSON.
+        raw: Value,
+        /// Where the answer goes.
+        responder: Responder<RequestPermissionResponse, V1>,
+    },
+    /// The answer to prompt number `prompt` (or why there is none).
+    Answered {
+        /// The engine's number for the prompt.
+        prompt: u64,
+        /// The agent's response, or what went wrong.
+        result: Result<PromptResponse, String>,
+    },
+    /// Something the agent did that taco refused or dropped (a malformed line, a file
+    /// outside the workspace), to be said.
+    Problem(String),
+    /// The connection ended; why, when it failed.
+    Ended(Option<String>),
+    /// The agent's process exited, with this status.
+    Exited(String),
+}
+
+/// Runs the client side of the connection over `transport` in `workdir` until `stop` (or the
+/// agent goes). Initialize and the new session each have `init_wait` to answer.
+pub async fn run(
+    transport: impl ConnectTo<Client> + 'static,
+    workdir: PathBuf,
+    tx: Sender<Incoming>,
+    stop: CancellationToken,
+    init_wait: Duration,
+) {
+    let root = workdir.clone();
+    let result = Client
+        .v1()
+        .name("taco")
+        .on_receive_notification(
+            {
+                let tx = tx.clone();
+                async move |notification: SessionNotification, _cx| {
+                    let raw = serde_json::to_value(&notification.update).unwrap_or(Value::Null);
+                    // Waits for room: the agent is slowed, not buffered.
+                    let _ = tx
+                        .send(Incoming::Update {
+                            update: Box::new(notification.update),
+                            raw,
+                        })
+                        .await;
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            {
+                let tx = tx.clone();
+                async move |request: RequestPermissionRequest,
+                            responder: Responder<RequestPermissionResponse, V1>,
+                            _cx| {
+                    let raw = serde_json::to_value(&request).unwrap_or(Value::Null);
+                    let asked = Incoming::Permission {
+                        request: Box::new(request),
+                        raw,
+                        responder,
+                    };
+                    // No engine to ask: the request is cancelled, as the protocol says.
+                    if let Err(unsent) = tx.send(asked).await
+                        && let Incoming::Permission { responder, .. } = unsent.0
+                    {
+                        return responder.respond(RequestPermissionResponse::new(
+                            RequestPermissionOutcome::Cancelled,
+                        ));
+                    }
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (tx, root) = (tx.clone(), root.clone());
+                async move |request: ReadTextFileRequest,
+                            responder: Responder<ReadTextFileResponse, V1>,
+                            _cx| {
+                    let (tx, root) = (tx.clone(), root.clone());
+                    tokio::spawn(async move {
+                        let path = request.path.clone();
+                        let read = tokio::task::spawn_blocking(move || {
+                            files::read(&root, &request.path, request.line, request.limit)
+                        })
+                        .await;
+                        let _ = match read {
+                            Ok(Ok(content)) => {
+                                responder.respond(ReadTextFileResponse::new(content))
+                            }
+                            Ok(Err(refused)) => {
+                                refuse(&tx, "read", &path, &refused.0).await;
+                                responder.respond_with_error(refusal(refused.0))
+                            }
+                            Err(e) => responder.respond_with_error(refusal(e.to_string())),
+                        };
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let (tx, root) = (tx.clone(), root.clone());
+                async move |request: WriteTextFileRequest,
+                            responder: Responder<WriteTextFileResponse, V1>,
+                            _cx| {
+                    let (tx, root) = (tx.clone(), root.clone());
+                    tokio::spawn(async move {
+                        let path = request.path.clone();
+                        let written = tokio::task::spawn_blocking(move || {
+                            files::write(&root, &request.path, &request.content)
+                        })
+                        .await;
+                        let _ = match written {
+                            Ok(Ok(())) => {
+                                tracing::info!(path = %path.display(), "acp agent wrote a file");
+                                responder.respond(WriteTextFileResponse::new())
+                            }
+                            Ok(Err(refused)) => {
+                                refuse(&tx, "write", &path, &refused.0).await;
+                                responder.respond_with_error(refusal(refused.0))
+                            }
+                            Err(e) => responder.respond_with_error(refusal(e.to_string())),
+                        };
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, {
+            let tx = tx.clone();
+            async move |cx: ConnectionTo<Agent>| {
+                let secs = init_wait.as_secs();
+                let init = InitializeRequest::new(ProtocolVersion::V1)
+                    .client_capabilities(
+                        ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                            .read_text_file(true)
+                            .write_text_file(true)),
+                    )
+                    .client_info(Implementation::new("taco", env!("CARGO_PKG_VERSION")));
+                let initialized =
+                    tokio::time::timeout(init_wait, cx.send_request(init).block_task())
+                        .await
+                        .map_err(|_| {
+                            failure(format!(
+                                "the agent did not answer initialize within {secs} s"
+                            ))
+                        })??;
+                let info = initialized
+                    .agent_info
+                    .map(|i| format!("{} {}", i.name, i.version));
+                let opened = tokio::time::timeout(
+                    init_wait,
+                    cx.send_request(NewSessionRequest::new(workdir)).block_task(),
+                )
+                .await
+                .map_err(|_| {
+                    failure(format!(
+                        "the agent did not open a session within {secs} s"
+                    ))
+                })??;
+                let ready = Incoming::Ready {
+                    cx: cx.clone(),
+                    session: opened.session_id,
+                    info,
+                };
+                if tx.send(ready).await.is_ok() {
+                    stop.cancelled().await;
+                }
+                Ok(())
+            }
+        })
+        .await;
+    let why = result.err().map(|e| plain(&e));
+    let _ = tx.send(Incoming::Ended(why)).await;
+}
+
+/// An error of taco's own, as the connection reports it.
+fn failure(message: String) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(-32603, message)
+}
+
+/// A refused file request, for the agent.
+fn refusal(message: String) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::new(-32602, message)
+}
+
+/// Says a refused file request (the agent gets the reason too).
+async fn refuse(tx: &Sender<Incoming>, what: &str, path: &std::path::Path, why: &str) {
+    tracing::warn!(path = %path.display(), "acp agent's {what} refused: {why}");
+    let _ = tx
+        .send(Incoming::Problem(format!(
+            "the agent's {what} of {} was refused: {why}",
+            path.display()
+        )))
+        .await;
+}
+
+/// An error as words: its message, and its data when it says more.
+pub fn plain(e: &agent_client_protocol::Error) -> String {
+    match &e.data {
+        Some(Value::String(data)) if !data.is_empty() => format!("{} ({data})", e.message),
+        Some(data) if !data.is_null() => {
+            let data = crate::text::summarize(&data.to_string(), 300);
+            format!("{} ({data})", e.message)
+        }
+        _ => e.message.clone(),
+    }
+}

@@ -1,0 +1,550 @@
+//! [`AcpEngine`]: the TUI's engine when an external agent runs the loop. One task owns the
+//! session's state: ops from the TUI, what the connection brings (in order, bounded), and
+//! the agent's process; every event it makes is recorded (session file, audit log) before it
+//! goes to the screen, over a bounded channel too.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, PermissionOption, PromptRequest, RequestPermissionOutcome,
+    RequestPermissionResponse, SessionId, TextContent,
+};
+use agent_client_protocol::{Agent, Responder, V1};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use tokio::sync::mpsc::{self, Receiver, Sender, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::connection::{Incoming, plain};
+use super::process::StderrTail;
+use super::translate::Translator;
+use super::{CANCEL_WAIT, choice};
+use crate::conversation::Message;
+use crate::engine::Engine;
+use crate::event::{Event, EventData};
+use crate::orchestrator::approval::ApprovalAnswer;
+use crate::orchestrator::task::Op;
+use crate::recorder::Recorder;
+
+/// Messages from the connection that may wait for the engine: past this, the agent waits.
+const INCOMING: usize = 64;
+/// Events that may wait for the screen.
+const OUTGOING: usize = 1024;
+/// Problems said in the chat per session; later ones go to the log only.
+const PROBLEMS_SAID: usize = 20;
+/// The turn limit runs show: taco counts an external agent's turns but does not limit them.
+pub const SHOWN_MAX_TURNS: u32 = 1000;
+
+/// The agent's process, when taco started one (tests connect in memory).
+pub struct Process {
+    /// The child (its exit status says why it stopped).
+    pub child: tokio::process::Child,
+    /// Its process group, killed at the end.
+    pub group: Option<u32>,
+    /// Its last stderr lines.
+    pub stderr: StderrTail,
+}
+
+/// The agent's process as the engine keeps it, once a task watches the child.
+struct Watched {
+    group: Option<u32>,
+    stderr: StderrTail,
+}
+
+/// An external agent driven over ACP, as the TUI sees it.
+pub struct AcpEngine {
+    ops: UnboundedSender<Op>,
+    events: Receiver<Event>,
+    handle: Option<JoinHandle<()>>,
+    stop: CancellationToken,
+}
+
+/// The ends the connection task needs: where to send what comes, and when to stop.
+pub struct Wiring {
+    /// What the connection brings.
+    pub incoming: Sender<Incoming>,
+    /// Cancelled when the engine is done.
+    pub stop: CancellationToken,
+}
+
+impl AcpEngine {
+    /// Starts the engine for agent `name` (recording into `recorder`); the connection task
+    /// is started by `connect` with the ends it needs. `process` is killed at the end.
+    pub fn start(
+        name: &str,
+        recorder: Recorder,
+        process: Option<Process>,
+        connect: impl FnOnce(Wiring),
+    ) -> Self {
+        let (ops, ops_rx) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::channel(OUTGOING);
+        let (incoming, incoming_rx) = mpsc::channel(INCOMING);
+        let stop = CancellationToken::new();
+        connect(Wiring {
+            incoming: incoming.clone(),
+            stop: stop.clone(),
+        });
+        let process = process.map(|process| {
+            let Process {
+                mut child,
+                group,
+                stderr,
+            } = process;
+            // Watches the child: its exit is news; taco's end kills its group.
+            let (tx, stop) = (incoming.clone(), stop.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    status = child.wait() => {
+                        let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+                        let _ = tx.send(Incoming::Exited(status)).await;
+                    }
+                    () = stop.cancelled() => {
+                        super::process::kill_group(group);
+                        let _ = child.start_kill();
+                        let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+                    }
+                }
+            });
+            Watched { group, stderr }
+        });
+        let state = State {
+            name: name.to_string(),
+            translator: Translator::new(name),
+            recorder,
+            events: events_tx,
+            stop: stop.clone(),
+            incoming,
+            cx: None,
+            session: None,
+            request: Arc::from(""),
+            queue: VecDeque::new(),
+            waiting: HashMap::new(),
+            prompts: 0,
+            running: None,
+            cancelled_at: None,
+            gone: None,
+            problems: 0,
+            process,
+        };
+        let handle = tokio::spawn(state.run(ops_rx, incoming_rx));
+        Self {
+            ops,
+            events,
+            handle: Some(handle),
+            stop,
+        }
+    }
+}
+
+impl Engine for AcpEngine {
+    fn send(&mut self, op: Op) -> bool {
+        self.ops.send(op).is_ok()
+    }
+
+    fn poll_event(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Event>> {
+        self.events.poll_recv(cx)
+    }
+
+    fn try_event(&mut self) -> Option<Event> {
+        self.events.try_recv().ok()
+    }
+
+    fn shutdown(mut self: Box<Self>, grace: Duration) -> BoxFuture<'static, ()> {
+        let _ = self.ops.send(Op::Shutdown);
+        let handle = self.handle.take();
+        let stop = self.stop.clone();
+        // The screen reads no more events: the task must not wait for room.
+        drop(self);
+        async move {
+            if let Some(handle) = handle {
+                if tokio::time::timeout(grace, handle).await.is_err() {
+                    stop.cancel();
+                }
+            }
+        }
+        .boxed()
+    }
+}
+
+/// A permission request waiting for the user.
+struct Waiting {
+    options: Vec<PermissionOption>,
+    responder: Responder<RequestPermissionResponse, V1>,
+}
+
+/// The engine task's state.
+struct State {
+    name: String,
+    translator: Translator,
+    recorder: Recorder,
+    events: Sender<Event>,
+    stop: CancellationToken,
+    /// For prompt tasks to send their answers.
+    incoming: Sender<Incoming>,
+    cx: Option<ConnectionTo<Agent>>,
+    session: Option<SessionId>,
+    /// The run in progress (or the last one).
+    request: Arc<str>,
+    /// Prompts sent while a run was in progress or before the agent was ready.
+    queue: VecDeque<String>,
+    /// Permission requests by tool call id.
+    waiting: HashMap<String, Waiting>,
+    prompts: u64,
+    /// The prompt whose answer ends the run in progress.
+    running: Option<u64>,
+    /// When the user cancelled the run in progress: the agent has [`CANCEL_WAIT`] to end it.
+    cancelled_at: Option<tokio::time::Instant>,
+    /// Why the agent is gone, once it is.
+    gone: Option<String>,
+    problems: usize,
+    process: Option<Watched>,
+}
+
+impl State {
+    async fn run(
+        mut self,
+        mut ops: UnboundedReceiver<Op>,
+        mut incoming: Receiver<Incoming>,
+    ) {
+        loop {
+            let deadline = self.cancelled_at.map(|at| at + CANCEL_WAIT);
+            tokio::select! {
+                () = self.stop.cancelled() => break,
+                op = ops.recv() => match op {
+                    None | Some(Op::Shutdown) => break,
+                    Some(op) => self.op(op).await,
+                },
+                Some(message) = incoming.recv() => self.incoming(message).await,
+                () = sleep_until(deadline), if deadline.is_some() => {
+                    self.cancelled_at = None;
+                    let message = format!(
+                        "{} did not end its turn within {} s of the cancel; taco stopped waiting",
+                        self.name,
+                        CANCEL_WAIT.as_secs()
+                    );
+                    tracing::warn!("{message}");
+                    self.running = None;
+                    let events = self.translator.abort(true, message);
+                    self.emit_all(events).await;
+                    self.next().await;
+                }
+            }
+        }
+        self.end().await;
+    }
+
+    /// taco is done: the run in progress is cancelled (its end recorded), the agent asked to
+    /// stop and its process group killed.
+    async fn end(&mut self) {
+        if self.running.take().is_some() {
+            self.send_cancel();
+            let events = self.translator.abort(true, String::new());
+            self.emit_all(events).await;
+        }
+        self.answer_all_cancelled();
+        // The connection ends and the watcher kills the child; its group goes now.
+        self.stop.cancel();
+        if let Some(process) = &self.process {
+            super::process::kill_group(process.group);
+        }
+    }
+
+    async fn op(&mut self, op: Op) {
+        match op {
+            Op::Submit(text) | Op::SubmitWith(text, _) => {
+                if let Some(gone) = &self.gone {
+                    let message = format!("{gone}; restart taco to talk to it again");
+                    self.say(message).await;
+                    return;
+                }
+                self.queue.push_back(text);
+                self.next().await;
+            }
+            Op::Approve { id, answer } => self.decide(&id, &answer).await,
+            Op::DecideBatch { ids, decision } => {
+                let answer = decision.answer();
+                for id in ids {
+                    self.decide(&id, &answer).await;
+                }
+            }
+            Op::Cancel => {
+                if self.running.is_some() && self.cancelled_at.is_none() {
+                    self.send_cancel();
+                    self.answer_all_cancelled();
+                    self.cancelled_at = Some(tokio::time::Instant::now());
+                }
+            }
+            Op::Shutdown => {}
+            other => {
+                let what = unsupported(&other);
+                let message = format!("{what} is not available with an external agent ({})", self.name);
+                self.say(message).await;
+            }
+        }
+    }
+
+    /// Sends the next queued prompt, when the agent is ready and idle.
+    async fn next(&mut self) {
+        if self.running.is_some() || self.gone.is_some() {
+            return;
+        }
+        let (Some(cx), Some(session)) = (self.cx.clone(), self.session.clone()) else {
+            return;
+        };
+        let Some(text) = self.queue.pop_front() else {
+            return;
+        };
+        self.prompts += 1;
+        let prompt = self.prompts;
+        self.running = Some(prompt);
+        self.request = Arc::from(uuid::Uuid::new_v4().to_string());
+        let events = self.translator.start(&text, SHOWN_MAX_TURNS);
+        self.emit_all(events).await;
+        self.recorder.message(&Message::user(text.clone()));
+        self.report_recording().await;
+        let tx = self.incoming.clone();
+        tokio::spawn(async move {
+            let request =
+                PromptRequest::new(session, vec![ContentBlock::Text(TextContent::new(text))]);
+            let result = cx
+                .send_request(request)
+                .block_task()
+                .await
+                .map_err(|e| plain(&e));
+            let _ = tx.send(Incoming::Answered { prompt, result }).await;
+        });
+    }
+
+    async fn incoming(&mut self, message: Incoming) {
+        let now = crate::event::unix_ms();
+        match message {
+            Incoming::Ready { cx, session, info } => {
+                tracing::info!(agent = %self.name, info = ?info, session = %session.0, "acp agent ready");
+                self.cx = Some(cx);
+                self.session = Some(session);
+                self.next().await;
+            }
+            Incoming::Update { update, raw } => {
+                // Between runs only usage is news; a late update of a run that ended is not.
+                let usage = matches!(
+                    *update,
+                    agent_client_protocol::v1::schema::SessionUpdate::UsageUpdate(_)
+                );
+                if self.running.is_some() || usage {
+                    let events = self.translator.update(&update, raw, now);
+                    self.emit_all(events).await;
+                    for notice in self.translator.take_notices() {
+                        self.say(notice).await;
+                    }
+                }
+            }
+            Incoming::Permission {
+                request,
+                raw,
+                responder,
+            } => {
+                if self.running.is_none() || self.cancelled_at.is_some() {
+                    let _ = responder.respond(RequestPermissionResponse::new(
+                        RequestPermissionOutcome::Cancelled,
+                    ));
+                    return;
+                }
+                let id = request.tool_call.tool_call_id.0.to_string();
+                let note = choice::note(&self.name, &request.options);
+                let waiting = Waiting {
+                    options: request.options.clone(),
+                    responder,
+                };
+                // Asked again about the same call: the earlier request is cancelled.
+                if let Some(old) = self.waiting.insert(id, waiting) {
+                    let _ = old.responder.respond(RequestPermissionResponse::new(
+                        RequestPermissionOutcome::Cancelled,
+                    ));
+                }
+                let events = self.translator.approval(&request.tool_call, raw, note, now);
+                self.emit_all(events).await;
+            }
+            Incoming::Answered { prompt, result } => {
+                if self.running != Some(prompt) {
+                    return;
+                }
+                self.running = None;
+                let cancelled = self.cancelled_at.take().is_some();
+                self.answer_all_cancelled();
+                let events = match result {
+                    Ok(response) => self.translator.finish(response.stop_reason, now),
+                    Err(why) if cancelled => self.translator.abort(true, why),
+                    Err(why) => self.translator.abort(
+                        false,
+                        format!("{} failed the prompt: {why}{}", self.name, self.stderr_tail()),
+                    ),
+                };
+                self.emit_all(events).await;
+                self.next().await;
+            }
+            Incoming::Problem(problem) => self.say(problem).await,
+            Incoming::Exited(status) => {
+                let why = format!("the agent {} exited ({status})", self.name);
+                self.agent_gone(why).await;
+            }
+            Incoming::Ended(why) => {
+                let why = match why {
+                    Some(why) => format!("the connection to {} ended: {why}", self.name),
+                    None => format!("the agent {} closed the connection", self.name),
+                };
+                self.agent_gone(why).await;
+            }
+        }
+    }
+
+    /// The agent is gone: the run in progress fails saying why (with its last stderr).
+    async fn agent_gone(&mut self, why: String) {
+        if self.gone.is_some() {
+            return;
+        }
+        let why = format!("{why}{}", self.stderr_tail());
+        tracing::warn!("{why}");
+        self.gone = Some(why.clone());
+        self.waiting.clear();
+        self.cancelled_at = None;
+        self.queue.clear();
+        if self.running.take().is_some() {
+            let events = self.translator.abort(false, why);
+            self.emit_all(events).await;
+        } else {
+            self.say(why).await;
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let lines = self
+            .process
+            .as_ref()
+            .map(|p| p.stderr.lines())
+            .unwrap_or_default();
+        if lines.is_empty() {
+            String::new()
+        } else {
+            format!("; its last words: {}", lines.join(" / "))
+        }
+    }
+
+    /// The user's answer to the permission request about call `id`.
+    async fn decide(&mut self, id: &str, answer: &ApprovalAnswer) {
+        let Some(waiting) = self.waiting.remove(id) else {
+            return;
+        };
+        let outcome = choice::outcome(&waiting.options, answer);
+        let decision = choice::decision(&waiting.options, &outcome);
+        let reason = match (&outcome, answer.decision) {
+            (RequestPermissionOutcome::Cancelled, crate::event::Decision::Approved) => Some(format!(
+                "{} offers no option that allows only what was approved",
+                self.name
+            )),
+            _ => answer.reason.clone(),
+        };
+        if let Err(e) = waiting
+            .responder
+            .respond(RequestPermissionResponse::new(outcome))
+        {
+            tracing::warn!("the permission answer could not be sent: {e}");
+        }
+        let now = crate::event::unix_ms();
+        let events = self
+            .translator
+            .decided(id, decision, answer.scope, reason, now);
+        self.emit_all(events).await;
+    }
+
+    fn send_cancel(&self) {
+        if let (Some(cx), Some(session)) = (&self.cx, &self.session) {
+            let _ = cx.send_notification(CancelNotification::new(session.clone()));
+        }
+    }
+
+    /// Every open permission request is answered `cancelled` (the protocol's rule on a
+    /// cancel).
+    fn answer_all_cancelled(&mut self) {
+        for (_, waiting) in self.waiting.drain() {
+            let _ = waiting.responder.respond(RequestPermissionResponse::new(
+                RequestPermissionOutcome::Cancelled,
+            ));
+        }
+    }
+
+    async fn emit_all(&mut self, events: Vec<EventData>) {
+        for data in events {
+            let event = Event::now(&self.request, data);
+            self.emit(event).await;
+        }
+        self.report_recording().await;
+    }
+
+    /// Records, then shows (waiting for room; not past the stop).
+    async fn emit(&mut self, event: Event) {
+        self.recorder.event(&event);
+        tokio::select! {
+            _ = self.events.send(event) => {}
+            () = self.stop.cancelled() => {}
+        }
+    }
+
+    /// A problem outside any run, said in the chat (the first few) and recorded.
+    async fn say(&mut self, message: String) {
+        tracing::warn!(agent = %self.name, "{message}");
+        self.problems += 1;
+        if self.problems > PROBLEMS_SAID {
+            return;
+        }
+        let message = if self.problems == PROBLEMS_SAID {
+            format!("{message} (further problems go to the log only)")
+        } else {
+            message
+        };
+        let data = EventData::Error {
+            kind: "acp".to_string(),
+            message,
+        };
+        self.emit(Event::now(&Arc::from(""), data)).await;
+    }
+
+    async fn report_recording(&mut self) {
+        if let Some(problem) = self.recorder.take_problem() {
+            let data = EventData::Error {
+                kind: "session".to_string(),
+                message: problem,
+            };
+            self.emit(Event::now(&Arc::from(""), data)).await;
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What an op asks for, in the words of its command.
+fn unsupported(op: &Op) -> &'static str {
+    match op {
+        Op::UserShell(_) => "`!` (a shell command of the user's)",
+        Op::Answer { .. } | Op::Fill { .. } => "answering a question",
+        Op::CancelCall(_) => "cancelling one call",
+        Op::Clear => "/clear",
+        Op::Compact => "/compact",
+        Op::Revoke(_) => "/revoke",
+        Op::Switch { .. } => "/model and /provider",
+        Op::ListModels => "/model",
+        Op::ListSessions => "/resume",
+        Op::PreviewRewind(_) | Op::Rewind { .. } | Op::ShowChanges { .. } => "/rewind",
+        Op::ReloadHooks => "hooks",
+        Op::SetMode(_) => "permission modes",
+        _ => "this",
+    }
+}
