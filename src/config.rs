@@ -10,6 +10,7 @@ use crate::orchestrator::Limits;
 use crate::orchestrator::context::{ContextSettings, DEFAULT_COMPACT_AT};
 use crate::tools::{Policy, ToolSettings};
 
+pub mod agents;
 mod catalog;
 mod file;
 mod presets;
@@ -385,7 +386,7 @@ fn resolve_workdir(dir: Option<&Path>) -> Result<PathBuf, ConfigError> {
     Ok(canonical)
 }
 
-fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
+pub(crate) fn tool_settings(tools: &ToolsConfig) -> ToolSettings {
     let mut settings = ToolSettings::default();
     if let Some(secs) = tools.timeout_secs {
         settings.timeout = Duration::from_secs(secs.max(1));
@@ -448,6 +449,14 @@ pub fn named_secrets(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String>
         names.extend(server.bearer_token_env.clone());
         names.extend(
             (server.headers.values())
+                .filter_map(|v| crate::mcp::config::reference(v))
+                .map(String::from),
+        );
+    }
+    // A variable an agent's env names is the agent's: withheld from taco's tools too.
+    for agent in file.agents.values() {
+        names.extend(
+            (agent.env.values())
                 .filter_map(|v| crate::mcp::config::reference(v))
                 .map(String::from),
         );

@@ -50,6 +50,10 @@ struct GlobalArgs {
     /// workdir (the newest you had in the TUI, or that ended with an answer).
     #[arg(long, global = true, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
+    /// Drive an external agent from taco's screen instead of taco's own loop: one of the
+    /// config's [agents.NAME] (an ACP agent such as codex-acp or claude-code-acp).
+    #[arg(long, global = true, value_name = "NAME")]
+    agent: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -187,35 +191,48 @@ fn main() -> ExitCode {
     }
     let launched = std::time::Instant::now();
     let cli = Cli::parse();
+    let agent = cli.global.agent.clone();
     let start = start(cli.global);
     // The config may name key variables outside the classes (`api_key_env = "MY_LLM"`):
     // withheld too, still before any thread (the runtime starts below).
     let named = taco::config::named_secrets(&start.overrides, &taco::vault::var);
     // SAFETY: still no other thread: argument parsing and reading the config start none.
     unsafe { taco::vault::seal(&named) };
-    let code = match cli.command {
-        Some(Command::Exec(args)) => wiring::exec(&start, exec_request(args)),
+    let code = match (cli.command, agent) {
+        (None, Some(agent)) => wiring::agent_tui(&start, &agent, launched),
+        (Some(_), Some(_)) => {
+            taco::say!("taco: --agent drives an external agent in the TUI: use it without a command (taco --agent NAME)");
+            2
+        }
+        (command, None) => dispatch(command, &start, launched),
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// Runs `command` (the TUI when there is none); its exit code.
+fn dispatch(command: Option<Command>, start: &Start, launched: std::time::Instant) -> i32 {
+    match command {
+        Some(Command::Exec(args)) => wiring::exec(start, exec_request(args)),
         Some(Command::Sessions) => wiring::sessions(),
-        Some(Command::Trust) => wiring::trust(&start),
-        Some(Command::Acp) => wiring::acp(&start),
-        Some(Command::Rewind(args)) => wiring::rewind(&start, rewind_request(args)),
+        Some(Command::Trust) => wiring::trust(start),
+        Some(Command::Acp) => wiring::acp(start),
+        Some(Command::Rewind(args)) => wiring::rewind(start, rewind_request(args)),
         Some(Command::Trace {
             file,
             otlp_json: true,
-        }) => wiring::otlp_json(&start, &file),
+        }) => wiring::otlp_json(start, &file),
         Some(Command::Trace { file, .. }) => wiring::trace(&file, launched),
         Some(Command::Mcp {
             command: McpCommand::List,
-        }) => wiring::mcp_list(&start),
+        }) => wiring::mcp_list(start),
         Some(Command::Mcp {
             command: McpCommand::Login { name },
-        }) => wiring::mcp_login(&start, &name),
+        }) => wiring::mcp_login(start, &name),
         Some(Command::Mcp {
             command: McpCommand::Logout { name },
-        }) => wiring::mcp_logout(&start, &name),
-        None => wiring::tui(&start, launched),
-    };
-    ExitCode::from(u8::try_from(code).unwrap_or(1))
+        }) => wiring::mcp_logout(start, &name),
+        None => wiring::tui(start, launched),
+    }
 }
 
 fn start(global: GlobalArgs) -> Start {

@@ -15,6 +15,7 @@ use crate::tools::{ToolRegistry, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 mod acp;
+mod agent;
 mod checkpoints;
 mod headless;
 mod oauth;
@@ -24,6 +25,7 @@ mod screen;
 mod trust;
 
 pub use acp::acp;
+pub use agent::agent_tui;
 pub use headless::{ExecRequest, exec};
 pub use oauth::{mcp_login, mcp_logout};
 pub use otlp::otlp_json;

@@ -235,6 +235,9 @@ pub struct ConfigFile {
     /// `[otel]`: OpenTelemetry export (issue 31).
     #[serde(default)]
     pub otel: crate::otel::OtelConfig,
+    /// `[agents.NAME]`: external agents driven over ACP (`taco --agent NAME`).
+    #[serde(default)]
+    pub agents: BTreeMap<String, super::agents::AgentEntry>,
 }
 
 /// `<config dir>/taco/config.toml`.
@@ -390,6 +393,10 @@ pub fn parse_config(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> 
             percent.span(),
             "[context] compact_at_percent must be between 10 and 99",
         ));
+    }
+    for (name, agent) in &file.agents {
+        super::agents::check(name, agent)
+            .map_err(|m| ConfigError(format!("{}: {m}", path.display())))?;
     }
     if let Some(max_cost) = &file.max_cost {
         crate::orchestrator::budget::checked(*max_cost.get_ref())

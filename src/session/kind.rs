@@ -15,6 +15,9 @@ pub enum SessionKind {
     Exec,
     /// `taco acp`: an editor or another ACP client drove it.
     Acp,
+    /// `taco --agent NAME`: taco's screen over an external agent (ACP); its file holds the
+    /// user's messages and the agent's events, not a conversation taco's loop can go on with.
+    Agent,
 }
 
 impl SessionKind {
@@ -24,6 +27,7 @@ impl SessionKind {
             Self::Tui => "tui",
             Self::Exec => "exec",
             Self::Acp => "acp",
+            Self::Agent => "agent",
         }
     }
 }
@@ -138,7 +142,9 @@ impl Outcome {
 /// conversation". A file from before kinds were recorded counts as headless: it is taken
 /// when it answered, which a TUI conversation left at its answer did.
 pub fn resumable(kind: Option<SessionKind>, outcome: Outcome) -> bool {
-    kind == Some(SessionKind::Tui) || outcome == Outcome::Answered
+    // An external agent's session is not taco's conversation to go on with.
+    kind != Some(SessionKind::Agent)
+        && (kind == Some(SessionKind::Tui) || outcome == Outcome::Answered)
 }
 
 #[cfg(test)]

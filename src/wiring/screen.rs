@@ -394,7 +394,7 @@ fn policy_word(policy: Policy) -> &'static str {
 
 /// The TUI draws on a terminal and reads keys from one: in a pipe or a script it would only
 /// garble the output, so it says what to use instead.
-fn need_terminal() -> Result<(), i32> {
+pub(super) fn need_terminal() -> Result<(), i32> {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         return Ok(());
