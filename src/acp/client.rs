@@ -55,7 +55,7 @@ pub fn launch(
         stderr,
         group,
     } = running;
-    let workdir = workdir.to_path_buf();
+    let root = workdir.to_path_buf();
     let process = Process {
         child,
         group,
@@ -63,9 +63,10 @@ pub fn launch(
     };
     Ok(AcpEngine::start(
         &command.name,
+        workdir,
         recorder,
         Some(process),
-        move |wiring| serve(wiring, workdir, stdout, stdin, init_wait),
+        move |wiring| serve(wiring, root, stdout, stdin, init_wait),
     ))
 }
 
@@ -83,7 +84,8 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    AcpEngine::start(name, recorder, None, move |wiring| {
+    let root = workdir.clone();
+    AcpEngine::start(name, &root, recorder, None, move |wiring| {
         serve(wiring, workdir, reader, writer, init_wait);
     })
 }
@@ -113,6 +115,15 @@ where
         };
         std::future::ready(kept)
     });
+    // The agent's output ended (it closed stdout, or died): the engine hears it now, not at
+    // its next request.
+    let closed = wiring.incoming.clone();
+    let end = futures_util::stream::once(async move {
+        let _ = closed.send(Incoming::Ended(None)).await;
+        None
+    })
+    .filter_map(std::future::ready);
+    let incoming = incoming.chain(end);
     let transport = Lines::new(lines::outgoing(writer, lines::WRITE_WAIT), incoming);
     tokio::spawn(connection::run(
         transport,

@@ -182,7 +182,7 @@ pub async fn run(
         .connect_with(transport, {
             let tx = tx.clone();
             async move |cx: ConnectionTo<Agent>| {
-                let secs = init_wait.as_secs();
+                let secs = init_wait.as_secs_f64();
                 let init = InitializeRequest::new(ProtocolVersion::V1)
                     .client_capabilities(
                         ClientCapabilities::new().fs(FileSystemCapabilities::new()

@@ -36,6 +36,9 @@ const INCOMING: usize = 64;
 const OUTGOING: usize = 1024;
 /// Problems said in the chat per session; later ones go to the log only.
 const PROBLEMS_SAID: usize = 20;
+/// How long what the agent sent before its output closed (or it exited) may take to come
+/// through the connection before the agent is declared gone.
+const CLOSING_GRACE: Duration = Duration::from_millis(300);
 /// The turn limit runs show: taco counts an external agent's turns but does not limit them.
 pub const SHOWN_MAX_TURNS: u32 = 1000;
 
@@ -72,10 +75,11 @@ pub struct Wiring {
 }
 
 impl AcpEngine {
-    /// Starts the engine for agent `name` (recording into `recorder`); the connection task
+    /// Starts the engine for agent `name` in `workdir` (recording into `recorder`); the connection task
     /// is started by `connect` with the ends it needs. `process` is killed at the end.
     pub fn start(
         name: &str,
+        workdir: &std::path::Path,
         recorder: Recorder,
         process: Option<Process>,
         connect: impl FnOnce(Wiring),
@@ -113,7 +117,7 @@ impl AcpEngine {
         });
         let state = State {
             name: name.to_string(),
-            translator: Translator::new(name),
+            translator: Translator::new(name, workdir),
             recorder,
             events: events_tx,
             stop: stop.clone(),
@@ -127,6 +131,7 @@ impl AcpEngine {
             running: None,
             cancelled_at: None,
             gone: None,
+            closing: None,
             problems: 0,
             process,
         };
@@ -200,6 +205,8 @@ struct State {
     cancelled_at: Option<tokio::time::Instant>,
     /// Why the agent is gone, once it is.
     gone: Option<String>,
+    /// Its output closed or it exited: gone at this time, saying this.
+    closing: Option<(tokio::time::Instant, String)>,
     problems: usize,
     process: Option<Watched>,
 }
@@ -212,6 +219,7 @@ impl State {
     ) {
         loop {
             let deadline = self.cancelled_at.map(|at| at + CANCEL_WAIT);
+            let closing = self.closing.as_ref().map(|(at, _)| *at);
             tokio::select! {
                 () = self.stop.cancelled() => break,
                 op = ops.recv() => match op {
@@ -219,6 +227,11 @@ impl State {
                     Some(op) => self.op(op).await,
                 },
                 Some(message) = incoming.recv() => self.incoming(message).await,
+                () = sleep_until(closing), if closing.is_some() => {
+                    if let Some((_, why)) = self.closing.take() {
+                        self.agent_gone(why).await;
+                    }
+                }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     self.cancelled_at = None;
                     let message = format!(
@@ -387,16 +400,21 @@ impl State {
                 self.next().await;
             }
             Incoming::Problem(problem) => self.say(problem).await,
+            // What it sent before may still be on its way through the connection.
             Incoming::Exited(status) => {
                 let why = format!("the agent {} exited ({status})", self.name);
+                let at = (self.closing.take()).map_or_else(|| tokio::time::Instant::now() + CLOSING_GRACE, |(at, _)| at);
+                self.closing = Some((at, why));
+            }
+            Incoming::Ended(Some(why)) => {
+                let why = format!("the connection to {} ended: {why}", self.name);
                 self.agent_gone(why).await;
             }
-            Incoming::Ended(why) => {
-                let why = match why {
-                    Some(why) => format!("the connection to {} ended: {why}", self.name),
-                    None => format!("the agent {} closed the connection", self.name),
-                };
-                self.agent_gone(why).await;
+            Incoming::Ended(None) => {
+                if self.closing.is_none() {
+                    let why = format!("the agent {} closed the connection", self.name);
+                    self.closing = Some((tokio::time::Instant::now() + CLOSING_GRACE, why));
+                }
             }
         }
     }

@@ -35,6 +35,8 @@ const MAX_CONTENT: usize = 256 * 1024;
 #[derive(Debug, Clone)]
 struct Call {
     name: String,
+    /// What the call was given: the agent's `rawInput`, else its title.
+    arguments: Value,
     title: String,
     parent: Option<String>,
     state: FrameState,
@@ -62,6 +64,8 @@ struct Span {
 pub struct Translator {
     /// The agent's name: the runs' "provider" and "model".
     agent: String,
+    /// The workspace: diffs name their files relative to it.
+    workdir: std::path::PathBuf,
     running: bool,
     turn: u32,
     calls_made: u32,
@@ -77,10 +81,11 @@ pub struct Translator {
 }
 
 impl Translator {
-    /// Translates the updates of `agent`.
-    pub fn new(agent: &str) -> Self {
+    /// Translates the updates of `agent`, working in `workdir`.
+    pub fn new(agent: &str, workdir: &std::path::Path) -> Self {
         Self {
             agent: agent.to_string(),
+            workdir: workdir.to_path_buf(),
             ..Self::default()
         }
     }
@@ -92,7 +97,7 @@ impl Translator {
 
     /// A prompt was sent: the run starts.
     pub fn start(&mut self, prompt: &str, max_turns: u32) -> Vec<EventData> {
-        *self = Self::new(&self.agent);
+        *self = Self::new(&self.agent, &self.workdir);
         self.running = true;
         vec![EventData::RunStarted {
             prompt: crate::text::shorten_end(prompt, 200),
@@ -116,7 +121,7 @@ impl Translator {
             U::AgentThoughtChunk(chunk) => self.text(DeltaKind::Reasoning, &chunk.content, now),
             U::ToolCall(call) => self.tool_call(call, raw, now),
             U::ToolCallUpdate(update) => self.tool_update(update, raw, now),
-            U::Plan(plan) => self.plan(plan),
+            U::Plan(plan) => self.plan(plan, now),
             U::UsageUpdate(usage) => vec![usage_reported(usage)],
             // The user's own message (a replay), commands, modes, session info: nothing
             // the panes show.
@@ -224,16 +229,22 @@ impl Translator {
             .filter(|n| !n.trim().is_empty())
             .unwrap_or_else(|| kind_name(call.kind).to_string());
         let state = frame_state(call.status);
+        let title = title_of(&call.title, &name);
+        let arguments = match &call.raw_input {
+            Some(input) if !input.is_null() => input.clone(),
+            _ => json!({ "title": title }),
+        };
         let entry = Call {
+            arguments: arguments.clone(),
             name: name.clone(),
-            title: title_of(&call.title, &name),
+            title,
             parent: parent.clone(),
             state,
             started: now,
             content: call.content.clone(),
             locations: locations(&call.locations),
             raw_output: call.raw_output.clone(),
-            updates: VecDeque::new(),
+            updates: VecDeque::from([raw]),
             dropped_updates: 0,
             ended: false,
         };
@@ -241,7 +252,7 @@ impl Translator {
             turn: self.turn.max(1),
             id: id.clone(),
             name,
-            arguments: raw,
+            arguments,
             parent,
             sandbox: None,
         });
@@ -314,7 +325,7 @@ impl Translator {
             FrameState::Cancelled => ToolStatus::Cancelled,
             _ => ToolStatus::Failed,
         };
-        let result = payload(call);
+        let result = payload(call, &self.workdir);
         let error = (status != ToolStatus::Ok).then(|| {
             let said = content_text(&call.content);
             if said.trim().is_empty() {
@@ -360,12 +371,12 @@ impl Translator {
             return out;
         }
         call.state = FrameState::AwaitingApproval;
-        let diff = diff_of(&call.content);
+        let diff = diff_of(&call.content, &self.workdir);
         out.push(EventData::StackPush(frame(&id, call, FrameState::AwaitingApproval)));
         out.push(EventData::ApprovalRequested {
             id: id.clone(),
             name: call.name.clone(),
-            arguments: payload(call),
+            arguments: call.arguments.clone(),
             position: 1,
             of: 1,
             note: Some(note),
@@ -409,7 +420,9 @@ impl Translator {
         out
     }
 
-    fn plan(&mut self, plan: &Plan) -> Vec<EventData> {
+    fn plan(&mut self, plan: &Plan, now: u64) -> Vec<EventData> {
+        // The text before it is a turn's, as before any call.
+        let mut out = self.close_span(now);
         self.plans += 1;
         let todos: Vec<Value> = plan
             .entries
@@ -428,7 +441,7 @@ impl Translator {
         let list = json!({ "todos": todos });
         let id = format!("plan-{}", self.plans);
         let name = crate::tools::builtin::todo_write::NAME.to_string();
-        vec![
+        out.extend([
             EventData::ToolCall {
                 turn: self.turn.max(1),
                 id: id.clone(),
@@ -447,7 +460,8 @@ impl Translator {
                 error: None,
                 duration_ms: 0,
             },
-        ]
+        ]);
+        out
     }
 
     /// The prompt's answer came: how the run ends.
@@ -656,13 +670,13 @@ fn announced(update: &ToolCallUpdate) -> ToolCall {
 
 /// A call's result as the timeline's payload shows it: its content (diffs rendered), its
 /// locations, its raw output and the ACP updates it got.
-fn payload(call: &Call) -> Value {
+fn payload(call: &Call, workdir: &std::path::Path) -> Value {
     let mut out = serde_json::Map::new();
     let text = content_text(&call.content);
     if !text.is_empty() {
         out.insert("content".into(), Value::String(text));
     }
-    if let Some(diff) = diff_of(&call.content) {
+    if let Some(diff) = diff_of(&call.content, workdir) {
         out.insert("diff".into(), Value::String(diff));
     }
     if !call.locations.is_empty() {
@@ -705,13 +719,14 @@ fn content_text(content: &[ToolCallContent]) -> String {
     }
 }
 
-/// The call's file changes as one diff (a summary line, then unified diffs), if it has any.
-fn diff_of(content: &[ToolCallContent]) -> Option<String> {
+/// The call's file changes as one diff (a summary line, then unified diffs; paths relative
+/// to the workspace), if it has any.
+fn diff_of(content: &[ToolCallContent], workdir: &std::path::Path) -> Option<String> {
     let diffs: Vec<String> = content
         .iter()
         .filter_map(|item| match item {
             ToolCallContent::Diff(d) => Some(crate::tools::diff::render(
-                &d.path.display().to_string(),
+                &crate::tools::workspace::display_relative(workdir, &d.path),
                 d.old_text.as_deref(),
                 &d.new_text,
             )),

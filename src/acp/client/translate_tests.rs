@@ -35,7 +35,7 @@ fn folded(events: &[EventData]) -> RunModel {
 
 #[test]
 fn text_tools_and_text_read_as_two_turns() {
-    let mut t = Translator::new("codex");
+    let mut t = Translator::new("codex", std::path::Path::new("/w"));
     let mut all = t.start("fix it", 1000);
     all.extend(feed(&mut t, text("Let me look."), 10));
     all.extend(feed(
@@ -83,8 +83,8 @@ fn text_tools_and_text_read_as_two_turns() {
         panic!("{:?}", all[4]);
     };
     assert_eq!((name.as_str(), *turn), ("read", 1));
-    // The payload is the raw ACP update.
-    assert_eq!(arguments["toolCallId"], "t1");
+    // No raw input: the arguments are its title.
+    assert_eq!(arguments["title"], "Read src/main.rs");
     let EventData::StackPush(frame) = &all[5] else {
         panic!()
     };
@@ -103,7 +103,11 @@ fn text_tools_and_text_read_as_two_turns() {
     let result = result.as_ref().unwrap();
     assert_eq!(result["content"], "fn main() {}");
     assert_eq!(result["locations"][0]["line"], 3);
-    assert_eq!(result["updates"].as_array().unwrap().len(), 2);
+    // The payload keeps every ACP update of the call, as sent, the first one too.
+    let updates = result["updates"].as_array().unwrap();
+    assert_eq!(updates.len(), 3);
+    assert_eq!(updates[0]["sessionUpdate"], "tool_call");
+    assert_eq!(updates[2]["status"], "completed");
     let EventData::Final { content, turns, .. } = all.last().unwrap() else {
         panic!()
     };
@@ -117,7 +121,7 @@ fn text_tools_and_text_read_as_two_turns() {
 
 #[test]
 fn a_failed_call_fails_with_what_the_agent_said() {
-    let mut t = Translator::new("a");
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
     t.start("x", 1000);
     feed(
         &mut t,
@@ -148,7 +152,7 @@ fn a_failed_call_fails_with_what_the_agent_said() {
 
 #[test]
 fn nesting_comes_from_meta_when_the_parent_is_known() {
-    let mut t = Translator::new("claude");
+    let mut t = Translator::new("claude", std::path::Path::new("/w"));
     t.start("x", 1000);
     feed(
         &mut t,
@@ -179,7 +183,7 @@ fn nesting_comes_from_meta_when_the_parent_is_known() {
 
 #[test]
 fn a_permission_request_is_an_approval_with_the_diff() {
-    let mut t = Translator::new("codex");
+    let mut t = Translator::new("codex", std::path::Path::new("/w"));
     t.start("x", 1000);
     let update: ToolCallUpdate = serde_json::from_value(json!({
         "toolCallId": "w1", "title": "Write a.txt", "kind": "edit", "status": "pending",
@@ -217,7 +221,7 @@ fn a_permission_request_is_an_approval_with_the_diff() {
 
 #[test]
 fn a_plan_is_the_checklist() {
-    let mut t = Translator::new("a");
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
     let mut all = t.start("x", 1000);
     all.extend(feed(
         &mut t,
@@ -234,7 +238,7 @@ fn a_plan_is_the_checklist() {
 
 #[test]
 fn usage_feeds_the_gauge_and_the_cost() {
-    let mut t = Translator::new("a");
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
     let out = feed(
         &mut t,
         json!({"sessionUpdate": "usage_update", "used": 500, "size": 1000,
@@ -248,7 +252,7 @@ fn usage_feeds_the_gauge_and_the_cost() {
 
 #[test]
 fn cancel_and_death_end_the_run() {
-    let mut t = Translator::new("a");
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
     t.start("x", 1000);
     feed(&mut t, text("partial"), 0);
     let out = t.finish(StopReason::Cancelled, 5);
@@ -264,7 +268,7 @@ fn cancel_and_death_end_the_run() {
 
 #[test]
 fn text_and_calls_are_bounded() {
-    let mut t = Translator::new("a");
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
     t.start("x", 1000);
     let chunk = "x".repeat(MAX_TEXT / 2 + 1);
     assert_eq!(kinds(&feed(&mut t, text(&chunk), 0)), ["llm_started", "delta"]);
@@ -286,7 +290,7 @@ fn text_and_calls_are_bounded() {
     assert_eq!(made, MAX_CALLS);
     assert_eq!(t.take_notices().len(), 1);
     // A call's kept updates are bounded too.
-    let mut t = Translator::new("a");
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
     t.start("x", 1000);
     feed(
         &mut t,
@@ -310,5 +314,5 @@ fn text_and_calls_are_bounded() {
     };
     let result = result.as_ref().unwrap();
     assert_eq!(result["updates"].as_array().unwrap().len(), MAX_UPDATES);
-    assert_eq!(result["updates_dropped"], 6);
+    assert_eq!(result["updates_dropped"], 7);
 }

@@ -1,0 +1,421 @@
+//! taco as an ACP client (issue 32): a scripted agent (`support::acp_script`, its steps from
+//! `tests/fixtures/acp/`) drives the real `AcpEngine` over in-memory pipes, and the engine's
+//! events drive the TUI's app: the permission dialog, the stack, the timeline and the
+//! checklist are snapshots; the session file is read back. Hostile agents (dying, malformed
+//! lines, a line over the bound, silence at initialize, ignoring a cancel, a flood) end
+//! bounded and said.
+
+use crate::support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::KeyCode;
+use serde_json::{Value, json};
+use support::acp_script::{self, Script};
+use support::app::{Harness, screen_text};
+use taco::acp::client::{self, AcpEngine};
+use taco::engine::{Engine, next_event};
+use taco::event::{Event, EventData};
+use taco::orchestrator::task::Op;
+use taco::recorder::Recorder;
+use taco::session::{Entry, SessionKind};
+use taco::tui::app::{App, AppInfo, Command};
+
+/// How long any step may take before the test fails.
+const STEP: Duration = Duration::from_secs(10);
+
+/// The app over an engine over a scripted agent.
+struct Drive {
+    h: Harness,
+    engine: AcpEngine,
+    script_seen: acp_script::Seen,
+    /// Every event the engine sent, as it sent it.
+    events: Vec<Event>,
+}
+
+impl Drive {
+    fn new(steps: Vec<Value>, workdir: &Path, sessions: &Path, init_wait: Duration) -> Self {
+        let Script {
+            client_read,
+            client_write,
+            seen,
+        } = acp_script::start(steps);
+        let recorder = Recorder::deferred(Some(sessions.to_path_buf()), None, "acp", "scripted", workdir)
+            .made_in(SessionKind::Agent);
+        let engine = client::connect(
+            "scripted",
+            workdir.to_path_buf(),
+            client_read,
+            client_write,
+            recorder,
+            init_wait,
+        );
+        let mut h = Harness::new();
+        h.app = App::new(
+            AppInfo {
+                provider: "acp".into(),
+                model: "scripted".into(),
+                max_turns: client::SHOWN_MAX_TURNS,
+                // Shown only: a fixed path keeps the snapshots the same on every machine.
+                workdir: "/work/project".into(),
+                dialog_guard: Duration::ZERO,
+                ..Default::default()
+            },
+            h.t0,
+        );
+        Self {
+            h,
+            engine,
+            script_seen: seen,
+            events: Vec::new(),
+        }
+    }
+
+    /// What the app asked for goes to the engine.
+    fn forward(&mut self, commands: Vec<Command>) {
+        for command in commands {
+            if let Command::Op(op) = command {
+                assert!(self.engine.send(op), "the engine is gone");
+            }
+        }
+    }
+
+    /// A line typed and sent.
+    fn submit(&mut self, text: &str) {
+        let commands = self.h.command(text);
+        assert!(
+            commands
+                .iter()
+                .any(|c| matches!(c, Command::Op(Op::Submit(_)))),
+            "{commands:?}"
+        );
+        self.forward(commands);
+    }
+
+    /// Feeds the app the engine's events until one `until` picks; that one.
+    async fn until(&mut self, what: &str, until: impl Fn(&Event) -> bool) -> Event {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let event = match tokio::time::timeout(left, next_event(&mut self.engine)).await {
+                Ok(Some(event)) => event,
+                Ok(None) => panic!("the engine stopped before {what}: {:#?}", self.kinds()),
+                Err(_) => panic!("no {what} within {STEP:?}: {:#?}", self.kinds()),
+            };
+            self.events.push(event.clone());
+            let shown = self.restamped(event.clone());
+            let now = self.h.now();
+            let commands = self.h.app.on_event(&shown, now);
+            self.forward(commands);
+            if until(&event) {
+                return event;
+            }
+        }
+    }
+
+    /// The event on the harness's clock, its spans a fixed length, so a snapshot does not
+    /// depend on how fast the machine is.
+    fn restamped(&mut self, mut event: Event) -> Event {
+        self.h.ms += 10;
+        event.timestamp = 1_700_000_000_000 + self.h.ms;
+        match &mut event.data {
+            EventData::ToolResult { duration_ms, .. } => *duration_ms = 20,
+            EventData::LlmCall(call) => call.duration_ms = 30,
+            _ => {}
+        }
+        event
+    }
+
+    fn kinds(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .map(|e| match &e.data {
+                EventData::Error { message, .. } => format!("error: {message}"),
+                other => other.kind().to_string(),
+            })
+            .collect()
+    }
+
+    fn errors(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match &e.data {
+                EventData::Error { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn is(kind: &'static str) -> impl Fn(&Event) -> bool {
+    move |e| e.kind() == kind
+}
+
+/// The one session file in `dir`, read back.
+fn session(dir: &Path) -> taco::session::Loaded {
+    let files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    taco::session::load(&files[0]).unwrap()
+}
+
+fn event_kinds(loaded: &taco::session::Loaded) -> Vec<&'static str> {
+    loaded
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Event(e) => Some(e.kind()),
+            Entry::Message(_) => None,
+        })
+        .collect()
+}
+
+fn dirs() -> (tempfile::TempDir, std::path::PathBuf, tempfile::TempDir) {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    (work, root, tempfile::tempdir().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_write_is_approved_in_the_dialog_and_shown_in_every_pane() {
+    let (_work, root, sessions) = dirs();
+    let steps = acp_script::steps("write_approved.jsonl", &root);
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
+    d.submit("write a greeting to hello.txt");
+    d.until("the approval", is("approval_requested")).await;
+
+    // The dialog: taco's keys, the agent's options listed with the key that picks each, the
+    // diff of the write.
+    let terminal = d.h.screen(120, 40);
+    let text = screen_text(&terminal);
+    for needle in [
+        "scripted asks (ACP)",
+        "y: Allow",
+        "a: Always Allow",
+        "n: Reject",
+        "+hello",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    insta::assert_snapshot!("acp_permission_dialog", terminal.backend());
+    assert!(!root.join("hello.txt").exists());
+
+    let mut commands = d.h.key(KeyCode::Char('y'));
+    commands.extend(d.h.key(KeyCode::Enter));
+    d.forward(commands);
+    d.until("the answer", is("final")).await;
+
+    // The agent got the option `y` picks, and its write went through taco's workspace.
+    let answers = d.script_seen.answers();
+    assert_eq!(
+        answers[0]["result"]["outcome"],
+        json!({"outcome": "selected", "optionId": "allow"}),
+        "{answers:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(root.join("hello.txt")).unwrap(), "hello\n");
+
+    let terminal = d.h.screen(160, 48);
+    let text = screen_text(&terminal);
+    for needle in [
+        "Done: hello.txt says hello.",
+        "Write hello.txt",
+        "2/2 done",
+        "$0.04",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    insta::assert_snapshot!("acp_stack_timeline_after_run", terminal.backend());
+
+    // The session file holds the run; `taco trace` reads it.
+    Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
+    let loaded = session(sessions.path());
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    assert_eq!(loaded.header.as_ref().unwrap().kind, Some(SessionKind::Agent));
+    let kinds = event_kinds(&loaded);
+    for kind in [
+        "run_started",
+        "llm_call",
+        "tool_call",
+        "approval_requested",
+        "approval_decided",
+        "tool_result",
+        "usage_reported",
+        "final",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+    }
+    assert!(loaded.messages().iter().any(|m| m.content.as_deref().is_some_and(|c| c.contains("write a greeting"))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_dies_mid_prompt_fails_the_run_and_the_session_is_whole() {
+    let (_work, root, sessions) = dirs();
+    let steps = vec![
+        json!({"expect": "initialize"}),
+        json!({"expect": "session/new"}),
+        json!({"expect": "session/prompt"}),
+        json!({"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Working"}}}),
+        json!({"update": {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run it", "kind": "execute", "status": "in_progress"}}),
+        json!({"exit": true}),
+    ];
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
+    d.submit("go");
+    let error = d.until("the run's error", is("error")).await;
+    assert!(!error.request_id.is_empty(), "the run's own error: {error:?}");
+    assert!(format!("{:?}", error.data).contains("scripted"), "{error:?}");
+    // The agent is known to be gone (said with the run's error, or after it).
+    if !format!("{:?}", error.data).contains("closed the connection") {
+        d.until("the connection's end", |e| {
+            e.kind() == "error" && format!("{:?}", e.data).contains("closed the connection")
+        })
+        .await;
+    }
+    let text = screen_text(&d.h.screen(120, 30));
+    assert!(text.contains("Working"), "{text}");
+    // A prompt after its death says so, rather than waiting.
+    d.submit("again");
+    let said = d.until("the next error", is("error")).await;
+    assert!(format!("{:?}", said.data).contains("restart taco"), "{said:?}");
+    Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
+    let loaded = session(sessions.path());
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let kinds = event_kinds(&loaded);
+    assert!(kinds.contains(&"tool_call"), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "run_started").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"error"), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_and_overlong_lines_are_skipped_and_said() {
+    let (_work, root, sessions) = dirs();
+    let steps = vec![
+        json!({"expect": "initialize"}),
+        json!({"expect": "session/new"}),
+        json!({"expect": "session/prompt"}),
+        json!({"raw": "Loading model weights... {not json"}),
+        json!({"long": taco::acp::lines::MAX_LINE + 10}),
+        json!({"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "still here"}}}),
+        json!({"end": "end_turn"}),
+    ];
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
+    d.submit("go");
+    let end = d.until("the answer", is("final")).await;
+    let EventData::Final { content, .. } = &end.data else {
+        unreachable!()
+    };
+    assert_eq!(content, "still here");
+    let errors = d.errors();
+    assert!(
+        errors.iter().any(|e| e.contains("not JSON") && e.contains("Loading model")),
+        "{errors:?}"
+    );
+    assert!(errors.iter().any(|e| e.contains("16 MiB")), "{errors:?}");
+    // Said outside the run (which goes on to its answer), and recorded.
+    assert!(
+        d.events
+            .iter()
+            .filter(|e| e.kind() == "error")
+            .all(|e| e.request_id.is_empty())
+    );
+    Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
+    let kinds = event_kinds(&session(sessions.path()));
+    assert_eq!(kinds.iter().filter(|k| **k == "error").count(), 2, "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_never_answers_initialize_is_given_up_on() {
+    let (_work, root, sessions) = dirs();
+    let steps = vec![json!({"hang": true})];
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_millis(300));
+    let started = Instant::now();
+    d.submit("hello?");
+    let error = d.until("the error", is("error")).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let EventData::Error { message, .. } = &error.data else {
+        unreachable!()
+    };
+    assert!(message.contains("did not answer initialize"), "{message}");
+    // The prompt was never sent, and no run started.
+    assert!(!d.kinds().contains(&"run_started".to_string()), "{:?}", d.kinds());
+    assert!(
+        !d.script_seen
+            .all()
+            .iter()
+            .any(|m| m["method"] == "session/prompt")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_the_agent_ignores_ends_the_run_within_the_bound() {
+    let (_work, root, sessions) = dirs();
+    let steps = vec![
+        json!({"expect": "initialize"}),
+        json!({"expect": "session/new"}),
+        json!({"expect": "session/prompt"}),
+        json!({"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "thinking forever"}}}),
+        json!({"hang": true}),
+    ];
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
+    d.submit("go");
+    d.until("the text", is("delta")).await;
+    let started = Instant::now();
+    assert!(d.engine.send(Op::Cancel));
+    d.until("the cancel", is("cancelled")).await;
+    let took = started.elapsed();
+    assert!(
+        took >= client::CANCEL_WAIT && took < client::CANCEL_WAIT + Duration::from_secs(3),
+        "{took:?}"
+    );
+    // The agent was told.
+    assert!(
+        d.script_seen
+            .all()
+            .iter()
+            .any(|m| m["method"] == "session/cancel"),
+        "{:?}",
+        d.script_seen.all()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_updates_is_held_back_while_nobody_reads_and_arrives_whole() {
+    const CHUNKS: usize = 20_000;
+    let (_work, root, sessions) = dirs();
+    let mut steps = vec![
+        json!({"expect": "initialize"}),
+        json!({"expect": "session/new"}),
+        json!({"expect": "session/prompt"}),
+    ];
+    for i in 0..CHUNKS {
+        steps.push(json!({"update": {"sessionUpdate": "agent_message_chunk",
+                                      "content": {"type": "text", "text": format!("{i} ")}}}));
+    }
+    steps.push(json!({"end": "end_turn"}));
+    steps.push(json!({"expect": "never"}));
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
+    d.submit("flood");
+    d.until("the first text", is("delta")).await;
+    // Nobody reads for a while: the agent is held back, so the prompt's answer is not
+    // through the pipes yet (every channel on the way is bounded).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut waiting = 0;
+    while d.engine.try_event().is_some() {
+        waiting += 1;
+    }
+    assert!(waiting < CHUNKS / 2, "{waiting} events were buffered");
+    let end = d.until("the answer", is("final")).await;
+    let EventData::Final { content, .. } = &end.data else {
+        unreachable!()
+    };
+    let expected: String = (0..CHUNKS).map(|i| format!("{i} ")).collect();
+    assert_eq!(content.len(), expected.len());
+    assert_eq!(*content, expected);
+}
