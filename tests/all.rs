@@ -11,6 +11,7 @@ mod mutate;
 mod support;
 
 mod acp_client;
+mod acp_client_e2e;
 mod anthropic_wire;
 mod audit;
 mod batch_approval;

@@ -1,0 +1,105 @@
+//! End to end (issue 32): the real binary drives an external ACP agent in tmux, and that agent
+//! is taco itself (`taco acp` against a loopback OpenAI server). The model asks to write a
+//! file; the inner taco asks its client for permission; the outer taco shows its approval
+//! dialog, `y` Enter approves, the file is written and the answer shows. Quitting leaves no
+//! agent behind. Needs tmux (CI installs it).
+
+use crate::support;
+
+use std::path::Path;
+
+use support::TestServer;
+use support::cli::{text_turn, tool_turn};
+
+fn config(home: &Path, server: &TestServer) {
+    let dir = home.join("config/taco");
+    std::fs::create_dir_all(&dir).unwrap();
+    let taco = env!("CARGO_BIN_EXE_taco");
+    let text = format!(
+        "[agents.inner]\ncommand = {taco:?}\nargs = [\"-p\", \"openai\", \"--base-url\", \"{}/v1\", \"-m\", \"m1\", \"acp\"]\nstartup_timeout_secs = 20\n",
+        server.url()
+    );
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+#[test]
+fn taco_drives_taco_acp_and_the_user_approves_its_write() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = runtime.block_on(TestServer::start(vec![
+        tool_turn(
+            "c1",
+            "write_file",
+            r#"{"path": "greeting.txt", "content": "hello from taco acp\n"}"#,
+        ),
+        text_turn(&["The greeting is written."]),
+    ]));
+    config(home.path(), &server);
+    let tmux = support::tmux::launch_taco(
+        home.path(),
+        work.path(),
+        "--agent inner",
+        "",
+        (170, 45),
+    );
+    tmux.wait_for("Driving the agent inner");
+    tmux.text("write the greeting");
+    tmux.keys(&["Enter"]);
+
+    let screen = tmux.wait_for_ready("inner asks (ACP)");
+    assert!(!work.path().join("greeting.txt").exists(), "{screen}");
+    tmux.keys(&["y", "Enter"]);
+    let screen = tmux.wait_for("The greeting is written.");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("greeting.txt")).unwrap(),
+        "hello from taco acp\n",
+        "{screen}"
+    );
+
+    // Quit: the agent ends with taco; both sessions are on disk (the outer one of kind
+    // `agent`, the inner one of kind `acp`).
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("EXITED");
+    let url = server.url();
+    assert!(
+        running_with(&url).is_empty(),
+        "the agent outlived taco: {:?}",
+        running_with(&url)
+    );
+    let files = support::cli::session_files(home.path());
+    assert_eq!(files.len(), 2, "{files:?}");
+    let kinds: Vec<_> = files
+        .iter()
+        .map(|f| {
+            taco::session::load(f)
+                .unwrap()
+                .header
+                .and_then(|h| h.kind)
+                .map(taco::session::SessionKind::name)
+        })
+        .collect();
+    assert!(kinds.contains(&Some("agent")), "{kinds:?}");
+    assert!(kinds.contains(&Some("acp")), "{kinds:?}");
+}
+
+/// The processes whose command line holds `needle` (this test's server URL is in the
+/// agent's arguments only).
+fn running_with(needle: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let line = std::fs::read(path.join("cmdline")).ok()?;
+            let line = String::from_utf8_lossy(&line).replace('\0', " ");
+            // A zombie not reaped yet has an empty command line and counts as gone.
+            line.contains(needle).then(|| format!("{}: {line}", path.display()))
+        })
+        .collect()
+}
