@@ -10,6 +10,7 @@ mod meter;
 mod mutate;
 mod support;
 
+mod acp_agent;
 mod anthropic_wire;
 mod audit;
 mod batch_approval;

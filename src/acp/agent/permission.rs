@@ -161,7 +161,7 @@ mod tests {
     }
 
     fn pick(id: &str) -> RequestPermissionOutcome {
-        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id))
+        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id.to_string()))
     }
 
     #[test]

@@ -226,7 +226,7 @@ pub fn locations(name: &str, arguments: &Value, workdir: &Path) -> Vec<ToolCallL
     let Some(path) = path else {
         return Vec::new();
     };
-    let mut location = ToolCallLocation::new(workdir.join(path));
+    let mut location = ToolCallLocation::new(within(workdir, path));
     if name == "read_file"
         && let Some(offset) = arguments.get("offset").and_then(Value::as_u64)
     {
@@ -235,10 +235,15 @@ pub fn locations(name: &str, arguments: &Value, workdir: &Path) -> Vec<ToolCallL
     vec![location]
 }
 
+/// `path` of a call's arguments as the absolute path ACP wants (`.` parts dropped).
+fn within(workdir: &Path, path: &str) -> std::path::PathBuf {
+    workdir.join(path).components().collect()
+}
+
 /// What a file-changing call would write, as ACP diffs: `write_file` the whole new text,
 /// `edit_file` each replacement (old and new text), the way editors show them.
 pub fn diffs(name: &str, arguments: &Value, workdir: &Path) -> Vec<ToolCallContent> {
-    let Some(path) = arg(arguments, "path").map(|p| workdir.join(p)) else {
+    let Some(path) = arg(arguments, "path").map(|p| within(workdir, p)) else {
         return Vec::new();
     };
     match name {
