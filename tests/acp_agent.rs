@@ -11,14 +11,15 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, PermissionOptionKind, PromptRequest, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome, SessionId,
-    SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallContent, ToolCallStatus,
+    McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind, PlanEntryStatus,
+    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate, StopReason,
+    TextContent, ToolCallContent, ToolCallStatus,
 };
 use agent_client_protocol::{Agent, Client, Lines};
-use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use serde_json::{Value, json};
 use taco::acp::lines;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
 use crate::support::cli::{setup, text_turn, tool_turn};
@@ -207,7 +208,10 @@ async fn a_prompt_streams_its_answer_and_a_permission_round_trip_writes_the_file
     let file = crate::support::cli::sessions_dir(home.path()).join(format!("{}.jsonl", id.0));
     let recorded = std::fs::read_to_string(&file).unwrap();
     assert!(recorded.contains(r#""kind":"acp""#), "{recorded}");
-    assert!(recorded.contains(r#""type":"approval_decided""#), "{recorded}");
+    assert!(
+        recorded.contains(r#""type":"approval_decided""#),
+        "{recorded}"
+    );
     assert!(recorded.contains("Wrote notes.md."), "{recorded}");
     drop(child);
 }
@@ -411,7 +415,10 @@ async fn bad_requests_get_errors_and_the_connection_goes_on() {
             .unwrap_err();
         assert!(relative.to_string().contains("absolute"), "{relative}");
         let missing = cx
-            .send_request(LoadSessionRequest::new("20990101-000000-000000", workdir.clone()))
+            .send_request(LoadSessionRequest::new(
+                "20990101-000000-000000",
+                workdir.clone(),
+            ))
             .block_task()
             .await;
         assert!(missing.is_err());
@@ -445,7 +452,10 @@ async fn garbage_and_a_huge_line_are_dropped_and_the_next_request_is_answered() 
     }
     stdin.write_all(b"\n").await.unwrap();
     let init = r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#;
-    stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    stdin
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .unwrap();
     let mut answered = Vec::new();
     let found = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = out.next_line().await.unwrap() {
@@ -477,4 +487,130 @@ async fn garbage_and_a_huge_line_are_dropped_and_the_next_request_is_answered() 
         .await
         .unwrap();
     assert!(err.contains("a line of more than 16 MiB"), "{err}");
+}
+
+#[tokio::test]
+async fn the_clients_mcp_server_serves_the_session_and_the_checklist_is_the_plan() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        tool_turn("e", "mcp__mine__echo", r#"{"text": "hi"}"#),
+        tool_turn(
+            "t",
+            "todo_write",
+            r#"{"todos": [{"content": "Echo", "status": "completed", "activeForm": "Echoing"}, {"content": "Report", "status": "in_progress", "activeForm": "Reporting"}]}"#,
+        ),
+        text_turn(&["done"]),
+    ])
+    .await;
+    let mut child = acp(home.path(), work.path(), &server);
+    let seen: Shared = Arc::default();
+    let pick: Pick = |r| pick_id(r, "once");
+    let workdir = work.path().to_path_buf();
+    let fixture = crate::support::mcp::fixture();
+    let reason = client(&mut child, pick, Arc::clone(&seen), async move |cx| {
+        initialize(&cx).await?;
+        let mine = McpServer::Stdio(McpServerStdio::new("mine", fixture));
+        let session = cx
+            .send_request(NewSessionRequest::new(workdir).mcp_servers(vec![mine]))
+            .block_task()
+            .await?;
+        let done = cx
+            .send_request(PromptRequest::new(
+                session.session_id,
+                text("echo and plan"),
+            ))
+            .block_task()
+            .await?;
+        Ok(done.stop_reason)
+    })
+    .await;
+    assert_eq!(reason, StopReason::EndTurn);
+    let seen = seen.lock().unwrap();
+    // The server's tool asked first (MCP tools ask by default) and ran.
+    assert_eq!(seen.asked.len(), 1, "{:?}", seen.updates);
+    assert_eq!(&*seen.asked[0].tool_call.tool_call_id.0, "e");
+    let echoed = seen.updates.iter().any(|(_, u)| match u {
+        SessionUpdate::ToolCallUpdate(c) if &*c.tool_call_id.0 == "e" => {
+            c.fields.status == Some(ToolCallStatus::Completed)
+                && format!("{:?}", c.fields.content).contains("hi")
+        }
+        _ => false,
+    });
+    assert!(echoed, "{:?}", seen.updates);
+    // The checklist reached the client as its plan.
+    let plan = seen
+        .updates
+        .iter()
+        .find_map(|(_, u)| match u {
+            SessionUpdate::Plan(plan) => Some(plan),
+            _ => None,
+        })
+        .expect("a plan");
+    let entries: Vec<(&str, PlanEntryStatus)> = plan
+        .entries
+        .iter()
+        .map(|e| (e.content.as_str(), e.status.clone()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("Echo", PlanEntryStatus::Completed),
+            ("Report", PlanEntryStatus::InProgress)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_goes_mid_run_ends_taco_and_leaves_a_loadable_session() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        Reply::sse(vec![
+            "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"…\"}}]}\n\n"
+                .to_string(),
+        ])
+        .forever(),
+    ])
+    .await;
+    let mut child = acp(home.path(), work.path(), &server);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut say = async |line: String| {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    };
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), out.next_line())
+            .await
+            .expect("taco acp said nothing")
+            .unwrap()
+            .expect("taco acp closed its output");
+        serde_json::from_str(&line).unwrap()
+    };
+    say(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}"#.into()).await;
+    assert_eq!(next().await["id"], 1);
+    let new = json!({"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd": work.path(), "mcpServers": []}});
+    say(new.to_string()).await;
+    let created = next().await;
+    let id = created["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId": id, "prompt": [{"type": "text", "text": "go"}]}});
+    say(prompt.to_string()).await;
+    // The answer streams; then the client is gone.
+    assert_eq!(next().await["method"], "session/update");
+    drop(say);
+    drop(stdin);
+    drop(out);
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("taco acp outlived its client")
+        .unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+    // Every line of the session is whole and it loads.
+    let file = crate::support::cli::sessions_dir(home.path()).join(format!("{id}.jsonl"));
+    let loaded = taco::session::load(&file).expect("the session loads");
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(r#""type":"run_started""#), "{text}");
+    assert!(text.contains(r#""type":"cancelled""#), "{text}");
 }

@@ -58,9 +58,15 @@ pub struct Session {
     pub workdir: PathBuf,
     /// The prices its usage is costed at.
     pub pricing: crate::config::pricing::Pricing,
+    /// Ends when its MCP servers have started or failed (each within its startup time): a
+    /// prompt waits for it, so the first request gets the client's servers' tools.
+    pub ready: Ready,
     /// Runs when the session ends (its MCP servers stop).
     pub on_close: Box<dyn FnOnce() + Send>,
 }
+
+/// A session's servers settled.
+pub type Ready = futures_util::future::Shared<BoxFuture<'static, ()>>;
 
 /// One prompt's answer waits here until its run ends.
 type Waiting = Arc<Mutex<Option<Responder<PromptResponse, V1>>>>;
@@ -69,6 +75,7 @@ type Waiting = Arc<Mutex<Option<Responder<PromptResponse, V1>>>>;
 struct Live {
     ops: tokio::sync::mpsc::UnboundedSender<Op>,
     waiting: Waiting,
+    ready: Ready,
     pump: tokio::task::JoinHandle<()>,
 }
 
@@ -84,9 +91,9 @@ pub async fn serve(
         .v1()
         .name("taco")
         .on_receive_request(
-            async move |init: InitializeRequest, responder: Responder<InitializeResponse, V1>, _cx| {
-                responder.respond(initialized(init))
-            },
+            async move |init: InitializeRequest,
+                        responder: Responder<InitializeResponse, V1>,
+                        _cx| { responder.respond(initialized(init)) },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
@@ -145,8 +152,7 @@ pub async fn serve(
                     let host = Arc::clone(&host);
                     tokio::spawn(async move {
                         let cwd = request.cwd;
-                        let listed =
-                            tokio::task::spawn_blocking(move || host.list(cwd)).await;
+                        let listed = tokio::task::spawn_blocking(move || host.list(cwd)).await;
                         match listed {
                             Ok(sessions) => responder.respond(ListSessionsResponse::new(sessions)),
                             Err(_) => responder.respond_with_error(problem(
@@ -234,10 +240,19 @@ async fn start(
     }
     let waiting: Waiting = Arc::default();
     let ops = session.task.ops.clone();
+    let ready = session.ready.clone();
     // A loaded session's history reaches the client before the load's response.
     pump::replay(cx, &SessionId::new(id.clone()), &session);
     let pump = tokio::spawn(pump::run(session, cx.clone(), Arc::clone(&waiting)));
-    lock(sessions).insert(id.clone(), Live { ops, waiting, pump });
+    lock(sessions).insert(
+        id.clone(),
+        Live {
+            ops,
+            waiting,
+            ready,
+            pump,
+        },
+    );
     Ok(id)
 }
 
@@ -249,10 +264,10 @@ fn prompt(
 ) -> Result<(), agent_client_protocol::Error> {
     let sessions = lock(sessions);
     let Some(live) = sessions.get(&*request.session_id.0) else {
-        return responder.respond_with_error(
-            agent_client_protocol::Error::invalid_params()
-                .data(serde_json::json!({"sessionId": "no such session: create or load it first"})),
-        );
+        return responder
+            .respond_with_error(agent_client_protocol::Error::invalid_params().data(
+                serde_json::json!({"sessionId": "no such session: create or load it first"}),
+            ));
     };
     let text = prompt_text(&request.prompt);
     if text.trim().is_empty() {
@@ -268,11 +283,19 @@ fn prompt(
     }
     *waiting = Some(responder);
     drop(waiting);
-    if live.ops.send(Op::Submit(text)).is_err()
-        && let Some(responder) = lock(&live.waiting).take()
-    {
-        return responder.respond_with_error(problem("the session has ended".to_string()));
-    }
+    let (ops, waiting, ready) = (
+        live.ops.clone(),
+        Arc::clone(&live.waiting),
+        live.ready.clone(),
+    );
+    tokio::spawn(async move {
+        ready.await;
+        if ops.send(Op::Submit(text)).is_err()
+            && let Some(responder) = lock(&waiting).take()
+        {
+            let _ = responder.respond_with_error(problem("the session has ended".to_string()));
+        }
+    });
     Ok(())
 }
 

@@ -106,8 +106,13 @@ impl Host for Sessions {
                     }
                 }
             });
+            let ready = {
+                let mcp = Arc::clone(&mcp);
+                async move { mcp.settled().await }.boxed().shared()
+            };
             Ok(Session {
                 id,
+                ready,
                 task,
                 history: opened.history,
                 workdir: resolved.workdir.clone(),
@@ -209,7 +214,9 @@ fn client_servers(servers: &[McpServer]) -> Result<Vec<ServerSpec>, String> {
             }
         };
         let named = entry.env.values().chain(entry.headers.values());
-        if let Some(value) = named.into_iter().find(|v| crate::mcp::config::reference(v).is_some())
+        if let Some(value) = named
+            .into_iter()
+            .find(|v| crate::mcp::config::reference(v).is_some())
         {
             return Err(format!(
                 "MCP server {name}: {value} names one of taco's variables; pass the value itself"
@@ -239,7 +246,10 @@ mod tests {
         }))
         .unwrap();
         let refused = client_servers(&[server]).unwrap_err();
-        assert!(refused.contains("names one of taco's variables"), "{refused}");
+        assert!(
+            refused.contains("names one of taco's variables"),
+            "{refused}"
+        );
         let fine: McpServer = serde_json::from_value(serde_json::json!({
             "name": "fs", "command": "/bin/server", "args": ["--ro"],
             "env": [{"name": "MODE", "value": "ro"}]

@@ -83,7 +83,11 @@ pub fn request(
         .kind(updates::kind(&request.name))
         .status(ToolCallStatus::Pending)
         .content(updates::diffs(&request.name, &request.arguments, workdir))
-        .locations(updates::locations(&request.name, &request.arguments, workdir))
+        .locations(updates::locations(
+            &request.name,
+            &request.arguments,
+            workdir,
+        ))
         .raw_input(request.arguments.clone());
     RequestPermissionRequest::new(
         session.clone(),

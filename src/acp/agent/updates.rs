@@ -56,7 +56,9 @@ pub fn updates(
             out
         }
         EventData::LlmCall(call) if call.parent.is_none() => {
-            usage(model, call.context_window, pricing).into_iter().collect()
+            usage(model, call.context_window, pricing)
+                .into_iter()
+                .collect()
         }
         EventData::ToolCall {
             id,
@@ -109,7 +111,9 @@ pub fn updates(
                 fields,
             ))];
             let top_level = model.parent(id).is_none();
-            if name == crate::tools::builtin::todo_write::NAME && top_level && ended == ToolStatus::Ok
+            if name == crate::tools::builtin::todo_write::NAME
+                && top_level
+                && ended == ToolStatus::Ok
             {
                 out.push(plan(model.todos()));
             }
@@ -289,11 +293,7 @@ pub fn plan(todos: &TodoList) -> SessionUpdate {
 }
 
 /// The context in use and what the session has cost, after a model call.
-fn usage(
-    model: &RunModel,
-    window: Option<u64>,
-    pricing: &Pricing<'_>,
-) -> Option<SessionUpdate> {
+fn usage(model: &RunModel, window: Option<u64>, pricing: &Pricing<'_>) -> Option<SessionUpdate> {
     let gauge = model.context()?;
     let size = window.or(gauge.window)?;
     let mut update = UsageUpdate::new(gauge.used, size);
