@@ -10,11 +10,12 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
-    McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind, PlanEntryStatus,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionId, SessionNotification, SessionUpdate, StopReason,
-    TextContent, ToolCallContent, ToolCallStatus,
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, ListSessionsRequest, LoadSessionRequest, McpServer, McpServerStdio,
+    NewSessionRequest, PermissionOptionKind, PlanEntryStatus, PromptRequest, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
+    SessionUpdate, StopReason, TextContent, ToolCallContent, ToolCallStatus,
 };
 use agent_client_protocol::{Agent, Client, Lines};
 use serde_json::{Value, json};
@@ -22,7 +23,7 @@ use taco::acp::lines;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::support::cli::{setup, text_turn, tool_turn};
+use crate::support::cli::{setup, text_turn, tool_turn, tool_turns};
 use crate::support::{Reply, TestServer};
 
 /// What the client saw.
@@ -30,6 +31,10 @@ use crate::support::{Reply, TestServer};
 struct Seen {
     updates: Vec<(String, SessionUpdate)>,
     asked: Vec<RequestPermissionRequest>,
+    /// What the editor holds (`fs/read_text_file` answers from it; a path not in it fails).
+    editor: std::collections::HashMap<std::path::PathBuf, String>,
+    /// The paths taco asked the editor for.
+    read: Vec<std::path::PathBuf>,
 }
 
 type Shared = Arc<Mutex<Seen>>;
@@ -73,7 +78,7 @@ async fn client<R: Send + 'static>(
         lines::outgoing(child.stdin.take().unwrap(), lines::WRITE_WAIT),
         lines::incoming(child.stdout.take().unwrap(), lines::MAX_LINE, problems),
     );
-    let (notes, asks) = (Arc::clone(&seen), Arc::clone(&seen));
+    let (notes, asks, reads) = (Arc::clone(&seen), Arc::clone(&seen), Arc::clone(&seen));
     let run = Client
         .v1()
         .on_receive_notification(
@@ -92,6 +97,20 @@ async fn client<R: Send + 'static>(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: ReadTextFileRequest, responder, _cx| {
+                let mut seen = reads.lock().unwrap();
+                seen.read.push(request.path.clone());
+                match seen.editor.get(&request.path) {
+                    Some(text) => responder.respond(ReadTextFileResponse::new(text.clone())),
+                    None => responder.respond_with_error(agent_client_protocol::Error::new(
+                        -32002,
+                        "not open here",
+                    )),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(transport, body);
     tokio::time::timeout(Duration::from_secs(60), run)
         .await
@@ -100,8 +119,15 @@ async fn client<R: Send + 'static>(
 }
 
 async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
+    initialize_as(cx, ClientCapabilities::new()).await
+}
+
+async fn initialize_as(
+    cx: &ConnectionTo<Agent>,
+    capabilities: ClientCapabilities,
+) -> Result<(), agent_client_protocol::Error> {
     let init = cx
-        .send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities))
         .block_task()
         .await?;
     assert!(init.agent_capabilities.load_session);
@@ -613,4 +639,54 @@ async fn a_client_that_goes_mid_run_ends_taco_and_leaves_a_loadable_session() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains(r#""type":"run_started""#), "{text}");
     assert!(text.contains(r#""type":"cancelled""#), "{text}");
+}
+
+#[tokio::test]
+async fn a_client_that_offers_its_buffers_is_read_inside_the_workspace_only() {
+    for editor_has_it in [true, false] {
+        let (home, work) = setup();
+        std::fs::write(home.path().join("outside.txt"), "secret\n").unwrap();
+        let server = TestServer::start(vec![
+            tool_turns(&[
+                ("r1", "read_file", r#"{"path": "hello.txt"}"#),
+                ("r2", "read_file", r#"{"path": "../outside.txt"}"#),
+            ]),
+            text_turn(&["read"]),
+        ])
+        .await;
+        let mut child = acp(home.path(), work.path(), &server);
+        let root = work.path().canonicalize().unwrap();
+        let seen: Shared = Arc::default();
+        if editor_has_it {
+            let mut seen = seen.lock().unwrap();
+            seen.editor
+                .insert(root.join("hello.txt"), "an unsaved edit\n".into());
+        }
+        let pick: Pick = |r| pick_id(r, "once");
+        let workdir = work.path().to_path_buf();
+        client(&mut child, pick, Arc::clone(&seen), async move |cx| {
+            let reads = FileSystemCapabilities::new().read_text_file(true);
+            initialize_as(&cx, ClientCapabilities::new().fs(reads)).await?;
+            let session = cx
+                .send_request(NewSessionRequest::new(workdir))
+                .block_task()
+                .await?;
+            cx.send_request(PromptRequest::new(session.session_id, text("read")))
+                .block_task()
+                .await?;
+            Ok(())
+        })
+        .await;
+        let seen = seen.lock().unwrap();
+        // Only the file inside the workspace was asked for, by its real path.
+        assert_eq!(seen.read, [root.join("hello.txt")]);
+        let sent = server.requests()[1].json().to_string();
+        if editor_has_it {
+            assert!(sent.contains("an unsaved edit"), "{sent}");
+        } else {
+            // The editor could not say: the disk did.
+            assert!(sent.contains("hi there"), "{sent}");
+        }
+        assert!(!sent.contains("secret"), "{sent}");
+    }
 }

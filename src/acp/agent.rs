@@ -4,6 +4,7 @@
 //! approval requests into `session/request_permission`s. The dispatch loop never waits on a
 //! run: a prompt's response is sent by the pump when the run ends.
 
+mod files;
 pub mod permission;
 mod pump;
 pub mod updates;
@@ -44,6 +45,10 @@ pub struct Open {
     pub mcp_servers: Vec<McpServer>,
     /// The saved session to load (`session/load`).
     pub load: Option<String>,
+    /// The client's copy of files, when it offers one (`fs/read_text_file`).
+    pub buffers: crate::tools::buffers::EditorBuffers,
+    /// Where the session's id goes once it is known (the client's reads name it).
+    pub named: Arc<std::sync::OnceLock<SessionId>>,
 }
 
 /// A session, running.
@@ -87,26 +92,32 @@ pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
     let sessions: Sessions = Arc::default();
+    // Whether the client reads files for taco (said in `initialize`).
+    let reads = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let result = Agent
         .v1()
         .name("taco")
         .on_receive_request(
-            async move |init: InitializeRequest,
-                        responder: Responder<InitializeResponse, V1>,
-                        _cx| { responder.respond(initialized(init)) },
+            {
+                let reads = Arc::clone(&reads);
+                async move |init: InitializeRequest,
+                            responder: Responder<InitializeResponse, V1>,
+                            _cx| {
+                    let offered = init.client_capabilities.fs.read_text_file;
+                    reads.store(offered, std::sync::atomic::Ordering::Relaxed);
+                    responder.respond(initialized(init))
+                }
+            },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             {
                 let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                let reads = Arc::clone(&reads);
                 async move |request: NewSessionRequest,
                             responder: Responder<NewSessionResponse, V1>,
                             cx: ConnectionTo<Client>| {
-                    let open = Open {
-                        cwd: request.cwd,
-                        mcp_servers: request.mcp_servers,
-                        load: None,
-                    };
+                    let open = opening(&cx, &reads, request.cwd, request.mcp_servers, None);
                     let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
                     // Opening reads config and starts servers: off the dispatch loop.
                     tokio::spawn(async move {
@@ -123,14 +134,12 @@ pub async fn serve(
         .on_receive_request(
             {
                 let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                let reads = Arc::clone(&reads);
                 async move |request: LoadSessionRequest,
                             responder: Responder<LoadSessionResponse, V1>,
                             cx: ConnectionTo<Client>| {
-                    let open = Open {
-                        cwd: request.cwd,
-                        mcp_servers: request.mcp_servers,
-                        load: Some(request.session_id.0.to_string()),
-                    };
+                    let load = Some(request.session_id.0.to_string());
+                    let open = opening(&cx, &reads, request.cwd, request.mcp_servers, load);
                     let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
                     tokio::spawn(async move {
                         match start(&*host, &sessions, &cx, open).await {
@@ -197,6 +206,28 @@ pub async fn serve(
     result
 }
 
+/// A session to open; its reads go through the client when the client offered them.
+fn opening(
+    cx: &ConnectionTo<Client>,
+    reads: &std::sync::atomic::AtomicBool,
+    cwd: PathBuf,
+    mcp_servers: Vec<McpServer>,
+    load: Option<String>,
+) -> Open {
+    let named = Arc::new(std::sync::OnceLock::new());
+    let buffers = reads.load(std::sync::atomic::Ordering::Relaxed).then(|| {
+        Arc::new(files::ClientFiles::new(cx.clone(), Arc::clone(&named)))
+            as Arc<dyn crate::tools::buffers::Buffers>
+    });
+    Open {
+        cwd,
+        mcp_servers,
+        load,
+        buffers: crate::tools::buffers::EditorBuffers(buffers),
+        named,
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -231,8 +262,10 @@ async fn start(
             open.cwd.display()
         ));
     }
+    let named = Arc::clone(&open.named);
     let session = host.open(open).await?;
     let id = session.id.clone();
+    let _ = named.set(SessionId::new(id.clone()));
     if let Some(old) = lock(sessions).remove(&id) {
         // Loaded again: the earlier copy stops first, so one task writes the file.
         let _ = old.ops.send(Op::Shutdown);

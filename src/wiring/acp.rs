@@ -65,6 +65,7 @@ impl Host for Sessions {
         let runtime = tokio::runtime::Handle::current();
         let opening = move || async move {
             start.extra_mcp = client_servers(&open.mcp_servers)?;
+            start.buffers = open.buffers.clone();
             match &open.load {
                 // A loaded session goes on in its own workdir, with its provider and model.
                 Some(id) => {
