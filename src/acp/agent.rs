@@ -199,10 +199,16 @@ pub async fn serve(
         .await;
     // The client is gone: every run stops, its last lines are recorded.
     let live: Vec<Live> = lock(&sessions).drain().map(|(_, live)| live).collect();
-    for session in live {
+    let ending = live.into_iter().map(|session| {
         let _ = session.ops.send(Op::Shutdown);
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), session.pump).await;
-    }
+        session.pump
+    });
+    // All at once, within one bound: a tool slow to cancel must not keep taco open.
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        futures_util::future::join_all(ending),
+    )
+    .await;
     result
 }
 
