@@ -253,6 +253,7 @@ fn start(global: GlobalArgs) -> Start {
         },
         resume: global.resume,
         extra_mcp: Vec::new(),
+        buffers: Default::default(),
     }
 }
 

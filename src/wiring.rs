@@ -42,6 +42,8 @@ pub struct Start {
     pub resume: Option<String>,
     /// MCP servers besides the config's (an ACP client's, for its session).
     pub extra_mcp: Vec<crate::mcp::ServerSpec>,
+    /// The editor's copy of files `read_file` reads first (an ACP client's).
+    pub buffers: crate::tools::buffers::EditorBuffers,
 }
 
 /// The agent, ready to run: its resolved config, the orchestrator, the session it writes and
@@ -121,6 +123,7 @@ async fn build(
         .await
         .map_err(|e| e.to_string())?;
     resolved.tools.secrets = Arc::new(crate::vault::secrets(&resolved.tools.secret_vars));
+    resolved.tools.buffers = start.buffers.clone();
     let provider = config::build_provider(&resolved.provider).map_err(|e| e.to_string())?;
     let settings = settings(&resolved);
     let orchestrator = Orchestrator::new(provider, Arc::new(ToolRegistry::builtins()), settings);

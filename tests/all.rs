@@ -10,6 +10,7 @@ mod meter;
 mod mutate;
 mod support;
 
+mod acp_agent;
 mod acp_client;
 mod acp_client_e2e;
 mod anthropic_wire;

@@ -38,25 +38,30 @@ fn the_rich_form_is_filled_in_the_real_binary_and_reaches_the_server() {
         screen.contains("1 of 13") && screen.contains("default 42") && screen.contains("Superman"),
         "{screen}"
     );
-    // The fields come sorted from this server (see tests/mcp_forms.rs): agree is first.
-    // Tab to count (4th), an out-of-range value, then to the buttons and Accept: refused.
-    tmux.keys(&["Tab", "Tab", "Tab", "C-u"]);
+    // The fields come in the server's order (name, agree, email, site, born, at, count, …
+    // 13 in all). Tab to count (7th), an out-of-range value, then back to the buttons and
+    // Accept: refused.
+    tmux.keys(&["Tab", "Tab", "Tab", "Tab", "Tab", "Tab", "C-u"]);
     tmux.text("500");
-    tmux.keys(&["BTab", "BTab", "BTab", "BTab", "a", "Enter"]);
+    for _ in 0..7 {
+        tmux.keys(&["BTab"]);
+    }
+    tmux.keys(&["a", "Enter"]);
     // The range is checked as it is typed: wait for the refusal of Accept, which says the
     // empty name is required too (the range error alone may show before the keys after it).
     tmux.wait_until("Accept refused with both errors", |screen| {
         screen.contains("must be 1 to 100") && screen.contains("required")
     });
     assert!(server.requests().len() == 1, "nothing sent yet");
-    // Fix both: count back to 7, the name (9th field) typed; Tab on to the buttons, Accept.
-    tmux.keys(&["C-u"]);
-    tmux.text("7");
-    for _ in 0..5 {
+    // Fix both: the refusal put the cursor on the first invalid field, the name; then count
+    // back to 7 (six fields on); Tab on to the buttons, Accept.
+    tmux.text("Ann");
+    for _ in 0..6 {
         tmux.keys(&["Tab"]);
     }
-    tmux.text("Ann");
-    for _ in 0..5 {
+    tmux.keys(&["C-u"]);
+    tmux.text("7");
+    for _ in 0..7 {
         tmux.keys(&["Tab"]);
     }
     tmux.keys(&["a", "Enter"]);

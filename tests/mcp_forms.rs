@@ -158,8 +158,9 @@ fn accepted(told: &str) -> Value {
 #[tokio::test]
 async fn the_fixtures_form_is_one_question_filled_whole() {
     let mut person = Person::new(|form| {
-        // Every field shows, the defaults filled in. (rmcp's server side sends the fields of
-        // a `serde_json` map sorted: the everything server's test below checks the order.)
+        // Every field shows, the defaults filled in. (The fixture's fields come in the order
+        // it wrote them: serde_json keeps insertion order in this build, as the ACP crate
+        // asks; the everything server's test below checks the order.)
         assert_eq!(form.spec.fields.len(), 13);
         assert_eq!(form.value(field(form, "count")), Ok(Some(json!(42))));
         assert_eq!(form.value(field(form, "friend")), Ok(Some(json!("Ross"))));

@@ -4,6 +4,7 @@
 //! approval requests into `session/request_permission`s. The dispatch loop never waits on a
 //! run: a prompt's response is sent by the pump when the run ends.
 
+mod files;
 pub mod permission;
 mod pump;
 pub mod updates;
@@ -44,6 +45,10 @@ pub struct Open {
     pub mcp_servers: Vec<McpServer>,
     /// The saved session to load (`session/load`).
     pub load: Option<String>,
+    /// The client's copy of files, when it offers one (`fs/read_text_file`).
+    pub buffers: crate::tools::buffers::EditorBuffers,
+    /// Where the session's id goes once it is known (the client's reads name it).
+    pub named: Arc<std::sync::OnceLock<SessionId>>,
 }
 
 /// A session, running.
@@ -58,9 +63,15 @@ pub struct Session {
     pub workdir: PathBuf,
     /// The prices its usage is costed at.
     pub pricing: crate::config::pricing::Pricing,
+    /// Ends when its MCP servers have started or failed (each within its startup time): a
+    /// prompt waits for it, so the first request gets the client's servers' tools.
+    pub ready: Ready,
     /// Runs when the session ends (its MCP servers stop).
     pub on_close: Box<dyn FnOnce() + Send>,
 }
+
+/// A session's servers settled.
+pub type Ready = futures_util::future::Shared<BoxFuture<'static, ()>>;
 
 /// One prompt's answer waits here until its run ends.
 type Waiting = Arc<Mutex<Option<Responder<PromptResponse, V1>>>>;
@@ -69,6 +80,7 @@ type Waiting = Arc<Mutex<Option<Responder<PromptResponse, V1>>>>;
 struct Live {
     ops: tokio::sync::mpsc::UnboundedSender<Op>,
     waiting: Waiting,
+    ready: Ready,
     pump: tokio::task::JoinHandle<()>,
 }
 
@@ -80,26 +92,32 @@ pub async fn serve(
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
     let sessions: Sessions = Arc::default();
+    // Whether the client reads files for taco (said in `initialize`).
+    let reads = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let result = Agent
         .v1()
         .name("taco")
         .on_receive_request(
-            async move |init: InitializeRequest, responder: Responder<InitializeResponse, V1>, _cx| {
-                responder.respond(initialized(init))
+            {
+                let reads = Arc::clone(&reads);
+                async move |init: InitializeRequest,
+                            responder: Responder<InitializeResponse, V1>,
+                            _cx| {
+                    let offered = init.client_capabilities.fs.read_text_file;
+                    reads.store(offered, std::sync::atomic::Ordering::Relaxed);
+                    responder.respond(initialized(init))
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             {
                 let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                let reads = Arc::clone(&reads);
                 async move |request: NewSessionRequest,
                             responder: Responder<NewSessionResponse, V1>,
                             cx: ConnectionTo<Client>| {
-                    let open = Open {
-                        cwd: request.cwd,
-                        mcp_servers: request.mcp_servers,
-                        load: None,
-                    };
+                    let open = opening(&cx, &reads, request.cwd, request.mcp_servers, None);
                     let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
                     // Opening reads config and starts servers: off the dispatch loop.
                     tokio::spawn(async move {
@@ -116,14 +134,12 @@ pub async fn serve(
         .on_receive_request(
             {
                 let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
+                let reads = Arc::clone(&reads);
                 async move |request: LoadSessionRequest,
                             responder: Responder<LoadSessionResponse, V1>,
                             cx: ConnectionTo<Client>| {
-                    let open = Open {
-                        cwd: request.cwd,
-                        mcp_servers: request.mcp_servers,
-                        load: Some(request.session_id.0.to_string()),
-                    };
+                    let load = Some(request.session_id.0.to_string());
+                    let open = opening(&cx, &reads, request.cwd, request.mcp_servers, load);
                     let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
                     tokio::spawn(async move {
                         match start(&*host, &sessions, &cx, open).await {
@@ -145,8 +161,7 @@ pub async fn serve(
                     let host = Arc::clone(&host);
                     tokio::spawn(async move {
                         let cwd = request.cwd;
-                        let listed =
-                            tokio::task::spawn_blocking(move || host.list(cwd)).await;
+                        let listed = tokio::task::spawn_blocking(move || host.list(cwd)).await;
                         match listed {
                             Ok(sessions) => responder.respond(ListSessionsResponse::new(sessions)),
                             Err(_) => responder.respond_with_error(problem(
@@ -184,11 +199,39 @@ pub async fn serve(
         .await;
     // The client is gone: every run stops, its last lines are recorded.
     let live: Vec<Live> = lock(&sessions).drain().map(|(_, live)| live).collect();
-    for session in live {
+    let ending = live.into_iter().map(|session| {
         let _ = session.ops.send(Op::Shutdown);
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), session.pump).await;
-    }
+        session.pump
+    });
+    // All at once, within one bound: a tool slow to cancel must not keep taco open.
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        futures_util::future::join_all(ending),
+    )
+    .await;
     result
+}
+
+/// A session to open; its reads go through the client when the client offered them.
+fn opening(
+    cx: &ConnectionTo<Client>,
+    reads: &std::sync::atomic::AtomicBool,
+    cwd: PathBuf,
+    mcp_servers: Vec<McpServer>,
+    load: Option<String>,
+) -> Open {
+    let named = Arc::new(std::sync::OnceLock::new());
+    let buffers = reads.load(std::sync::atomic::Ordering::Relaxed).then(|| {
+        Arc::new(files::ClientFiles::new(cx.clone(), Arc::clone(&named)))
+            as Arc<dyn crate::tools::buffers::Buffers>
+    });
+    Open {
+        cwd,
+        mcp_servers,
+        load,
+        buffers: crate::tools::buffers::EditorBuffers(buffers),
+        named,
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -225,8 +268,10 @@ async fn start(
             open.cwd.display()
         ));
     }
+    let named = Arc::clone(&open.named);
     let session = host.open(open).await?;
     let id = session.id.clone();
+    let _ = named.set(SessionId::new(id.clone()));
     if let Some(old) = lock(sessions).remove(&id) {
         // Loaded again: the earlier copy stops first, so one task writes the file.
         let _ = old.ops.send(Op::Shutdown);
@@ -234,10 +279,19 @@ async fn start(
     }
     let waiting: Waiting = Arc::default();
     let ops = session.task.ops.clone();
+    let ready = session.ready.clone();
     // A loaded session's history reaches the client before the load's response.
     pump::replay(cx, &SessionId::new(id.clone()), &session);
     let pump = tokio::spawn(pump::run(session, cx.clone(), Arc::clone(&waiting)));
-    lock(sessions).insert(id.clone(), Live { ops, waiting, pump });
+    lock(sessions).insert(
+        id.clone(),
+        Live {
+            ops,
+            waiting,
+            ready,
+            pump,
+        },
+    );
     Ok(id)
 }
 
@@ -249,10 +303,10 @@ fn prompt(
 ) -> Result<(), agent_client_protocol::Error> {
     let sessions = lock(sessions);
     let Some(live) = sessions.get(&*request.session_id.0) else {
-        return responder.respond_with_error(
-            agent_client_protocol::Error::invalid_params()
-                .data(serde_json::json!({"sessionId": "no such session: create or load it first"})),
-        );
+        return responder
+            .respond_with_error(agent_client_protocol::Error::invalid_params().data(
+                serde_json::json!({"sessionId": "no such session: create or load it first"}),
+            ));
     };
     let text = prompt_text(&request.prompt);
     if text.trim().is_empty() {
@@ -268,11 +322,19 @@ fn prompt(
     }
     *waiting = Some(responder);
     drop(waiting);
-    if live.ops.send(Op::Submit(text)).is_err()
-        && let Some(responder) = lock(&live.waiting).take()
-    {
-        return responder.respond_with_error(problem("the session has ended".to_string()));
-    }
+    let (ops, waiting, ready) = (
+        live.ops.clone(),
+        Arc::clone(&live.waiting),
+        live.ready.clone(),
+    );
+    tokio::spawn(async move {
+        ready.await;
+        if ops.send(Op::Submit(text)).is_err()
+            && let Some(responder) = lock(&waiting).take()
+        {
+            let _ = responder.respond_with_error(problem("the session has ended".to_string()));
+        }
+    });
     Ok(())
 }
 

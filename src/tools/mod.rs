@@ -18,6 +18,7 @@ use crate::sandbox::Confinement;
 use crate::secrets::Secrets;
 
 pub(crate) mod budget;
+pub mod buffers;
 pub mod builtin;
 mod context;
 pub use context::{Ask, AskReply, Generate, Progress, ToolContext};
@@ -77,6 +78,8 @@ pub struct ToolSettings {
     pub max_parallel: usize,
     /// The trace taco runs in; whether tool processes get a `TRACEPARENT` (issue 31).
     pub trace: crate::otel::TraceSetup,
+    /// The editor's copy of files `read_file` reads first (an ACP client's), if any.
+    pub buffers: buffers::EditorBuffers,
 }
 
 impl Default for ToolSettings {
@@ -98,6 +101,7 @@ impl Default for ToolSettings {
             sandbox: Default::default(),
             max_parallel: runner::DEFAULT_MAX_PARALLEL,
             trace: Default::default(),
+            buffers: Default::default(),
         }
     }
 }

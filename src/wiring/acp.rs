@@ -65,6 +65,7 @@ impl Host for Sessions {
         let runtime = tokio::runtime::Handle::current();
         let opening = move || async move {
             start.extra_mcp = client_servers(&open.mcp_servers)?;
+            start.buffers = open.buffers.clone();
             match &open.load {
                 // A loaded session goes on in its own workdir, with its provider and model.
                 Some(id) => {
@@ -106,8 +107,13 @@ impl Host for Sessions {
                     }
                 }
             });
+            let ready = {
+                let mcp = Arc::clone(&mcp);
+                async move { mcp.settled().await }.boxed().shared()
+            };
             Ok(Session {
                 id,
+                ready,
                 task,
                 history: opened.history,
                 workdir: resolved.workdir.clone(),
@@ -209,7 +215,9 @@ fn client_servers(servers: &[McpServer]) -> Result<Vec<ServerSpec>, String> {
             }
         };
         let named = entry.env.values().chain(entry.headers.values());
-        if let Some(value) = named.into_iter().find(|v| crate::mcp::config::reference(v).is_some())
+        if let Some(value) = named
+            .into_iter()
+            .find(|v| crate::mcp::config::reference(v).is_some())
         {
             return Err(format!(
                 "MCP server {name}: {value} names one of taco's variables; pass the value itself"
@@ -227,7 +235,7 @@ mod tests {
     #[test]
     fn times_read_as_rfc3339() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_795_776_000_000), "2026-11-27T08:00:00Z");
+        assert_eq!(rfc3339(1_795_776_000_123), "2026-11-27T10:40:00Z");
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
     }
 
@@ -239,7 +247,10 @@ mod tests {
         }))
         .unwrap();
         let refused = client_servers(&[server]).unwrap_err();
-        assert!(refused.contains("names one of taco's variables"), "{refused}");
+        assert!(
+            refused.contains("names one of taco's variables"),
+            "{refused}"
+        );
         let fine: McpServer = serde_json::from_value(serde_json::json!({
             "name": "fs", "command": "/bin/server", "args": ["--ro"],
             "env": [{"name": "MODE", "value": "ro"}]

@@ -105,6 +105,7 @@ fn resumed(start: &Start, id: &str, launched_provider: &str) -> Start {
         overrides,
         resume: Some(id.to_string()),
         extra_mcp: start.extra_mcp.clone(),
+        buffers: start.buffers.clone(),
     }
 }
 

@@ -83,7 +83,11 @@ pub fn request(
         .kind(updates::kind(&request.name))
         .status(ToolCallStatus::Pending)
         .content(updates::diffs(&request.name, &request.arguments, workdir))
-        .locations(updates::locations(&request.name, &request.arguments, workdir))
+        .locations(updates::locations(
+            &request.name,
+            &request.arguments,
+            workdir,
+        ))
         .raw_input(request.arguments.clone());
     RequestPermissionRequest::new(
         session.clone(),
@@ -161,7 +165,7 @@ mod tests {
     }
 
     fn pick(id: &str) -> RequestPermissionOutcome {
-        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id))
+        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id.to_string()))
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! else), questions declined (ACP has no way to ask yet), and the prompt's response when
 //! its run ends.
 
+use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
-use agent_client_protocol::Client;
 
 use super::updates::{self, Pricing, Source};
 use super::{Session, Waiting, lock, permission, problem};
@@ -181,15 +181,13 @@ fn finish(waiting: &Waiting, end: RunEnd, cx: &ConnectionTo<Client>, id: &Sessio
         notify(
             cx,
             id,
-            SessionUpdate::AgentMessageChunk(
-                agent_client_protocol::v1::schema::ContentChunk::new(
-                    agent_client_protocol::v1::schema::ContentBlock::Text(
-                        agent_client_protocol::v1::schema::TextContent::new(format!(
-                            "\n\ntaco: {error}"
-                        )),
-                    ),
+            SessionUpdate::AgentMessageChunk(agent_client_protocol::v1::schema::ContentChunk::new(
+                agent_client_protocol::v1::schema::ContentBlock::Text(
+                    agent_client_protocol::v1::schema::TextContent::new(format!(
+                        "\n\ntaco: {error}"
+                    )),
                 ),
-            ),
+            )),
         );
         let _ = responder.respond_with_error(problem(error));
         return;
@@ -198,4 +196,3 @@ fn finish(waiting: &Waiting, end: RunEnd, cx: &ConnectionTo<Client>, id: &Sessio
     };
     let _ = responder.respond(PromptResponse::new(reason));
 }
-

@@ -56,7 +56,9 @@ pub fn updates(
             out
         }
         EventData::LlmCall(call) if call.parent.is_none() => {
-            usage(model, call.context_window, pricing).into_iter().collect()
+            usage(model, call.context_window, pricing)
+                .into_iter()
+                .collect()
         }
         EventData::ToolCall {
             id,
@@ -109,7 +111,9 @@ pub fn updates(
                 fields,
             ))];
             let top_level = model.parent(id).is_none();
-            if name == crate::tools::builtin::todo_write::NAME && top_level && ended == ToolStatus::Ok
+            if name == crate::tools::builtin::todo_write::NAME
+                && top_level
+                && ended == ToolStatus::Ok
             {
                 out.push(plan(model.todos()));
             }
@@ -226,7 +230,7 @@ pub fn locations(name: &str, arguments: &Value, workdir: &Path) -> Vec<ToolCallL
     let Some(path) = path else {
         return Vec::new();
     };
-    let mut location = ToolCallLocation::new(workdir.join(path));
+    let mut location = ToolCallLocation::new(within(workdir, path));
     if name == "read_file"
         && let Some(offset) = arguments.get("offset").and_then(Value::as_u64)
     {
@@ -235,10 +239,15 @@ pub fn locations(name: &str, arguments: &Value, workdir: &Path) -> Vec<ToolCallL
     vec![location]
 }
 
+/// `path` of a call's arguments as the absolute path ACP wants (`.` parts dropped).
+fn within(workdir: &Path, path: &str) -> std::path::PathBuf {
+    workdir.join(path).components().collect()
+}
+
 /// What a file-changing call would write, as ACP diffs: `write_file` the whole new text,
 /// `edit_file` each replacement (old and new text), the way editors show them.
 pub fn diffs(name: &str, arguments: &Value, workdir: &Path) -> Vec<ToolCallContent> {
-    let Some(path) = arg(arguments, "path").map(|p| workdir.join(p)) else {
+    let Some(path) = arg(arguments, "path").map(|p| within(workdir, p)) else {
         return Vec::new();
     };
     match name {
@@ -284,11 +293,7 @@ pub fn plan(todos: &TodoList) -> SessionUpdate {
 }
 
 /// The context in use and what the session has cost, after a model call.
-fn usage(
-    model: &RunModel,
-    window: Option<u64>,
-    pricing: &Pricing<'_>,
-) -> Option<SessionUpdate> {
+fn usage(model: &RunModel, window: Option<u64>, pricing: &Pricing<'_>) -> Option<SessionUpdate> {
     let gauge = model.context()?;
     let size = window.or(gauge.window)?;
     let mut update = UsageUpdate::new(gauge.used, size);

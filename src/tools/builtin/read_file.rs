@@ -42,12 +42,48 @@ impl TypedTool for ReadFile {
     async fn run(&self, params: ReadFileParams, ctx: &ToolContext) -> Result<Value, ToolError> {
         let workdir = ctx.workdir.clone();
         let cap = ctx.settings.max_output_bytes;
-        blocking(move || {
-            let opened = Workspace::new(&workdir)?.open(&params.path)?;
-            read(opened, &params, cap)
-        })
-        .await
+        let buffers = &ctx.settings.buffers;
+        if buffers.0.is_none() {
+            return blocking(move || {
+                let opened = Workspace::new(&workdir)?.open(&params.path)?;
+                read(opened, &params, cap)
+            })
+            .await;
+        }
+        // An editor's copy is asked for only once the file is found inside the workspace,
+        // under its real path; the disk answers when the editor does not.
+        let path = params.path.clone();
+        let opened = blocking(move || Ok(Workspace::new(&workdir)?.open(&path)?)).await?;
+        if matches!(opened.entry, Entry::File(_))
+            && let Some(text) = buffers.read(&ctx.workdir.join(&opened.rel)).await
+        {
+            let shown = opened.shown();
+            return read_text(&shown, &text, &params, cap);
+        }
+        blocking(move || read(opened, &params, cap)).await
     }
+}
+
+/// [`read`] of the editor's text of a file.
+fn read_text(
+    shown_path: &str,
+    text: &str,
+    params: &ReadFileParams,
+    cap: usize,
+) -> Result<Value, ToolError> {
+    if looks_binary(text.as_bytes()) {
+        return Err(ToolError::failed(format!(
+            "'{shown_path}' is a binary file ({} bytes); read_file only shows text",
+            text.len()
+        )));
+    }
+    let first = params.offset.unwrap_or(1).max(1);
+    let limit = params.limit.unwrap_or(usize::MAX);
+    let window = Window::collect(&mut text.as_bytes(), first, limit, cap)
+        .map_err(|e| ToolError::failed(format!("cannot read '{shown_path}': {e}")))?;
+    Ok(budget::fit(cap, |room| {
+        window.result(shown_path, room, cap)
+    }))
 }
 
 fn read(opened: Opened, params: &ReadFileParams, cap: usize) -> Result<Value, ToolError> {
