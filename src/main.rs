@@ -201,7 +201,9 @@ fn main() -> ExitCode {
     let code = match (cli.command, agent) {
         (None, Some(agent)) => wiring::agent_tui(&start, &agent, launched),
         (Some(_), Some(_)) => {
-            taco::say!("taco: --agent drives an external agent in the TUI: use it without a command (taco --agent NAME)");
+            taco::say!(
+                "taco: --agent drives an external agent in the TUI: use it without a command (taco --agent NAME)"
+            );
             2
         }
         (command, None) => dispatch(command, &start, launched),

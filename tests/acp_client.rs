@@ -41,8 +41,14 @@ impl Drive {
             client_write,
             seen,
         } = acp_script::start(steps);
-        let recorder = Recorder::deferred(Some(sessions.to_path_buf()), None, "acp", "scripted", workdir)
-            .made_in(SessionKind::Agent);
+        let recorder = Recorder::deferred(
+            Some(sessions.to_path_buf()),
+            None,
+            "acp",
+            "scripted",
+            workdir,
+        )
+        .made_in(SessionKind::Agent);
         let engine = client::connect(
             "scripted",
             workdir.to_path_buf(),
@@ -216,7 +222,10 @@ async fn an_agents_write_is_approved_in_the_dialog_and_shown_in_every_pane() {
         json!({"outcome": "selected", "optionId": "allow"}),
         "{answers:#?}"
     );
-    assert_eq!(std::fs::read_to_string(root.join("hello.txt")).unwrap(), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("hello.txt")).unwrap(),
+        "hello\n"
+    );
 
     let terminal = d.h.screen(160, 48);
     let text = screen_text(&terminal);
@@ -234,7 +243,10 @@ async fn an_agents_write_is_approved_in_the_dialog_and_shown_in_every_pane() {
     Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
     let loaded = session(sessions.path());
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    assert_eq!(loaded.header.as_ref().unwrap().kind, Some(SessionKind::Agent));
+    assert_eq!(
+        loaded.header.as_ref().unwrap().kind,
+        Some(SessionKind::Agent)
+    );
     let kinds = event_kinds(&loaded);
     for kind in [
         "run_started",
@@ -248,7 +260,11 @@ async fn an_agents_write_is_approved_in_the_dialog_and_shown_in_every_pane() {
     ] {
         assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
     }
-    assert!(loaded.messages().iter().any(|m| m.content.as_deref().is_some_and(|c| c.contains("write a greeting"))));
+    assert!(loaded.messages().iter().any(|m| {
+        m.content
+            .as_deref()
+            .is_some_and(|c| c.contains("write a greeting"))
+    }));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -265,8 +281,14 @@ async fn an_agent_that_dies_mid_prompt_fails_the_run_and_the_session_is_whole() 
     let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
     d.submit("go");
     let error = d.until("the run's error", is("error")).await;
-    assert!(!error.request_id.is_empty(), "the run's own error: {error:?}");
-    assert!(format!("{:?}", error.data).contains("scripted"), "{error:?}");
+    assert!(
+        !error.request_id.is_empty(),
+        "the run's own error: {error:?}"
+    );
+    assert!(
+        format!("{:?}", error.data).contains("scripted"),
+        "{error:?}"
+    );
     // The agent is known to be gone (said with the run's error, or after it).
     if !format!("{:?}", error.data).contains("closed the connection") {
         d.until("the connection's end", |e| {
@@ -279,7 +301,10 @@ async fn an_agent_that_dies_mid_prompt_fails_the_run_and_the_session_is_whole() 
     // A prompt after its death says so, rather than waiting.
     d.submit("again");
     let said = d.until("the next error", is("error")).await;
-    assert!(format!("{:?}", said.data).contains("restart taco"), "{said:?}");
+    assert!(
+        format!("{:?}", said.data).contains("restart taco"),
+        "{said:?}"
+    );
     Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
     let loaded = session(sessions.path());
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -314,7 +339,9 @@ async fn malformed_and_overlong_lines_are_skipped_and_said() {
     assert_eq!(content, "still here");
     let errors = d.errors();
     assert!(
-        errors.iter().any(|e| e.contains("not JSON") && e.contains("Loading model")),
+        errors
+            .iter()
+            .any(|e| e.contains("not JSON") && e.contains("Loading model")),
         "{errors:?}"
     );
     assert!(errors.iter().any(|e| e.contains("16 MiB")), "{errors:?}");
@@ -327,7 +354,11 @@ async fn malformed_and_overlong_lines_are_skipped_and_said() {
     );
     Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
     let kinds = event_kinds(&session(sessions.path()));
-    assert_eq!(kinds.iter().filter(|k| **k == "error").count(), 2, "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "error").count(),
+        2,
+        "{kinds:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -344,7 +375,11 @@ async fn an_agent_that_never_answers_initialize_is_given_up_on() {
     };
     assert!(message.contains("did not answer initialize"), "{message}");
     // The prompt was never sent, and no run started.
-    assert!(!d.kinds().contains(&"run_started".to_string()), "{:?}", d.kinds());
+    assert!(
+        !d.kinds().contains(&"run_started".to_string()),
+        "{:?}",
+        d.kinds()
+    );
     assert!(
         !d.script_seen
             .all()

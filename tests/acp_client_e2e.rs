@@ -39,13 +39,7 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
         text_turn(&["The greeting is written."]),
     ]));
     config(home.path(), &server);
-    let tmux = support::tmux::launch_taco(
-        home.path(),
-        work.path(),
-        "--agent inner",
-        "",
-        (170, 45),
-    );
+    let tmux = support::tmux::launch_taco(home.path(), work.path(), "--agent inner", "", (170, 45));
     tmux.wait_for("Driving the agent inner");
     tmux.text("write the greeting");
     tmux.keys(&["Enter"]);
@@ -73,18 +67,31 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
     );
     let files = support::cli::session_files(home.path());
     assert_eq!(files.len(), 2, "{files:?}");
-    let kinds: Vec<_> = files
-        .iter()
-        .map(|f| {
-            taco::session::load(f)
-                .unwrap()
-                .header
-                .and_then(|h| h.kind)
-                .map(taco::session::SessionKind::name)
-        })
-        .collect();
-    assert!(kinds.contains(&Some("agent")), "{kinds:?}");
+    let kind = |f: &std::path::PathBuf| {
+        taco::session::load(f)
+            .unwrap()
+            .header
+            .and_then(|h| h.kind)
+            .map(taco::session::SessionKind::name)
+    };
+    let kinds: Vec<_> = files.iter().map(kind).collect();
     assert!(kinds.contains(&Some("acp")), "{kinds:?}");
+    let outer = files
+        .iter()
+        .find(|f| kind(f) == Some("agent"))
+        .unwrap_or_else(|| panic!("no session of kind agent: {kinds:?}"));
+
+    // `taco trace` shows the agent's session: its approval and its answer.
+    drop(tmux);
+    let trace = support::tmux::launch_taco(
+        home.path(),
+        work.path(),
+        &format!("trace '{}'", outer.display()),
+        "",
+        (170, 45),
+    );
+    let screen = trace.wait_for("The greeting is written.");
+    assert!(screen.contains("approved"), "{screen}");
 }
 
 /// The processes whose command line holds `needle` (this test's server URL is in the
@@ -99,7 +106,8 @@ fn running_with(needle: &str) -> Vec<String> {
             let line = std::fs::read(path.join("cmdline")).ok()?;
             let line = String::from_utf8_lossy(&line).replace('\0', " ");
             // A zombie not reaped yet has an empty command line and counts as gone.
-            line.contains(needle).then(|| format!("{}: {line}", path.display()))
+            line.contains(needle)
+                .then(|| format!("{}: {line}", path.display()))
         })
         .collect()
 }

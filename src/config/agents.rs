@@ -44,7 +44,9 @@ pub fn agent(
     };
     let wait = entry
         .startup_timeout_secs
-        .map_or(crate::acp::client::INIT_WAIT, |s| Duration::from_secs(s.max(1)));
+        .map_or(crate::acp::client::INIT_WAIT, |s| {
+            Duration::from_secs(s.max(1))
+        });
     Ok((
         Command {
             name: name.to_string(),
@@ -91,7 +93,10 @@ mod tests {
         assert_eq!(command.args, ["@zed-industries/codex-acp"]);
         assert_eq!(wait, crate::acp::client::INIT_WAIT);
         let err = agent(&agents, "claude").unwrap_err().to_string();
-        assert!(err.contains("no agent named `claude`") && err.contains("codex"), "{err}");
+        assert!(
+            err.contains("no agent named `claude`") && err.contains("codex"),
+            "{err}"
+        );
         let err = agent(&BTreeMap::new(), "x").unwrap_err().to_string();
         assert!(err.contains("defines no [agents]"), "{err}");
     }
@@ -99,7 +104,11 @@ mod tests {
     #[test]
     fn entries_are_checked() {
         let empty = AgentEntry::default();
-        assert!(check("a", &empty).unwrap_err().contains("`command` is empty"));
+        assert!(
+            check("a", &empty)
+                .unwrap_err()
+                .contains("`command` is empty")
+        );
         let mut bad = AgentEntry {
             command: "x".into(),
             ..AgentEntry::default()

@@ -24,6 +24,10 @@ impl UsageReported {
     pub fn dollars(&self) -> Option<f64> {
         self.cost
             .filter(|c| c.is_finite() && *c >= 0.0)
-            .filter(|_| self.currency.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("USD")))
+            .filter(|_| {
+                self.currency
+                    .as_deref()
+                    .is_some_and(|c| c.eq_ignore_ascii_case("USD"))
+            })
     }
 }

@@ -49,7 +49,10 @@ impl Seen {
 
 /// The steps of a fixture file, `{workdir}` in it replaced by `workdir`.
 pub fn steps(fixture: &str, workdir: &std::path::Path) -> Vec<Value> {
-    let path = format!("{}/tests/fixtures/acp/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/acp/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let text = text.replace("{workdir}", &workdir.display().to_string());
     text.lines()
@@ -103,17 +106,30 @@ async fn run(steps: Vec<Value>, read: DuplexStream, mut write: DuplexStream, see
                 "session/new" => json!({"sessionId": "s1"}),
                 _ => json!({}),
             });
-            send(&mut write, json!({"jsonrpc": "2.0", "id": message["id"], "result": reply})).await;
+            send(
+                &mut write,
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": reply}),
+            )
+            .await;
         } else if let Some(update) = step.get("update") {
             let params = json!({"sessionId": "s1", "update": update});
-            send(&mut write, json!({"jsonrpc": "2.0", "method": "session/update", "params": params})).await;
+            send(
+                &mut write,
+                json!({"jsonrpc": "2.0", "method": "session/update", "params": params}),
+            )
+            .await;
         } else if let Some(ask) = step.get("ask") {
             asked += 1;
             let id = format!("ask-{asked}");
             let mut params = ask.clone();
             params["sessionId"] = json!("s1");
             send(&mut write, json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission", "params": params})).await;
-            if next_of(&mut lines, &seen, |m| m["id"] == id && m.get("method").is_none()).await.is_none() {
+            if next_of(&mut lines, &seen, |m| {
+                m["id"] == id && m.get("method").is_none()
+            })
+            .await
+            .is_none()
+            {
                 return;
             }
         } else if let Some(file) = step.get("write_file").or(step.get("read_file")) {
@@ -126,12 +142,25 @@ async fn run(steps: Vec<Value>, read: DuplexStream, mut write: DuplexStream, see
             };
             let mut params = file.clone();
             params["sessionId"] = json!("s1");
-            send(&mut write, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-            if next_of(&mut lines, &seen, |m| m["id"] == id && m.get("method").is_none()).await.is_none() {
+            send(
+                &mut write,
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            )
+            .await;
+            if next_of(&mut lines, &seen, |m| {
+                m["id"] == id && m.get("method").is_none()
+            })
+            .await
+            .is_none()
+            {
                 return;
             }
         } else if let Some(stop) = step.get("end") {
-            send(&mut write, json!({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": stop}})).await;
+            send(
+                &mut write,
+                json!({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": stop}}),
+            )
+            .await;
         } else if let Some(raw) = step.get("raw").and_then(Value::as_str) {
             let _ = write.write_all(format!("{raw}\n").as_bytes()).await;
         } else if let Some(bytes) = step.get("long").and_then(Value::as_u64) {

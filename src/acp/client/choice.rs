@@ -127,11 +127,20 @@ mod tests {
         let turn = ApprovalAnswer::approve(Scope::Turn);
         assert_eq!(picked(outcome(&options, &turn)).as_deref(), Some("allow"));
         let always = ApprovalAnswer::approve(Scope::Session);
-        assert_eq!(picked(outcome(&options, &always)).as_deref(), Some("always"));
+        assert_eq!(
+            picked(outcome(&options, &always)).as_deref(),
+            Some("always")
+        );
         let deny = ApprovalAnswer::deny(None);
         assert_eq!(picked(outcome(&options, &deny)).as_deref(), Some("reject"));
-        assert_eq!(decision(&options, &outcome(&options, &deny)), Decision::Denied);
-        assert_eq!(decision(&options, &outcome(&options, &once)), Decision::Approved);
+        assert_eq!(
+            decision(&options, &outcome(&options, &deny)),
+            Decision::Denied
+        );
+        assert_eq!(
+            decision(&options, &outcome(&options, &once)),
+            Decision::Approved
+        );
     }
 
     #[test]
@@ -160,6 +169,9 @@ mod tests {
             "Never",
             PermissionOptionKind::RejectAlways,
         )];
-        assert_eq!(note("x", &reject_always), "x asks (ACP). Its options: n: Never");
+        assert_eq!(
+            note("x", &reject_always),
+            "x asks (ACP). Its options: n: Never"
+        );
     }
 }

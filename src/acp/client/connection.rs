@@ -203,13 +203,12 @@ pub async fn run(
                     .map(|i| format!("{} {}", i.name, i.version));
                 let opened = tokio::time::timeout(
                     init_wait,
-                    cx.send_request(NewSessionRequest::new(workdir)).block_task(),
+                    cx.send_request(NewSessionRequest::new(workdir))
+                        .block_task(),
                 )
                 .await
                 .map_err(|_| {
-                    failure(format!(
-                        "the agent did not open a session within {secs} s"
-                    ))
+                    failure(format!("the agent did not open a session within {secs} s"))
                 })??;
                 let ready = Incoming::Ready {
                     cx: cx.clone(),

@@ -165,10 +165,10 @@ impl Engine for AcpEngine {
         // The screen reads no more events: the task must not wait for room.
         drop(self);
         async move {
-            if let Some(handle) = handle {
-                if tokio::time::timeout(grace, handle).await.is_err() {
-                    stop.cancel();
-                }
+            if let Some(handle) = handle
+                && tokio::time::timeout(grace, handle).await.is_err()
+            {
+                stop.cancel();
             }
         }
         .boxed()
@@ -212,11 +212,7 @@ struct State {
 }
 
 impl State {
-    async fn run(
-        mut self,
-        mut ops: UnboundedReceiver<Op>,
-        mut incoming: Receiver<Incoming>,
-    ) {
+    async fn run(mut self, mut ops: UnboundedReceiver<Op>, mut incoming: Receiver<Incoming>) {
         loop {
             let deadline = self.cancelled_at.map(|at| at + CANCEL_WAIT);
             let closing = self.closing.as_ref().map(|(at, _)| *at);
@@ -294,7 +290,10 @@ impl State {
             Op::Shutdown => {}
             other => {
                 let what = unsupported(&other);
-                let message = format!("{what} is not available with an external agent ({})", self.name);
+                let message = format!(
+                    "{what} is not available with an external agent ({})",
+                    self.name
+                );
                 self.say(message).await;
             }
         }
@@ -393,7 +392,11 @@ impl State {
                     Err(why) if cancelled => self.translator.abort(true, why),
                     Err(why) => self.translator.abort(
                         false,
-                        format!("{} failed the prompt: {why}{}", self.name, self.stderr_tail()),
+                        format!(
+                            "{} failed the prompt: {why}{}",
+                            self.name,
+                            self.stderr_tail()
+                        ),
                     ),
                 };
                 self.emit_all(events).await;
@@ -403,7 +406,8 @@ impl State {
             // What it sent before may still be on its way through the connection.
             Incoming::Exited(status) => {
                 let why = format!("the agent {} exited ({status})", self.name);
-                let at = (self.closing.take()).map_or_else(|| tokio::time::Instant::now() + CLOSING_GRACE, |(at, _)| at);
+                let at = (self.closing.take())
+                    .map_or_else(|| tokio::time::Instant::now() + CLOSING_GRACE, |(at, _)| at);
                 self.closing = Some((at, why));
             }
             Incoming::Ended(Some(why)) => {
@@ -459,10 +463,12 @@ impl State {
         let outcome = choice::outcome(&waiting.options, answer);
         let decision = choice::decision(&waiting.options, &outcome);
         let reason = match (&outcome, answer.decision) {
-            (RequestPermissionOutcome::Cancelled, crate::event::Decision::Approved) => Some(format!(
-                "{} offers no option that allows only what was approved",
-                self.name
-            )),
+            (RequestPermissionOutcome::Cancelled, crate::event::Decision::Approved) => {
+                Some(format!(
+                    "{} offers no option that allows only what was approved",
+                    self.name
+                ))
+            }
             _ => answer.reason.clone(),
         };
         if let Err(e) = waiting

@@ -98,7 +98,10 @@ pub fn spawn(
             "agent {}: '{program}' was not found: is it installed and on PATH?",
             command.name
         ),
-        _ => format!("agent {}: '{program}' could not be started: {e}", command.name),
+        _ => format!(
+            "agent {}: '{program}' could not be started: {e}",
+            command.name
+        ),
     })?;
     let group = child.id();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use crate::conversation::Usage;
 use crate::event::{
-    DeltaKind, EventData, FrameState, LlmCall, LlmEnd, LlmFailed, LlmStarted, Purpose,
-    StackFrame, ToolStatus, UsageReported,
+    DeltaKind, EventData, FrameState, LlmCall, LlmEnd, LlmFailed, LlmStarted, Purpose, StackFrame,
+    ToolStatus, UsageReported,
 };
 
 /// Most text of one span kept for its `llm_call` (and the chat): past it, chunks are
@@ -343,8 +343,7 @@ impl Translator {
                 name: call.name.clone(),
                 ok: status == ToolStatus::Ok,
                 status: Some(status),
-                denied_by: (status == ToolStatus::Denied)
-                    .then_some(crate::event::DeniedBy::User),
+                denied_by: (status == ToolStatus::Denied).then_some(crate::event::DeniedBy::User),
                 result: Some(result),
                 error,
                 duration_ms: now.saturating_sub(call.started),
@@ -372,7 +371,11 @@ impl Translator {
         }
         call.state = FrameState::AwaitingApproval;
         let diff = diff_of(&call.content, &self.workdir);
-        out.push(EventData::StackPush(frame(&id, call, FrameState::AwaitingApproval)));
+        out.push(EventData::StackPush(frame(
+            &id,
+            call,
+            FrameState::AwaitingApproval,
+        )));
         out.push(EventData::ApprovalRequested {
             id: id.clone(),
             name: call.name.clone(),

@@ -77,7 +77,10 @@ fn text_tools_and_text_read_as_two_turns() {
         ]
     );
     let EventData::ToolCall {
-        name, arguments, turn, ..
+        name,
+        arguments,
+        turn,
+        ..
     } = &all[4]
     else {
         panic!("{:?}", all[4]);
@@ -88,7 +91,10 @@ fn text_tools_and_text_read_as_two_turns() {
     let EventData::StackPush(frame) = &all[5] else {
         panic!()
     };
-    assert_eq!((frame.summary.as_str(), frame.state), ("Read src/main.rs", FrameState::Queued));
+    assert_eq!(
+        (frame.summary.as_str(), frame.state),
+        ("Read src/main.rs", FrameState::Queued)
+    );
     let EventData::ToolResult {
         ok,
         result,
@@ -115,7 +121,10 @@ fn text_tools_and_text_read_as_two_turns() {
     // The run model, the one fold, agrees.
     let run = folded(&all);
     let call = run.call("t1").unwrap();
-    assert_eq!(call.state, crate::run_model::CallState::Ended(ToolStatus::Ok));
+    assert_eq!(
+        call.state,
+        crate::run_model::CallState::Ended(ToolStatus::Ok)
+    );
     assert!(!run.is_running());
 }
 
@@ -193,7 +202,12 @@ fn a_permission_request_is_an_approval_with_the_diff() {
     let out = t.approval(&update, json!({"raw": true}), "codex asks".into(), 0);
     assert_eq!(
         kinds(&out),
-        ["tool_call", "stack_push", "stack_push", "approval_requested"]
+        [
+            "tool_call",
+            "stack_push",
+            "stack_push",
+            "approval_requested"
+        ]
     );
     let EventData::ApprovalRequested {
         name, note, diff, ..
@@ -271,7 +285,10 @@ fn text_and_calls_are_bounded() {
     let mut t = Translator::new("a", std::path::Path::new("/w"));
     t.start("x", 1000);
     let chunk = "x".repeat(MAX_TEXT / 2 + 1);
-    assert_eq!(kinds(&feed(&mut t, text(&chunk), 0)), ["llm_started", "delta"]);
+    assert_eq!(
+        kinds(&feed(&mut t, text(&chunk), 0)),
+        ["llm_started", "delta"]
+    );
     assert!(feed(&mut t, text(&chunk), 1).is_empty());
     assert!(feed(&mut t, text(&chunk), 2).is_empty());
     assert_eq!(t.take_notices().len(), 1, "said once");
