@@ -153,6 +153,8 @@ pub struct Resolved {
     pub catalog: Catalog,
     /// Where spans are exported (`[otel]`, `OTEL_EXPORTER_OTLP_*`); `None`: nowhere.
     pub otel: Option<crate::otel::Exporting>,
+    /// The external agents of `[agents]`, by name (`/agent`).
+    pub agents: Vec<String>,
 }
 
 /// Resolves config file + CLI + environment into what a run needs. `probe_ollama` tells
@@ -271,6 +273,7 @@ where
         catalog,
         pricing,
         otel,
+        agents: file.agents.keys().cloned().collect(),
     })
 }
 

@@ -454,3 +454,45 @@ async fn a_flood_of_updates_is_held_back_while_nobody_reads_and_arrives_whole() 
     assert_eq!(content.len(), expected.len());
     assert_eq!(*content, expected);
 }
+
+#[test]
+fn slash_agent_lists_the_loops_and_switches_only_to_a_configured_one() {
+    let mut h = Harness::new();
+    h.app = App::new(
+        AppInfo {
+            agents: vec!["codex".into(), "claude".into()],
+            ..support::app::info()
+        },
+        h.t0,
+    );
+    assert!(h.command("/agent").is_empty());
+    let text = screen_text(&h.screen(120, 30));
+    for needle in [
+        "taco: taco's own loop (this screen)",
+        "codex: external agent over ACP",
+        "claude: external agent over ACP",
+    ] {
+        assert!(text.contains(needle), "{needle}:\n{text}");
+    }
+    assert!(h.command("/agent nope").is_empty());
+    let text = screen_text(&h.screen(120, 40));
+    assert!(text.contains("No agent 'nope'"), "{text}");
+    assert!(h.command("/agent taco").is_empty(), "taco drives already");
+    let commands = h.command("/agent codex");
+    assert!(
+        commands.contains(&Command::Agent(Some("codex".into()))),
+        "{commands:?}"
+    );
+    // From an agent's screen, back to taco.
+    let mut h = Harness::new();
+    h.app = App::new(
+        AppInfo {
+            agents: vec!["codex".into()],
+            driving: Some("codex".into()),
+            ..support::app::info()
+        },
+        h.t0,
+    );
+    assert!(h.command("/agent codex").is_empty());
+    assert_eq!(h.command("/agent taco"), vec![Command::Agent(None)]);
+}

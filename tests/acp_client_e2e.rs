@@ -15,9 +15,10 @@ fn config(home: &Path, server: &TestServer) {
     let dir = home.join("config/taco");
     std::fs::create_dir_all(&dir).unwrap();
     let taco = env!("CARGO_BIN_EXE_taco");
+    // taco's own loop has a provider too (`/agent taco`), the same server; it is not asked.
     let text = format!(
-        "[agents.inner]\ncommand = {taco:?}\nargs = [\"-p\", \"openai\", \"--base-url\", \"{}/v1\", \"-m\", \"m1\", \"acp\"]\nstartup_timeout_secs = 20\n",
-        server.url()
+        "provider = \"local\"\n\n[providers.local]\nkind = \"openai\"\nbase_url = \"{url}/v1\"\nmodel = \"m\"\n\n[agents.inner]\ncommand = {taco:?}\nargs = [\"-p\", \"openai\", \"--base-url\", \"{url}/v1\", \"-m\", \"m1\", \"acp\"]\nstartup_timeout_secs = 20\n",
+        url = server.url()
     );
     std::fs::write(dir.join("config.toml"), text).unwrap();
 }
@@ -54,8 +55,16 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
         "{screen}"
     );
 
-    // Quit: the agent ends with taco; both sessions are on disk (the outer one of kind
-    // `agent`, the inner one of kind `acp`).
+    // `/agent taco` brings taco's own loop to the screen; `/agent inner` the agent again.
+    tmux.text("/agent taco");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Talking to local with model m");
+    tmux.text("/agent inner");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Driving the agent inner");
+
+    // Quit: the agent ends with taco; the sessions are on disk (the outer one of kind
+    // `agent`, the inner ones of kind `acp`; a screen that recorded nothing left none).
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("EXITED");
@@ -66,7 +75,6 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
         running_with(&url)
     );
     let files = support::cli::session_files(home.path());
-    assert_eq!(files.len(), 2, "{files:?}");
     let kind = |f: &std::path::PathBuf| {
         taco::session::load(f)
             .unwrap()
@@ -76,6 +84,11 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
     };
     let kinds: Vec<_> = files.iter().map(kind).collect();
     assert!(kinds.contains(&Some("acp")), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == Some("agent")).count(),
+        1,
+        "{kinds:?}"
+    );
     let outer = files
         .iter()
         .find(|f| kind(f) == Some("agent"))

@@ -75,6 +75,10 @@ pub struct AppInfo {
     /// The user's custom commands (`<config dir>/taco/commands`); `None`: only the
     /// workspace's `.taco/commands/` are read.
     pub user_commands: Option<std::path::PathBuf>,
+    /// The config's external agents (`[agents.NAME]`), for `/agent`.
+    pub agents: Vec<String>,
+    /// The external agent this screen drives; `None`: taco's own loop.
+    pub driving: Option<String>,
 }
 
 /// A side effect the event loop carries out.
@@ -88,6 +92,9 @@ pub enum Command {
     Copy(super::clipboard::Osc52),
     /// Leave this session for the saved one with this id (`/resume`), in place.
     Resume(String),
+    /// Leave this screen for one driven by this external agent (`None`: taco's own loop),
+    /// in place (`/agent`).
+    Agent(Option<String>),
     /// Read the runs of the session file before this point, then give them to
     /// [`App::prepend_earlier`].
     LoadEarlier(crate::startup::Earlier),
@@ -449,6 +456,7 @@ impl App {
     }
 }
 
+mod agent;
 mod bang;
 mod copy;
 mod custom;

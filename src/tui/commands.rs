@@ -87,6 +87,11 @@ pub const COMMANDS: &[CommandInfo] = &[
         "pick a saved session and continue it here",
     ),
     CommandInfo::new(
+        "/agent",
+        "[NAME]",
+        "drive an external ACP agent of [agents] here, or taco's own loop (taco)",
+    ),
+    CommandInfo::new(
         "/rewind",
         "",
         "take files and/or the conversation back to before a run or call",
@@ -139,6 +144,8 @@ pub enum SlashCommand {
     Resume(String),
     /// `/rewind`: the picker of runs and calls to go back to.
     Rewind,
+    /// `/agent [NAME]`: the agents there are, or drive this one (`taco`: taco's own loop).
+    Agent(String),
     /// `/trust`: trust the project's `.taco/config.toml` as it is now (its hooks run).
     Trust,
     /// `/quit` (also `/exit`).
@@ -178,6 +185,7 @@ pub fn parse(text: &str) -> SlashCommand {
         "/provider" | "/providers" => SlashCommand::Provider(rest.trim().to_string()),
         "/resume" | "/sessions" => SlashCommand::Resume(rest.trim().to_string()),
         "/rewind" => SlashCommand::Rewind,
+        "/agent" | "/agents" => SlashCommand::Agent(rest.trim().to_string()),
         "/trust" => SlashCommand::Trust,
         "/quit" | "/exit" | "/q" => SlashCommand::Quit,
         _ if crate::mcp::prompt_args::parse_line(text).is_some() => {
@@ -473,6 +481,8 @@ mod tests {
     fn parses_commands_and_arguments() {
         assert_eq!(parse("/tool  shell "), SlashCommand::Tool("shell".into()));
         assert_eq!(parse("/quit"), SlashCommand::Quit);
+        assert_eq!(parse("/agent  codex "), SlashCommand::Agent("codex".into()));
+        assert_eq!(parse("/agents"), SlashCommand::Agent(String::new()));
         assert_eq!(parse("/nope x"), SlashCommand::Unknown("/nope".into()));
         assert_eq!(
             parse("/fx:greet name=Bob "),

@@ -313,6 +313,7 @@ where
         };
         let mut quit = false;
         let mut resume = None;
+        let mut agent = None;
         for command in commands {
             match command {
                 Command::Op(op) => {
@@ -337,6 +338,7 @@ where
                     }
                 }
                 Command::Resume(id) => resume = Some(id),
+                Command::Agent(choice) => agent = Some(choice),
                 Command::McpLogin(name) => {
                     if let Some(hub) = app.mcp_hub()
                         && let Err(why) = hub.login(&name)
@@ -375,6 +377,9 @@ where
         if let Some(id) = resume {
             break Ok(Ended::Resume(id));
         }
+        if let Some(choice) = agent {
+            break Ok(Ended::Agent(choice));
+        }
     };
     let (render, cpu, draw) = (renders.summary(), render_cpu.summary(), draws.summary());
     tracing::info!(
@@ -402,6 +407,9 @@ pub enum Ended {
     Quit,
     /// The user picked a saved session (`/resume`): the caller reopens the TUI on it.
     Resume(String),
+    /// The user picked another loop (`/agent`): this external agent, or taco's own (`None`);
+    /// the caller reopens the TUI on it.
+    Agent(Option<String>),
     /// A signal stopped it; taco exits 128 + signal.
     Signal(Stop),
 }

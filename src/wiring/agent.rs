@@ -38,6 +38,8 @@ pub fn agent_tui(start: &Start, name: &str, launched: Instant) -> i32 {
         Err(why) => (None, Some(why)),
     };
     runtime.block_on(async {
+        // The agent starts before the screen is taken: a wrong name or a missing program is
+        // said on the terminal.
         let launch = match prepare(start, name, launched, log_problem) {
             Ok(launch) => launch,
             Err(why) => {
@@ -45,16 +47,51 @@ pub fn agent_tui(start: &Start, name: &str, launched: Instant) -> i32 {
                 return EXIT_USAGE;
             }
         };
+        match run_agent(launch, start, launched).await {
+            Next::Exit(code) => code,
+            // `/agent taco`: taco's own loop, on a new conversation.
+            Next::Taco(note) => super::screen::taco_loop(start, launched, note).await,
+        }
+    })
+}
+
+/// What comes after an agent's screen.
+pub(super) enum Next {
+    /// taco's own loop (`/agent taco`), saying this first.
+    Taco(Option<String>),
+    /// taco exits with this code.
+    Exit(i32),
+}
+
+/// The screen over agent `name`, from taco's own (`/agent NAME`), until the user quits or
+/// goes back to taco's loop.
+pub(super) async fn drive(start: &Start, name: &str, launched: Instant) -> Next {
+    match prepare(start, name, launched, None) {
+        Ok(launch) => run_agent(launch, start, launched).await,
+        Err(why) => Next::Taco(Some(format!("The agent `{name}` did not start: {why}"))),
+    }
+}
+
+/// Agents' screens, one after another (`/agent OTHER`), until the user quits or picks taco.
+async fn run_agent(mut launch: Launch, start: &Start, launched: Instant) -> Next {
+    loop {
         match tui::run(launch).await {
-            Ok(Ended::Quit | Ended::Resume(_)) => EXIT_OK,
-            Ok(Ended::Signal(stop)) => stop.exit_code(),
+            Ok(Ended::Quit | Ended::Resume(_)) => return Next::Exit(EXIT_OK),
+            Ok(Ended::Signal(stop)) => return Next::Exit(stop.exit_code()),
+            Ok(Ended::Agent(None)) => return Next::Taco(None),
+            Ok(Ended::Agent(Some(other))) => match prepare(start, &other, launched, None) {
+                Ok(next) => launch = next,
+                Err(why) => {
+                    return Next::Taco(Some(format!("The agent `{other}` did not start: {why}")));
+                }
+            },
             Err(e) => {
                 tracing::error!("tui failed: {e}");
                 crate::say!("taco: the terminal failed: {e}");
-                EXIT_RUN_ERROR
+                return Next::Exit(EXIT_RUN_ERROR);
             }
         }
-    })
+    }
 }
 
 /// The config's agent started, and what the TUI shows about it.
@@ -93,7 +130,7 @@ fn prepare(
     let engine = client::launch(&command, &workdir, &settings, &env, recorder, init_wait)?;
     tracing::info!(agent = %name, command = %command.command, "acp agent started");
     notes.push(format!(
-        "Driving the agent `{name}` ({}) over ACP: it runs its own loop and model; taco shows its work and asks you what it asks. /model, /compact, /rewind and `!` are taco's own and not available here.",
+        "Driving the agent `{name}` ({}) over ACP: it runs its own loop and model; taco shows its work and asks you what it asks. /model, /compact, /rewind and `!` are taco's own and not available here; /agent taco goes back to taco's loop.",
         shown_command(&command)
     ));
     let info = AppInfo {
@@ -106,6 +143,8 @@ fn prepare(
         ),
         secrets: Arc::clone(&secrets),
         environment: crate::vault::describe(&settings.env_passthrough, &settings.secret_vars),
+        agents: file.agents.keys().cloned().collect(),
+        driving: Some(name.to_string()),
         ..AppInfo::default()
     };
     Ok(Launch {

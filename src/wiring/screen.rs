@@ -37,34 +37,53 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
         Err(code) => return code,
     };
     // No log is no reason to stop: the first screen says why.
-    let (_log, mut said) = match logging::init() {
+    let (_log, said) = match logging::init() {
         Ok(guard) => (guard, None),
         Err(why) => (None, Some(why)),
     };
-    runtime.block_on(async {
-        let mut ready = match setup(start, SessionKind::Tui, |_| {}).await {
-            Ok(ready) => ready,
-            Err(code) => return code,
-        };
-        let launched_provider = ready.resolved.provider.name.clone();
-        let mut current = start.clone();
-        loop {
-            let ended = session(ready, launched, said.take()).await;
-            let id = match ended {
-                Ok(Ended::Quit) => return EXIT_OK,
-                Ok(Ended::Signal(stop)) => return stop.exit_code(),
-                Ok(Ended::Resume(id)) => id,
-                Err(e) => {
-                    tracing::error!("tui failed: {e}");
-                    crate::say!("taco: the terminal failed: {e}");
-                    return EXIT_RUN_ERROR;
+    runtime.block_on(taco_loop(start, launched, said))
+}
+
+/// taco's own loop in the TUI, from `start`, until the user quits (`/resume` and `/agent`
+/// reopen the screen in place); the exit code.
+pub(super) async fn taco_loop(start: &Start, launched: Instant, mut said: Option<String>) -> i32 {
+    let mut ready = match setup(start, SessionKind::Tui, |_| {}).await {
+        Ok(ready) => ready,
+        Err(code) => return code,
+    };
+    let launched_provider = ready.resolved.provider.name.clone();
+    let mut current = start.clone();
+    loop {
+        let ended = session(ready, launched, said.take()).await;
+        let next = match ended {
+            Ok(Ended::Quit | Ended::Agent(None)) => return EXIT_OK,
+            Ok(Ended::Signal(stop)) => return stop.exit_code(),
+            Ok(Ended::Resume(id)) => {
+                // `/resume`: the same command line, on the chosen session (its provider,
+                // model and workdir, as `--resume ID` would take them).
+                tracing::info!(session = %id, "resuming in place");
+                Some((resumed(&current, &id, &launched_provider), id))
+            }
+            // `/agent NAME`: that agent drives the screen until `/agent taco` brings taco's
+            // loop back, on a new conversation.
+            Ok(Ended::Agent(Some(name))) => {
+                match super::agent::drive(&current, &name, launched).await {
+                    super::agent::Next::Taco(note) => {
+                        said = note;
+                        current.resume = None;
+                        None
+                    }
+                    super::agent::Next::Exit(code) => return code,
                 }
-            };
-            // `/resume`: the same command line, on the chosen session (its provider, model
-            // and workdir, as `--resume ID` would take them).
-            let next = resumed(&current, &id, &launched_provider);
-            tracing::info!(session = %id, "resuming in place");
-            ready = match prepare(&next, SessionKind::Tui, |_| {}).await {
+            }
+            Err(e) => {
+                tracing::error!("tui failed: {e}");
+                crate::say!("taco: the terminal failed: {e}");
+                return EXIT_RUN_ERROR;
+            }
+        };
+        ready = match next {
+            Some((next, id)) => match prepare(&next, SessionKind::Tui, |_| {}).await {
                 Ok(ready) => {
                     current = next;
                     ready
@@ -83,9 +102,17 @@ fn run_tui(start: &Start, launched: Instant) -> i32 {
                         }
                     }
                 }
-            };
-        }
-    })
+            },
+            None => match prepare(&current, SessionKind::Tui, |_| {}).await {
+                Ok(ready) => ready,
+                Err(why) => {
+                    tui::terminal::restore();
+                    crate::say!("taco: {why}");
+                    return EXIT_USAGE;
+                }
+            },
+        };
+    }
 }
 
 /// `start` resuming the session `id`: its provider, model and workdir are taken from it, so
@@ -246,8 +273,8 @@ pub fn trace(file: &Path, launched: Instant) -> i32 {
     };
     runtime.block_on(async {
         match tui::run(launch).await {
-            // A saved trace offers no sessions to resume.
-            Ok(Ended::Quit | Ended::Resume(_)) => EXIT_OK,
+            // A saved trace offers no sessions to resume and drives no agent.
+            Ok(Ended::Quit | Ended::Resume(_) | Ended::Agent(_)) => EXIT_OK,
             Ok(Ended::Signal(stop)) => stop.exit_code(),
             Err(e) => {
                 crate::say!("taco: the terminal failed: {e}");
@@ -308,6 +335,8 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         otel: None,
         checkpoints: None,
         user_commands: None,
+        agents: Vec::new(),
+        driving: None,
     }
 }
 
@@ -360,6 +389,8 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
             None => Err(orchestrator.checkpoints_off().to_string()),
         }),
         user_commands: crate::custom_commands::user_dir(),
+        agents: resolved.agents.clone(),
+        driving: None,
     }
 }
 

@@ -233,6 +233,7 @@ impl App {
             SlashCommand::Provider(name) => return self.provider_command(&name, now),
             SlashCommand::Resume(id) => return self.resume_command(&id, now),
             SlashCommand::Rewind => return self.rewind_command(now),
+            SlashCommand::Agent(name) => return self.agent_command(&name, now),
             SlashCommand::Trust => return self.trust_project(),
             SlashCommand::Quit => {
                 self.quit = true;
