@@ -496,3 +496,110 @@ fn slash_agent_lists_the_loops_and_switches_only_to_a_configured_one() {
     assert!(h.command("/agent codex").is_empty());
     assert_eq!(h.command("/agent taco"), vec![Command::Agent(None)]);
 }
+
+/// The processes whose command line holds `needle`.
+fn running_with(needle: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let line = std::fs::read(path.join("cmdline")).ok()?;
+            let line = String::from_utf8_lossy(&line).replace('\0', " ");
+            line.contains(needle)
+                .then(|| format!("{}: {line}", path.display()))
+        })
+        .collect()
+}
+
+fn agent_command(name: &str, script: &str) -> client::process::Command {
+    client::process::Command {
+        name: name.into(),
+        command: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: Default::default(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_process_that_exits_says_its_status_and_last_words() {
+    let (_work, root, _sessions) = dirs();
+    let mut command = agent_command(
+        "crashy",
+        "echo \"agent boot failed: $GREETING\" >&2; exit 3",
+    );
+    command.env.insert("GREETING".into(), "no key".into());
+    let mut engine = client::launch(
+        &command,
+        &root,
+        &taco::tools::ToolSettings::default(),
+        &|_| None,
+        Recorder::default(),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    assert!(engine.send(Op::Submit("hello".into())));
+    let deadline = Instant::now() + STEP;
+    let message = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, next_event(&mut engine)).await {
+            Ok(Some(Event {
+                data: EventData::Error { message, .. },
+                ..
+            })) => break message,
+            Ok(Some(_)) => {}
+            other => panic!("no error: {other:?}"),
+        }
+    };
+    assert!(message.contains("crashy"), "{message}");
+    assert!(message.contains("exit status: 3"), "{message}");
+    assert!(message.contains("agent boot failed: no key"), "{message}");
+    Box::new(engine).shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_agent_process_and_its_children_end_with_the_engine() {
+    let (_work, root, _sessions) = dirs();
+    let marker = format!("taco-acp-silent-{}", std::process::id());
+    // The agent starts a child of its own and never answers.
+    let command = agent_command(
+        "silent",
+        &format!("sh -c 'sleep 300; : {marker}-child' & sleep 301; : {marker}"),
+    );
+    let mut engine = client::launch(
+        &command,
+        &root,
+        &taco::tools::ToolSettings::default(),
+        &|_| None,
+        Recorder::default(),
+        Duration::from_millis(300),
+    )
+    .unwrap();
+    let started = Instant::now();
+    assert!(engine.send(Op::Submit("hello".into())));
+    let event = tokio::time::timeout(STEP, next_event(&mut engine))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        format!("{:?}", event.data).contains("did not answer initialize within 0.3 s"),
+        "{event:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        running_with(&marker).len() >= 2,
+        "the agent and its child run until the end: {:?}",
+        running_with(&marker)
+    );
+    Box::new(engine).shutdown(Duration::from_secs(2)).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !running_with(&marker).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        running_with(&marker).is_empty(),
+        "{:?}",
+        running_with(&marker)
+    );
+}

@@ -350,7 +350,7 @@ impl State {
                     let events = self.translator.update(&update, raw, now);
                     self.emit_all(events).await;
                     for notice in self.translator.take_notices() {
-                        self.say(notice).await;
+                        self.problem(notice).await;
                     }
                 }
             }
@@ -402,7 +402,7 @@ impl State {
                 self.emit_all(events).await;
                 self.next().await;
             }
-            Incoming::Problem(problem) => self.say(problem).await,
+            Incoming::Problem(problem) => self.problem(problem).await,
             // What it sent before may still be on its way through the connection.
             Incoming::Exited(status) => {
                 let why = format!("the agent {} exited ({status})", self.name);
@@ -410,13 +410,13 @@ impl State {
                     .map_or_else(|| tokio::time::Instant::now() + CLOSING_GRACE, |(at, _)| at);
                 self.closing = Some((at, why));
             }
-            Incoming::Ended(Some(why)) => {
-                let why = format!("the connection to {} ended: {why}", self.name);
-                self.agent_gone(why).await;
-            }
-            Incoming::Ended(None) => {
+            // Its exit, if it exits, says more: it has the grace to come.
+            Incoming::Ended(why) => {
                 if self.closing.is_none() {
-                    let why = format!("the agent {} closed the connection", self.name);
+                    let why = match why {
+                        Some(why) => format!("the connection to {} ended: {why}", self.name),
+                        None => format!("the agent {} closed the connection", self.name),
+                    };
                     self.closing = Some((tokio::time::Instant::now() + CLOSING_GRACE, why));
                 }
             }
@@ -517,8 +517,9 @@ impl State {
         }
     }
 
-    /// A problem outside any run, said in the chat (the first few) and recorded.
-    async fn say(&mut self, message: String) {
+    /// Something the agent did wrong, outside any run: said in the chat (the first
+    /// [`PROBLEMS_SAID`]; an agent that keeps at it fills the log, not the chat) and recorded.
+    async fn problem(&mut self, message: String) {
         tracing::warn!(agent = %self.name, "{message}");
         self.problems += 1;
         if self.problems > PROBLEMS_SAID {
@@ -529,6 +530,12 @@ impl State {
         } else {
             message
         };
+        self.say(message).await;
+    }
+
+    /// A message outside any run (an answer to the user's op, the agent's end), said in the
+    /// chat and recorded.
+    async fn say(&mut self, message: String) {
         let data = EventData::Error {
             kind: "acp".to_string(),
             message,
