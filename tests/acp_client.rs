@@ -438,14 +438,22 @@ async fn a_flood_of_updates_is_held_back_while_nobody_reads_and_arrives_whole() 
     let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
     d.submit("flood");
     d.until("the first text", is("delta")).await;
-    // Nobody reads for a while: the agent is held back, so the prompt's answer is not
-    // through the pipes yet (every channel on the way is bounded).
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let mut waiting = 0;
-    while d.engine.try_event().is_some() {
-        waiting += 1;
+    // Nobody reads: the agent is held back (every queue on the way is bounded), its writes
+    // wait; it stalls well before the end of its flood.
+    let mut last = d.script_seen.updates_sent();
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = d.script_seen.updates_sent();
+        if now == last || now == CHUNKS {
+            break;
+        }
+        last = now;
     }
-    assert!(waiting < CHUNKS / 2, "{waiting} events were buffered");
+    let sent = d.script_seen.updates_sent();
+    assert!(
+        sent < CHUNKS,
+        "the agent wrote all {sent} updates while nobody read"
+    );
     let end = d.until("the answer", is("final")).await;
     let EventData::Final { content, .. } = &end.data else {
         unreachable!()

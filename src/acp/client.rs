@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::Lines;
+use agent_client_protocol::v1::schema::{SessionNotification, SessionUpdate};
 use futures_util::StreamExt;
+use serde_json::Value;
 use tokio::sync::mpsc::Sender;
 
 pub use connection::Incoming;
@@ -101,19 +103,15 @@ where
     let problems: lines::Problems = Arc::new(move |problem| {
         report(&said, problem.to_string());
     });
-    let said = wiring.incoming.clone();
+    let tx = wiring.incoming.clone();
     let incoming = lines::incoming(reader, lines::MAX_LINE, problems).filter_map(move |line| {
-        let kept = match line {
-            // Blank lines between messages are no message and no problem.
-            Ok(line) if line.trim().is_empty() => None,
-            Ok(line) if is_json(&line) => Some(Ok(line)),
-            Ok(line) => {
-                report(&said, not_json(&line));
-                None
+        let tx = tx.clone();
+        async move {
+            match line {
+                Ok(line) => sort(&tx, line).await.map(Ok),
+                Err(e) => Some(Err(e)),
             }
-            Err(e) => Some(Err(e)),
-        };
-        std::future::ready(kept)
+        }
     });
     // The agent's output ended (it closed stdout, or died): the engine hears it now, not at
     // its next request.
@@ -141,9 +139,70 @@ fn report(to: &Sender<Incoming>, problem: String) {
     let _ = to.try_send(Incoming::Problem(problem));
 }
 
-/// Whether a line holds one JSON value.
-fn is_json(line: &str) -> bool {
-    serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok()
+/// What one of the agent's lines is, as far as taco sorts them before the crate sees them.
+enum Line {
+    /// Blank: no message, no problem.
+    Blank,
+    /// Not JSON: skipped and said.
+    NotJson,
+    /// A `session/update`: read here.
+    Update(Box<SessionUpdate>, Value),
+    /// A `session/update` taco cannot read: skipped and said.
+    BadUpdate(String),
+    /// Anything else (responses, requests): the crate's.
+    Other,
+}
+
+fn classify(line: &str) -> Line {
+    if line.trim().is_empty() {
+        return Line::Blank;
+    }
+    let Ok(mut message) = serde_json::from_str::<Value>(line) else {
+        return Line::NotJson;
+    };
+    if message.get("method").and_then(Value::as_str) != Some("session/update")
+        || message.get("id").is_some()
+    {
+        return Line::Other;
+    }
+    let params = message
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    match serde_json::from_value::<SessionNotification>(params.clone()) {
+        Ok(notification) => {
+            let raw = params.get("update").cloned().unwrap_or(Value::Null);
+            Line::Update(Box::new(notification.update), raw)
+        }
+        Err(e) => Line::BadUpdate(e.to_string()),
+    }
+}
+
+/// Sorts one line: `session/update`s go to the engine here, over its bounded channel (awaiting
+/// room, so while the engine is behind the agent's output is not read and its writes wait:
+/// the crate queues what it reads without a bound); the rest goes on to the crate. An update
+/// reaches the engine before any later line reaches the crate, so a prompt's answer never
+/// overtakes the updates before it.
+async fn sort(tx: &Sender<Incoming>, line: String) -> Option<String> {
+    match classify(&line) {
+        Line::Blank => None,
+        Line::NotJson => {
+            report(tx, not_json(&line));
+            None
+        }
+        Line::Update(update, raw) => {
+            let _ = tx.send(Incoming::Update { update, raw }).await;
+            None
+        }
+        Line::BadUpdate(why) => {
+            report(
+                tx,
+                format!("the agent sent an update taco cannot read; it was skipped: {why}"),
+            );
+            None
+        }
+        Line::Other => Some(line),
+    }
 }
 
 fn not_json(line: &str) -> String {
@@ -158,10 +217,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_json_lines_pass() {
-        assert!(is_json(r#"{"jsonrpc":"2.0","method":"x"}"#));
-        assert!(!is_json("Loading model…"));
-        assert!(!is_json(r#"{"jsonrpc":"2.0","#));
+    fn lines_are_sorted_before_the_crate_sees_them() {
+        assert!(matches!(classify(""), Line::Blank));
+        assert!(matches!(classify("Loading model…"), Line::NotJson));
+        assert!(matches!(classify(r#"{"jsonrpc":"2.0","#), Line::NotJson));
+        assert!(matches!(
+            classify(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Line::Other
+        ));
+        let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}"#;
+        let Line::Update(_, raw) = classify(update) else {
+            panic!("an update")
+        };
+        assert_eq!(raw["content"]["text"], "hi");
+        let bad = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":42}}}"#;
+        assert!(matches!(classify(bad), Line::BadUpdate(_)));
         assert!(not_json("Loading model").contains("not JSON"));
     }
 }

@@ -23,11 +23,16 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
-/// What the client sent, in order.
+/// What the client sent, in order, and how many updates the agent has written.
 #[derive(Clone, Default)]
-pub struct Seen(Arc<Mutex<Vec<Value>>>);
+pub struct Seen(Arc<Mutex<Vec<Value>>>, Arc<std::sync::atomic::AtomicUsize>);
 
 impl Seen {
+    /// The `session/update`s written so far (a write the client does not read waits).
+    pub fn updates_sent(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The messages so far.
     pub fn all(&self) -> Vec<Value> {
         self.0.lock().unwrap().clone()
@@ -113,6 +118,7 @@ async fn run(steps: Vec<Value>, read: DuplexStream, mut write: DuplexStream, see
             .await;
         } else if let Some(update) = step.get("update") {
             let params = json!({"sessionId": "s1", "update": update});
+            seen.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             send(
                 &mut write,
                 json!({"jsonrpc": "2.0", "method": "session/update", "params": params}),

@@ -1,8 +1,10 @@
 //! The ACP connection to an external agent: taco as the client. What the agent sends goes
-//! to the engine over one bounded channel, in the order it came: the callbacks run in the
-//! connection's dispatch loop and wait for room there, so an agent that floods updates is
-//! slowed to what taco reads (its writes block), never buffered without limit. No callback
-//! waits on the agent (that would stall the loop): file requests are answered off it.
+//! to the engine over one bounded channel: `session/update`s straight from taco's line stream
+//! (`client.rs`: the crate queues what it reads without a bound, so updates are taken before
+//! it, and the agent's output is not read while the engine is behind), requests from the
+//! callbacks here, which run in the connection's dispatch loop and wait only for room in the
+//! channel. No callback waits on the agent (that would stall the loop): file requests are
+//! answered off it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,7 +15,7 @@ use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
     NewSessionRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionNotification, SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
+    SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Responder, V1};
 use serde_json::Value;
@@ -78,23 +80,6 @@ pub async fn run(
     let result = Client
         .v1()
         .name("taco")
-        .on_receive_notification(
-            {
-                let tx = tx.clone();
-                async move |notification: SessionNotification, _cx| {
-                    let raw = serde_json::to_value(&notification.update).unwrap_or(Value::Null);
-                    // Waits for room: the agent is slowed, not buffered.
-                    let _ = tx
-                        .send(Incoming::Update {
-                            update: Box::new(notification.update),
-                            raw,
-                        })
-                        .await;
-                    Ok(())
-                }
-            },
-            agent_client_protocol::on_receive_notification!(),
-        )
         .on_receive_request(
             {
                 let tx = tx.clone();
