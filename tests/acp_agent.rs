@@ -624,7 +624,6 @@ async fn a_client_that_goes_mid_run_ends_taco_and_leaves_a_loadable_session() {
     say(prompt.to_string()).await;
     // The answer streams; then the client is gone.
     assert_eq!(next().await["method"], "session/update");
-    drop(say);
     drop(stdin);
     drop(out);
     let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
