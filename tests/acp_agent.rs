@@ -239,7 +239,27 @@ async fn a_prompt_streams_its_answer_and_a_permission_round_trip_writes_the_file
         "{recorded}"
     );
     assert!(recorded.contains("Wrote notes.md."), "{recorded}");
-    drop(child);
+    // The client is gone: taco ends, and the audit log has the approved call.
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("taco acp outlived its client")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let audit: String = std::fs::read_dir(home.path().join(".local/state/taco"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("audit")
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        audit.contains(r#""event":"tool_executed""#) && audit.contains(r#""tool":"write_file""#),
+        "{audit}"
+    );
 }
 
 #[tokio::test]
@@ -688,4 +708,32 @@ async fn a_client_that_offers_its_buffers_is_read_inside_the_workspace_only() {
         }
         assert!(!sent.contains("secret"), "{sent}");
     }
+}
+
+#[tokio::test]
+async fn a_client_opening_sessions_without_end_is_refused_past_the_bound() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![]).await;
+    let mut child = acp(home.path(), work.path(), &server);
+    let pick: Pick = |_| RequestPermissionOutcome::Cancelled;
+    let workdir = work.path().to_path_buf();
+    let (opened, refused) = client(&mut child, pick, Arc::default(), async move |cx| {
+        initialize(&cx).await?;
+        let mut opened = 0;
+        for _ in 0..taco::acp::agent::MAX_SESSIONS {
+            cx.send_request(NewSessionRequest::new(workdir.clone()))
+                .block_task()
+                .await?;
+            opened += 1;
+        }
+        let refused = cx
+            .send_request(NewSessionRequest::new(workdir))
+            .block_task()
+            .await
+            .unwrap_err();
+        Ok((opened, refused.to_string()))
+    })
+    .await;
+    assert_eq!(opened, taco::acp::agent::MAX_SESSIONS);
+    assert!(refused.contains("sessions open"), "{refused}");
 }
