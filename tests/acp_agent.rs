@@ -136,6 +136,27 @@ async fn initialize_as(
     Ok(())
 }
 
+/// A new session in `workdir`.
+async fn open(
+    cx: &ConnectionTo<Agent>,
+    workdir: std::path::PathBuf,
+) -> Result<agent_client_protocol::v1::schema::NewSessionResponse, agent_client_protocol::Error> {
+    cx.send_request(NewSessionRequest::new(workdir))
+        .block_task()
+        .await
+}
+
+/// A prompt of text, to its end.
+async fn ask(
+    cx: &ConnectionTo<Agent>,
+    session: SessionId,
+    prompt: &str,
+) -> Result<agent_client_protocol::v1::schema::PromptResponse, agent_client_protocol::Error> {
+    cx.send_request(PromptRequest::new(session, text(prompt)))
+        .block_task()
+        .await
+}
+
 fn text(prompt: &str) -> Vec<ContentBlock> {
     vec![ContentBlock::Text(TextContent::new(prompt))]
 }
@@ -171,17 +192,8 @@ async fn a_prompt_streams_its_answer_and_a_permission_round_trip_writes_the_file
     let workdir = work.path().to_path_buf();
     let (id, reason) = client(&mut child, pick, Arc::clone(&seen), async move |cx| {
         initialize(&cx).await?;
-        let session = cx
-            .send_request(NewSessionRequest::new(workdir))
-            .block_task()
-            .await?;
-        let done = cx
-            .send_request(PromptRequest::new(
-                session.session_id.clone(),
-                text("write the notes"),
-            ))
-            .block_task()
-            .await?;
+        let session = open(&cx, workdir).await?;
+        let done = ask(&cx, session.session_id.clone(), "write the notes").await?;
         Ok((session.session_id, done.stop_reason))
     })
     .await;
@@ -239,7 +251,27 @@ async fn a_prompt_streams_its_answer_and_a_permission_round_trip_writes_the_file
         "{recorded}"
     );
     assert!(recorded.contains("Wrote notes.md."), "{recorded}");
-    drop(child);
+    // The client is gone: taco ends, and the audit log has the approved call.
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("taco acp outlived its client")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let audit: String = std::fs::read_dir(home.path().join(".local/state/taco"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("audit")
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        audit.contains(r#""event":"tool_executed""#) && audit.contains(r#""tool":"write_file""#),
+        "{audit}"
+    );
 }
 
 #[tokio::test]
@@ -265,14 +297,8 @@ async fn a_denied_or_cancelled_permission_runs_nothing() {
         let workdir = work.path().to_path_buf();
         let reason = client(&mut child, pick, Arc::clone(&seen), async move |cx| {
             initialize(&cx).await?;
-            let session = cx
-                .send_request(NewSessionRequest::new(workdir))
-                .block_task()
-                .await?;
-            let done = cx
-                .send_request(PromptRequest::new(session.session_id, text("touch it")))
-                .block_task()
-                .await?;
+            let session = open(&cx, workdir).await?;
+            let done = ask(&cx, session.session_id, "touch it").await?;
             Ok(done.stop_reason)
         })
         .await;
@@ -308,10 +334,7 @@ async fn cancel_ends_the_prompt_as_cancelled() {
     let watched = Arc::clone(&seen);
     let reason = client(&mut child, pick, Arc::clone(&seen), async move |cx| {
         initialize(&cx).await?;
-        let session = cx
-            .send_request(NewSessionRequest::new(workdir))
-            .block_task()
-            .await?;
+        let session = open(&cx, workdir).await?;
         let id = session.session_id.clone();
         let canceller = cx.clone();
         let prompt = cx.send_request(PromptRequest::new(session.session_id, text("go")));
@@ -352,16 +375,8 @@ async fn sessions_list_and_a_loaded_session_replays_its_conversation() {
         let workdir = workdir.clone();
         async move |cx| {
             initialize(&cx).await?;
-            let session = cx
-                .send_request(NewSessionRequest::new(workdir))
-                .block_task()
-                .await?;
-            cx.send_request(PromptRequest::new(
-                session.session_id.clone(),
-                text("what does hello.txt say?"),
-            ))
-            .block_task()
-            .await?;
+            let session = open(&cx, workdir).await?;
+            ask(&cx, session.session_id.clone(), "what does hello.txt say?").await?;
             Ok(session.session_id)
         }
     })
@@ -380,10 +395,7 @@ async fn sessions_list_and_a_loaded_session_replays_its_conversation() {
         cx.send_request(LoadSessionRequest::new(loaded_id.clone(), workdir))
             .block_task()
             .await?;
-        let done = cx
-            .send_request(PromptRequest::new(loaded_id, text("still there?")))
-            .block_task()
-            .await?;
+        let done = ask(&cx, loaded_id, "still there?").await?;
         Ok((listed.sessions, done.stop_reason))
     })
     .await;
@@ -449,14 +461,8 @@ async fn bad_requests_get_errors_and_the_connection_goes_on() {
             .await;
         assert!(missing.is_err());
         // The connection still works.
-        let session = cx
-            .send_request(NewSessionRequest::new(workdir))
-            .block_task()
-            .await?;
-        let done = cx
-            .send_request(PromptRequest::new(session.session_id, text("hi")))
-            .block_task()
-            .await?;
+        let session = open(&cx, workdir).await?;
+        let done = ask(&cx, session.session_id, "hi").await?;
         Ok(done.stop_reason)
     })
     .await;
@@ -540,13 +546,7 @@ async fn the_clients_mcp_server_serves_the_session_and_the_checklist_is_the_plan
             .send_request(NewSessionRequest::new(workdir).mcp_servers(vec![mine]))
             .block_task()
             .await?;
-        let done = cx
-            .send_request(PromptRequest::new(
-                session.session_id,
-                text("echo and plan"),
-            ))
-            .block_task()
-            .await?;
+        let done = ask(&cx, session.session_id, "echo and plan").await?;
         Ok(done.stop_reason)
     })
     .await;
@@ -624,7 +624,6 @@ async fn a_client_that_goes_mid_run_ends_taco_and_leaves_a_loadable_session() {
     say(prompt.to_string()).await;
     // The answer streams; then the client is gone.
     assert_eq!(next().await["method"], "session/update");
-    drop(say);
     drop(stdin);
     drop(out);
     let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
@@ -667,13 +666,8 @@ async fn a_client_that_offers_its_buffers_is_read_inside_the_workspace_only() {
         client(&mut child, pick, Arc::clone(&seen), async move |cx| {
             let reads = FileSystemCapabilities::new().read_text_file(true);
             initialize_as(&cx, ClientCapabilities::new().fs(reads)).await?;
-            let session = cx
-                .send_request(NewSessionRequest::new(workdir))
-                .block_task()
-                .await?;
-            cx.send_request(PromptRequest::new(session.session_id, text("read")))
-                .block_task()
-                .await?;
+            let session = open(&cx, workdir).await?;
+            ask(&cx, session.session_id, "read").await?;
             Ok(())
         })
         .await;
@@ -689,4 +683,30 @@ async fn a_client_that_offers_its_buffers_is_read_inside_the_workspace_only() {
         }
         assert!(!sent.contains("secret"), "{sent}");
     }
+}
+
+#[tokio::test]
+async fn a_client_opening_sessions_without_end_is_refused_past_the_bound() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![]).await;
+    let mut child = acp(home.path(), work.path(), &server);
+    let pick: Pick = |_| RequestPermissionOutcome::Cancelled;
+    let workdir = work.path().to_path_buf();
+    let (opened, refused) = client(&mut child, pick, Arc::default(), async move |cx| {
+        initialize(&cx).await?;
+        let mut opened = 0;
+        for _ in 0..taco::acp::agent::MAX_SESSIONS {
+            open(&cx, workdir.clone()).await?;
+            opened += 1;
+        }
+        let refused = cx
+            .send_request(NewSessionRequest::new(workdir))
+            .block_task()
+            .await
+            .unwrap_err();
+        Ok((opened, refused.to_string()))
+    })
+    .await;
+    assert_eq!(opened, taco::acp::agent::MAX_SESSIONS);
+    assert!(refused.contains("sessions open"), "{refused}");
 }

@@ -86,6 +86,10 @@ struct Live {
 
 type Sessions = Arc<Mutex<HashMap<String, Live>>>;
 
+/// Most sessions one connection keeps open (each is a task, its MCP servers and a file): a
+/// client opening more is refused, not obeyed without end.
+pub const MAX_SESSIONS: usize = 32;
+
 /// Serves ACP over `transport` until the client goes; every session's run is cancelled then.
 pub async fn serve(
     host: Arc<dyn Host>,
@@ -266,6 +270,16 @@ async fn start(
         return Err(format!(
             "cwd must be an absolute path, got {}",
             open.cwd.display()
+        ));
+    }
+    let loaded = open.load.clone();
+    let full = {
+        let open_now = lock(sessions);
+        open_now.len() >= MAX_SESSIONS && !loaded.is_some_and(|id| open_now.contains_key(&id))
+    };
+    if full {
+        return Err(format!(
+            "this connection has {MAX_SESSIONS} sessions open, the most taco keeps; start another `taco acp` for more"
         ));
     }
     let named = Arc::clone(&open.named);

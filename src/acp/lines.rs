@@ -58,9 +58,11 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     futures_util::sink::unfold(writer, move |mut writer, line: String| async move {
+        // One write a line: a streamed answer is thousands of them.
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
         let write = async {
-            writer.write_all(line.as_bytes()).await?;
-            writer.write_all(b"\n").await?;
+            writer.write_all(&bytes).await?;
             writer.flush().await
         };
         match tokio::time::timeout(wait, write).await {

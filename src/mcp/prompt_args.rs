@@ -41,8 +41,9 @@ pub enum ArgsError {
         /// How the command is used (`<name> [style]`).
         usage: String,
         /// The missing arguments as a JSON Schema object (properties with descriptions,
-        /// `required`): what a form would ask.
-        form: Value,
+        /// `required`): what a form would ask. Boxed: an order-keeping map is large, and
+        /// errors travel by value.
+        form: Box<Value>,
     },
 }
 
@@ -205,7 +206,7 @@ pub fn collect(
             command: command.to_string(),
             names,
             usage: format!("{command} {}", usage(args)),
-            form,
+            form: Box::new(form),
         });
     }
     Ok(given)
@@ -294,7 +295,7 @@ mod tests {
         };
         assert_eq!(names, &["name"]);
         assert_eq!(
-            form,
+            &**form,
             &json!({
                 "type": "object",
                 "properties": {"name": {"type": "string", "title": "name", "description": "the name"}},

@@ -155,18 +155,8 @@ impl Host for Sessions {
 /// Unix milliseconds as RFC 3339 (UTC).
 fn rfc3339(ms: u64) -> String {
     let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
-    let days = secs.div_euclid(86_400);
     let rest = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = session::civil_from_days(secs.div_euclid(86_400));
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
         rest / 3600,

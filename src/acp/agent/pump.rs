@@ -52,7 +52,8 @@ pub async fn run(mut session: Session, cx: ConnectionTo<Client>, waiting: Waitin
     let mut model = RunModel::new();
     let mut run = RunEnd::default();
     let ops = session.task.ops.clone();
-    while let Some(event) = session.task.events.recv().await {
+    let mut held = None;
+    while let Some(event) = next(&mut session.task.events, &mut held).await {
         let was_running = model.is_running();
         model.apply(&event);
         run.see(&event.data);
@@ -109,6 +110,43 @@ pub async fn run(mut session: Session, cx: ConnectionTo<Client>, waiting: Waitin
         let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
     }
     (session.on_close)();
+}
+
+/// Most text one merged chunk carries.
+const MERGED_TEXT: usize = 32 * 1024;
+
+/// The next event; deltas already waiting behind a delta of the same kind come merged into it,
+/// so a client slower than the model gets fewer, longer chunks instead of a backlog of lines
+/// (the event that ends a merge is held for the next call).
+async fn next(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<crate::event::Event>,
+    held: &mut Option<crate::event::Event>,
+) -> Option<crate::event::Event> {
+    let mut event = match held.take() {
+        Some(event) => event,
+        None => events.recv().await?,
+    };
+    let EventData::Delta { kind, text } = &mut event.data else {
+        return Some(event);
+    };
+    while text.len() < MERGED_TEXT {
+        let Ok(more) = events.try_recv() else {
+            break;
+        };
+        match &more.data {
+            EventData::Delta {
+                kind: next_kind,
+                text: next_text,
+            } if next_kind == kind && more.request_id == event.request_id => {
+                text.push_str(next_text);
+            }
+            _ => {
+                *held = Some(more);
+                break;
+            }
+        }
+    }
+    Some(event)
 }
 
 fn notify(cx: &ConnectionTo<Client>, id: &SessionId, update: SessionUpdate) {
@@ -195,4 +233,51 @@ fn finish(waiting: &Waiting, end: RunEnd, cx: &ConnectionTo<Client>, id: &Sessio
         StopReason::EndTurn
     };
     let _ = responder.respond(PromptResponse::new(reason));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{DeltaKind, Event};
+    use std::sync::Arc;
+
+    fn delta(kind: DeltaKind, text: &str) -> Event {
+        Event::now(
+            &Arc::from("r1"),
+            EventData::Delta {
+                kind,
+                text: text.into(),
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn waiting_deltas_of_one_kind_merge_and_the_event_after_them_keeps_its_place() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for event in [
+            delta(DeltaKind::Text, "a"),
+            delta(DeltaKind::Text, "b"),
+            delta(DeltaKind::Reasoning, "c"),
+            delta(DeltaKind::Reasoning, "d"),
+            Event::now(
+                &Arc::from("r1"),
+                EventData::Cancelled {
+                    running: String::new(),
+                },
+            ),
+            delta(DeltaKind::Text, "e"),
+        ] {
+            tx.send(event).unwrap();
+        }
+        drop(tx);
+        let mut held = None;
+        let mut seen = Vec::new();
+        while let Some(event) = next(&mut rx, &mut held).await {
+            seen.push(match event.data {
+                EventData::Delta { kind, text } => format!("{kind:?}:{text}"),
+                other => format!("{other:?}").chars().take(9).collect(),
+            });
+        }
+        assert_eq!(seen, ["Text:ab", "Reasoning:cd", "Cancelled", "Text:e"]);
+    }
 }

@@ -302,3 +302,7 @@ fn usage(model: &RunModel, window: Option<u64>, pricing: &Pricing<'_>) -> Option
     }
     Some(SessionUpdate::UsageUpdate(update))
 }
+
+#[cfg(test)]
+#[path = "updates_tests.rs"]
+mod tests;

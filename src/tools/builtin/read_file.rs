@@ -53,7 +53,7 @@ impl TypedTool for ReadFile {
         // An editor's copy is asked for only once the file is found inside the workspace,
         // under its real path; the disk answers when the editor does not.
         let path = params.path.clone();
-        let opened = blocking(move || Ok(Workspace::new(&workdir)?.open(&path)?)).await?;
+        let opened = blocking(move || Workspace::new(&workdir)?.open(&path)).await?;
         if matches!(opened.entry, Entry::File(_))
             && let Some(text) = buffers.read(&ctx.workdir.join(&opened.rel)).await
         {
