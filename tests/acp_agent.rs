@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
     NewSessionRequest, PermissionOptionKind, PlanEntryStatus, PromptRequest, ReadTextFileRequest,
     ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionId, SessionNotification,
-    SessionUpdate, StopReason, TextContent, ToolCallContent, ToolCallStatus,
+    SessionUpdate, SetSessionModeRequest, StopReason, TextContent, ToolCallContent, ToolCallStatus,
 };
 use agent_client_protocol::{Agent, Client, Lines};
 use serde_json::{Value, json};
@@ -202,7 +202,8 @@ async fn a_prompt_streams_its_answer_and_a_permission_round_trip_writes_the_file
         std::fs::read_to_string(work.path().join("notes.md")).unwrap(),
         "hello from acp\n"
     );
-    let seen = seen.lock().unwrap();
+    // Taken out, so no lock is held past here.
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
     // The permission: the call with its diff, and the dialog's answers as options.
     assert_eq!(seen.asked.len(), 1);
     let asked = &seen.asked[0];
@@ -709,4 +710,67 @@ async fn a_client_opening_sessions_without_end_is_refused_past_the_bound() {
     .await;
     assert_eq!(opened, taco::acp::agent::MAX_SESSIONS);
     assert!(refused.contains("sessions open"), "{refused}");
+}
+
+#[tokio::test]
+async fn modes_switch_and_plan_mode_asks_the_client_to_approve_the_plan() {
+    let (home, work) = setup();
+    let server = TestServer::start(vec![
+        text_turn(&["1. Write notes.md"]),
+        text_turn(&["Done as planned."]),
+    ])
+    .await;
+    let mut child = acp(home.path(), work.path(), &server);
+    let seen: Shared = Arc::default();
+    let pick: Pick = |r| pick_id(r, "approve");
+    let workdir = work.path().to_path_buf();
+    let (offered, reason) = client(&mut child, pick, Arc::clone(&seen), async move |cx| {
+        initialize(&cx).await?;
+        let session = open(&cx, workdir).await?;
+        let modes = session.modes.clone().expect("modes offered");
+        cx.send_request(SetSessionModeRequest::new(
+            session.session_id.clone(),
+            "plan",
+        ))
+        .block_task()
+        .await?;
+        let bad = cx
+            .send_request(SetSessionModeRequest::new(
+                session.session_id.clone(),
+                "yolo",
+            ))
+            .block_task()
+            .await;
+        assert!(bad.is_err());
+        let done = ask(&cx, session.session_id, "plan the notes").await?;
+        Ok((modes, done.stop_reason))
+    })
+    .await;
+    assert_eq!(reason, StopReason::EndTurn);
+    assert_eq!(&*offered.current_mode_id.0, "ask");
+    let seen = seen.lock().unwrap();
+    // The plan was put to the client as a permission, and approving it carried it out.
+    assert_eq!(seen.asked.len(), 1);
+    let review = &seen.asked[0];
+    assert!(
+        review.tool_call.tool_call_id.0.starts_with("plan/"),
+        "{review:?}"
+    );
+    let options: Vec<&str> = review.options.iter().map(|o| &*o.option_id.0).collect();
+    assert_eq!(options, ["approve", "approve-auto-edit", "keep-planning"]);
+    let modes: Vec<&str> = seen
+        .updates
+        .iter()
+        .filter_map(|(_, u)| match u {
+            SessionUpdate::CurrentModeUpdate(m) => Some(&*m.current_mode_id.0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(modes, ["plan", "ask"]);
+    let carried = server.requests()[1].json().to_string();
+    assert!(carried.contains("approved the plan"), "{carried}");
+    assert_eq!(
+        message_text(&seen.updates),
+        "1. Write notes.mdDone as planned."
+    );
 }

@@ -5,6 +5,7 @@
 //! run: a prompt's response is sent by the pump when the run ends.
 
 mod files;
+pub mod modes;
 pub mod permission;
 mod pump;
 pub mod updates;
@@ -19,7 +20,8 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
-    SessionId, SessionInfo, SessionListCapabilities, StopReason,
+    SessionId, SessionInfo, SessionListCapabilities, SetSessionModeRequest, SetSessionModeResponse,
+    StopReason,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Responder, V1};
 use futures_util::future::BoxFuture;
@@ -63,6 +65,8 @@ pub struct Session {
     pub workdir: PathBuf,
     /// The prices its usage is costed at.
     pub pricing: crate::config::pricing::Pricing,
+    /// The permission mode it starts in.
+    pub mode: crate::event::Mode,
     /// Ends when its MCP servers have started or failed (each within its startup time): a
     /// prompt waits for it, so the first request gets the client's servers' tools.
     pub ready: Ready,
@@ -126,7 +130,8 @@ pub async fn serve(
                     // Opening reads config and starts servers: off the dispatch loop.
                     tokio::spawn(async move {
                         match start(&*host, &sessions, &cx, open).await {
-                            Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                            Ok((id, mode)) => responder
+                                .respond(NewSessionResponse::new(id).modes(modes::state(mode))),
                             Err(why) => responder.respond_with_error(problem(why)),
                         }
                     });
@@ -147,7 +152,8 @@ pub async fn serve(
                     let (host, sessions) = (Arc::clone(&host), Arc::clone(&sessions));
                     tokio::spawn(async move {
                         match start(&*host, &sessions, &cx, open).await {
-                            Ok(_) => responder.respond(LoadSessionResponse::new()),
+                            Ok((_, mode)) => responder
+                                .respond(LoadSessionResponse::new().modes(modes::state(mode))),
                             Err(why) => responder.respond_with_error(problem(why)),
                         }
                     });
@@ -184,6 +190,28 @@ pub async fn serve(
                 async move |request: PromptRequest,
                             responder: Responder<PromptResponse, V1>,
                             _cx| { prompt(&sessions, request, responder) }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let sessions = Arc::clone(&sessions);
+                async move |request: SetSessionModeRequest,
+                            responder: Responder<SetSessionModeResponse, V1>,
+                            _cx| {
+                    let mode = modes::parse(&request.mode_id.0);
+                    let sessions = lock(&sessions);
+                    match (sessions.get(&*request.session_id.0), mode) {
+                        (Some(live), Some(mode)) => {
+                            let _ = live.ops.send(Op::SetMode(mode));
+                            responder.respond(SetSessionModeResponse::new())
+                        }
+                        _ => responder.respond_with_error(
+                            agent_client_protocol::Error::invalid_params()
+                                .data("no such session or mode (ask, auto-edit, plan)"),
+                        ),
+                    }
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -259,13 +287,13 @@ fn problem(why: String) -> agent_client_protocol::Error {
     agent_client_protocol::Error::new(-32603, why)
 }
 
-/// Opens a session and starts its pump; its id.
+/// Opens a session and starts its pump; its id and mode.
 async fn start(
     host: &dyn Host,
     sessions: &Sessions,
     cx: &ConnectionTo<Client>,
     open: Open,
-) -> Result<String, String> {
+) -> Result<(String, crate::event::Mode), String> {
     if !open.cwd.is_absolute() {
         return Err(format!(
             "cwd must be an absolute path, got {}",
@@ -292,6 +320,7 @@ async fn start(
         old.pump.abort();
     }
     let waiting: Waiting = Arc::default();
+    let mode = session.mode;
     let ops = session.task.ops.clone();
     let ready = session.ready.clone();
     // A loaded session's history reaches the client before the load's response.
@@ -306,7 +335,7 @@ async fn start(
             pump,
         },
     );
-    Ok(id)
+    Ok((id, mode))
 }
 
 /// Starts a prompt's run; its response waits for the run's end.

@@ -98,6 +98,7 @@ impl Host for Sessions {
             for note in &opened.notes {
                 tracing::info!(session = %id, "{note}");
             }
+            let mode = orchestrator.mode().get();
             let providers: Arc<dyn Providers> = Arc::new(resolved.catalog.clone());
             let task = task::spawn_switching(orchestrator, opened.recorder, Some(providers));
             let reporter = tokio::spawn(async move {
@@ -118,6 +119,7 @@ impl Host for Sessions {
                 history: opened.history,
                 workdir: resolved.workdir.clone(),
                 pricing: resolved.pricing.clone(),
+                mode,
                 on_close: Box::new(move || {
                     mcp.shutdown();
                     reporter.abort();

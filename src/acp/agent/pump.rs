@@ -6,7 +6,7 @@
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
+    CurrentModeUpdate, PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
 
 use super::updates::{self, Pricing, Source};
@@ -73,6 +73,14 @@ pub async fn run(mut session: Session, cx: ConnectionTo<Client>, waiting: Waitin
                 };
                 ask(&cx, &id, request, &session.workdir, ops.clone());
             }
+            EventData::InputRequested(question) if question.kind == InputKind::Plan => {
+                review(&cx, &id, question, ops.clone());
+            }
+            EventData::ModeChanged { mode } => notify(
+                &cx,
+                &id,
+                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.name())),
+            ),
             // ACP has no question or form a client must answer: declined, so the model is
             // told and goes on (a workflow asking for a parameter ends).
             EventData::InputRequested(question) => {
@@ -177,6 +185,28 @@ fn ask(
         let _ = ops.send(Op::Approve {
             id: request.id,
             answer,
+        });
+    });
+}
+
+/// Asks the client to review plan mode's plan; its pick is the question's answer.
+fn review(
+    cx: &ConnectionTo<Client>,
+    id: &SessionId,
+    question: &crate::event::InputRequest,
+    ops: tokio::sync::mpsc::UnboundedSender<Op>,
+) {
+    let asked = super::modes::plan_request(id, question);
+    let question = question.id.clone();
+    let cx = cx.clone();
+    tokio::spawn(async move {
+        let value = match cx.send_request(asked).block_task().await {
+            Ok(response) => super::modes::plan_answer(&response.outcome),
+            Err(_) => None,
+        };
+        let _ = ops.send(Op::Answer {
+            id: question,
+            value,
         });
     });
 }
