@@ -7,17 +7,21 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use agent_client_protocol::Agent;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, PermissionOption, PromptRequest, RequestPermissionOutcome,
-    RequestPermissionResponse, SessionId, TextContent,
+    ContentBlock, PromptRequest, RequestPermissionOutcome, RequestPermissionResponse, SessionId,
+    TextContent,
 };
-use agent_client_protocol::{Agent, Responder, V1};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc::{self, Receiver, Sender, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+mod asks;
+
+use asks::{Waiting, unsupported};
 
 use super::connection::{Incoming, plain};
 use super::process::StderrTail;
@@ -26,7 +30,6 @@ use super::{CANCEL_WAIT, choice};
 use crate::conversation::Message;
 use crate::engine::Engine;
 use crate::event::{Event, EventData};
-use crate::orchestrator::approval::ApprovalAnswer;
 use crate::orchestrator::task::Op;
 use crate::recorder::Recorder;
 
@@ -173,12 +176,6 @@ impl Engine for AcpEngine {
         }
         .boxed()
     }
-}
-
-/// A permission request waiting for the user.
-struct Waiting {
-    options: Vec<PermissionOption>,
-    responder: Responder<RequestPermissionResponse, V1>,
 }
 
 /// The engine task's state.
@@ -455,51 +452,6 @@ impl State {
         }
     }
 
-    /// The user's answer to the permission request about call `id`.
-    async fn decide(&mut self, id: &str, answer: &ApprovalAnswer) {
-        let Some(waiting) = self.waiting.remove(id) else {
-            return;
-        };
-        let outcome = choice::outcome(&waiting.options, answer);
-        let decision = choice::decision(&waiting.options, &outcome);
-        let reason = match (&outcome, answer.decision) {
-            (RequestPermissionOutcome::Cancelled, crate::event::Decision::Approved) => {
-                Some(format!(
-                    "{} offers no option that allows only what was approved",
-                    self.name
-                ))
-            }
-            _ => answer.reason.clone(),
-        };
-        if let Err(e) = waiting
-            .responder
-            .respond(RequestPermissionResponse::new(outcome))
-        {
-            tracing::warn!("the permission answer could not be sent: {e}");
-        }
-        let now = crate::event::unix_ms();
-        let events = self
-            .translator
-            .decided(id, decision, answer.scope, reason, now);
-        self.emit_all(events).await;
-    }
-
-    fn send_cancel(&self) {
-        if let (Some(cx), Some(session)) = (&self.cx, &self.session) {
-            let _ = cx.send_notification(CancelNotification::new(session.clone()));
-        }
-    }
-
-    /// Every open permission request is answered `cancelled` (the protocol's rule on a
-    /// cancel).
-    fn answer_all_cancelled(&mut self) {
-        for (_, waiting) in self.waiting.drain() {
-            let _ = waiting.responder.respond(RequestPermissionResponse::new(
-                RequestPermissionOutcome::Cancelled,
-            ));
-        }
-    }
-
     async fn emit_all(&mut self, events: Vec<EventData>) {
         for data in events {
             let event = Event::now(&self.request, data);
@@ -558,24 +510,5 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-/// What an op asks for, in the words of its command.
-fn unsupported(op: &Op) -> &'static str {
-    match op {
-        Op::UserShell(_) => "`!` (a shell command of the user's)",
-        Op::Answer { .. } | Op::Fill { .. } => "answering a question",
-        Op::CancelCall(_) => "cancelling one call",
-        Op::Clear => "/clear",
-        Op::Compact => "/compact",
-        Op::Revoke(_) => "/revoke",
-        Op::Switch { .. } => "/model and /provider",
-        Op::ListModels => "/model",
-        Op::ListSessions => "/resume",
-        Op::PreviewRewind(_) | Op::Rewind { .. } | Op::ShowChanges { .. } => "/rewind",
-        Op::ReloadHooks => "hooks",
-        Op::SetMode(_) => "permission modes",
-        _ => "this",
     }
 }
