@@ -109,6 +109,7 @@ fn throughput(c: &mut Criterion) {
                         client_write,
                         Recorder::default(),
                         Duration::from_secs(5),
+                        None,
                     );
                     let started = Instant::now();
                     engine.send(Op::Submit("go".into()));

@@ -36,6 +36,17 @@ struct Drive {
 
 impl Drive {
     fn new(steps: Vec<Value>, workdir: &Path, sessions: &Path, init_wait: Duration) -> Self {
+        Self::authenticating(steps, workdir, sessions, init_wait, None)
+    }
+
+    /// [`Drive::new`] with an `auth` method configured.
+    fn authenticating(
+        steps: Vec<Value>,
+        workdir: &Path,
+        sessions: &Path,
+        init_wait: Duration,
+        auth: Option<&str>,
+    ) -> Self {
         let Script {
             client_read,
             client_write,
@@ -56,6 +67,7 @@ impl Drive {
             client_write,
             recorder,
             init_wait,
+            auth.map(String::from),
         );
         let mut h = Harness::new();
         h.app = App::new(
@@ -527,6 +539,7 @@ fn agent_command(name: &str, script: &str) -> client::process::Command {
         command: "sh".into(),
         args: vec!["-c".into(), script.into()],
         env: Default::default(),
+        auth: None,
     }
 }
 
@@ -609,5 +622,95 @@ async fn a_silent_agent_process_and_its_children_end_with_the_engine() {
         running_with(&marker).is_empty(),
         "{:?}",
         running_with(&marker)
+    );
+}
+
+/// The initialize answer of an agent that wants authentication (as codex-acp's).
+fn wants_auth() -> Value {
+    json!({"expect": "initialize", "reply": {"protocolVersion": 1, "agentCapabilities": {},
+    "authMethods": [
+        {"id": "chatgpt", "name": "Login with ChatGPT"},
+        {"type": "env_var", "id": "openai-api-key", "name": "Use OPENAI_API_KEY",
+         "vars": [{"name": "OPENAI_API_KEY"}]}
+    ]}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_needs_authentication_names_its_methods_and_a_configured_one_is_used() {
+    // Without `auth`: the agent's refusal says what to set.
+    let (_work, root, sessions) = dirs();
+    let refused = json!({"code": -32000, "message": "Authentication required"});
+    let steps = vec![
+        wants_auth(),
+        json!({"expect": "session/new", "error": refused}),
+    ];
+    let mut d = Drive::new(steps, &root, sessions.path(), Duration::from_secs(5));
+    d.submit("hello?");
+    let error = d.until("the error", is("error")).await;
+    let EventData::Error { message, .. } = &error.data else {
+        unreachable!()
+    };
+    assert!(
+        message.contains("set auth in its [agents] entry to one of: chatgpt (Login with ChatGPT), openai-api-key (Use OPENAI_API_KEY)"),
+        "{message}"
+    );
+    // With `auth`: taco authenticates with it before the session, then the prompt goes.
+    let (_work, root, sessions) = dirs();
+    let steps = vec![
+        wants_auth(),
+        json!({"expect": "authenticate"}),
+        json!({"expect": "session/new"}),
+        json!({"expect": "session/prompt"}),
+        json!({"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}}),
+        json!({"end": "end_turn"}),
+    ];
+    let mut d = Drive::authenticating(
+        steps,
+        &root,
+        sessions.path(),
+        Duration::from_secs(5),
+        Some("openai-api-key"),
+    );
+    d.submit("hello?");
+    d.until("the answer", is("final")).await;
+    let methods: Vec<Value> = d
+        .script_seen
+        .all()
+        .iter()
+        .map(|m| m["method"].clone())
+        .collect();
+    assert_eq!(
+        methods[..4],
+        [
+            json!("initialize"),
+            json!("authenticate"),
+            json!("session/new"),
+            json!("session/prompt")
+        ]
+    );
+    let asked = d
+        .script_seen
+        .all()
+        .into_iter()
+        .find(|m| m["method"] == "authenticate")
+        .unwrap();
+    assert_eq!(asked["params"]["methodId"], "openai-api-key");
+    // A method the agent does not offer is refused before anything else.
+    let (_work, root, sessions) = dirs();
+    let mut d = Drive::authenticating(
+        vec![wants_auth(), json!({"hang": true})],
+        &root,
+        sessions.path(),
+        Duration::from_secs(5),
+        Some("api-key"),
+    );
+    d.submit("hello?");
+    let error = d.until("the error", is("error")).await;
+    let EventData::Error { message, .. } = &error.data else {
+        unreachable!()
+    };
+    assert!(
+        message.contains("offers no authentication method `api-key`"),
+        "{message}"
     );
 }

@@ -58,6 +58,7 @@ pub fn launch(
         group,
     } = running;
     let root = workdir.to_path_buf();
+    let auth = command.auth.clone();
     let process = Process {
         child,
         group,
@@ -68,7 +69,7 @@ pub fn launch(
         workdir,
         recorder,
         Some(process),
-        move |wiring| serve(wiring, root, stdout, stdin, init_wait),
+        move |wiring| serve(wiring, root, stdout, stdin, (init_wait, auth)),
     ))
 }
 
@@ -81,6 +82,7 @@ pub fn connect<R, W>(
     writer: W,
     recorder: Recorder,
     init_wait: Duration,
+    auth: Option<String>,
 ) -> AcpEngine
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
@@ -88,14 +90,19 @@ where
 {
     let root = workdir.clone();
     AcpEngine::start(name, &root, recorder, None, move |wiring| {
-        serve(wiring, workdir, reader, writer, init_wait);
+        serve(wiring, workdir, reader, writer, (init_wait, auth));
     })
 }
 
 /// The connection over the agent's lines, bounded: long lines and lines that are not JSON
 /// are dropped and said.
-fn serve<R, W>(wiring: Wiring, workdir: PathBuf, reader: R, writer: W, init_wait: Duration)
-where
+fn serve<R, W>(
+    wiring: Wiring,
+    workdir: PathBuf,
+    reader: R,
+    writer: W,
+    (init_wait, auth): (Duration, Option<String>),
+) where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
@@ -129,6 +136,7 @@ where
         wiring.incoming,
         wiring.stop,
         init_wait,
+        auth,
     ));
 }
 

@@ -26,6 +26,9 @@ pub struct AgentEntry {
     pub env: BTreeMap<String, String>,
     /// How long it may take to answer `initialize` and open a session (default 30 s).
     pub startup_timeout_secs: Option<u64>,
+    /// The authentication method to use, one the agent advertises (`openai-api-key` for
+    /// codex-acp, with the key in `env`); taco then calls `authenticate` before the session.
+    pub auth: Option<String>,
 }
 
 /// The agent `name` of the config: how to start it and how long its start may take.
@@ -53,6 +56,7 @@ pub fn agent(
             command: entry.command.clone(),
             args: entry.args.clone(),
             env: entry.env.clone(),
+            auth: entry.auth.clone(),
         },
         wait,
     ))

@@ -105,6 +105,14 @@ async fn run(steps: Vec<Value>, read: DuplexStream, mut write: DuplexStream, see
             if message.get("id").is_none() {
                 continue;
             }
+            if let Some(error) = step.get("error") {
+                send(
+                    &mut write,
+                    json!({"jsonrpc": "2.0", "id": message["id"], "error": error}),
+                )
+                .await;
+                continue;
+            }
             let reply = step.get("reply").cloned().unwrap_or_else(|| match method {
                 "initialize" => json!({"protocolVersion": 1, "agentCapabilities": {},
                                        "agentInfo": {"name": "scripted", "version": "1.0"}}),

@@ -12,10 +12,11 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
-    NewSessionRequest, PromptResponse, ReadTextFileRequest, ReadTextFileResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionUpdate, WriteTextFileRequest, WriteTextFileResponse,
+    AuthMethod, AuthenticateRequest, ClientCapabilities, FileSystemCapabilities, Implementation,
+    InitializeRequest, NewSessionRequest, PromptResponse, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionId, SessionUpdate, WriteTextFileRequest,
+    WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Responder, V1};
 use serde_json::Value;
@@ -75,6 +76,7 @@ pub async fn run(
     tx: Sender<Incoming>,
     stop: CancellationToken,
     init_wait: Duration,
+    auth: Option<String>,
 ) {
     let root = workdir.clone();
     let result = Client
@@ -183,9 +185,23 @@ pub async fn run(
                                 "the agent did not answer initialize within {secs} s"
                             ))
                         })??;
+                let methods = auth_methods(&initialized.auth_methods);
                 let info = initialized
                     .agent_info
                     .map(|i| format!("{} {}", i.name, i.version));
+                if let Some(method) = auth {
+                    if !initialized.auth_methods.iter().any(|m| *m.id().0 == *method) {
+                        return Err(failure(format!(
+                            "the agent offers no authentication method `{method}` (auth in its [agents] entry); it offers: {methods}"
+                        )));
+                    }
+                    tokio::time::timeout(
+                        init_wait,
+                        cx.send_request(AuthenticateRequest::new(method)).block_task(),
+                    )
+                    .await
+                    .map_err(|_| failure(format!("the agent did not authenticate within {secs} s")))??;
+                }
                 let opened = tokio::time::timeout(
                     init_wait,
                     cx.send_request(NewSessionRequest::new(workdir))
@@ -194,7 +210,16 @@ pub async fn run(
                 .await
                 .map_err(|_| {
                     failure(format!("the agent did not open a session within {secs} s"))
-                })??;
+                })?
+                .map_err(|e| {
+                    if e.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED && !methods.is_empty() {
+                        failure(format!(
+                            "the agent needs you to authenticate: set auth in its [agents] entry to one of: {methods}"
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
                 let ready = Incoming::Ready {
                     cx: cx.clone(),
                     session: opened.session_id,
@@ -209,6 +234,15 @@ pub async fn run(
         .await;
     let why = result.err().map(|e| plain(&e));
     let _ = tx.send(Incoming::Ended(why)).await;
+}
+
+/// The agent's authentication methods, for the user to pick one: `id (name)`, comma-separated.
+fn auth_methods(methods: &[AuthMethod]) -> String {
+    methods
+        .iter()
+        .map(|m| format!("{} ({})", m.id().0, m.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An error of taco's own, as the connection reports it.

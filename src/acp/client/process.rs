@@ -29,6 +29,9 @@ pub struct Command {
     pub args: Vec<String>,
     /// Variables set for it (values may name `${VAR}`s of taco's environment).
     pub env: BTreeMap<String, String>,
+    /// The authentication method (an id the agent advertises) to `authenticate` with before
+    /// the session opens.
+    pub auth: Option<String>,
 }
 
 /// The last lines the agent wrote to stderr.
