@@ -28,6 +28,9 @@ pub fn note(agent: &str, options: &[PermissionOption]) -> String {
     let has_reject_once = options
         .iter()
         .any(|o| o.kind == PermissionOptionKind::RejectOnce);
+    // A key picks the first option of its kind (see `outcome`): a later one of the same kind
+    // is listed without the key, so the note never promises what the key does not do.
+    let mut keyed: Vec<&str> = Vec::new();
     let listed: Vec<String> = options
         .iter()
         .map(|option| {
@@ -36,7 +39,9 @@ pub fn note(agent: &str, options: &[PermissionOption]) -> String {
                 // `n` rejects "always" only when the agent offers no one-time rejection.
                 PermissionOptionKind::RejectAlways if !has_reject_once => Some("n"),
                 kind => key(kind),
-            };
+            }
+            .filter(|k| !keyed.contains(k));
+            keyed.extend(key);
             match key {
                 Some(key) => format!("{key}: {name}"),
                 None => format!("{name} (no key)"),
@@ -163,6 +168,24 @@ mod tests {
         assert_eq!(
             note("codex", &options()),
             "codex asks (ACP). Its options: y: Allow · a: Always Allow · n: Reject"
+        );
+        // Two options of one kind (taco's own agent offers "this request" and "this session"
+        // as allow-always): the key goes to the first, the one it picks.
+        let twice = vec![
+            PermissionOption::new(
+                "turn",
+                "For this request",
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new(
+                "session",
+                "For this session",
+                PermissionOptionKind::AllowAlways,
+            ),
+        ];
+        assert_eq!(
+            note("taco", &twice),
+            "taco asks (ACP). Its options: a: For this request · For this session (no key)"
         );
         let reject_always = vec![PermissionOption::new(
             "never",
