@@ -181,15 +181,7 @@ impl RunModel {
                     }
                 }
             }
-            EventData::UsageReported(usage) => {
-                self.context = Some(ContextGauge {
-                    used: usage.used,
-                    window: Some(usage.size),
-                });
-                if let Some(dollars) = usage.dollars() {
-                    self.reported_cost = Some(dollars);
-                }
-            }
+            EventData::UsageReported(usage) => self.reported(usage),
             EventData::ApprovalRevoked { grant } => self.grants.revoked(grant),
             EventData::ModeChanged { mode } => self.mode = *mode,
             EventData::GrantUsed { id, grant, .. } => {

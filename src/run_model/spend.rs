@@ -7,6 +7,18 @@ use super::RunModel;
 use crate::conversation::Usage;
 
 impl RunModel {
+    /// What an external agent said of its context and cost (it makes model calls taco does
+    /// not see, so its figures are the session's).
+    pub(super) fn reported(&mut self, usage: &crate::event::UsageReported) {
+        self.context = Some(super::ContextGauge {
+            used: usage.used,
+            window: Some(usage.size),
+        });
+        if let Some(dollars) = usage.dollars() {
+            self.reported_cost = Some(dollars);
+        }
+    }
+
     /// Counts the tokens of a resumed session's part that was not read (`session::tail`), so
     /// the session's tokens and cost are the whole file's.
     pub fn add_earlier(&mut self, by_model: &BTreeMap<String, Usage>) {
