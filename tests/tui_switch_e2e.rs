@@ -85,8 +85,10 @@ fn model_picker_switches_to_the_second_server_and_resume_keeps_it() {
     );
     write_config(home.path(), &alpha, &beta);
     let tmux = launch(home.path(), work.path());
-    let screen = tmux.wait_for("Welcome to taco");
-    assert!(screen.contains("alpha model-a"), "status line:\n{screen}");
+    tmux.wait_for("Welcome to taco");
+    // The status line is drawn in the same frame as the welcome, but a capture can land
+    // while that frame is still being written (seen under load): wait for it too.
+    tmux.wait_until("the status line", |screen| screen.contains("alpha model-a"));
 
     tmux.text("first question");
     tmux.keys(&["Enter"]);
