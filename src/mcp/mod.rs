@@ -32,7 +32,8 @@ pub(crate) mod stderr;
 pub mod tool;
 
 pub use config::{McpConfig, ServerSpec};
-use server::{StderrTail, kill_group};
+use server::StderrTail;
+pub use server::kill_group;
 
 pub use tool::McpTool;
 
@@ -163,7 +164,7 @@ impl McpHub {
                         spec: spec.clone(),
                         status: Status::Starting,
                         tools: Vec::new(),
-                        stderr: StderrTail::default(),
+                        stderr: StderrTail::new(server::STDERR_KEPT),
                         restarts: 0,
                         last_error: None,
                         restart: Arc::new(Notify::new()),

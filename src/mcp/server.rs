@@ -2,10 +2,10 @@
 //! environment and its stderr sent to the log (never the terminal), or a Streamable HTTP
 //! endpoint with its headers; then `initialize` and the tool listing, within the startup time.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
@@ -16,38 +16,15 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use super::client::Handler;
 use super::config::{ServerSpec, Transport, expand};
 use super::oauth::Access;
+pub use super::stderr::StderrTail;
 use crate::tools::ToolSettings;
 
 /// Lines of a server's stderr kept for the report when it fails.
-const STDERR_KEPT: usize = 12;
+pub(super) const STDERR_KEPT: usize = 12;
 /// How long a server that failed its handshake may take to finish its stderr.
 const STDERR_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 /// Longest stderr line kept.
 const STDERR_LINE: usize = 400;
-
-/// The last lines a server wrote to stderr.
-#[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
-
-impl StderrTail {
-    fn push(&self, line: String) {
-        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if lines.len() == STDERR_KEPT {
-            lines.pop_front();
-        }
-        lines.push_back(line);
-    }
-
-    /// The kept lines, oldest first.
-    pub fn lines(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
-    }
-}
 
 /// A connected server.
 pub struct Connection {

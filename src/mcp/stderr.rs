@@ -3,7 +3,43 @@
 //! costs taco one buffer, not its memory (`BufReader::lines` kept the whole line: 8.7 GB in
 //! 31 s).
 
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// The last lines a child (an MCP server, an ACP agent) wrote to stderr, for the report when
+/// it fails: at most `kept`, the oldest dropped.
+#[derive(Debug, Clone)]
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    kept: usize,
+}
+
+impl StderrTail {
+    /// A tail keeping the last `kept` lines.
+    pub fn new(kept: usize) -> Self {
+        Self {
+            lines: Arc::default(),
+            kept,
+        }
+    }
+
+    /// Keeps `line`, dropping the oldest past the bound.
+    pub fn push(&self, line: String) {
+        let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() >= self.kept {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        let lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        lines.iter().cloned().collect()
+    }
+}
 
 /// The most bytes of one line kept; the rest of the line is dropped.
 pub const MAX_LINE: usize = 8 * 1024;

@@ -3,10 +3,10 @@
 //! names are added), its stderr read in bounded lines into the log (never the terminal), and
 //! its whole group killed when taco is done with it, so nothing it started outlives taco.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
@@ -34,25 +34,8 @@ pub struct Command {
     pub auth: Option<String>,
 }
 
-/// The last lines the agent wrote to stderr.
-#[derive(Debug, Clone, Default)]
-pub struct StderrTail(Arc<Mutex<VecDeque<String>>>);
-
-impl StderrTail {
-    fn push(&self, line: String) {
-        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if lines.len() == STDERR_KEPT {
-            lines.pop_front();
-        }
-        lines.push_back(line);
-    }
-
-    /// The kept lines, oldest first.
-    pub fn lines(&self) -> Vec<String> {
-        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        lines.iter().cloned().collect()
-    }
-}
+/// The last lines the agent wrote to stderr (the MCP servers' tail, shared).
+pub use crate::mcp::stderr::StderrTail;
 
 /// The agent, running.
 pub struct Running {
@@ -110,7 +93,7 @@ pub fn spawn(
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(format!("agent {}: started without pipes", command.name));
     };
-    let tail = StderrTail::default();
+    let tail = StderrTail::new(STDERR_KEPT);
     if let Some(pipe) = child.stderr.take() {
         let (tail, name) = (tail.clone(), command.name.clone());
         tokio::spawn(async move {
@@ -133,14 +116,6 @@ pub fn spawn(
     })
 }
 
-/// Kills the agent's process group (SIGKILL): it and whatever it started.
-pub fn kill_group(group: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pgid) = group.and_then(|g| i32::try_from(g).ok()).filter(|g| *g > 1) {
-        // SAFETY: killpg takes plain integers; the group is the child's own (process_group(0)
-        // made its id the group's), never taco's.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
-}
+/// Kills the agent's process group (SIGKILL): it and whatever it started (as a stdio MCP
+/// server's is killed).
+pub use crate::mcp::kill_group;
