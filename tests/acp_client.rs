@@ -210,15 +210,16 @@ async fn an_agents_write_is_approved_in_the_dialog_and_shown_in_every_pane() {
     // diff of the write.
     let terminal = d.h.screen(120, 40);
     let text = screen_text(&terminal);
-    for needle in [
-        "scripted asks (ACP)",
-        "y: Allow",
-        "a: Always Allow",
-        "n: Reject",
-        "+hello",
-    ] {
-        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
-    }
+    shows(
+        &text,
+        &[
+            "scripted asks (ACP)",
+            "y: Allow",
+            "a: Always Allow",
+            "n: Reject",
+            "+hello",
+        ],
+    );
     insta::assert_snapshot!("acp_permission_dialog", terminal.backend());
     assert!(!root.join("hello.txt").exists());
 
@@ -241,14 +242,15 @@ async fn an_agents_write_is_approved_in_the_dialog_and_shown_in_every_pane() {
 
     let terminal = d.h.screen(160, 48);
     let text = screen_text(&terminal);
-    for needle in [
-        "Done: hello.txt says hello.",
-        "Write hello.txt",
-        "2/2 done",
-        "$0.04",
-    ] {
-        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
-    }
+    shows(
+        &text,
+        &[
+            "Done: hello.txt says hello.",
+            "Write hello.txt",
+            "2/2 done",
+            "$0.04",
+        ],
+    );
     insta::assert_snapshot!("acp_stack_timeline_after_run", terminal.backend());
 
     // The session file holds the run; `taco trace` reads it.
@@ -517,22 +519,6 @@ fn slash_agent_lists_the_loops_and_switches_only_to_a_configured_one() {
     assert_eq!(h.command("/agent taco"), vec![Command::Agent(None)]);
 }
 
-/// The processes whose command line holds `needle`.
-fn running_with(needle: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            let line = std::fs::read(path.join("cmdline")).ok()?;
-            let line = String::from_utf8_lossy(&line).replace('\0', " ");
-            line.contains(needle)
-                .then(|| format!("{}: {line}", path.display()))
-        })
-        .collect()
-}
-
 fn agent_command(name: &str, script: &str) -> client::process::Command {
     client::process::Command {
         name: name.into(),
@@ -609,19 +595,19 @@ async fn a_silent_agent_process_and_its_children_end_with_the_engine() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(
-        running_with(&marker).len() >= 2,
+        support::processes::running_with(&marker).len() >= 2,
         "the agent and its child run until the end: {:?}",
-        running_with(&marker)
+        support::processes::running_with(&marker)
     );
     Box::new(engine).shutdown(Duration::from_secs(2)).await;
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !running_with(&marker).is_empty() && Instant::now() < deadline {
+    while !support::processes::running_with(&marker).is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
-        running_with(&marker).is_empty(),
+        support::processes::running_with(&marker).is_empty(),
         "{:?}",
-        running_with(&marker)
+        support::processes::running_with(&marker)
     );
 }
 
@@ -713,4 +699,11 @@ async fn an_agent_that_needs_authentication_names_its_methods_and_a_configured_o
         message.contains("offers no authentication method `api-key`"),
         "{message}"
     );
+}
+
+/// Every needle is on the screen's text.
+fn shows(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
 }

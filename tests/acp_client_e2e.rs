@@ -70,9 +70,9 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
     tmux.wait_for("EXITED");
     let url = server.url();
     assert!(
-        running_with(&url).is_empty(),
+        support::processes::running_with(&url).is_empty(),
         "the agent outlived taco: {:?}",
-        running_with(&url)
+        support::processes::running_with(&url)
     );
     let files = support::cli::session_files(home.path());
     let kind = |f: &std::path::PathBuf| {
@@ -105,22 +105,4 @@ fn taco_drives_taco_acp_and_the_user_approves_its_write() {
     );
     let screen = trace.wait_for("The greeting is written.");
     assert!(screen.contains("approved"), "{screen}");
-}
-
-/// The processes whose command line holds `needle` (this test's server URL is in the
-/// agent's arguments only).
-fn running_with(needle: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            let line = std::fs::read(path.join("cmdline")).ok()?;
-            let line = String::from_utf8_lossy(&line).replace('\0', " ");
-            // A zombie not reaped yet has an empty command line and counts as gone.
-            line.contains(needle)
-                .then(|| format!("{}: {line}", path.display()))
-        })
-        .collect()
 }

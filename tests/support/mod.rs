@@ -13,6 +13,7 @@ pub mod cli;
 pub mod mcp;
 pub mod oauth;
 pub mod otlp;
+pub mod processes;
 pub mod sandboxed;
 pub mod scripted;
 pub mod tmux;
