@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema::{
     CurrentModeUpdate, PromptResponse, SessionId, SessionNotification, SessionUpdate, StopReason,
 };
 
-use super::updates::{self, Pricing, Source};
+use super::updates::{self, Source};
 use super::{Session, Waiting, lock, permission, problem};
 use crate::conversation::Role;
 use crate::event::{EventData, InputKind};
@@ -23,9 +23,6 @@ use crate::tools::AskReply;
 /// thoughts, the calls with their results, the plan.
 pub fn replay(cx: &ConnectionTo<Client>, id: &SessionId, session: &Session) {
     let mut model = RunModel::new();
-    let pricing = Pricing {
-        prices: &session.pricing,
-    };
     for entry in &session.history {
         let sent = match entry {
             Entry::Message(message) if message.role == Role::User => message
@@ -37,7 +34,13 @@ pub fn replay(cx: &ConnectionTo<Client>, id: &SessionId, session: &Session) {
             Entry::Message(_) => Vec::new(),
             Entry::Event(event) => {
                 model.apply(event);
-                updates::updates(event, &model, Source::Replay, &session.workdir, &pricing)
+                updates::updates(
+                    event,
+                    &model,
+                    Source::Replay,
+                    &session.workdir,
+                    &session.pricing,
+                )
             }
         };
         for update in sent {
@@ -98,10 +101,13 @@ pub async fn run(mut session: Session, cx: ConnectionTo<Client>, waiting: Waitin
             }
             _ => {}
         }
-        let pricing = Pricing {
-            prices: &session.pricing,
-        };
-        for update in updates::updates(&event, &model, Source::Live, &session.workdir, &pricing) {
+        for update in updates::updates(
+            &event,
+            &model,
+            Source::Live,
+            &session.workdir,
+            &session.pricing,
+        ) {
             notify(&cx, &id, update);
         }
         let ended = was_running && !model.is_running();

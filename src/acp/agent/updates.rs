@@ -11,6 +11,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 
+use crate::config::pricing::Pricing;
 use crate::event::{DeltaKind, Event, EventData, FrameState};
 use crate::run_model::RunModel;
 use crate::todo::{TodoList, TodoStatus};
@@ -29,19 +30,13 @@ pub enum Source {
     Replay,
 }
 
-/// What the session needs to know to price usage.
-pub struct Pricing<'a> {
-    /// The configured prices.
-    pub prices: &'a crate::config::pricing::Pricing,
-}
-
 /// The updates `event` makes, after `model` has folded it.
 pub fn updates(
     event: &Event,
     model: &RunModel,
     source: Source,
     workdir: &Path,
-    pricing: &Pricing<'_>,
+    pricing: &Pricing,
 ) -> Vec<SessionUpdate> {
     match &event.data {
         EventData::Delta { kind, text } if source == Source::Live => vec![chunk(*kind, text)],
@@ -293,11 +288,11 @@ pub fn plan(todos: &TodoList) -> SessionUpdate {
 }
 
 /// The context in use and what the session has cost, after a model call.
-fn usage(model: &RunModel, window: Option<u64>, pricing: &Pricing<'_>) -> Option<SessionUpdate> {
+fn usage(model: &RunModel, window: Option<u64>, pricing: &Pricing) -> Option<SessionUpdate> {
     let gauge = model.context()?;
     let size = window.or(gauge.window)?;
     let mut update = UsageUpdate::new(gauge.used, size);
-    if let Some(cost) = model.session_cost(pricing.prices) {
+    if let Some(cost) = model.session_cost(pricing) {
         update = update.cost(Cost::new(cost, "USD"));
     }
     Some(SessionUpdate::UsageUpdate(update))

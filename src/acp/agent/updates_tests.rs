@@ -50,8 +50,7 @@ fn started() -> EventData {
 
 /// The updates of each event in turn, folded as the pump folds them.
 fn mapped(source: Source, events: Vec<EventData>) -> Vec<SessionUpdate> {
-    let prices = crate::config::pricing::Pricing::default();
-    let pricing = Pricing { prices: &prices };
+    let pricing = Pricing::default();
     let mut model = RunModel::new();
     let mut out = Vec::new();
     for data in events {
