@@ -51,7 +51,7 @@ struct GlobalArgs {
     #[arg(long, global = true, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
     /// Drive an external agent from taco's screen instead of taco's own loop: one of the
-    /// config's [agents.NAME] (an ACP agent such as codex-acp or claude-code-acp).
+    /// config's [agents.NAME] (an ACP agent such as codex-acp or claude-agent-acp).
     #[arg(long, global = true, value_name = "NAME")]
     agent: Option<String>,
 }
