@@ -108,8 +108,10 @@ fn throughput(c: &mut Criterion) {
                         client_read,
                         client_write,
                         Recorder::default(),
-                        Duration::from_secs(5),
-                        None,
+                        client::Options {
+                            init_wait: Duration::from_secs(5),
+                            ..client::Options::default()
+                        },
                     );
                     let started = Instant::now();
                     engine.send(Op::Submit("go".into()));

@@ -13,6 +13,7 @@ mod support;
 mod acp_agent;
 mod acp_client;
 mod acp_client_e2e;
+mod acp_client_terminals;
 mod anthropic_wire;
 mod audit;
 mod batch_approval;

@@ -4,13 +4,14 @@
 //! go to the agent; its `session/update`s become taco's events (`translate`), so the chat,
 //! the tool stack, the timeline, the checklist and the status line work unchanged, and the
 //! session file and `taco trace` too. The agent's file requests are answered inside the
-//! workspace (`files`); terminals are not offered.
+//! workspace (`files`), its terminals run in taco's sandbox (`terminals`).
 
 pub mod choice;
 mod connection;
 mod engine;
 pub mod files;
 pub mod process;
+pub mod terminals;
 pub mod translate;
 
 use std::path::{Path, PathBuf};
@@ -34,7 +35,19 @@ pub const INIT_WAIT: Duration = Duration::from_secs(30);
 /// How long the agent may take to end its turn after a cancel before taco ends it.
 pub const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
-/// Starts the agent `command` in `workdir` and an engine over it, recording into `recorder`.
+/// What a connection is given besides its pipes.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// How long `initialize`, `authenticate` and `session/new` may each take.
+    pub init_wait: Duration,
+    /// The authentication method to use before the session opens.
+    pub auth: Option<String>,
+    /// How the agent's terminals run (sandbox, environment, secrets); none: not offered.
+    pub terminals: Option<Arc<crate::tools::ToolSettings>>,
+}
+
+/// Starts the agent `command` in `workdir` and an engine over it, recording into `recorder`;
+/// its terminals run with `settings`.
 pub fn launch(
     command: &process::Command,
     workdir: &Path,
@@ -58,7 +71,11 @@ pub fn launch(
         group,
     } = running;
     let root = workdir.to_path_buf();
-    let auth = command.auth.clone();
+    let options = Options {
+        init_wait,
+        auth: command.auth.clone(),
+        terminals: Some(Arc::new(settings.clone())),
+    };
     let process = Process {
         child,
         group,
@@ -69,7 +86,8 @@ pub fn launch(
         workdir,
         recorder,
         Some(process),
-        move |wiring| serve(wiring, root, stdout, stdin, (init_wait, auth)),
+        options.terminals.clone(),
+        move |wiring| serve(wiring, root, stdout, stdin, options),
     ))
 }
 
@@ -81,28 +99,23 @@ pub fn connect<R, W>(
     reader: R,
     writer: W,
     recorder: Recorder,
-    init_wait: Duration,
-    auth: Option<String>,
+    options: Options,
 ) -> AcpEngine
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let root = workdir.clone();
-    AcpEngine::start(name, &root, recorder, None, move |wiring| {
-        serve(wiring, workdir, reader, writer, (init_wait, auth));
+    let terminals = options.terminals.clone();
+    AcpEngine::start(name, &root, recorder, None, terminals, move |wiring| {
+        serve(wiring, workdir, reader, writer, options);
     })
 }
 
 /// The connection over the agent's lines, bounded: long lines and lines that are not JSON
 /// are dropped and said.
-fn serve<R, W>(
-    wiring: Wiring,
-    workdir: PathBuf,
-    reader: R,
-    writer: W,
-    (init_wait, auth): (Duration, Option<String>),
-) where
+fn serve<R, W>(wiring: Wiring, workdir: PathBuf, reader: R, writer: W, options: Options)
+where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
@@ -135,8 +148,8 @@ fn serve<R, W>(
         workdir,
         wiring.incoming,
         wiring.stop,
-        init_wait,
-        auth,
+        (options.init_wait, options.auth),
+        wiring.terminals,
     ));
 }
 

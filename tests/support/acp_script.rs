@@ -10,6 +10,10 @@
 //!   the answer.
 //! - `{"write_file": {"path", "content"}}` / `{"read_file": {"path"}}`: an `fs/*` request;
 //!   waits for the answer.
+//! - `{"request": METHOD, "params": P}`: any request of the agent's (`terminal/*`), with
+//!   `sessionId` added and a `terminalId` of `"$last"` replaced by the one the last
+//!   `terminal/create` got; waits for the answer.
+//! - `{"sleep_ms": N}`: waits that long.
 //! - `{"end": STOP_REASON}`: answers the prompt.
 //! - `{"raw": TEXT}`: writes TEXT and a newline as they are; `{"long": BYTES}` writes one line
 //!   of that many bytes.
@@ -93,6 +97,7 @@ async fn run(steps: Vec<Value>, read: DuplexStream, mut write: DuplexStream, see
     let mut lines = BufReader::new(read).lines();
     let mut prompt_id = Value::Null;
     let mut asked = 0;
+    let mut terminal = Value::Null;
     for step in steps {
         if let Some(method) = step.get("expect").and_then(Value::as_str) {
             let Some(message) = next_of(&mut lines, &seen, |m| m["method"] == method).await else {
@@ -169,6 +174,31 @@ async fn run(steps: Vec<Value>, read: DuplexStream, mut write: DuplexStream, see
             {
                 return;
             }
+        } else if let Some(method) = step.get("request").and_then(Value::as_str) {
+            asked += 1;
+            let id = format!("req-{asked}");
+            let mut params = step.get("params").cloned().unwrap_or_else(|| json!({}));
+            params["sessionId"] = json!("s1");
+            if params.get("terminalId") == Some(&json!("$last")) {
+                params["terminalId"] = terminal.clone();
+            }
+            send(
+                &mut write,
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            )
+            .await;
+            let Some(answer) = next_of(&mut lines, &seen, |m| {
+                m["id"] == id && m.get("method").is_none()
+            })
+            .await
+            else {
+                return;
+            };
+            if let Some(made) = answer.pointer("/result/terminalId") {
+                terminal = made.clone();
+            }
+        } else if let Some(ms) = step.get("sleep_ms").and_then(Value::as_u64) {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         } else if let Some(stop) = step.get("end") {
             send(
                 &mut write,

@@ -7,6 +7,7 @@
 // Test scaffolding: a failed unwrap is a failed test, with its location.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod acp_drive;
 pub mod acp_script;
 pub mod app;
 pub mod cli;

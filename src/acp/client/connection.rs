@@ -7,16 +7,19 @@
 //! answered off it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, AuthenticateRequest, ClientCapabilities, FileSystemCapabilities, Implementation,
-    InitializeRequest, NewSessionRequest, PromptResponse, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SessionId, SessionUpdate, WriteTextFileRequest,
-    WriteTextFileResponse,
+    AuthMethod, AuthenticateRequest, ClientCapabilities, CreateTerminalRequest,
+    CreateTerminalResponse, FileSystemCapabilities, Implementation, InitializeRequest,
+    KillTerminalRequest, KillTerminalResponse, NewSessionRequest, PromptResponse,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, ReleaseTerminalResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionUpdate, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Responder, V1};
 use serde_json::Value;
@@ -24,6 +27,7 @@ use tokio::sync::mpsc::Sender;
 use tokio_util::sync::CancellationToken;
 
 use super::files;
+use super::terminals::{News, Terminals};
 
 /// What the agent sent, or what became of the connection, for the engine.
 pub enum Incoming {
@@ -52,6 +56,15 @@ pub enum Incoming {
         /// Where the answer goes.
         responder: Responder<RequestPermissionResponse, V1>,
     },
+    /// A `terminal/create`: the engine starts it if a turn is in progress.
+    CreateTerminal {
+        /// What to run.
+        request: Box<CreateTerminalRequest>,
+        /// Where the answer goes.
+        responder: Responder<CreateTerminalResponse, V1>,
+    },
+    /// News of a terminal taco runs for the agent.
+    Terminal(News),
     /// The answer to prompt number `prompt` (or why there is none).
     Answered {
         /// The engine's number for the prompt.
@@ -75,10 +88,11 @@ pub async fn run(
     workdir: PathBuf,
     tx: Sender<Incoming>,
     stop: CancellationToken,
-    init_wait: Duration,
-    auth: Option<String>,
+    (init_wait, auth): (Duration, Option<String>),
+    terminals: Option<Arc<Terminals>>,
 ) {
     let root = workdir.clone();
+    let offers_terminals = terminals.is_some();
     let result = Client
         .v1()
         .name("taco")
@@ -166,15 +180,95 @@ pub async fn run(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            {
+                let tx = tx.clone();
+                async move |request: CreateTerminalRequest,
+                            responder: Responder<CreateTerminalResponse, V1>,
+                            _cx| {
+                    let asked = Incoming::CreateTerminal {
+                        request: Box::new(request),
+                        responder,
+                    };
+                    if let Err(unsent) = tx.send(asked).await
+                        && let Incoming::CreateTerminal { responder, .. } = unsent.0
+                    {
+                        return responder.respond_with_error(refusal("taco is done with this session".into()));
+                    }
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let terminals = terminals.clone();
+                async move |request: TerminalOutputRequest,
+                            responder: Responder<TerminalOutputResponse, V1>,
+                            _cx| {
+                    answer(responder, held(terminals.as_deref())
+                        .and_then(|t| t.output(&request.terminal_id.0)))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let terminals = terminals.clone();
+                async move |request: WaitForTerminalExitRequest,
+                            responder: Responder<WaitForTerminalExitResponse, V1>,
+                            _cx| {
+                    let terminals = terminals.clone();
+                    // Off the dispatch loop: a command may run for minutes.
+                    tokio::spawn(async move {
+                        let exit = match held(terminals.as_deref()) {
+                            Ok(t) => t.wait(&request.terminal_id.0).await,
+                            Err(refused) => Err(refused),
+                        };
+                        let _ = answer(responder, exit.map(WaitForTerminalExitResponse::new));
+                    });
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let terminals = terminals.clone();
+                async move |request: KillTerminalRequest,
+                            responder: Responder<KillTerminalResponse, V1>,
+                            _cx| {
+                    answer(responder, held(terminals.as_deref())
+                        .and_then(|t| t.kill(&request.terminal_id.0))
+                        .map(|()| KillTerminalResponse::new()))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let terminals = terminals.clone();
+                async move |request: ReleaseTerminalRequest,
+                            responder: Responder<ReleaseTerminalResponse, V1>,
+                            _cx| {
+                    answer(responder, held(terminals.as_deref())
+                        .and_then(|t| t.release(&request.terminal_id.0))
+                        .map(|()| ReleaseTerminalResponse::new()))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(transport, {
             let tx = tx.clone();
             async move |cx: ConnectionTo<Agent>| {
                 let secs = init_wait.as_secs_f64();
                 let init = InitializeRequest::new(ProtocolVersion::V1)
                     .client_capabilities(
-                        ClientCapabilities::new().fs(FileSystemCapabilities::new()
-                            .read_text_file(true)
-                            .write_text_file(true)),
+                        ClientCapabilities::new()
+                            .fs(FileSystemCapabilities::new()
+                                .read_text_file(true)
+                                .write_text_file(true))
+                            .terminal(offers_terminals),
                     )
                     .client_info(Implementation::new("taco", env!("CARGO_PKG_VERSION")));
                 let initialized =
@@ -243,6 +337,22 @@ fn auth_methods(methods: &[AuthMethod]) -> String {
         .map(|m| format!("{} ({})", m.id().0, m.name()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The session's terminals, when taco offered them.
+fn held(terminals: Option<&Terminals>) -> Result<&Terminals, files::Refused> {
+    terminals.ok_or_else(|| files::Refused("taco did not offer terminals".into()))
+}
+
+/// Answers a request with `result`, or its refusal.
+fn answer<T: agent_client_protocol::JsonRpcResponse>(
+    responder: Responder<T, V1>,
+    result: Result<T, files::Refused>,
+) -> Result<(), agent_client_protocol::Error> {
+    match result {
+        Ok(response) => responder.respond(response),
+        Err(refused) => responder.respond_with_error(refusal(refused.0)),
+    }
 }
 
 /// An error of taco's own, as the connection reports it.

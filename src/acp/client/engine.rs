@@ -21,11 +21,13 @@ use tokio_util::sync::CancellationToken;
 
 mod asks;
 mod said;
+mod terminal;
 
 use asks::{Waiting, unsupported};
 
 use super::connection::{Incoming, plain};
 use super::process::StderrTail;
+use super::terminals::Terminals;
 use super::translate::Translator;
 use super::{CANCEL_WAIT, choice};
 use crate::conversation::Message;
@@ -33,6 +35,7 @@ use crate::engine::Engine;
 use crate::event::{Event, EventData};
 use crate::orchestrator::task::Op;
 use crate::recorder::Recorder;
+use crate::tools::ToolSettings;
 
 /// Messages from the connection that may wait for the engine: past this, the agent waits.
 const INCOMING: usize = 64;
@@ -76,25 +79,38 @@ pub struct Wiring {
     pub incoming: Sender<Incoming>,
     /// Cancelled when the engine is done.
     pub stop: CancellationToken,
+    /// The agent's terminals, when taco offers them.
+    pub terminals: Option<Arc<Terminals>>,
 }
 
 impl AcpEngine {
     /// Starts the engine for agent `name` in `workdir` (recording into `recorder`); the connection task
-    /// is started by `connect` with the ends it needs. `process` is killed at the end.
+    /// is started by `connect` with the ends it needs. `process` is killed at the end; the
+    /// agent's terminals run with `terminals` (not offered without).
     pub fn start(
         name: &str,
         workdir: &std::path::Path,
         recorder: Recorder,
         process: Option<Process>,
+        terminals: Option<Arc<ToolSettings>>,
         connect: impl FnOnce(Wiring),
     ) -> Self {
         let (ops, ops_rx) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::channel(OUTGOING);
         let (incoming, incoming_rx) = mpsc::channel(INCOMING);
         let stop = CancellationToken::new();
+        let terminals = terminals.map(|settings| {
+            Arc::new(Terminals::new(
+                settings,
+                workdir,
+                incoming.clone(),
+                stop.clone(),
+            ))
+        });
         connect(Wiring {
             incoming: incoming.clone(),
             stop: stop.clone(),
+            terminals: terminals.clone(),
         });
         let process = process.map(|process| {
             let Process {
@@ -138,6 +154,7 @@ impl AcpEngine {
             closing: None,
             problems: 0,
             process,
+            terminals,
         };
         let handle = tokio::spawn(state.run(ops_rx, incoming_rx));
         Self {
@@ -207,6 +224,7 @@ struct State {
     closing: Option<(tokio::time::Instant, String)>,
     problems: usize,
     process: Option<Watched>,
+    terminals: Option<Arc<Terminals>>,
 }
 
 impl State {
@@ -235,7 +253,8 @@ impl State {
                     );
                     tracing::warn!("{message}");
                     self.running = None;
-                    let events = self.translator.abort(true, message);
+                    self.kill_terminals();
+                    let events = self.translator.abort(true, message, crate::event::unix_ms());
                     self.emit_all(events).await;
                     self.next().await;
                 }
@@ -249,7 +268,10 @@ impl State {
     async fn end(&mut self) {
         if self.running.take().is_some() {
             self.send_cancel();
-            let events = self.translator.abort(true, String::new());
+            self.kill_terminals();
+            let events = self
+                .translator
+                .abort(true, String::new(), crate::event::unix_ms());
             self.emit_all(events).await;
         }
         self.answer_all_cancelled();
@@ -383,11 +405,12 @@ impl State {
                     return;
                 }
                 self.running = None;
+                self.kill_terminals();
                 let cancelled = self.cancelled_at.take().is_some();
                 self.answer_all_cancelled();
                 let events = match result {
                     Ok(response) => self.translator.finish(response.stop_reason, now),
-                    Err(why) if cancelled => self.translator.abort(true, why),
+                    Err(why) if cancelled => self.translator.abort(true, why, now),
                     Err(why) => self.translator.abort(
                         false,
                         format!(
@@ -395,12 +418,20 @@ impl State {
                             self.name,
                             self.stderr_tail()
                         ),
+                        now,
                     ),
                 };
                 self.emit_all(events).await;
                 self.next().await;
             }
             Incoming::Problem(problem) => self.problem(problem).await,
+            Incoming::CreateTerminal { request, responder } => {
+                self.create_terminal(&request, responder, now).await;
+            }
+            Incoming::Terminal(news) => {
+                let events = self.translator.terminal(news, now);
+                self.emit_all(events).await;
+            }
             // What it sent before may still be on its way through the connection.
             Incoming::Exited(status) => {
                 let why = format!("the agent {} exited ({status})", self.name);

@@ -39,6 +39,8 @@ struct Call {
     parent: Option<String>,
     state: FrameState,
     started: u64,
+    /// Its place in the run's calls (newest highest).
+    seq: usize,
     content: Vec<ToolCallContent>,
     locations: Vec<Value>,
     raw_output: Option<Value>,
@@ -71,6 +73,8 @@ pub struct Translator {
     /// The text of the latest span: the run's answer.
     last_text: String,
     calls: HashMap<String, Call>,
+    /// The agent's terminals this run: their calls' ids.
+    terminals: HashMap<String, String>,
     plans: u32,
     /// What was said once this run (dropped text, too many calls).
     said: Vec<&'static str>,
@@ -239,6 +243,7 @@ impl Translator {
             parent: parent.clone(),
             state,
             started: now,
+            seq: self.calls.len(),
             content: call.content.clone(),
             locations: locations(&call.locations),
             raw_output: call.raw_output.clone(),
@@ -356,7 +361,7 @@ impl Translator {
             return Vec::new();
         }
         self.running = false;
-        let mut out = Vec::new();
+        let mut out = self.end_terminals(now);
         if stop == StopReason::Cancelled {
             out.extend(self.fail_span(LlmEnd::Cancelled, None));
             out.push(EventData::Cancelled {
@@ -387,13 +392,13 @@ impl Translator {
     }
 
     /// The run ends without the agent's answer (it died, the prompt failed, a cancel it
-    /// never answered): `cancelled` or an `error` saying `message`.
-    pub fn abort(&mut self, cancelled: bool, message: String) -> Vec<EventData> {
+    /// never answered) at `now`: `cancelled` or an `error` saying `message`.
+    pub fn abort(&mut self, cancelled: bool, message: String, now: u64) -> Vec<EventData> {
         if !self.running {
             return Vec::new();
         }
         self.running = false;
-        let mut out = Vec::new();
+        let mut out = self.end_terminals(now);
         if cancelled {
             out.extend(self.fail_span(LlmEnd::Cancelled, None));
             out.push(EventData::Cancelled {
@@ -438,6 +443,7 @@ impl Translator {
 
 mod asks;
 mod parts;
+pub mod terminal;
 
 pub use parts::kind_name;
 use parts::{

@@ -273,10 +273,10 @@ fn cancel_and_death_end_the_run() {
     assert_eq!(kinds(&out), ["llm_failed", "cancelled"]);
     t.start("y", 1000);
     feed(&mut t, text("partial"), 0);
-    let out = t.abort(false, "the agent a exited (exit status: 3)".into());
+    let out = t.abort(false, "the agent a exited (exit status: 3)".into(), 9);
     assert_eq!(kinds(&out), ["llm_failed", "error"]);
     // Nothing more once it ended.
-    assert!(t.abort(false, "again".into()).is_empty());
+    assert!(t.abort(false, "again".into(), 10).is_empty());
     assert!(t.finish(StopReason::EndTurn, 9).is_empty());
 }
 

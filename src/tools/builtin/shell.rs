@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 mod code;
 mod command;
 pub mod grants;
-mod live;
+pub(crate) mod live;
 mod names;
 mod output;
 mod programs;

@@ -17,7 +17,8 @@ impl State {
         self.cancelled_at = None;
         self.queue.clear();
         if self.running.take().is_some() {
-            let events = self.translator.abort(false, why);
+            self.kill_terminals();
+            let events = self.translator.abort(false, why, crate::event::unix_ms());
             self.emit_all(events).await;
         } else {
             self.say(why).await;

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// How often the tail is sent while output keeps coming.
-pub(super) const EVERY: Duration = Duration::from_millis(250);
+pub(crate) const EVERY: Duration = Duration::from_millis(250);
 /// Bytes kept (the last few lines of both streams together).
 const KEEP: usize = 2048;
 /// Lines sent at most.
@@ -13,14 +13,14 @@ const LINES: usize = 5;
 
 /// The last bytes a command wrote, and whether they changed since last sent.
 #[derive(Debug, Default)]
-pub(super) struct Tail {
+pub(crate) struct Tail {
     bytes: VecDeque<u8>,
     changed: bool,
 }
 
 impl Tail {
     /// Adds output.
-    pub(super) fn push(&mut self, data: &[u8]) {
+    pub(crate) fn push(&mut self, data: &[u8]) {
         let data = &data[data.len().saturating_sub(KEEP)..];
         self.bytes.extend(data);
         let excess = self.bytes.len().saturating_sub(KEEP);
@@ -29,7 +29,7 @@ impl Tail {
     }
 
     /// The last lines, when they changed since the last call.
-    pub(super) fn take(&mut self) -> Option<String> {
+    pub(crate) fn take(&mut self) -> Option<String> {
         if !std::mem::take(&mut self.changed) {
             return None;
         }
