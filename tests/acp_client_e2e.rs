@@ -25,6 +25,9 @@ fn config(home: &Path, server: &TestServer) {
 
 #[test]
 fn taco_drives_taco_acp_and_the_user_approves_its_write() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -39,6 +39,9 @@ fn read_all(dir: &Path, prefix: &str) -> String {
 
 #[test]
 fn bang_ls_shows_a_cell_and_the_next_message_carries_its_output_once() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("hello-bang.txt"), "hi\n").unwrap();
@@ -88,6 +91,9 @@ fn bang_ls_shows_a_cell_and_the_next_message_carries_its_output_once() {
 
 #[test]
 fn bang_is_cancelled_with_esc_and_the_app_is_free_again() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = server(vec![text_turn(&["unused"])]);
@@ -107,6 +113,9 @@ fn bang_is_cancelled_with_esc_and_the_app_is_free_again() {
 
 #[test]
 fn init_writes_agents_md_through_an_approval() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = server(vec![
@@ -138,6 +147,9 @@ fn init_writes_agents_md_through_an_approval() {
 
 #[test]
 fn a_command_uses_its_model_and_tools_for_its_request_alone() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     write(work.path(), ".taco/commands/review-pr.md", REVIEW);

@@ -59,6 +59,9 @@ fn last_user(request: &Value) -> String {
 
 #[test]
 fn a_sentence_typed_at_300_ms_a_key_answers_no_approval_escalation_or_form() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = tokio::runtime::Builder::new_current_thread()

@@ -59,6 +59,9 @@ fn wait_unwound(tmux: &Tmux) -> String {
 
 #[test]
 fn the_demo_collects_the_path_nests_the_save_and_unwinds_the_stack() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch(home.path(), work.path());
@@ -82,6 +85,9 @@ fn the_demo_collects_the_path_nests_the_save_and_unwinds_the_stack() {
 
 #[test]
 fn a_question_typed_at_the_path_question_abandons_the_workflow() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch(home.path(), work.path());
@@ -126,6 +132,9 @@ fn body(request: &RecordedRequest) -> Value {
 
 #[test]
 fn the_flow_runs_against_an_openai_compatible_server() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = tokio::runtime::Builder::new_current_thread()

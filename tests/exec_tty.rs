@@ -13,6 +13,9 @@ use support::{Reply, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_line_of_a_slow_answer_shows_before_the_stream_ends() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (home, work) = setup();
     let mut payloads = vec![chunk(
         json!({"content": "First line of a slow answer.\n"}),

@@ -11,6 +11,9 @@ use support::cli::{text_turn, tool_turn};
 
 #[test]
 fn the_rich_form_is_filled_in_the_real_binary_and_reaches_the_server() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = tokio::runtime::Builder::new_current_thread()

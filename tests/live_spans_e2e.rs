@@ -35,6 +35,9 @@ fn live_tokens(screen: &str) -> Option<u64> {
 
 #[test]
 fn a_slow_stream_has_a_live_row_that_the_finished_row_replaces() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     // 40 pieces of 24 characters, one every 200 ms: eight seconds of streaming.

@@ -432,6 +432,9 @@ async fn the_hub_logs_in_shows_the_url_and_starts_the_server_again() {
 /// the server starts again with its tools; the token is in no file taco writes but its own.
 #[test]
 fn the_tui_shows_a_copyable_url_and_the_server_comes_back_after_the_login() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     use support::tmux::Tmux;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let auth = runtime.block_on(AuthServer::start());

@@ -11,6 +11,9 @@ use support::mcp::fixture;
 
 #[test]
 fn progress_shows_on_the_frame_and_under_the_chat_cell() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = tokio::runtime::Builder::new_current_thread()

@@ -421,6 +421,9 @@ async fn a_changed_prompt_list_is_listed_again_and_reads_are_bounded() {
 /// mentioned in a message reach the model as the user's messages. Needs tmux (CI has it).
 #[test]
 fn e2e_a_prompt_and_a_resource_from_the_tui_reach_the_model() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let server = tokio::runtime::Builder::new_current_thread()

@@ -127,6 +127,9 @@ async fn a_compaction_in_force_is_kept_with_everything_from_its_cut() {
 
 #[test]
 fn the_tui_resumes_a_long_session_from_its_end_and_says_where_the_rest_is() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (home, work) = setup();
     session(home.path(), work.path(), None);
     let tmux =
@@ -235,6 +238,9 @@ fn scrolling_back_to_the_top_reads_earlier_runs_until_the_first_without_moving_t
 
 #[test]
 fn a_long_trace_opens_at_its_end_and_scrolling_back_reads_the_rest() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (home, work) = setup();
     let (path, _) = session(home.path(), work.path(), None);
     let args = format!("trace {}", path.display());

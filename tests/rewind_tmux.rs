@@ -33,6 +33,9 @@ fn approve(tmux: &Tmux, needle: &str) {
 
 #[test]
 fn r_on_the_writes_row_takes_the_files_back_to_before_it() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let notes = work.path().join("notes.txt");

@@ -61,10 +61,13 @@ fn have_setfattr() -> bool {
         .is_ok_and(|o| o.status.success());
     if !found {
         assert!(
-            std::env::var_os("CI").is_none(),
+            !crate::support::needs::under_ci(),
             "setfattr is missing under CI: .ci/run installs attr"
         );
-        eprintln!("note: setfattr is missing; the xattr cases are skipped");
+        crate::support::needs::skipped(
+            "setfattr (their xattr cases)",
+            "install attr (apt install attr)",
+        );
     }
     found
 }

@@ -96,6 +96,9 @@ fn session_text(home: &Path) -> String {
 
 #[tokio::test]
 async fn exec_ends_its_tools_on_sigterm_sighup_and_sigquit() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     for (tag, signal, code) in [
         (1, libc::SIGTERM, 143),
         (2, libc::SIGHUP, 129),
@@ -203,6 +206,9 @@ async fn tui_running_sleeps(tag: u32, then: &str) -> RunningTui {
 
 #[tokio::test]
 async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let after = "echo EXIT=$?; stty -a > '{home}/stty.txt'; echo EXITED; sleep 60";
     let tui = tui_running_sleeps(4, after).await;
     let (tmux, commands, home) = (&tui.tmux, &tui.commands[..], &tui.home);
@@ -234,6 +240,9 @@ async fn the_tui_restores_the_terminal_and_ends_its_tools_on_sigterm() {
 
 #[tokio::test]
 async fn a_closed_terminal_ends_the_tui_and_its_tools() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     // Every field is bound so the server and the leftover guard live to the end.
     let RunningTui {
         tmux,

@@ -113,6 +113,9 @@ fn shell_quote(text: &str) -> String {
 
 #[test]
 fn the_control_pane_shows_the_attack_would_work() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let pane = run_in_pane(
         dir.path(),
@@ -124,6 +127,9 @@ fn the_control_pane_shows_the_attack_would_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_on_a_terminal_prints_answers_errors_and_server_stderr_inert() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (home, work) = setup();
     // The answer carries the attack, cut inside its sequences across deltas.
     let (a, b) = ATTACK.split_at(5);
@@ -173,6 +179,9 @@ async fn exec_on_a_terminal_prints_answers_errors_and_server_stderr_inert() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_and_mcp_list_print_saved_and_server_text_inert() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (home, work) = setup();
     // A session whose first prompt carries the attack.
     let server = TestServer::start(vec![text_turn(&["ok"])]).await;

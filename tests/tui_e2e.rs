@@ -45,6 +45,9 @@ fn wait_for_file(path: &Path) -> String {
 
 #[test]
 fn approve_the_demo_write_then_quit_with_ctrl_c_twice() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("notes.txt"), "hello\n").unwrap();
@@ -85,6 +88,9 @@ fn approve_the_demo_write_then_quit_with_ctrl_c_twice() {
 
 #[test]
 fn typing_into_an_opening_approval_never_answers_it() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     // A long guard, so a slow machine cannot let it lapse while the letters still arrive
@@ -157,6 +163,9 @@ fn typing_into_an_opening_approval_never_answers_it() {
 
 #[test]
 fn deny_the_demo_write_with_n() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch(home.path(), work.path());
@@ -182,6 +191,9 @@ fn deny_the_demo_write_with_n() {
 
 #[test]
 fn resume_an_exec_session_in_the_tui_and_clear_starts_a_new_one() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     exec(
@@ -229,6 +241,9 @@ fn resume_an_exec_session_in_the_tui_and_clear_starts_a_new_one() {
 
 #[test]
 fn a_launch_that_records_nothing_leaves_no_session() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_with(home.path(), work.path(), "-p demo");
@@ -245,6 +260,9 @@ fn a_launch_that_records_nothing_leaves_no_session() {
 
 #[test]
 fn trace_opens_an_exec_trace_read_only() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let trace = work.path().join("run.trace");
@@ -272,6 +290,9 @@ fn trace_opens_an_exec_trace_read_only() {
 
 #[test]
 fn mcp_servers_start_behind_the_first_frame_and_a_broken_one_is_said_once() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let config = home.path().join("mcp.toml");
@@ -339,6 +360,9 @@ fn launch_at(home: &Path, work: &Path, width: u16, height: u16) -> Tmux {
 
 #[test]
 fn a_sixty_word_prompt_shows_whole_at_120_columns() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_at(home.path(), work.path(), 120, 40);
@@ -362,6 +386,9 @@ fn a_sixty_word_prompt_shows_whole_at_120_columns() {
 
 #[test]
 fn the_prompt_history_is_recalled_after_a_restart() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch(home.path(), work.path());
@@ -397,6 +424,9 @@ fn the_prompt_history_is_recalled_after_a_restart() {
 
 #[test]
 fn at_completes_a_file_and_the_chat_shows_it_attached() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(work.path().join("src")).unwrap();

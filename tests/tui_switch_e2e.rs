@@ -70,6 +70,9 @@ fn requests(server: &TestServer) -> Vec<(String, String, Option<String>)> {
 
 #[test]
 fn model_picker_switches_to_the_second_server_and_resume_keeps_it() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let (alpha, beta) = servers(
@@ -166,6 +169,9 @@ fn model_picker_switches_to_the_second_server_and_resume_keeps_it() {
 
 #[test]
 fn resume_picker_switches_to_an_older_session_in_place() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     exec(

@@ -101,6 +101,9 @@ fn copy_through_tmux(env: &str) -> (String, String) {
 
 #[test]
 fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (copied, screen) = copy_through_tmux("");
     // The payload of the run's start, as the detail view shows it.
     assert!(copied.starts_with("▶ run_started\n"), "{copied}");
@@ -113,6 +116,9 @@ fn y_in_the_timeline_detail_sets_the_clipboard_with_osc_52() {
 
 #[test]
 fn inside_tmux_the_copy_also_goes_out_wrapped_and_the_plain_one_still_lands() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     // taco sees $TMUX (as it does in any tmux pane) and sends both forms; tmux drops the
     // passthrough one (allow-passthrough is off) and keeps the plain one.
     let (copied, screen) = copy_through_tmux("TMUX='/tmp/tmux-test,1,0'");
@@ -122,6 +128,9 @@ fn inside_tmux_the_copy_also_goes_out_wrapped_and_the_plain_one_still_lands() {
 
 #[test]
 fn mouse_false_leaves_mouse_reporting_off_and_the_default_turns_it_on() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     for (config_text, expected) in [("", "1"), ("[ui]\nmouse = false\n", "0")] {
         let home = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
@@ -149,6 +158,9 @@ fn coloured(tmux: &Tmux) -> String {
 
 #[test]
 fn auto_theme_is_light_where_the_terminal_says_its_background_is() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_gated(home.path(), work.path(), "");
@@ -173,6 +185,9 @@ fn auto_theme_is_light_where_the_terminal_says_its_background_is() {
 
 #[test]
 fn auto_theme_is_dark_when_the_terminal_does_not_say_and_nothing_is_typed_in() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     // Without a window-style, tmux 3.3 answers only the device attributes.
@@ -250,6 +265,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 #[test]
 fn an_approval_in_a_background_tmux_window_rings_its_bell() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
@@ -287,6 +305,9 @@ fn an_approval_in_a_background_tmux_window_rings_its_bell() {
 
 #[test]
 fn an_approval_in_a_pane_the_user_left_reaches_the_terminal_as_osc_9() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
@@ -320,6 +341,9 @@ fn an_approval_in_a_pane_the_user_left_reaches_the_terminal_as_osc_9() {
 
 #[test]
 fn an_approval_the_user_looks_at_neither_rings_nor_notifies() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = launch_gated(home.path(), work.path(), IN_TMUX);
@@ -369,6 +393,9 @@ fn copy_with_set_clipboard(value: &str) -> (String, Option<String>) {
 
 #[test]
 fn inside_tmux_with_set_clipboard_off_the_copy_says_how_to_turn_it_on() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let (screen, kept) = copy_with_set_clipboard("off");
     assert!(
         screen.contains(
@@ -384,6 +411,9 @@ fn inside_tmux_with_set_clipboard_off_the_copy_says_how_to_turn_it_on() {
 
 #[test]
 fn growing_the_window_leaves_no_borders_on_the_shell_after_quitting() {
+    if !crate::support::needs::tmux() {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let tmux = support::tmux::launch_taco(home.path(), work.path(), "", "", (80, 24));

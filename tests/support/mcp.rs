@@ -95,7 +95,7 @@ pub fn require_filesystem_server() -> Option<PathBuf> {
         return Some(path);
     }
     let configured = std::env::var(FS_SERVER_ENV).ok().filter(|v| !v.is_empty());
-    let under_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    let under_ci = super::needs::under_ci();
     let expected = configured.clone().unwrap_or_else(|| {
         default_filesystem_server()
             .map(|p| p.display().to_string())
@@ -107,9 +107,11 @@ pub fn require_filesystem_server() -> Option<PathBuf> {
          {expected}: `.ci/run` installs it with npm; run it, or point {FS_SERVER_ENV} at \
          mcp-server-filesystem"
     );
-    eprintln!(
-        "note: skipped: the MCP filesystem server is not installed at {expected} \
-         (`.ci/run` installs it; CI fails without it)"
+    super::needs::skipped(
+        "the MCP filesystem server",
+        &format!(
+            "install @modelcontextprotocol/server-filesystem with npm at {expected}, or point {FS_SERVER_ENV} at it"
+        ),
     );
     None
 }
@@ -152,7 +154,7 @@ pub fn require_everything_server() -> Option<PathBuf> {
     if let Some(path) = expected.as_ref().filter(|p| p.is_file()) {
         return Some(path.clone());
     }
-    let under_ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    let under_ci = super::needs::under_ci();
     let shown = expected.map_or_else(
         || "$HOME/.cache/taco-ci/mcp".into(),
         |p| p.display().to_string(),
@@ -163,9 +165,11 @@ pub fn require_everything_server() -> Option<PathBuf> {
          {shown}: `.ci/run` installs it with npm; run it, or point {EVERYTHING_SERVER_ENV} at \
          mcp-server-everything"
     );
-    eprintln!(
-        "note: skipped: the MCP everything server is not installed at {shown} \
-         (`.ci/run` installs it; CI fails without it)"
+    super::needs::skipped(
+        "the MCP everything server",
+        &format!(
+            "install @modelcontextprotocol/server-everything with npm at {shown}, or point {EVERYTHING_SERVER_ENV} at it"
+        ),
     );
     None
 }

@@ -12,6 +12,7 @@ pub mod acp_script;
 pub mod app;
 pub mod cli;
 pub mod mcp;
+pub mod needs;
 pub mod oauth;
 pub mod otlp;
 pub mod processes;

@@ -1,5 +1,6 @@
 //! A tmux server of the test's own, to drive the real binary in a pseudo-terminal.
-//! Needs tmux (CI installs it); without tmux the tests say so and fail.
+//! Needs tmux (CI installs it); a test using it first asks `needs::tmux()`, which skips it
+//! with a note where tmux is missing (and fails it under CI).
 #![allow(dead_code)]
 
 use std::process::{Command, Output};
@@ -40,7 +41,7 @@ impl Tmux {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
+        Command::new(super::needs::tmux_program())
             .arg("-L")
             .arg(&self.socket)
             .args(args)
