@@ -34,6 +34,30 @@ pub struct Recorder {
     progress: progress::Coalescer,
     /// Spans exported as the run goes (`[otel]`), if on.
     otel: Option<crate::otel::live::Live>,
+    /// Where the session file is, for the screen to read back what it let go of.
+    locator: Locator,
+}
+
+/// Where the session being recorded is written, shared with the screen (which reads runs
+/// back from it, issue 33); the recorder alone sets it.
+#[derive(Debug, Clone, Default)]
+pub struct Locator(Arc<std::sync::Mutex<Option<PathBuf>>>);
+
+impl Locator {
+    /// The session file being written now, if any.
+    pub fn path(&self) -> Option<PathBuf> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, path: Option<PathBuf>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = path;
+    }
 }
 
 /// What a session file that does not exist yet will say in its header.
@@ -50,6 +74,8 @@ impl Recorder {
         dir: Option<PathBuf>,
         audit: Option<AuditLog>,
     ) -> Self {
+        let locator = Locator::default();
+        locator.set(session.as_ref().map(|s| s.path().to_path_buf()));
         Self {
             session,
             audit,
@@ -58,6 +84,7 @@ impl Recorder {
             secrets: Arc::default(),
             planned: None,
             kind: None,
+            locator,
             progress: progress::Coalescer::default(),
             otel: None,
         }
@@ -120,7 +147,7 @@ impl Recorder {
     pub fn switch_session(&mut self, mut session: SessionWriter) {
         session.set_secrets(Arc::clone(&self.secrets));
         self.planned = None;
-        self.session = Some(session);
+        self.set_session(Some(session));
     }
 
     /// A problem with the session file that the user has not been told about yet.
@@ -192,7 +219,7 @@ impl Recorder {
 
     /// Starts a new session (after `/clear`); its file is created with its first line.
     pub fn restart(&mut self, provider: &str, model: &str, workdir: &std::path::Path) {
-        self.session = None;
+        self.set_session(None);
         self.planned = Some(Planned {
             provider: provider.to_string(),
             model: model.to_string(),
@@ -222,7 +249,7 @@ impl Recorder {
         match created {
             Ok(mut session) => {
                 session.set_secrets(Arc::clone(&self.secrets));
-                self.session = Some(session);
+                self.set_session(Some(session));
             }
             Err(e) => {
                 self.problem = Some(format!(
@@ -243,6 +270,18 @@ impl Recorder {
         self.problem = Some(format!(
             "cannot write the session file {path}: {error}; the session is no longer saved"
         ));
-        self.session = None;
+        self.set_session(None);
+    }
+
+    /// The session being written, and the locator told.
+    fn set_session(&mut self, session: Option<SessionWriter>) {
+        self.locator
+            .set(session.as_ref().map(|s| s.path().to_path_buf()));
+        self.session = session;
+    }
+
+    /// Where the session file is, now and after every `/clear` (shared).
+    pub fn locator(&self) -> Locator {
+        self.locator.clone()
     }
 }

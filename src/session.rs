@@ -148,7 +148,7 @@ pub enum SessionError {
 
 impl SessionError {
     /// The error for a failed open or read of `path`.
-    fn io(path: &Path, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         if source.kind() == std::io::ErrorKind::NotFound {
             Self::NotFound {
                 path: path.to_path_buf(),

@@ -106,6 +106,7 @@ mod tui_stack;
 mod tui_switch;
 mod tui_switch_e2e;
 mod tui_terminal;
+mod tui_trim;
 mod web_fetch;
 
 /// A file under `tests/` that is not declared above would silently never run.

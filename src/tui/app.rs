@@ -79,6 +79,9 @@ pub struct AppInfo {
     pub agents: Vec<String>,
     /// The external agent this screen drives; `None`: taco's own loop.
     pub driving: Option<String>,
+    /// Where the session is being recorded (the panes let go of older runs and read them
+    /// back from it); `None`: not recorded, the panes keep everything.
+    pub session: Option<crate::recorder::Locator>,
 }
 
 /// A side effect the event loop carries out.
@@ -98,6 +101,8 @@ pub enum Command {
     /// Read the runs of the session file before this point, then give them to
     /// [`App::prepend_earlier`].
     LoadEarlier(crate::startup::Earlier),
+    /// Read the end of this session file, then give it to [`App::trimmed`].
+    Trim(std::path::PathBuf),
     /// Write this notification (the bell, OSC 9 or 777) to the terminal: something waits
     /// for a user who looks elsewhere.
     Notify(super::notify::Escapes),
@@ -178,6 +183,8 @@ pub struct App {
     custom: crate::custom_commands::CustomCommands,
     /// The `!` command running (`app/bang.rs`).
     user_shell: Option<String>,
+    /// When the panes let go of older runs (`app/trim.rs`).
+    trim: trim::Trim,
 }
 
 impl App {
@@ -250,6 +257,7 @@ impl App {
             fetching: None,
             custom: Default::default(),
             user_shell: None,
+            trim: Default::default(),
         };
         app.reload_custom();
         app
@@ -290,6 +298,7 @@ impl App {
     /// Takes one orchestrator event.
     pub fn on_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
         let mut commands = self.take_event(event, now);
+        commands.extend(self.want_trim());
         // A `✎ N files changed` cell that came while details are expanded shows its diffs.
         commands.extend(self.ask_changes());
         self.sync_activity(now);
@@ -307,6 +316,7 @@ impl App {
     fn take_event(&mut self, event: &Event, now: Instant) -> Vec<Command> {
         // The run model first: the views read nesting and questions from it.
         let ended = self.run.apply(event);
+        self.count_for_trim(event);
         self.switch_event(event);
         self.timeline.on_event(event, &self.run);
         self.stack.follow(event, &self.run, now);
@@ -461,6 +471,8 @@ mod bang;
 mod copy;
 mod custom;
 mod earlier;
+mod trim;
+pub use trim::{KEEP_ENTRIES as TRIM_KEEP_ENTRIES, TRIM_AFTER};
 mod grants;
 mod guard;
 mod keys;

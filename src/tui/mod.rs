@@ -300,9 +300,11 @@ where
                 Vec::new()
             }
             read = recv_read(&mut reading), if reading.is_some() => {
-                reading = None;
                 dirty = true;
-                app.prepend_earlier(read, Instant::now());
+                match reading.take() {
+                    Some((path, _, Purpose::Trim)) => app.trimmed(path, read, Instant::now()),
+                    _ => app.prepend_earlier(read, Instant::now()),
+                }
                 Vec::new()
             }
             _ = sleep_until(next_frame), if dirty => Vec::new(),
@@ -367,7 +369,17 @@ where
                             crate::startup::RESUME_ENTRIES,
                         )
                     });
-                    reading = Some((path, handle));
+                    reading = Some((path, handle, Purpose::Earlier));
+                }
+                Command::Trim(path) => {
+                    let file = path.clone();
+                    let handle = tokio::task::spawn_blocking(move || {
+                        let end = std::fs::metadata(&file)
+                            .map_err(|e| crate::session::SessionError::io(&file, e))?
+                            .len();
+                        crate::session::earlier(&file, end, app::TRIM_KEEP_ENTRIES)
+                    });
+                    reading = Some((path, handle, Purpose::Trim));
                 }
             }
         }
@@ -424,13 +436,26 @@ async fn recv_event(engine: &mut Option<Box<dyn Engine>>) -> Option<Event> {
 
 /// What reading earlier runs gives.
 type EarlierRead = Result<crate::session::Tail, crate::session::SessionError>;
-/// Earlier runs being read from a session file.
-type Reading = (std::path::PathBuf, tokio::task::JoinHandle<EarlierRead>);
+/// Runs being read from a session file, and what for.
+type Reading = (
+    std::path::PathBuf,
+    tokio::task::JoinHandle<EarlierRead>,
+    Purpose,
+);
+
+/// What a read of the session file is for.
+#[derive(Debug, Clone, Copy)]
+enum Purpose {
+    /// The runs before the panes' first (scrolled back to the top).
+    Earlier,
+    /// The newest runs, the panes rebuilt from them (`app/trim.rs`).
+    Trim,
+}
 
 /// The earlier runs being read, once read; never when none are.
 async fn recv_read(reading: &mut Option<Reading>) -> EarlierRead {
     match reading {
-        Some((path, handle)) => handle.await.unwrap_or_else(|e| {
+        Some((path, handle, _)) => handle.await.unwrap_or_else(|e| {
             Err(crate::session::SessionError::Unreadable {
                 path: path.clone(),
                 source: io::Error::other(e.to_string()),

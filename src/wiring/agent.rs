@@ -127,6 +127,7 @@ fn prepare(
     let recorder = Recorder::deferred(dir, audit, "acp", name, &workdir)
         .made_in(SessionKind::Agent)
         .with_secrets(Arc::clone(&secrets));
+    let session = recorder.locator();
     let engine = client::launch(&command, &workdir, &settings, &env, recorder, init_wait)?;
     tracing::info!(agent = %name, command = %command.command, "acp agent started");
     notes.push(format!(
@@ -145,6 +146,7 @@ fn prepare(
         environment: crate::vault::describe(&settings.env_passthrough, &settings.secret_vars),
         agents: file.agents.keys().cloned().collect(),
         driving: Some(name.to_string()),
+        session: Some(session),
         ..AppInfo::default()
     };
     Ok(Launch {

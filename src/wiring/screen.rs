@@ -150,6 +150,7 @@ async fn session(ready: Ready, launched: Instant, said: Option<String>) -> std::
     info.providers = resolved.catalog.catalog();
     info.earlier_usage = opened.earlier_usage.clone();
     info.earlier = opened.earlier.clone();
+    info.session = Some(opened.recorder.locator());
     tracing::info!(provider = %info.provider, model = %info.model, "tui started");
     // The task records the session (file, audit log) behind the events it sends, and
     // switches among the configured providers.
@@ -337,6 +338,7 @@ fn trace_info(loaded: &session::Loaded) -> AppInfo {
         user_commands: None,
         agents: Vec::new(),
         driving: None,
+        session: None,
     }
 }
 
@@ -391,6 +393,7 @@ fn tui_info(resolved: &config::Resolved, orchestrator: &Orchestrator) -> AppInfo
         user_commands: crate::custom_commands::user_dir(),
         agents: resolved.agents.clone(),
         driving: None,
+        session: None,
     }
 }
 

@@ -64,3 +64,8 @@ pub fn peak<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let peak = PEAK.with(Cell::get);
     (value, usize::try_from(peak - start).unwrap_or(0))
 }
+
+/// The bytes this thread holds now (allocated here and not freed).
+pub fn live() -> isize {
+    LIVE.with(Cell::get)
+}

@@ -26,6 +26,7 @@ impl App {
             return None;
         }
         self.loading_earlier = true;
+        self.forget_trim();
         Some(Command::LoadEarlier(earlier))
     }
 
@@ -78,7 +79,7 @@ impl App {
 }
 
 /// A chat and a timeline of finished runs, as a resume replays them.
-fn views_of(
+pub(super) fn views_of(
     entries: &[Entry],
     pricing: crate::config::pricing::Pricing,
     now: Instant,

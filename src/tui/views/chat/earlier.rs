@@ -15,6 +15,24 @@ impl ChatState {
         self.anchor.cell == 0 && self.anchor.line == 0
     }
 
+    /// The first cell the user sent, if any: what is before it was said before any run.
+    pub fn first_user(&self) -> Option<usize> {
+        (self.cells.iter()).position(|c| matches!(c.kind, super::cell::CellKind::User(_)))
+    }
+
+    /// Replaces the cells from `at` on with those of `fresh` (the same runs' newest part,
+    /// rebuilt from the session file), following the bottom, no run in progress.
+    pub fn replace_from(&mut self, at: usize, fresh: ChatState) {
+        self.cells.truncate(at);
+        self.cells.extend(fresh.cells);
+        self.run = super::RunState::default();
+        self.selected = None;
+        self.drawn.clear();
+        self.anchor = super::Anchor::default();
+        self.following = true;
+        self.unseen = false;
+    }
+
     /// Puts the cells of `earlier` (a pane built from older runs) before cell `at` (where a
     /// resume's replay began, below the greeting); what is on screen stays there.
     pub fn insert_earlier(&mut self, at: usize, earlier: ChatState) {

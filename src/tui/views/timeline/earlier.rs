@@ -9,6 +9,23 @@ impl TimelineState {
         self.selected == 0
     }
 
+    /// Whether the selection stays on the newest row.
+    pub fn is_following(&self) -> bool {
+        self.follow
+    }
+
+    /// Takes `fresh`'s rows, store and conversation (the same runs' newest part, rebuilt
+    /// from the session file) in place of its own; the filter, prices and page stay, and
+    /// it follows the newest row.
+    pub fn adopt(&mut self, mut fresh: TimelineState) {
+        fresh.filter = self.filter;
+        fresh.page = self.page;
+        fresh.pricing = std::mem::take(&mut self.pricing);
+        fresh.follow = true;
+        *self = fresh;
+        self.refilter_at(None);
+    }
+
     /// Puts the rows of `earlier` (a timeline built from older runs) above this one's own;
     /// the selected row stays selected.
     pub fn prepend(&mut self, mut earlier: TimelineState) {
