@@ -44,6 +44,7 @@ pub mod retry;
 mod rewinding;
 mod run_loop;
 mod scope;
+mod shed;
 pub mod stack;
 pub mod switch;
 pub mod task;
@@ -338,6 +339,22 @@ impl Orchestrator {
         self.conversation.instructed.clear();
     }
 
+    /// Lets go of the messages no request can send any more (`shed.rs`); a window not asked
+    /// for yet keeps everything (it may make every message sendable).
+    fn shed(&mut self) {
+        let window_known = match (self.settings.context.window, self.asked_window) {
+            (Some(_), _) | (None, Some(Some(_))) => true,
+            (None, Some(None)) => false,
+            (None, None) => return,
+        };
+        let dropped = self
+            .conversation
+            .shed(self.settings.history_limit, window_known);
+        if dropped > 0 {
+            tracing::info!(dropped, kept = self.conversation.messages.len(), "the conversation let go of messages no request sends");
+        }
+    }
+
     /// Continues a saved conversation (`--resume`): the current system prompt replaces the
     /// saved one, the rest follows. The messages count as recorded and reported: the session
     /// file has them, so the next `llm_call` carries only what is new (its `message_count`
@@ -366,6 +383,7 @@ impl Orchestrator {
     ) -> Outcome {
         // A key pasted into the prompt goes no further than the composer.
         let prompt = self.settings.tools.secrets.redact(prompt).into_owned();
+        self.shed();
         let mut conv = std::mem::take(&mut self.conversation);
         conv.max_turns = self.settings.max_turns.max(1);
         let started = EventData::RunStarted {
