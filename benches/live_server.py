@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """A loopback OpenAI-compatible server for a long live TUI session (benches/live_session.sh).
 
-    python3 benches/live_server.py [--port P]
+    python3 benches/live_server.py [--port P] [--burst]
+
+With --burst each reply is written at once instead of paced (the TUI draws a frame or two an
+answer, not dozens): the same session, written many times faster, for 20,000-run measures of
+memory (`BURST=1 bash benches/live_session.sh 20000`).
 
 Each request's last message decides the reply:
   - a user message "run N …": every fifth run (N % 5 == 0) one call to a built-in tool that
@@ -32,6 +36,7 @@ TOOLS = [
     ("search_files", {"pattern": "fn [a-z_]+", "glob": "*.rs"}),
 ]
 
+BURST = False
 LOCK = threading.Condition()
 FINISHED = 0
 REQUESTS = 0
@@ -188,6 +193,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
 
     def send(self, events):
+        if BURST:
+            self.wfile.write(b"".join(events))
+            self.wfile.flush()
+            return
         # Eight events a write, 3 ms apart: ~300 tokens arrive over ~0.1 s, as a fast model
         # streams, so the TUI draws frames while the answer grows.
         for i in range(0, len(events), 8):
@@ -202,7 +211,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--burst", action="store_true")
     args = parser.parse_args()
+    global BURST
+    BURST = args.burst
     with socketserver.ThreadingTCPServer(("127.0.0.1", args.port), Handler) as server:
         server.daemon_threads = True
         print(server.server_address[1], flush=True)

@@ -8,8 +8,11 @@
 # stack and the timeline fill as in real use. Prints taco's VmRSS every 100 runs, its memory
 # at the end (/proc/PID/smaps_rollup), then quits taco with its quit key (Ctrl-C twice) and
 # prints the log's `tui quit` line: frames drawn, draw p50/p99/max, peak RSS (VmHWM).
+# BURST=1 has the server write each reply at once (a frame or two an answer instead of
+# dozens): the same session many times faster, for the 20,000-run memory figure.
 # Needs a release build (`cargo build --release`), python3 and tmux.
 #   bash benches/live_session.sh [RUNS]
+#   BURST=1 bash benches/live_session.sh 20000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 taco="$(realpath "${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}")"
@@ -60,7 +63,9 @@ wait_until() {
   return 1
 }
 
-python3 benches/live_server.py >"$scratch/port" 2>"$scratch/server.err" </dev/null &
+burst=()
+[ "${BURST:-0}" = 1 ] && burst=(--burst)
+python3 benches/live_server.py "${burst[@]}" >"$scratch/port" 2>"$scratch/server.err" </dev/null &
 server=$!
 wait_until 10 test -s "$scratch/port" || fail "the server did not start"
 port=$(cat "$scratch/port")

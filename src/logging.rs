@@ -31,12 +31,20 @@ pub fn init() -> Result<Option<WorkerGuard>, String> {
     }
 }
 
+/// Lines the log's worker queue holds before it drops new ones.
+const LOG_QUEUE: usize = 4096;
+
 /// Starts logging to `taco.log` in `dir`; see [`init`]. Only the first call in a process
 /// takes effect (the global subscriber is set once).
 pub fn init_in(dir: &Path) -> Result<Option<WorkerGuard>, String> {
     let file = open_capped(dir).map_err(|e| format!("the diagnostic log is off: {e}"))?;
     // The worker's queue is bounded and drops lines when full: logging never blocks a run.
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // Its default (128,000 lines) is a 4 MB buffer every process touched at start (issue
+    // 33): 4,096 lines hold any burst taco logs between two writes of the worker.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE)
+        .lossy(true)
+        .finish(file);
     let filter = EnvFilter::try_from_env("TACO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     // The SDK's OAuth code prints an authorization code and token responses at debug: never
     // in the log, whatever TACO_LOG asks (issue 28.7).

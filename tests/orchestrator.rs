@@ -1027,6 +1027,64 @@ async fn long_histories_are_trimmed_at_turn_boundaries() {
     );
 }
 
+#[tokio::test]
+async fn a_long_session_lets_go_of_messages_no_request_sends_and_sends_the_same() {
+    let (r, _) = registry();
+    let runs = 300;
+    let replies = (0..runs)
+        .map(|i| Ok(text(&format!("answer {i}"))))
+        .collect();
+    let provider = Scripted::new(replies);
+    let limit = 6;
+    let mut orch = Orchestrator::new(
+        provider.clone(),
+        Arc::new(r),
+        Settings {
+            history_limit: limit,
+            ..settings(10)
+        },
+    );
+    let mut sink = MessageLog::default();
+    for i in 0..runs {
+        headless(&mut orch, &format!("request {i}"), &mut sink).await;
+    }
+    // Each request sent what a conversation holding everything would send: the system
+    // prompt, then the newest turns within the limit, ending with its own request.
+    for (i, sent) in provider.sent().iter().enumerate() {
+        let mut full = vec![Message::system("SYSTEM")];
+        for k in 0..i {
+            full.push(Message::user(format!("request {k}")));
+            full.push(Message::assistant(
+                Some(format!("answer {k}")),
+                None,
+                vec![],
+            ));
+        }
+        full.push(Message::user(format!("request {i}")));
+        // The history limit's window of the whole conversation, from a request.
+        let earliest = if full.len() > limit + 1 {
+            full.len() - limit
+        } else {
+            1
+        };
+        let start = (earliest..full.len())
+            .find(|&k| full[k].role == Role::User)
+            .unwrap();
+        let mut expected = vec![full[0].clone()];
+        expected.extend_from_slice(&full[start..]);
+        assert_eq!(sent.messages, expected, "request {i}");
+    }
+    // The conversation no longer holds every message (the sink, the session file, does).
+    let held = orch.messages().len();
+    assert!(held < 1 + 2 * limit + 2 * 200, "{held} messages held");
+    assert!(held < 2 * runs, "{held}");
+    assert_eq!(
+        sink.messages.len(),
+        2 * runs + 1,
+        "every message was recorded"
+    );
+}
+
 /// Moves the injected clock on by `ms` while it "runs".
 struct Ticking(ManualClock);
 

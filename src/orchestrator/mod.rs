@@ -351,7 +351,11 @@ impl Orchestrator {
             .conversation
             .shed(self.settings.history_limit, window_known);
         if dropped > 0 {
-            tracing::info!(dropped, kept = self.conversation.messages.len(), "the conversation let go of messages no request sends");
+            tracing::info!(
+                dropped,
+                kept = self.conversation.messages.len(),
+                "the conversation let go of messages no request sends"
+            );
         }
     }
 

@@ -16,8 +16,8 @@ impl Conversation {
     /// says how far back a request reaches); how many went.
     pub(super) fn shed(&mut self, history_limit: usize, window_known: bool) -> usize {
         let len = self.messages.len();
-        // Only the user's conversation, between runs, with everything recorded and reported.
-        if self.is_nested() || self.recorded != len || self.reported != len {
+        // Only the user's conversation (called between its runs).
+        if self.is_nested() {
             return 0;
         }
         let needed = match (&self.compaction, window_known) {
@@ -35,7 +35,9 @@ impl Conversation {
             return 0;
         };
         let dropped = from - 1;
-        if dropped < SHED_AT_LEAST {
+        // Only what the session file has and an `llm_call` carried goes (the latest answer
+        // is carried by the next call).
+        if dropped < SHED_AT_LEAST || self.recorded < from || self.reported < from {
             return 0;
         }
         self.messages.drain(1..from);
@@ -65,13 +67,20 @@ mod tests {
                 arguments: serde_json::json!({}),
             };
             c.messages.push(Message::assistant(None, None, vec![call]));
-            c.messages
-                .push(Message::tool(format!("c{n}"), "read_file", format!("result {n}")));
-            c.messages
-                .push(Message::assistant(Some(format!("answer {n}")), None, vec![]));
+            c.messages.push(Message::tool(
+                format!("c{n}"),
+                "read_file",
+                format!("result {n}"),
+            ));
+            c.messages.push(Message::assistant(
+                Some(format!("answer {n}")),
+                None,
+                vec![],
+            ));
         }
         c.recorded = c.messages.len();
-        c.reported = c.messages.len();
+        // The latest answer is carried by the next call, as in a live session.
+        c.reported = c.messages.len() - 1;
         c.run_start = c.messages.len();
         c
     }
@@ -114,10 +123,10 @@ mod tests {
     }
 
     #[test]
-    fn a_run_in_progress_or_a_sub_agent_sheds_nothing() {
+    fn unrecorded_messages_or_a_sub_agent_shed_nothing() {
         let mut c = conversation(500);
-        c.messages.push(Message::user("running".to_string()));
-        assert_eq!(c.shed(50, false), 0, "an unrecorded message: a run in progress");
+        c.recorded = 10;
+        assert_eq!(c.shed(50, false), 0, "messages the session file lacks");
         let mut c = conversation(500);
         c.parent = Some("delegate-1".into());
         assert_eq!(c.shed(50, false), 0);
