@@ -7,7 +7,7 @@
 //! it asks the terminal for its background colour (for `theme = "auto"`), before anything
 //! else reads the keyboard.
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -54,7 +54,7 @@ pub struct TerminalGuard {
     /// The ratatui terminal. Never dropped: ratatui's own drop `eprintln!`s when it cannot
     /// show the cursor, which panics when the terminal is gone (a closed window); [`restore`]
     /// shows the cursor instead and ignores such errors.
-    pub terminal: ManuallyDrop<Terminal<CrosstermBackend<Stdout>>>,
+    pub terminal: ManuallyDrop<Terminal<CrosstermBackend<Out>>>,
     /// What the terminal said its background is, when it was asked and answered.
     pub background: Option<Background>,
     /// Left in TUI mode on drop, for the next guard ([`TerminalGuard::hold`]).
@@ -97,7 +97,7 @@ impl TerminalGuard {
         {
             ENHANCED.store(true, Ordering::SeqCst);
         }
-        match Terminal::new(CrosstermBackend::new(stdout)) {
+        match Terminal::new(CrosstermBackend::new(frame_writer(stdout))) {
             Ok(terminal) => {
                 let code = match background {
                     None => 0,
@@ -159,7 +159,8 @@ impl TerminalGuard {
     fn take_held() -> io::Result<Self> {
         let mut stdout = io::stdout();
         execute!(stdout, Clear(ClearType::All)).inspect_err(|_| restore())?;
-        let terminal = Terminal::new(CrosstermBackend::new(stdout)).inspect_err(|_| restore())?;
+        let terminal = Terminal::new(CrosstermBackend::new(frame_writer(stdout)))
+            .inspect_err(|_| restore())?;
         let background = match BACKGROUND.load(Ordering::SeqCst) {
             1 => Some(Background::Dark),
             2 => Some(Background::Light),
@@ -183,10 +184,24 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        // What a frame left in the buffer goes before the terminal is given back.
+        let _ = self.terminal.backend_mut().flush();
         if !self.held {
             restore();
         }
     }
+}
+
+/// How frames reach the terminal: stdout's own buffer is 1 KiB (a line writer), so a frame
+/// of many changes went out in many writes, each a wake-up of the terminal (tmux, ssh);
+/// this one holds a whole frame, written at its end (issue 33).
+type Out = BufWriter<Stdout>;
+
+/// Bytes a frame may buffer before a write: a full 200×60 repaint with colours fits.
+const FRAME_BUFFER: usize = 256 * 1024;
+
+fn frame_writer(stdout: Stdout) -> Out {
+    BufWriter::with_capacity(FRAME_BUFFER, stdout)
 }
 
 /// Gives the terminal back (idempotent): leaves raw mode and the alternate screen.
