@@ -13,6 +13,7 @@
 # Needs a release build (`cargo build --release`), python3 and tmux.
 #   bash benches/live_session.sh [RUNS]
 #   BURST=1 bash benches/live_session.sh 20000
+# MALLOC_ARENA_MAX=N is passed to taco (glibc's arenas; taco asks for 2 when it is unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 taco="$(realpath "${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}")"
@@ -78,6 +79,7 @@ answered() {
 
 tmux -L "$socket" new-session -d -s t -x 200 -y 60 \
   "cd $work && echo \$\$ >$scratch/pid && exec env -i PATH=$PATH HOME=$home TERM=xterm-256color \
+   ${MALLOC_ARENA_MAX:+MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX} \
    $taco -p openai --base-url http://127.0.0.1:$port/v1 -m m"
 wait_until 30 grep -q "first frame" "$log" 2>/dev/null || fail "no first frame in 30 s"
 pid=$(cat "$scratch/pid")
