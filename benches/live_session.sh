@@ -13,7 +13,7 @@
 # Needs a release build (`cargo build --release`), python3 and tmux.
 #   bash benches/live_session.sh [RUNS]
 #   BURST=1 bash benches/live_session.sh 20000
-# MALLOC_ARENA_MAX=N is passed to taco (glibc's arenas; taco asks for 2 when it is unset).
+# MALLOC_ARENA_MAX=N is passed to taco (glibc's arenas: measuring them against memory and CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 taco="$(realpath "${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}")"

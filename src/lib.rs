@@ -30,7 +30,6 @@ pub mod images;
 pub mod instructions;
 pub mod logging;
 pub mod mcp;
-pub mod memory;
 pub mod orchestrator;
 pub mod otel;
 pub mod private;

@@ -182,8 +182,6 @@ fn main() -> ExitCode {
     // becomes non-dumpable (ARCHITECTURE §11).
     // SAFETY: no other thread exists yet.
     unsafe { taco::vault::seal(&[]) };
-    // Before any thread allocates: a long session's memory stays in two arenas.
-    taco::memory::tune();
     // The HTML converter web_fetch runs as a child process it can kill (see html_helper).
     if std::env::args_os()
         .nth(1)

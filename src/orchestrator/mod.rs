@@ -339,26 +339,6 @@ impl Orchestrator {
         self.conversation.instructed.clear();
     }
 
-    /// Lets go of the messages no request can send any more (`shed.rs`); a window not asked
-    /// for yet keeps everything (it may make every message sendable).
-    fn shed(&mut self) {
-        let window_known = match (self.settings.context.window, self.asked_window) {
-            (Some(_), _) | (None, Some(Some(_))) => true,
-            (None, Some(None)) => false,
-            (None, None) => return,
-        };
-        let dropped = self
-            .conversation
-            .shed(self.settings.history_limit, window_known);
-        if dropped > 0 {
-            tracing::info!(
-                dropped,
-                kept = self.conversation.messages.len(),
-                "the conversation let go of messages no request sends"
-            );
-        }
-    }
-
     /// Continues a saved conversation (`--resume`): the current system prompt replaces the
     /// saved one, the rest follows. The messages count as recorded and reported: the session
     /// file has them, so the next `llm_call` carries only what is new (its `message_count`

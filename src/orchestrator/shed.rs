@@ -11,6 +11,28 @@ use crate::conversation::Role;
 /// Messages let go at once at the least, so a long session sheds now and then, not each run.
 pub const SHED_AT_LEAST: usize = 200;
 
+impl super::Orchestrator {
+    /// Lets go of the messages no request can send any more (`shed.rs`); a window not asked
+    /// for yet keeps everything (it may make every message sendable).
+    pub(super) fn shed(&mut self) {
+        let window_known = match (self.settings.context.window, self.asked_window) {
+            (Some(_), _) | (None, Some(Some(_))) => true,
+            (None, Some(None)) => false,
+            (None, None) => return,
+        };
+        let dropped = self
+            .conversation
+            .shed(self.settings.history_limit, window_known);
+        if dropped > 0 {
+            tracing::info!(
+                dropped,
+                kept = self.conversation.messages.len(),
+                "the conversation let go of messages no request sends"
+            );
+        }
+    }
+}
+
 impl Conversation {
     /// Lets go of the messages no request will send (with no window known, `history_limit`
     /// says how far back a request reaches); how many went.

@@ -24,11 +24,14 @@ pub mod markdown;
 pub mod notify;
 pub mod overlay;
 pub mod put;
-pub mod safe;
+mod reading;
+mod safe;
 pub mod terminal;
 pub mod theme;
 pub mod tmux;
 pub mod views;
+
+use reading::{Purpose, Reading, recv_read};
 
 use app::{App, AppInfo, Command};
 
@@ -430,37 +433,6 @@ pub enum Ended {
 async fn recv_event(engine: &mut Option<Box<dyn Engine>>) -> Option<Event> {
     match engine {
         Some(engine) => next_event(engine.as_mut()).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// What reading earlier runs gives.
-type EarlierRead = Result<crate::session::Tail, crate::session::SessionError>;
-/// Runs being read from a session file, and what for.
-type Reading = (
-    std::path::PathBuf,
-    tokio::task::JoinHandle<EarlierRead>,
-    Purpose,
-);
-
-/// What a read of the session file is for.
-#[derive(Debug, Clone, Copy)]
-enum Purpose {
-    /// The runs before the panes' first (scrolled back to the top).
-    Earlier,
-    /// The newest runs, the panes rebuilt from them (`app/trim.rs`).
-    Trim,
-}
-
-/// The earlier runs being read, once read; never when none are.
-async fn recv_read(reading: &mut Option<Reading>) -> EarlierRead {
-    match reading {
-        Some((path, handle, _)) => handle.await.unwrap_or_else(|e| {
-            Err(crate::session::SessionError::Unreadable {
-                path: path.clone(),
-                source: io::Error::other(e.to_string()),
-            })
-        }),
         None => std::future::pending().await,
     }
 }
