@@ -277,7 +277,8 @@ async fn a_killed_terminal_keeps_its_output_and_taco_leaves_none_running() {
     );
     assert_eq!(answers[3]["result"]["output"], json!("started\n"));
     assert_eq!(gone(&format!("{marker}-a")).await, Vec::<String>::new());
-    assert_eq!(running_with(&format!("{marker}-b")).len(), 1);
+    // Running (its shell, and for an instant a child it forked before the child's exec).
+    assert!(!running_with(&format!("{marker}-b")).is_empty());
     // taco is done mid-turn: the second one dies with it.
     Box::new(d.engine).shutdown(Duration::from_secs(2)).await;
     assert_eq!(gone(&marker).await, Vec::<String>::new());
