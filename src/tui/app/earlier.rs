@@ -61,12 +61,9 @@ impl App {
         }
         let entries = &tail.loaded.entries;
         let (chat, timeline) = views_of(entries, self.timeline.pricing.clone(), now);
-        let runs = entries
-            .iter()
-            .filter(
-                |e| matches!(e, Entry::Event(e) if matches!(e.data, EventData::RunStarted { .. })),
-            )
-            .count();
+        let runs = runs_in(entries);
+        // The panes hold these runs too: the next trim lets them go.
+        self.count_earlier_runs(runs);
         self.chat.insert_earlier(self.history_at, chat);
         self.timeline.prepend(timeline);
         let more = if self.earlier.is_some() {
@@ -76,6 +73,14 @@ impl App {
         };
         self.flash(format!("{runs} earlier runs read{more}"), now);
     }
+}
+
+/// How many runs `entries` start.
+pub(super) fn runs_in(entries: &[Entry]) -> usize {
+    entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Event(e) if matches!(e.data, EventData::RunStarted { .. })))
+        .count()
 }
 
 /// A chat and a timeline of finished runs, as a resume replays them.

@@ -68,6 +68,11 @@ impl App {
             && self.timeline.is_following()
     }
 
+    /// Runs read back from the file (scrolled to the top) are held by the panes too.
+    pub(super) fn count_earlier_runs(&mut self, runs: usize) {
+        self.trim.runs += runs;
+    }
+
     /// A read back of the earlier runs supersedes a trim in flight (the loop reads one at
     /// a time): the next run asks again.
     pub(super) fn forget_trim(&mut self) {
@@ -95,12 +100,7 @@ impl App {
             }
             _ => None,
         });
-        let runs = entries
-            .iter()
-            .filter(
-                |e| matches!(e, Entry::Event(e) if matches!(e.data, EventData::RunStarted { .. })),
-            )
-            .count();
+        let runs = super::earlier::runs_in(entries);
         if newest.is_none() || newest != self.trim.last_run || runs >= self.trim.runs {
             return;
         }
