@@ -333,3 +333,40 @@ fn text_and_calls_are_bounded() {
     assert_eq!(result["updates"].as_array().unwrap().len(), MAX_UPDATES);
     assert_eq!(result["updates_dropped"], 7);
 }
+
+#[test]
+fn a_terminal_s_recorded_output_keeps_its_last_part_within_the_bound() {
+    use crate::acp::client::terminals::{News, Started};
+    use agent_client_protocol::v1::schema::TerminalExitStatus;
+    let mut t = Translator::new("a", std::path::Path::new("/w"));
+    t.start("go", 10);
+    let started = Started {
+        id: "term-1".into(),
+        command: "yes".into(),
+        cwd: String::new(),
+    };
+    t.terminal_started(&started, 1);
+    let output = format!("é{}end", "x".repeat(super::MAX_CONTENT));
+    let ended = News::Ended {
+        id: "term-1".into(),
+        exit: TerminalExitStatus::new().exit_code(0),
+        output,
+        truncated: false,
+    };
+    let out = t.terminal(ended, 2);
+    let result = out
+        .iter()
+        .find_map(|e| match e {
+            EventData::ToolResult { result, .. } => result.clone(),
+            _ => None,
+        })
+        .unwrap();
+    let kept = result["output"].as_str().unwrap();
+    assert!(
+        kept.len() <= super::MAX_CONTENT && kept.ends_with("end"),
+        "{}",
+        kept.len()
+    );
+    assert_eq!(result["truncated"], json!(true));
+    assert!(result["output_omitted"].as_u64().unwrap() > 0);
+}

@@ -82,12 +82,18 @@ impl Translator {
                     (None, Some(signal)) => format!("the command was killed ({signal})"),
                     (None, None) => "the command ended abnormally".to_string(),
                 });
-                let result = json!({
+                // The agent reads up to 1 MiB; the payload (session file, timeline) keeps the
+                // last part, as bounded as a call's content.
+                let from = tail_start(&output, super::MAX_CONTENT);
+                let mut result = json!({
                     "exit_code": exit.exit_code,
                     "signal": exit.signal,
-                    "output": output,
-                    "truncated": truncated,
+                    "output": &output[from..],
+                    "truncated": truncated || from > 0,
                 });
+                if from > 0 {
+                    result["output_omitted"] = json!(from);
+                }
                 let status = if ok {
                     ToolStatus::Ok
                 } else {
@@ -161,4 +167,12 @@ impl Translator {
             EventData::StackPop(super::frame(id, call, call.state)),
         ]
     }
+}
+
+/// Where the last `max` bytes of `text` start, at a character.
+fn tail_start(text: &str, max: usize) -> usize {
+    let cut = text.len().saturating_sub(max);
+    (cut..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len())
 }
