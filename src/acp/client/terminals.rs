@@ -33,6 +33,9 @@ pub const MAX_TERMINALS: usize = 16;
 pub const MAX_OUTPUT: usize = 1 << 20;
 /// How long a terminal's command may run before taco kills it.
 pub const MAX_RUN: Duration = Duration::from_secs(600);
+/// `wait_for_exit` requests that may wait at once: each holds a task until its command
+/// ends (600 s at most), so an agent that floods them is refused past this.
+pub const MAX_WAITS: usize = 64;
 /// Longest command line shown in the stack and recorded.
 const SHOWN: usize = 4096;
 /// After a kill, how long the pipes may take to close.
@@ -124,6 +127,7 @@ pub struct Terminals {
     /// Cancelled when taco is done with the agent: every terminal dies.
     stop: CancellationToken,
     live: Mutex<Live>,
+    waits: tokio::sync::Semaphore,
 }
 
 #[derive(Default)]
@@ -147,6 +151,7 @@ impl Terminals {
             news,
             stop,
             live: Mutex::new(Live::default()),
+            waits: tokio::sync::Semaphore::new(MAX_WAITS),
         }
     }
 
@@ -286,6 +291,11 @@ impl Terminals {
     /// Waits for terminal `id` to exit (at most [`MAX_RUN`]: it is killed then).
     pub async fn wait(&self, id: &str) -> Result<TerminalExitStatus, Refused> {
         let mut exit = self.get(id)?.exit.clone();
+        let _waiting = self.waits.try_acquire().map_err(|_| {
+            Refused(format!(
+                "{MAX_WAITS} waits for terminals are pending; wait for those first"
+            ))
+        })?;
         let ended = exit.wait_for(Option::is_some).await;
         match ended {
             Ok(status) => Ok(status.clone().unwrap_or_else(TerminalExitStatus::new)),
@@ -464,6 +474,41 @@ mod tests {
         assert_eq!(kept.text(), "€");
         kept.push(b"12345");
         assert_eq!(kept.text(), "2345");
+    }
+
+    #[tokio::test]
+    async fn waits_past_the_bound_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::channel(8);
+        let stop = CancellationToken::new();
+        let terminals = Arc::new(Terminals::new(
+            Arc::new(ToolSettings::default()),
+            dir.path(),
+            tx,
+            stop.clone(),
+        ));
+        let request = CreateTerminalRequest::new("s1", "sleep 30");
+        let id = terminals.create(&request).unwrap().id;
+        let mut waiting = Vec::new();
+        for _ in 0..MAX_WAITS {
+            let (terminals, id) = (Arc::clone(&terminals), id.clone());
+            waiting.push(tokio::spawn(async move { terminals.wait(&id).await }));
+        }
+        // Let every wait take its place.
+        while terminals.waits.available_permits() > 0 {
+            tokio::task::yield_now().await;
+        }
+        let refused = terminals.wait(&id).await.unwrap_err();
+        assert!(
+            refused.0.contains("waits for terminals are pending"),
+            "{refused}"
+        );
+        terminals.kill(&id).unwrap();
+        for wait in waiting {
+            let exit = wait.await.unwrap().unwrap();
+            assert_eq!(exit.signal.as_deref(), Some("SIGKILL"));
+        }
+        stop.cancel();
     }
 
     #[test]
