@@ -6,6 +6,9 @@
 # floor a one-event-per-read stream costs any reader, since each event is a wake-up and a
 # receive in the kernel. On the paced stream it samples /proc for taco's anonymous memory (heap
 # and stacks: what taco itself owns), apart from the binary's mapped pages.
+# With aichat installed (on PATH, or AICHAT=path) it streams the same reply through aichat in
+# the same sitting, taco and aichat in turn, and prints both medians of peak RSS and their
+# ratio (issue 33: taco ≤ 0.9× aichat).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 taco="${TACO_BIN:-${CARGO_TARGET_DIR:-target}/release/taco}"
@@ -17,6 +20,27 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+aichat="${AICHAT:-$(command -v aichat || true)}"
+
+# Prints the median of the numbers on stdin.
+median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+
+# Writes aichat's config for the server on port $1 (an OpenAI-compatible client, model m).
+aichat_config() {
+  mkdir -p "$scratch/.config/aichat"
+  cat >"$scratch/.config/aichat/config.yaml" <<YAML
+model: local:m
+stream: true
+save: false
+clients:
+  - type: openai-compatible
+    name: local
+    api_base: http://127.0.0.1:$1/v1
+    api_key: x
+    models:
+      - name: m
+YAML
+}
 
 # Prints the largest RssAnon and RssFile (kB) seen while process $1 runs.
 sample_rss() {
@@ -36,11 +60,27 @@ for per_read in 64 1; do
   server=$!
   for _ in $(seq 50); do [ -s "$scratch/port" ] && break; sleep 0.1; done
   port=$(cat "$scratch/port")
+  : >"$scratch/taco.rss"
+  : >"$scratch/aichat.rss"
+  [ -n "$aichat" ] && aichat_config "$port"
   for _ in $(seq "$runs"); do
-    /usr/bin/time -f "per_read=$per_read user=%U sys=%S max_rss_kb=%M" \
+    /usr/bin/time -o "$scratch/time" -f "per_read=$per_read user=%U sys=%S max_rss_kb=%M" \
       env -i PATH="$PATH" HOME="$scratch" "$taco" exec -p openai \
       --base-url "http://127.0.0.1:$port/v1" -m m hi >/dev/null
+    cat "$scratch/time"
+    sed 's/.*max_rss_kb=//' "$scratch/time" >>"$scratch/taco.rss"
+    if [ -n "$aichat" ]; then
+      /usr/bin/time -o "$scratch/time" -f "per_read=$per_read peer=aichat user=%U sys=%S max_rss_kb=%M" \
+        env -i PATH="$PATH" HOME="$scratch" "$aichat" hi >/dev/null
+      cat "$scratch/time"
+      sed 's/.*max_rss_kb=//' "$scratch/time" >>"$scratch/aichat.rss"
+    fi
   done
+  if [ -n "$aichat" ]; then
+    t=$(median <"$scratch/taco.rss")
+    a=$(median <"$scratch/aichat.rss")
+    echo "per_read=$per_read median max_rss_kb: taco=$t aichat=$a ratio=$(awk -v t="$t" -v a="$a" 'BEGIN {printf "%.2f", t / a}')"
+  fi
   if [ "$per_read" = 1 ]; then
     env -i PATH="$PATH" HOME="$scratch" "$taco" exec -p openai \
       --base-url "http://127.0.0.1:$port/v1" -m m hi >/dev/null &
