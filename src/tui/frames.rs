@@ -142,6 +142,15 @@ impl Took {
     };
 }
 
+/// What one draw took: the app's render, and the writes to the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drawn {
+    /// The app's render into the frame's buffer.
+    pub render: Took,
+    /// Writing the frame to the terminal (zero where nothing is written, as in tests).
+    pub write: Duration,
+}
+
 /// Runs `work`, timing it on both clocks.
 pub fn timed(work: impl FnOnce()) -> Took {
     let (cpu_start, start) = (thread_cpu(), Instant::now());

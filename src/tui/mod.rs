@@ -150,18 +150,17 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
 /// Where the loop draws, and writes what is not a frame (a clipboard copy).
 trait Screen {
     /// Draws the app at `now` (the frame is complete when it returns); says how long the
-    /// app's render into the frame's buffer took, the diff and the write to the terminal
-    /// left out.
-    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took>;
+    /// app's render into the frame's buffer took, and the writes to the terminal.
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn>;
     /// Writes escape sequences straight to the terminal, between frames.
     fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
 }
 
 impl Screen for terminal::TerminalGuard {
-    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took> {
-        let mut rendered = frames::Took::ZERO;
-        let drawn = self.draw_synced(|frame| rendered = render_timed(app, frame, now));
-        drawn.map(|_| rendered)
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn> {
+        let mut render = frames::Took::ZERO;
+        let write = self.draw_synced(|frame| render = render_timed(app, frame, now))?;
+        Ok(frames::Drawn { render, write })
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -212,6 +211,8 @@ where
     let mut renders = frames::DrawTimes::default();
     let mut render_cpu = frames::DrawTimes::default();
     let mut draws = frames::DrawTimes::default();
+    // The writes to the terminal alone: the part of a draw the terminal's reading decides.
+    let mut writes = frames::DrawTimes::default();
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
     // An MCP prompt or resources being fetched for the app (one at a time: the app is busy).
@@ -222,11 +223,12 @@ where
         let now = Instant::now();
         if dirty && now >= last_frame + FRAME {
             match io.screen.draw(app, now) {
-                Ok(rendered) => {
-                    renders.record(rendered.wall);
-                    if let Some(cpu) = rendered.cpu {
+                Ok(drawn) => {
+                    renders.record(drawn.render.wall);
+                    if let Some(cpu) = drawn.render.cpu {
                         render_cpu.record(cpu);
                     }
+                    writes.record(drawn.write);
                 }
                 Err(e) => break Err(e),
             }
@@ -397,6 +399,7 @@ where
         }
     };
     let (render, cpu, draw) = (renders.summary(), render_cpu.summary(), draws.summary());
+    let write = writes.summary();
     tracing::info!(
         frames = draws.count(),
         seconds = started.elapsed().as_secs_f64(),
@@ -409,6 +412,9 @@ where
         draw_p50_us = draw.map(|s| s.p50_us),
         draw_p99_us = draw.map(|s| s.p99_us),
         draw_max_us = draw.map(|s| s.max_us),
+        write_p50_us = write.map(|s| s.p50_us),
+        write_p99_us = write.map(|s| s.p99_us),
+        write_max_us = write.map(|s| s.max_us),
         peak_rss_kib = frames::peak_rss_kib(),
         "tui quit"
     );

@@ -7,10 +7,11 @@
 //! it asks the terminal for its background colour (for `theme = "auto"`), before anything
 //! else reads the keyboard.
 
-use std::io::{self, BufWriter, Stdout, Write};
+use std::io::{self, Stdout, Write};
 use std::mem::ManuallyDrop;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::time::Duration;
 
 use ratatui::Frame;
 use ratatui::Terminal;
@@ -27,6 +28,9 @@ use ratatui::crossterm::terminal::{
 use ratatui::crossterm::{cursor, execute, queue};
 
 use super::theme::{Background, detect};
+
+mod out;
+pub use out::{Flushing, Out};
 
 /// Whether the terminal is ours right now (so restore runs once).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -59,6 +63,8 @@ pub struct TerminalGuard {
     pub background: Option<Background>,
     /// Left in TUI mode on drop, for the next guard ([`TerminalGuard::hold`]).
     held: bool,
+    /// How long the terminal's writes took, counted by its writer.
+    flushing: Flushing,
 }
 
 impl TerminalGuard {
@@ -97,7 +103,8 @@ impl TerminalGuard {
         {
             ENHANCED.store(true, Ordering::SeqCst);
         }
-        match Terminal::new(CrosstermBackend::new(frame_writer(stdout))) {
+        let flushing = Flushing::default();
+        match Terminal::new(CrosstermBackend::new(frame_writer(stdout, &flushing))) {
             Ok(terminal) => {
                 let code = match background {
                     None => 0,
@@ -109,6 +116,7 @@ impl TerminalGuard {
                     terminal: ManuallyDrop::new(terminal),
                     background,
                     held: false,
+                    flushing,
                 })
             }
             Err(e) => {
@@ -149,8 +157,11 @@ fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
 impl TerminalGuard {
     /// Draws one frame with `render` as a single synchronized update: the terminal shows it
     /// whole, never half of it, however long the write takes.
-    pub fn draw_synced(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> io::Result<()> {
-        draw_synced(&mut self.terminal, render)
+    /// Returns how long the writes to the terminal took (the rest of a draw is taco's).
+    pub fn draw_synced(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> io::Result<Duration> {
+        self.flushing.take();
+        draw_synced(&mut self.terminal, render)?;
+        Ok(self.flushing.take())
     }
 
     /// The terminal a previous guard held, as it is: cleared without asking the terminal
@@ -159,7 +170,8 @@ impl TerminalGuard {
     fn take_held() -> io::Result<Self> {
         let mut stdout = io::stdout();
         execute!(stdout, Clear(ClearType::All)).inspect_err(|_| restore())?;
-        let terminal = Terminal::new(CrosstermBackend::new(frame_writer(stdout)))
+        let flushing = Flushing::default();
+        let terminal = Terminal::new(CrosstermBackend::new(frame_writer(stdout, &flushing)))
             .inspect_err(|_| restore())?;
         let background = match BACKGROUND.load(Ordering::SeqCst) {
             1 => Some(Background::Dark),
@@ -170,6 +182,7 @@ impl TerminalGuard {
             terminal: ManuallyDrop::new(terminal),
             background,
             held: false,
+            flushing,
         })
     }
 
@@ -192,16 +205,8 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// How frames reach the terminal: stdout's own buffer is 1 KiB (a line writer), so a frame
-/// of many changes went out in many writes, each a wake-up of the terminal (tmux, ssh);
-/// this one holds a whole frame, written at its end (issue 33).
-type Out = BufWriter<Stdout>;
-
-/// Bytes a frame may buffer before a write: a full 200×60 repaint with colours fits.
-const FRAME_BUFFER: usize = 256 * 1024;
-
-fn frame_writer(stdout: Stdout) -> Out {
-    BufWriter::with_capacity(FRAME_BUFFER, stdout)
+fn frame_writer(stdout: Stdout, flushing: &Flushing) -> Out {
+    Out::new(stdout, flushing.clone())
 }
 
 /// Gives the terminal back (idempotent): leaves raw mode and the alternate screen.

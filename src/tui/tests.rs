@@ -83,10 +83,14 @@ impl TestScreen {
 }
 
 impl Screen for TestScreen {
-    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Took> {
-        let mut rendered = frames::Took::ZERO;
-        let drawn = (self.terminal).draw(|frame| rendered = render_timed(app, frame, now));
-        drawn.map(|_| rendered).map_err(|never| match never {})
+    fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn> {
+        let mut render = frames::Took::ZERO;
+        let drawn = (self.terminal).draw(|frame| render = render_timed(app, frame, now));
+        let Ok(_) = drawn;
+        Ok(frames::Drawn {
+            render,
+            write: Duration::ZERO,
+        })
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {

@@ -190,11 +190,14 @@ struct Glyphs {
 /// `░` for time spent waiting (an answer's row, a call's wait for approval), `█` for work,
 /// `│` for an instant.
 fn draw_bar(buf: &mut Buffer, bar: Rect, axis: &Axis, row: &Row, end: u64, glyphs: Glyphs) {
-    let cell = |buf: &mut Buffer, at: u16, glyph: &str, style: Style| {
-        crate::tui::put::stringn(buf, bar.x + at, bar.y, glyph, 1, style);
+    // Cells set directly (every glyph here is one column wide): through `stringn`, which
+    // measures non-ASCII text grapheme by grapheme, the bars were most of a frame's render.
+    let cells = |buf: &mut Buffer, first: u16, last: u16, glyph: &str, style: Style| {
+        let n = last.saturating_sub(first);
+        crate::tui::put::repeat(buf, bar.x + first, bar.y, glyph, n, style);
     };
     for at in axis.breaks(bar.width) {
-        cell(buf, at, "┊", glyphs.dim);
+        cells(buf, at, at + 1, "┊", glyphs.dim);
     }
     let (first, last) = axis.cells(row.start, end, bar.width);
     let (glyph, style) = if row.is_wait() {
@@ -204,15 +207,11 @@ fn draw_bar(buf: &mut Buffer, bar: Rect, axis: &Axis, row: &Row, end: u64, glyph
     } else {
         ("│", glyphs.tone)
     };
-    for at in first..last {
-        cell(buf, at, glyph, style);
-    }
+    cells(buf, first, last, glyph, style);
     // The part of a call spent waiting for approval, over its bar.
     if let Some((asked, answered)) = row.wait {
         let (first, last) = axis.cells(asked, answered.unwrap_or(end).min(end), bar.width);
-        for at in first..last {
-            cell(buf, at, "░", glyphs.wait);
-        }
+        cells(buf, first, last, "░", glyphs.wait);
     }
 }
 /// A duration in at most six cells: `850 ms`, `12.5 s`, `10m01s`, `2h05m`.
