@@ -159,23 +159,24 @@ trait Screen {
 impl Screen for terminal::TerminalGuard {
     fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn> {
         let mut render = frames::Took::ZERO;
-        let write = self.draw_synced(|frame| render = render_timed(app, frame, now))?;
+        let write = self.draw_synced(|area, buf| render = render_timed(app, area, buf, now))?;
         Ok(frames::Drawn { render, write })
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        use std::io::Write as _;
-        let out = self.terminal.backend_mut();
-        out.write_all(bytes)?;
-        out.flush()
+        self.write_raw(bytes)
     }
 }
 
 /// Renders the app into the frame's buffer; returns how long that took (the real clocks, read
 /// here at the loop's edge: the app itself only sees `now`).
-fn render_timed(app: &mut App, frame: &mut ratatui::Frame<'_>, now: Instant) -> frames::Took {
-    let area = frame.area();
-    frames::timed(|| app.render(area, frame.buffer_mut(), now))
+fn render_timed(
+    app: &mut App,
+    area: ratatui::layout::Rect,
+    buf: &mut ratatui::buffer::Buffer,
+    now: Instant,
+) -> frames::Took {
+    frames::timed(|| app.render(area, buf, now))
 }
 
 /// What the loop reads and draws besides the engine: the real terminal, or a test's.

@@ -8,14 +8,12 @@
 //! else reads the keyboard.
 
 use std::io::{self, Stdout, Write};
-use std::mem::ManuallyDrop;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
-use ratatui::Frame;
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{
     DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
     EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
@@ -26,11 +24,14 @@ use ratatui::crossterm::terminal::{
     LeaveAlternateScreen, disable_raw_mode, enable_raw_mode, supports_keyboard_enhancement,
 };
 use ratatui::crossterm::{cursor, execute, queue};
+use ratatui::layout::{Rect, Size};
 
 use super::theme::{Background, detect};
 
 mod out;
+mod screen;
 pub use out::{Flushing, Out};
+use screen::Screen;
 
 /// Whether the terminal is ours right now (so restore runs once).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -55,10 +56,8 @@ pub struct Setup {
 
 /// The terminal in TUI mode; dropping it restores the terminal.
 pub struct TerminalGuard {
-    /// The ratatui terminal. Never dropped: ratatui's own drop `eprintln!`s when it cannot
-    /// show the cursor, which panics when the terminal is gone (a closed window); [`restore`]
-    /// shows the cursor instead and ignores such errors.
-    pub terminal: ManuallyDrop<Terminal<CrosstermBackend<Out>>>,
+    /// The backend and the frame on screen ([`restore`] shows the cursor at the end).
+    screen: Screen<Out>,
     /// What the terminal said its background is, when it was asked and answered.
     pub background: Option<Background>,
     /// Left in TUI mode on drop, for the next guard ([`TerminalGuard::hold`]).
@@ -104,8 +103,9 @@ impl TerminalGuard {
             ENHANCED.store(true, Ordering::SeqCst);
         }
         let flushing = Flushing::default();
-        match Terminal::new(CrosstermBackend::new(frame_writer(stdout, &flushing))) {
-            Ok(terminal) => {
+        let backend = CrosstermBackend::new(frame_writer(stdout, &flushing));
+        match backend.size() {
+            Ok(size) => {
                 let code = match background {
                     None => 0,
                     Some(Background::Dark) => 1,
@@ -113,7 +113,7 @@ impl TerminalGuard {
                 };
                 BACKGROUND.store(code, Ordering::SeqCst);
                 Ok(Self {
-                    terminal: ManuallyDrop::new(terminal),
+                    screen: Screen::new(backend, size),
                     background,
                     held: false,
                     flushing,
@@ -127,15 +127,16 @@ impl TerminalGuard {
     }
 }
 
-/// Draws one frame on `terminal` between the begin and end of a synchronized update.
+/// Draws one frame of `size` on `screen` between the begin and end of a synchronized update.
 fn draw_synced<W: Write>(
-    terminal: &mut Terminal<CrosstermBackend<W>>,
-    render: impl FnOnce(&mut Frame<'_>),
+    screen: &mut Screen<W>,
+    size: Size,
+    render: impl FnOnce(Rect, &mut Buffer),
 ) -> io::Result<()> {
-    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    let drawn = terminal.draw(render).map(|_| ());
+    queue!(screen.backend_mut(), BeginSynchronizedUpdate)?;
+    let drawn = screen.draw(size, render);
     // Ended even when the draw failed halfway, so the terminal does not wait on it.
-    let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+    let ended = execute!(screen.backend_mut(), EndSynchronizedUpdate);
     drawn.and(ended)
 }
 
@@ -158,10 +159,18 @@ impl TerminalGuard {
     /// Draws one frame with `render` as a single synchronized update: the terminal shows it
     /// whole, never half of it, however long the write takes.
     /// Returns how long the writes to the terminal took (the rest of a draw is taco's).
-    pub fn draw_synced(&mut self, render: impl FnOnce(&mut Frame<'_>)) -> io::Result<Duration> {
+    pub fn draw_synced(&mut self, render: impl FnOnce(Rect, &mut Buffer)) -> io::Result<Duration> {
+        let size = self.screen.backend_mut().size()?;
         self.flushing.take();
-        draw_synced(&mut self.terminal, render)?;
+        draw_synced(&mut self.screen, size, render)?;
         Ok(self.flushing.take())
+    }
+
+    /// Writes escape sequences straight to the terminal, between frames.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let out = self.screen.backend_mut();
+        out.write_all(bytes)?;
+        Write::flush(out)
     }
 
     /// The terminal a previous guard held, as it is: cleared without asking the terminal
@@ -171,15 +180,15 @@ impl TerminalGuard {
         let mut stdout = io::stdout();
         execute!(stdout, Clear(ClearType::All)).inspect_err(|_| restore())?;
         let flushing = Flushing::default();
-        let terminal = Terminal::new(CrosstermBackend::new(frame_writer(stdout, &flushing)))
-            .inspect_err(|_| restore())?;
+        let backend = CrosstermBackend::new(frame_writer(stdout, &flushing));
+        let size = backend.size().inspect_err(|_| restore())?;
         let background = match BACKGROUND.load(Ordering::SeqCst) {
             1 => Some(Background::Dark),
             2 => Some(Background::Light),
             _ => None,
         };
         Ok(Self {
-            terminal: ManuallyDrop::new(terminal),
+            screen: Screen::new(backend, size),
             background,
             held: false,
             flushing,
@@ -198,7 +207,7 @@ impl TerminalGuard {
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         // What a frame left in the buffer goes before the terminal is given back.
-        let _ = self.terminal.backend_mut().flush();
+        let _ = Write::flush(self.screen.backend_mut());
         if !self.held {
             restore();
         }
@@ -292,8 +301,6 @@ mod tests {
 
     #[test]
     fn a_frame_is_written_as_one_synchronized_update() {
-        use ratatui::layout::Rect;
-        use ratatui::{TerminalOptions, Viewport};
         /// What the terminal was sent, kept where the test can read it.
         #[derive(Clone, Default)]
         struct Sent(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
@@ -307,11 +314,10 @@ mod tests {
             }
         }
         let sent = Sent::default();
-        let backend = CrosstermBackend::new(sent.clone());
-        let viewport = Viewport::Fixed(Rect::new(0, 0, 20, 2));
-        let mut terminal = Terminal::with_options(backend, TerminalOptions { viewport }).unwrap();
-        draw_synced(&mut terminal, |frame| {
-            frame.render_widget("hello", frame.area());
+        let size = Size::new(20, 2);
+        let mut screen = Screen::new(CrosstermBackend::new(sent.clone()), size);
+        draw_synced(&mut screen, size, |_, buf| {
+            buf.set_string(0, 0, "hello", ratatui::style::Style::default());
         })
         .unwrap();
         let out = String::from_utf8_lossy(&sent.0.borrow()).into_owned();

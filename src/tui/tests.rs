@@ -85,7 +85,10 @@ impl TestScreen {
 impl Screen for TestScreen {
     fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn> {
         let mut render = frames::Took::ZERO;
-        let drawn = (self.terminal).draw(|frame| render = render_timed(app, frame, now));
+        let drawn = (self.terminal).draw(|frame| {
+            let area = frame.area();
+            render = render_timed(app, area, frame.buffer_mut(), now);
+        });
         let Ok(_) = drawn;
         Ok(frames::Drawn {
             render,
