@@ -28,8 +28,11 @@ fn main() {
     }
     let mut args = Vec::new();
     // Only rustc's own x86-64 Linux linker (LLD, the default since Rust 1.90) is known to take
-    // the option; elsewhere the linker's layout stays.
-    let lld_target = env::var("TARGET").is_ok_and(|t| t == "x86_64-unknown-linux-gnu");
+    // these options; with an older rustc, another target or a linker of the user's choosing
+    // (GNU ld refuses them) the linker's own layout stays.
+    let lld_target = env::var("TARGET").is_ok_and(|t| t == "x86_64-unknown-linux-gnu")
+        && rustc_minor().is_some_and(|minor| minor >= 90)
+        && !linker_chosen();
     let ordered = env::var("TACO_LINK_ORDER").map_or(true, |v| v != "0");
     if let Ok(root) = env::var("CARGO_MANIFEST_DIR") {
         let list = Path::new(&root).join("layout/hot-functions.txt");
@@ -52,6 +55,23 @@ fn main() {
         println!("cargo:rustc-link-arg-bin=taco=-Xlinker");
         println!("cargo:rustc-link-arg-bin=taco={arg}");
     }
+}
+
+/// The minor version of the rustc building taco (`1.N.x`), as `rustc -vV` says.
+fn rustc_minor() -> Option<u32> {
+    let rustc = env::var("RUSTC").ok()?;
+    let out = std::process::Command::new(rustc).arg("-vV").output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let release = text.lines().find_map(|l| l.strip_prefix("release: "))?;
+    release.split('.').nth(1)?.parse().ok()
+}
+
+/// Whether the user picked a linker (`target.<triple>.linker`, or linker flags in RUSTFLAGS).
+fn linker_chosen() -> bool {
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    env::var_os("RUSTC_LINKER").is_some() || flags.contains("linker") || flags.contains("fuse-ld")
 }
 
 /// Whether the build is for the machine it runs on (so its C library is the one that loads it).
