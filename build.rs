@@ -26,12 +26,13 @@ fn main() {
     if env::var("PROFILE").map_or(true, |p| p != "release") {
         return;
     }
+    let version = rustc_version();
     let mut args = Vec::new();
     // Only rustc's own x86-64 Linux linker (LLD, the default since Rust 1.90) is known to take
     // these options; with an older rustc, another target or a linker of the user's choosing
     // (GNU ld refuses them) the linker's own layout stays.
     let lld_target = env::var("TARGET").is_ok_and(|t| t == "x86_64-unknown-linux-gnu")
-        && rustc_minor().is_some_and(|minor| minor >= 90)
+        && rustc_minor(&version).is_some_and(|minor| minor >= 90)
         && !linker_chosen();
     let ordered = env::var("TACO_LINK_ORDER").map_or(true, |v| v != "0");
     if let Ok(root) = env::var("CARGO_MANIFEST_DIR") {
@@ -39,7 +40,7 @@ fn main() {
         if lld_target && ordered && list.is_file() {
             args.push(format!("--symbol-ordering-file={}", list.display()));
             args.push("--no-warn-symbol-ordering".to_owned());
-            warn_if_stale(Path::new(&root), &list);
+            warn_if_stale(Path::new(&root), &list, &version);
         }
     }
     if lld_target && native() && glibc_reads_relr() {
@@ -57,11 +58,18 @@ fn main() {
     }
 }
 
-/// The minor version of the rustc building taco (`1.N.x`), as `rustc -vV` says.
-fn rustc_minor() -> Option<u32> {
-    let rustc = env::var("RUSTC").ok()?;
-    let out = std::process::Command::new(rustc).arg("-vV").output().ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
+/// What `rustc -vV` says of the rustc building taco (empty if it cannot be asked).
+fn rustc_version() -> Vec<u8> {
+    let Ok(rustc) = env::var("RUSTC") else {
+        return Vec::new();
+    };
+    let out = std::process::Command::new(rustc).arg("-vV").output();
+    out.map(|out| out.stdout).unwrap_or_default()
+}
+
+/// The minor version (`1.N.x`) in `rustc -vV`'s answer.
+fn rustc_minor(version: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(version).ok()?;
     let release = text.lines().find_map(|l| l.strip_prefix("release: "))?;
     release.split('.').nth(1)?.parse().ok()
 }
@@ -100,13 +108,13 @@ fn glibc_reads_relr() -> bool {
 /// Says so at the build when the list was made for another toolchain, `Cargo.toml` or
 /// `Cargo.lock`: the names it holds carry hashes of those, so most would be skipped and the
 /// hot code scattered again (`exec` ~6 MiB more resident) with nothing failing.
-fn warn_if_stale(root: &Path, list: &Path) {
+fn warn_if_stale(root: &Path, list: &Path, version: &[u8]) {
     let made_for = std::fs::read_to_string(list).ok().and_then(|text| {
         text.lines()
             .find_map(|line| line.strip_prefix("# made for: "))
             .map(|rest| rest.split_whitespace().next().unwrap_or("").to_owned())
     });
-    let now = inputs_hash(root);
+    let now = inputs_hash(root, version);
     if made_for.is_none() || made_for != now {
         println!(
             "cargo:warning=layout/hot-functions.txt was made for another toolchain, Cargo.toml \
@@ -118,13 +126,11 @@ fn warn_if_stale(root: &Path, list: &Path) {
 
 /// FNV-1a (64 bits) of `rustc -vV`, `Cargo.toml` and `Cargo.lock`, as hex: what the list's
 /// `# made for:` line records (`benches/layout_profile.sh` computes the same).
-fn inputs_hash(root: &Path) -> Option<String> {
-    let rustc = env::var("RUSTC").ok()?;
-    let version = std::process::Command::new(rustc).arg("-vV").output().ok()?;
+fn inputs_hash(root: &Path, version: &[u8]) -> Option<String> {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let manifest = std::fs::read(root.join("Cargo.toml")).ok()?;
     let lock = std::fs::read(root.join("Cargo.lock")).ok()?;
-    for part in [&version.stdout, &manifest, &lock] {
+    for part in [version, &manifest, &lock] {
         for byte in part {
             hash ^= u64::from(*byte);
             hash = hash.wrapping_mul(0x0100_0000_01b3);

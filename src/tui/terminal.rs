@@ -30,7 +30,7 @@ use super::theme::{Background, detect};
 
 mod out;
 mod screen;
-pub use out::{Flushing, Out};
+use out::{Flushing, Out};
 use screen::Screen;
 
 /// Whether the terminal is ours right now (so restore runs once).
@@ -328,6 +328,39 @@ mod tests {
         assert!(
             out.ends_with("\x1b[?2026l"),
             "nothing after the end: {out:?}"
+        );
+    }
+
+    #[test]
+    fn a_frame_and_its_end_go_to_the_terminal_in_one_timed_write() {
+        /// Counts the writes it is given and takes a while over each.
+        #[derive(Clone, Default)]
+        struct Slow(std::rc::Rc<std::cell::RefCell<Vec<usize>>>);
+        impl Write for Slow {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                self.0.borrow_mut().push(buf.len());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let slow = Slow::default();
+        let flushing = Flushing::default();
+        let size = Size::new(20, 2);
+        let backend = CrosstermBackend::new(Out::new(slow.clone(), flushing.clone()));
+        let mut screen = Screen::new(backend, size);
+        draw_synced(&mut screen, size, |_, buf| {
+            buf.set_string(0, 0, "hello", ratatui::style::Style::default());
+        })
+        .unwrap();
+        assert_eq!(slow.0.borrow().len(), 1, "one write: {:?}", slow.0.borrow());
+        assert!(flushing.take() >= std::time::Duration::from_millis(5));
+        assert_eq!(
+            flushing.take(),
+            std::time::Duration::ZERO,
+            "taking starts again"
         );
     }
 

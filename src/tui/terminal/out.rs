@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 /// Bytes a frame may buffer before a write: a full 200×60 repaint with colours fits.
 const FRAME_BUFFER: usize = 256 * 1024;
 
-/// stdout with a frame's buffer; counts the time its flushes (the writes to the terminal) take
-/// in a [`Flushing`] its owner keeps (the terminal holds the writer out of reach).
-pub struct Out {
-    inner: BufWriter<Stdout>,
+/// stdout (or, in tests, any writer) with a frame's buffer; counts the time its flushes (the
+/// writes to the terminal) take in a [`Flushing`] its owner keeps (the terminal holds the
+/// writer out of reach).
+pub struct Out<W: Write = Stdout> {
+    inner: BufWriter<W>,
     flushing: Flushing,
 }
 
@@ -31,17 +32,17 @@ impl Flushing {
     }
 }
 
-impl Out {
-    /// stdout behind a frame's buffer, counting into `flushing`.
-    pub fn new(stdout: Stdout, flushing: Flushing) -> Self {
+impl<W: Write> Out<W> {
+    /// `writer` behind a frame's buffer, counting into `flushing`.
+    pub fn new(writer: W, flushing: Flushing) -> Self {
         Self {
-            inner: BufWriter::with_capacity(FRAME_BUFFER, stdout),
+            inner: BufWriter::with_capacity(FRAME_BUFFER, writer),
             flushing,
         }
     }
 }
 
-impl Write for Out {
+impl<W: Write> Write for Out<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         // Not timed: almost always a copy into the buffer (a frame over 256 KiB writes through).
         self.inner.write(buf)

@@ -11,6 +11,8 @@ use std::io::{self, Write};
 
 use ratatui::backend::{Backend, ClearType, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell, CellDiffOption, CellWidth};
+use ratatui::crossterm::cursor::Hide;
+use ratatui::crossterm::queue;
 use ratatui::layout::{Rect, Size};
 use ratatui::style::{Color, Modifier};
 
@@ -21,6 +23,12 @@ const VISIBLE_ON_BLANK: Modifier = Modifier::REVERSED
     .union(Modifier::SLOW_BLINK)
     .union(Modifier::RAPID_BLINK)
     .union(Modifier::CROSSED_OUT);
+
+/// The largest frame drawn: a terminal that says it is larger (a pty's size is whatever its
+/// owner sets, up to 65,535 × 65,535) gets this much, not two buffers of billions of cells.
+const MAX_COLUMNS: u16 = 1024;
+/// See [`MAX_COLUMNS`].
+const MAX_ROWS: u16 = 512;
 
 /// The terminal's backend with the frame on screen and the one being drawn.
 pub struct Screen<W: Write> {
@@ -46,11 +54,12 @@ impl<W: Write> Screen<W> {
         &mut self.backend
     }
 
-    /// Draws one frame of `size`: `render` fills an empty buffer, the cells that differ from
-    /// the frame on screen are written, the cursor hidden and the writer flushed. A new size
-    /// clears the terminal and writes the whole frame.
+    /// Draws one frame of `size` (at most [`MAX_COLUMNS`] × [`MAX_ROWS`]): `render` fills an
+    /// empty buffer, the cells that differ from the frame on screen are written and the cursor
+    /// hidden; the caller flushes (so the frame and what follows it go in one write). A new
+    /// size clears the terminal and writes the whole frame.
     pub fn draw(&mut self, size: Size, render: impl FnOnce(Rect, &mut Buffer)) -> io::Result<()> {
-        let area = Rect::new(0, 0, size.width, size.height);
+        let area = Rect::new(0, 0, size.width.min(MAX_COLUMNS), size.height.min(MAX_ROWS));
         if area != self.shown.area {
             self.backend.clear_region(ClearType::All)?;
             self.shown = Buffer::empty(area);
@@ -58,10 +67,11 @@ impl<W: Write> Screen<W> {
         }
         render(area, &mut self.next);
         self.backend.draw(Diff::new(&self.shown, &self.next))?;
-        self.backend.hide_cursor()?;
+        // Queued, not `hide_cursor` (which flushes): the frame leaves in the caller's one write.
+        queue!(self.backend, Hide)?;
         std::mem::swap(&mut self.shown, &mut self.next);
         self.next.reset();
-        Backend::flush(&mut self.backend)
+        Ok(())
     }
 }
 

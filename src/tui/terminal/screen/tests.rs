@@ -189,6 +189,21 @@ fn the_bytes_written_are_ratatuis_frame_after_frame() {
 }
 
 #[test]
+fn a_terminal_that_says_it_is_huge_gets_a_bounded_frame() {
+    let sink = Sink::default();
+    let mut screen = Screen::new(CrosstermBackend::new(sink.clone()), Size::new(10, 2));
+    let mut drawn = Rect::default();
+    screen
+        .draw(Size::new(u16::MAX, u16::MAX), |area, _| drawn = area)
+        .unwrap();
+    assert_eq!(drawn, Rect::new(0, 0, MAX_COLUMNS, MAX_ROWS));
+    assert_eq!(
+        screen.shown.content.len(),
+        usize::from(MAX_COLUMNS) * usize::from(MAX_ROWS)
+    );
+}
+
+#[test]
 fn a_new_size_clears_and_writes_the_whole_frame() {
     let sink = Sink::default();
     let mut screen = Screen::new(CrosstermBackend::new(sink.clone()), Size::new(10, 2));
