@@ -142,13 +142,14 @@ impl Took {
     };
 }
 
-/// What one draw took: the app's render, and the writes to the terminal.
+/// What one draw took: the app's render, and the wait to hand the frame on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Drawn {
     /// The app's render into the frame's buffer.
     pub render: Took,
-    /// Writing the frame to the terminal (zero where nothing is written, as in tests).
-    pub write: Duration,
+    /// Waiting to hand the frame to the writer thread (zero where nothing is written, as in
+    /// tests, and where the terminal keeps up).
+    pub wait: Duration,
 }
 
 /// Runs `work`, timing it on both clocks.

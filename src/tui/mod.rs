@@ -154,17 +154,34 @@ trait Screen {
     fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn>;
     /// Writes escape sequences straight to the terminal, between frames.
     fn write(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// What each frame's write to the terminal took, where frames are written apart from
+    /// the loop; `None` where nothing is written.
+    fn written(&self) -> Option<frames::Summary> {
+        None
+    }
+    /// How long frames took from the start of their draw to their last byte written.
+    fn shown(&self) -> Option<frames::Summary> {
+        None
+    }
 }
 
 impl Screen for terminal::TerminalGuard {
     fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn> {
         let mut render = frames::Took::ZERO;
-        let write = self.draw_synced(|area, buf| render = render_timed(app, area, buf, now))?;
-        Ok(frames::Drawn { render, write })
+        let wait = self.draw_synced(|area, buf| render = render_timed(app, area, buf, now))?;
+        Ok(frames::Drawn { render, wait })
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.write_raw(bytes)
+    }
+
+    fn written(&self) -> Option<frames::Summary> {
+        terminal::TerminalGuard::written(self)
+    }
+
+    fn shown(&self) -> Option<frames::Summary> {
+        terminal::TerminalGuard::shown(self)
     }
 }
 
@@ -208,12 +225,14 @@ where
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
     // The app's render alone (what the frame budget covers) on the wall and the CPU clock,
-    // and the whole draw: render, the diff against the last frame and the terminal write.
+    // and the whole draw: render, the diff against the last frame and handing the frame to
+    // the writer thread.
     let mut renders = frames::DrawTimes::default();
     let mut render_cpu = frames::DrawTimes::default();
     let mut draws = frames::DrawTimes::default();
-    // The writes to the terminal alone: the part of a draw the terminal's reading decides.
-    let mut writes = frames::DrawTimes::default();
+    // The loop's waits for the terminal: handing a frame on while one is already queued
+    // behind the write in progress (the terminal reading slower than frames come).
+    let mut waits = frames::DrawTimes::default();
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
     // An MCP prompt or resources being fetched for the app (one at a time: the app is busy).
@@ -229,7 +248,7 @@ where
                     if let Some(cpu) = drawn.render.cpu {
                         render_cpu.record(cpu);
                     }
-                    writes.record(drawn.write);
+                    waits.record(drawn.wait);
                 }
                 Err(e) => break Err(e),
             }
@@ -400,7 +419,7 @@ where
         }
     };
     let (render, cpu, draw) = (renders.summary(), render_cpu.summary(), draws.summary());
-    let write = writes.summary();
+    let (wait, write, shown) = (waits.summary(), io.screen.written(), io.screen.shown());
     tracing::info!(
         frames = draws.count(),
         seconds = started.elapsed().as_secs_f64(),
@@ -413,9 +432,15 @@ where
         draw_p50_us = draw.map(|s| s.p50_us),
         draw_p99_us = draw.map(|s| s.p99_us),
         draw_max_us = draw.map(|s| s.max_us),
+        wait_p50_us = wait.map(|s| s.p50_us),
+        wait_p99_us = wait.map(|s| s.p99_us),
+        wait_max_us = wait.map(|s| s.max_us),
         write_p50_us = write.map(|s| s.p50_us),
         write_p99_us = write.map(|s| s.p99_us),
         write_max_us = write.map(|s| s.max_us),
+        shown_p50_us = shown.map(|s| s.p50_us),
+        shown_p99_us = shown.map(|s| s.p99_us),
+        shown_max_us = shown.map(|s| s.max_us),
         peak_rss_kib = frames::peak_rss_kib(),
         "tui quit"
     );

@@ -30,9 +30,13 @@ use super::theme::{Background, detect};
 
 mod out;
 mod screen;
-use out::{Flushing, Out};
+use out::{Flushing, Generation, Out};
 use screen::Screen;
 
+/// The frames' generation: [`restore`] ends it, so no frame queued before it is written after.
+static FRAMES: Generation = Generation::new();
+/// How long a dropped guard waits for its last frames to reach the terminal.
+const DRAIN: Duration = Duration::from_secs(1);
 /// Whether the terminal is ours right now (so restore runs once).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether keyboard enhancement flags were pushed and must be popped.
@@ -103,7 +107,13 @@ impl TerminalGuard {
             ENHANCED.store(true, Ordering::SeqCst);
         }
         let flushing = Flushing::default();
-        let backend = CrosstermBackend::new(frame_writer(stdout, &flushing));
+        let backend = match frame_writer(stdout, &flushing) {
+            Ok(out) => CrosstermBackend::new(out),
+            Err(e) => {
+                restore();
+                return Err(e);
+            }
+        };
         match backend.size() {
             Ok(size) => {
                 let code = match background {
@@ -158,12 +168,30 @@ fn enter_modes(out: &mut impl Write, setup: Setup) -> io::Result<()> {
 impl TerminalGuard {
     /// Draws one frame with `render` as a single synchronized update: the terminal shows it
     /// whole, never half of it, however long the write takes.
-    /// Returns how long the writes to the terminal took (the rest of a draw is taco's).
+    /// The frame is handed to the writer thread; returns how long that waited (a frame
+    /// already queued behind the write in progress: the terminal falling behind).
     pub fn draw_synced(&mut self, render: impl FnOnce(Rect, &mut Buffer)) -> io::Result<Duration> {
         let size = self.screen.backend_mut().size()?;
+        let started = std::time::Instant::now();
+        self.screen
+            .backend_mut()
+            .writer_mut()
+            .frame_started(started);
         self.flushing.take();
         draw_synced(&mut self.screen, size, render)?;
         Ok(self.flushing.take())
+    }
+
+    /// What each frame's write to the terminal took (the writer thread's count); `None`
+    /// before any frame.
+    pub fn written(&self) -> Option<super::frames::Summary> {
+        self.flushing.written()
+    }
+
+    /// How long frames took from the start of their draw to their last byte written (the
+    /// draw and the write, and any wait between); `None` before any frame.
+    pub fn shown(&self) -> Option<super::frames::Summary> {
+        self.flushing.shown()
     }
 
     /// Writes escape sequences straight to the terminal, between frames.
@@ -180,7 +208,8 @@ impl TerminalGuard {
         let mut stdout = io::stdout();
         execute!(stdout, Clear(ClearType::All)).inspect_err(|_| restore())?;
         let flushing = Flushing::default();
-        let backend = CrosstermBackend::new(frame_writer(stdout, &flushing));
+        let backend =
+            CrosstermBackend::new(frame_writer(stdout, &flushing).inspect_err(|_| restore())?);
         let size = backend.size().inspect_err(|_| restore())?;
         let background = match BACKGROUND.load(Ordering::SeqCst) {
             1 => Some(Background::Dark),
@@ -206,16 +235,18 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        // What a frame left in the buffer goes before the terminal is given back.
-        let _ = Write::flush(self.screen.backend_mut());
+        // The frames handed on reach the terminal before it is given back (or held for the
+        // next guard, whose first write must come after them); a terminal that stopped
+        // reading gets [`DRAIN`], then the rest is dropped.
+        self.screen.backend_mut().writer_mut().finish(DRAIN);
         if !self.held {
             restore();
         }
     }
 }
 
-fn frame_writer(stdout: Stdout, flushing: &Flushing) -> Out {
-    Out::new(stdout, flushing.clone())
+fn frame_writer(stdout: Stdout, flushing: &Flushing) -> io::Result<Out> {
+    Out::new(stdout, flushing.clone(), &FRAMES)
 }
 
 /// Gives the terminal back (idempotent): leaves raw mode and the alternate screen.
@@ -224,6 +255,9 @@ pub fn restore() {
     if !ACTIVE.swap(false, Ordering::SeqCst) {
         return;
     }
+    // Frames still queued were for the screen being left: dropped, and none is written
+    // after what follows (the writer writes under this lock).
+    let _frames = FRAMES.end();
     let mut stdout = io::stdout();
     if ENHANCED.swap(false, Ordering::SeqCst) {
         let _ = execute!(stdout, PopKeyboardEnhancementFlags);
@@ -335,33 +369,38 @@ mod tests {
     fn a_frame_and_its_end_go_to_the_terminal_in_one_timed_write() {
         /// Counts the writes it is given and takes a while over each.
         #[derive(Clone, Default)]
-        struct Slow(std::rc::Rc<std::cell::RefCell<Vec<usize>>>);
+        struct Slow(std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
         impl Write for Slow {
             fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                self.0.borrow_mut().push(buf.len());
+                std::thread::sleep(Duration::from_millis(5));
+                self.0.lock().unwrap().push(buf.len());
                 Ok(buf.len())
             }
             fn flush(&mut self) -> io::Result<()> {
                 Ok(())
             }
         }
+        static GENERATION: Generation = Generation::new();
         let slow = Slow::default();
         let flushing = Flushing::default();
         let size = Size::new(20, 2);
-        let backend = CrosstermBackend::new(Out::new(slow.clone(), flushing.clone()));
-        let mut screen = Screen::new(backend, size);
+        let out = Out::new(slow.clone(), flushing.clone(), &GENERATION).unwrap();
+        let mut screen = Screen::new(CrosstermBackend::new(out), size);
         draw_synced(&mut screen, size, |_, buf| {
             buf.set_string(0, 0, "hello", ratatui::style::Style::default());
         })
         .unwrap();
-        assert_eq!(slow.0.borrow().len(), 1, "one write: {:?}", slow.0.borrow());
-        assert!(flushing.take() >= std::time::Duration::from_millis(5));
-        assert_eq!(
-            flushing.take(),
-            std::time::Duration::ZERO,
-            "taking starts again"
+        assert!(
+            screen
+                .backend_mut()
+                .writer_mut()
+                .finish(Duration::from_secs(10)),
+            "written within the bound"
         );
+        assert_eq!(slow.0.lock().unwrap().len(), 1, "one write: {:?}", slow.0);
+        let written = flushing.written().expect("the write was timed");
+        assert_eq!(written.frames, 1);
+        assert!(written.max_us >= 5_000, "{written:?}");
     }
 
     #[test]

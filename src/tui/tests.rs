@@ -92,7 +92,7 @@ impl Screen for TestScreen {
         let Ok(_) = drawn;
         Ok(frames::Drawn {
             render,
-            write: Duration::ZERO,
+            wait: Duration::ZERO,
         })
     }
 
