@@ -163,6 +163,10 @@ trait Screen {
     fn shown(&self) -> Option<frames::Summary> {
         None
     }
+    /// Whether the terminal is behind (frames still waiting to be written).
+    fn behind(&self) -> bool {
+        false
+    }
 }
 
 impl Screen for terminal::TerminalGuard {
@@ -182,6 +186,10 @@ impl Screen for terminal::TerminalGuard {
 
     fn shown(&self) -> Option<frames::Summary> {
         terminal::TerminalGuard::shown(self)
+    }
+
+    fn behind(&self) -> bool {
+        terminal::TerminalGuard::behind(self)
     }
 }
 
@@ -233,6 +241,8 @@ where
     // The loop's waits for the terminal: handing a frame on while one is already queued
     // behind the write in progress (the terminal reading slower than frames come).
     let mut waits = frames::DrawTimes::default();
+    // Frames put off because the terminal was behind.
+    let mut postponed: u64 = 0;
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
     // An MCP prompt or resources being fetched for the app (one at a time: the app is busy).
@@ -241,7 +251,12 @@ where
     let mut measuring: Option<tokio::task::JoinHandle<u64>> = None;
     let ended: io::Result<Ended> = loop {
         let now = Instant::now();
-        if dirty && now >= last_frame + FRAME {
+        if dirty && now >= last_frame + FRAME && io.screen.behind() {
+            // The terminal has yet to take the last two frames: this one waits a frame's time
+            // (keys and events still handled) rather than stall the loop behind them.
+            postponed += 1;
+            last_frame = now;
+        } else if dirty && now >= last_frame + FRAME {
             match io.screen.draw(app, now) {
                 Ok(drawn) => {
                     renders.record(drawn.render.wall);
@@ -422,6 +437,7 @@ where
     let (wait, write, shown) = (waits.summary(), io.screen.written(), io.screen.shown());
     tracing::info!(
         frames = draws.count(),
+        postponed,
         seconds = started.elapsed().as_secs_f64(),
         render_p50_us = render.map(|s| s.p50_us),
         render_p99_us = render.map(|s| s.p99_us),

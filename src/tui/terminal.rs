@@ -182,6 +182,12 @@ impl TerminalGuard {
         Ok(self.flushing.take())
     }
 
+    /// Whether the terminal is behind (a frame being written, another waiting): the next
+    /// frame had better wait than queue.
+    pub fn behind(&self) -> bool {
+        self.screen.backend().writer().behind()
+    }
+
     /// What each frame's write to the terminal took (the writer thread's count); `None`
     /// before any frame.
     pub fn written(&self) -> Option<super::frames::Summary> {

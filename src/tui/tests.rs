@@ -2,7 +2,7 @@
 //! become screen state, and closing the input winds the loop down. No provider, no tty.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use futures_util::FutureExt;
@@ -71,6 +71,10 @@ fn info() -> AppInfo {
 struct TestScreen {
     terminal: Terminal<TestBackend>,
     written: Vec<u8>,
+    /// Whether it says it is behind.
+    behind: Arc<AtomicBool>,
+    /// Frames drawn.
+    draws: Arc<AtomicUsize>,
 }
 
 impl TestScreen {
@@ -78,6 +82,8 @@ impl TestScreen {
         Self {
             terminal: Terminal::new(TestBackend::new(width, height)).unwrap(),
             written: Vec::new(),
+            behind: Arc::default(),
+            draws: Arc::default(),
         }
     }
 }
@@ -85,6 +91,7 @@ impl TestScreen {
 impl Screen for TestScreen {
     fn draw(&mut self, app: &mut App, now: Instant) -> io::Result<frames::Drawn> {
         let mut render = frames::Took::ZERO;
+        self.draws.fetch_add(1, Ordering::SeqCst);
         let drawn = (self.terminal).draw(|frame| {
             let area = frame.area();
             render = render_timed(app, area, frame.buffer_mut(), now);
@@ -99,6 +106,10 @@ impl Screen for TestScreen {
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.written.extend_from_slice(bytes);
         Ok(())
+    }
+
+    fn behind(&self) -> bool {
+        self.behind.load(Ordering::SeqCst)
     }
 }
 
@@ -291,4 +302,50 @@ async fn y_in_the_timeline_detail_writes_osc_52_to_the_terminal() {
     let text = String::from_utf8(text).unwrap();
     assert!(text.starts_with("→ tool_call\n"), "{text}");
     assert!(text.contains("\"path\": \"notes.txt\""), "{text}");
+}
+
+#[tokio::test]
+async fn a_terminal_that_is_behind_puts_frames_off_but_not_keys() {
+    let Rig {
+        mut engine,
+        mut ops,
+        // Kept: the engine stays alive.
+        events: _events,
+        keys,
+        mut input,
+        mut screen,
+        ..
+    } = rig(100, 30);
+    let (behind, draws) = (Arc::clone(&screen.behind), Arc::clone(&screen.draws));
+    behind.store(true, Ordering::SeqCst);
+    let mut signals = None;
+    let mut io = Io {
+        screen: &mut screen,
+        input: &mut input,
+        signals: &mut signals,
+        tmux: &mut None,
+        launched: Instant::now(),
+    };
+    let mut app = App::new(info(), Instant::now());
+    let script = async {
+        for code in [KeyCode::Char('h'), KeyCode::Char('i'), KeyCode::Enter] {
+            keys.send(key(code)).unwrap();
+        }
+        assert_eq!(ops.recv().await, Some(Op::Submit("hi".into())));
+        // Several frames' time with the terminal behind: keys were handled, nothing drawn.
+        tokio::time::sleep(FRAME * 4).await;
+        assert_eq!(draws.load(Ordering::SeqCst), 0);
+        behind.store(false, Ordering::SeqCst);
+        while draws.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(keys);
+    };
+    let (ended, ()) = tokio::join!(drive(&mut app, &mut io, &mut engine), script);
+    assert_eq!(ended.unwrap(), Ended::Quit);
+    assert_eq!(
+        draws.load(Ordering::SeqCst),
+        1,
+        "the frame put off, drawn once caught up"
+    );
 }

@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 use std::mem;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -152,6 +152,8 @@ pub struct Out {
     ended: Receiver<()>,
     /// Why the writer stopped, until a flush reports it.
     failed: Arc<Mutex<Option<io::Error>>>,
+    /// Frames handed on and not yet written (or dropped).
+    in_flight: Arc<AtomicUsize>,
     thread: Option<JoinHandle<()>>,
     flushing: Flushing,
     generation: &'static Generation,
@@ -170,12 +172,14 @@ impl Out {
         let (give_back, spares) = mpsc::sync_channel(SPARES);
         let (end, ended) = mpsc::sync_channel(1);
         let failed = Arc::new(Mutex::new(None));
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let mine = generation.current();
         let writer_side = Writer {
             writer,
             queued,
             give_back,
             failed: Arc::clone(&failed),
+            in_flight: Arc::clone(&in_flight),
             flushing: flushing.clone(),
             generation,
             mine,
@@ -193,11 +197,18 @@ impl Out {
             spares,
             ended,
             failed,
+            in_flight,
             thread: Some(thread),
             flushing,
             generation,
             mine,
         })
+    }
+
+    /// Whether the terminal is behind: a frame is being written and another waits, so one
+    /// more would wait to be handed on.
+    pub fn behind(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) >= 2
     }
 
     /// Says a frame's draw starts `at` (its time to the terminal is counted from there).
@@ -275,8 +286,12 @@ impl Out {
             started: if whole { self.started.take() } else { None },
         };
         let start = Instant::now();
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         let sent = frames.send(frame);
         self.flushing.wait(start.elapsed());
+        if sent.is_err() {
+            one_less(&self.in_flight);
+        }
         sent.map_err(|_| {
             // The writer stopped between frames: say why, if it said.
             self.failed
@@ -286,6 +301,13 @@ impl Out {
                 .unwrap_or_else(stopped)
         })
     }
+}
+
+/// Counts a frame in flight as done (never below zero: a failed writer zeroed the count).
+fn one_less(in_flight: &AtomicUsize) {
+    let _ = in_flight.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+        Some(n.saturating_sub(1))
+    });
 }
 
 /// The error for a writer that is gone without saying why.
@@ -330,6 +352,7 @@ struct Writer<W> {
     queued: Receiver<Frame>,
     give_back: SyncSender<Vec<u8>>,
     failed: Arc<Mutex<Option<io::Error>>>,
+    in_flight: Arc<AtomicUsize>,
     flushing: Flushing,
     generation: &'static Generation,
     mine: u64,
@@ -359,8 +382,11 @@ impl<W: Write> Writer<W> {
                     written
                 }
             };
+            one_less(&self.in_flight);
             if let Err(e) = written {
                 *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                // Not behind but broken: the next frame is drawn, and its flush says why.
+                self.in_flight.store(0, Ordering::SeqCst);
                 return;
             }
             if frame.capacity() <= FRAME_BUFFER * 2 {

@@ -49,6 +49,11 @@ impl<W: Write> Screen<W> {
         }
     }
 
+    /// The backend, to ask its writer how it is doing.
+    pub fn backend(&self) -> &CrosstermBackend<W> {
+        &self.backend
+    }
+
     /// The backend, for writes between frames.
     pub fn backend_mut(&mut self) -> &mut CrosstermBackend<W> {
         &mut self.backend

@@ -129,10 +129,15 @@ fn a_failed_write_is_reported_by_the_next_flush() {
     let mut out = Out::new(term, Flushing::default(), &GENERATION).unwrap();
     frame(&mut out, b"one").unwrap();
     out.ended.recv_timeout(PATIENCE).unwrap();
+    assert!(
+        !out.behind(),
+        "broken, not behind: the next frame is drawn to find out"
+    );
     let e = frame(&mut out, b"two").unwrap_err();
     assert_eq!(e.to_string(), "the terminal is gone");
     let e = frame(&mut out, b"three").unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{e}");
+    assert!(!out.behind());
 }
 
 #[test]
@@ -212,4 +217,20 @@ fn a_frame_is_counted_from_the_start_of_its_draw_to_its_last_byte_once() {
     assert_eq!(shown.frames, 2, "{shown:?}");
     assert!(shown.max_us >= 30_000, "{shown:?}");
     assert!(flushing.written().unwrap().frames >= 6);
+}
+
+#[test]
+fn the_terminal_is_behind_while_a_frame_waits_behind_the_one_being_written() {
+    static GENERATION: Generation = Generation::new();
+    let (term, go) = Term::gated();
+    let mut out = Out::new(term, Flushing::default(), &GENERATION).unwrap();
+    assert!(!out.behind());
+    frame(&mut out, b"one").unwrap();
+    assert!(!out.behind(), "one frame in flight");
+    frame(&mut out, b"two").unwrap();
+    assert!(out.behind(), "one being written, one waiting");
+    go.send(()).unwrap();
+    go.send(()).unwrap();
+    assert!(out.finish(PATIENCE));
+    assert!(!out.behind());
 }
