@@ -152,6 +152,75 @@ pub struct Drawn {
     pub wait: Duration,
 }
 
+/// What a session's frames took, kept by the event loop for the `tui quit` log line.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    /// The app's render alone (what the frame budget covers), on the wall clock.
+    renders: DrawTimes,
+    /// The same on the thread's CPU clock.
+    render_cpu: DrawTimes,
+    /// The whole draw: render, the diff against the last frame, handing the frame on.
+    draws: DrawTimes,
+    /// The loop's waits to hand a frame on (one already queued behind the write).
+    waits: DrawTimes,
+    /// Frames put off because the terminal was behind.
+    postponed: u64,
+}
+
+impl Timings {
+    /// Counts what one draw's parts took.
+    pub fn drawn(&mut self, drawn: Drawn) {
+        self.renders.record(drawn.render.wall);
+        if let Some(cpu) = drawn.render.cpu {
+            self.render_cpu.record(cpu);
+        }
+        self.waits.record(drawn.wait);
+    }
+
+    /// Counts a whole draw; returns how many there have been.
+    pub fn draw_took(&mut self, took: Duration) -> u64 {
+        self.draws.record(took);
+        self.draws.count()
+    }
+
+    /// Counts a frame put off.
+    pub fn postpone(&mut self) {
+        self.postponed += 1;
+    }
+
+    /// Logs the `tui quit` line: these, the terminal's writes and the frames' way to it
+    /// (`written`, `shown`: the writer thread's counts), and the peak RSS.
+    pub fn log(&self, lasted: Duration, written: Option<Summary>, shown: Option<Summary>) {
+        let (render, cpu) = (self.renders.summary(), self.render_cpu.summary());
+        let (draw, wait) = (self.draws.summary(), self.waits.summary());
+        tracing::info!(
+            frames = self.draws.count(),
+            postponed = self.postponed,
+            seconds = lasted.as_secs_f64(),
+            render_p50_us = render.map(|s| s.p50_us),
+            render_p99_us = render.map(|s| s.p99_us),
+            render_max_us = render.map(|s| s.max_us),
+            render_cpu_p50_us = cpu.map(|s| s.p50_us),
+            render_cpu_p99_us = cpu.map(|s| s.p99_us),
+            render_cpu_max_us = cpu.map(|s| s.max_us),
+            draw_p50_us = draw.map(|s| s.p50_us),
+            draw_p99_us = draw.map(|s| s.p99_us),
+            draw_max_us = draw.map(|s| s.max_us),
+            wait_p50_us = wait.map(|s| s.p50_us),
+            wait_p99_us = wait.map(|s| s.p99_us),
+            wait_max_us = wait.map(|s| s.max_us),
+            write_p50_us = written.map(|s| s.p50_us),
+            write_p99_us = written.map(|s| s.p99_us),
+            write_max_us = written.map(|s| s.max_us),
+            shown_p50_us = shown.map(|s| s.p50_us),
+            shown_p99_us = shown.map(|s| s.p99_us),
+            shown_max_us = shown.map(|s| s.max_us),
+            peak_rss_kib = peak_rss_kib(),
+            "tui quit"
+        );
+    }
+}
+
 /// Runs `work`, timing it on both clocks.
 pub fn timed(work: impl FnOnce()) -> Took {
     let (cpu_start, start) = (thread_cpu(), Instant::now());

@@ -232,17 +232,8 @@ where
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME;
     let started = Instant::now();
-    // The app's render alone (what the frame budget covers) on the wall and the CPU clock,
-    // and the whole draw: render, the diff against the last frame and handing the frame to
-    // the writer thread.
-    let mut renders = frames::DrawTimes::default();
-    let mut render_cpu = frames::DrawTimes::default();
-    let mut draws = frames::DrawTimes::default();
-    // The loop's waits for the terminal: handing a frame on while one is already queued
-    // behind the write in progress (the terminal reading slower than frames come).
-    let mut waits = frames::DrawTimes::default();
-    // Frames put off because the terminal was behind.
-    let mut postponed: u64 = 0;
+    // What the session's frames took, for the `tui quit` line.
+    let mut timings = frames::Timings::default();
     // Earlier runs of a resumed session being read (off the UI thread).
     let mut reading: Option<Reading> = None;
     // An MCP prompt or resources being fetched for the app (one at a time: the app is busy).
@@ -254,21 +245,14 @@ where
         if dirty && now >= last_frame + FRAME && io.screen.behind() {
             // The terminal has yet to take the last two frames: this one waits a frame's time
             // (keys and events still handled) rather than stall the loop behind them.
-            postponed += 1;
+            timings.postpone();
             last_frame = now;
         } else if dirty && now >= last_frame + FRAME {
             match io.screen.draw(app, now) {
-                Ok(drawn) => {
-                    renders.record(drawn.render.wall);
-                    if let Some(cpu) = drawn.render.cpu {
-                        render_cpu.record(cpu);
-                    }
-                    waits.record(drawn.wait);
-                }
+                Ok(drawn) => timings.drawn(drawn),
                 Err(e) => break Err(e),
             }
-            draws.record(now.elapsed());
-            if draws.count() == 1 {
+            if timings.draw_took(now.elapsed()) == 1 {
                 tracing::info!(
                     ms_since_launch = io.launched.elapsed().as_secs_f64() * 1000.0,
                     "first frame"
@@ -433,33 +417,7 @@ where
             break Ok(Ended::Agent(choice));
         }
     };
-    let (render, cpu, draw) = (renders.summary(), render_cpu.summary(), draws.summary());
-    let (wait, write, shown) = (waits.summary(), io.screen.written(), io.screen.shown());
-    tracing::info!(
-        frames = draws.count(),
-        postponed,
-        seconds = started.elapsed().as_secs_f64(),
-        render_p50_us = render.map(|s| s.p50_us),
-        render_p99_us = render.map(|s| s.p99_us),
-        render_max_us = render.map(|s| s.max_us),
-        render_cpu_p50_us = cpu.map(|s| s.p50_us),
-        render_cpu_p99_us = cpu.map(|s| s.p99_us),
-        render_cpu_max_us = cpu.map(|s| s.max_us),
-        draw_p50_us = draw.map(|s| s.p50_us),
-        draw_p99_us = draw.map(|s| s.p99_us),
-        draw_max_us = draw.map(|s| s.max_us),
-        wait_p50_us = wait.map(|s| s.p50_us),
-        wait_p99_us = wait.map(|s| s.p99_us),
-        wait_max_us = wait.map(|s| s.max_us),
-        write_p50_us = write.map(|s| s.p50_us),
-        write_p99_us = write.map(|s| s.p99_us),
-        write_max_us = write.map(|s| s.max_us),
-        shown_p50_us = shown.map(|s| s.p50_us),
-        shown_p99_us = shown.map(|s| s.p99_us),
-        shown_max_us = shown.map(|s| s.max_us),
-        peak_rss_kib = frames::peak_rss_kib(),
-        "tui quit"
-    );
+    timings.log(started.elapsed(), io.screen.written(), io.screen.shown());
     ended
 }
 

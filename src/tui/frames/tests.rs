@@ -139,3 +139,24 @@ fn timed_work_is_measured_on_both_clocks() {
     #[cfg(target_os = "linux")]
     assert!(slept.cpu.is_some_and(|cpu| cpu < Duration::from_millis(10)));
 }
+
+#[test]
+fn the_session_timings_keep_each_part_of_a_draw_apart() {
+    let mut timings = Timings::default();
+    timings.drawn(Drawn {
+        render: Took {
+            wall: Duration::from_micros(300),
+            cpu: Some(Duration::from_micros(200)),
+        },
+        wait: Duration::from_micros(10),
+    });
+    assert_eq!(timings.draw_took(Duration::from_micros(500)), 1);
+    assert_eq!(timings.draw_took(Duration::from_micros(700)), 2);
+    timings.postpone();
+    let max = |times: &DrawTimes| times.summary().map(|s| s.max_us);
+    assert_eq!(max(&timings.renders), Some(300));
+    assert_eq!(max(&timings.render_cpu), Some(200));
+    assert_eq!(max(&timings.waits), Some(10));
+    assert_eq!(max(&timings.draws), Some(700));
+    assert_eq!(timings.postponed, 1);
+}
