@@ -2,9 +2,9 @@
 //! writes it to the terminal (issue 33: the draw's p99 was the terminal's pace of reading).
 //!
 //! The event loop no longer waits on `write(2)`: it waits only when a frame is already queued
-//! behind the one being written (at most one is), which is the terminal falling behind, and
-//! that wait is what the loop reports as its write. The writer thread times each write to the
-//! terminal apart. Frames are written in order, one write each, only in the [`Generation`]
+//! behind the one being written (at most one is), which is the terminal falling behind: the
+//! loop reports that wait (`wait_*`), and asks [`Out::behind`] first so a frame due then is put
+//! off instead. The writer thread times each write to the terminal apart. Frames are written in order, one write each, only in the [`Generation`]
 //! they were made in: once the terminal is given back, frames still queued are dropped rather
 //! than written over the shell's screen.
 
