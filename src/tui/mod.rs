@@ -18,6 +18,7 @@ pub mod app;
 pub mod clipboard;
 pub mod commands;
 pub mod frames;
+mod hangup;
 pub mod highlight;
 pub mod layout;
 pub mod markdown;
@@ -116,7 +117,7 @@ pub async fn run(launch: Launch) -> io::Result<Ended> {
     app.set_notifier(notify::Notifier::new(ui.notify, desktop, route));
     // Inside tmux: whether anyone sees taco's pane, and whether a copy gets out.
     let mut tmux = tmux::Watch::start(tmux_env.as_deref(), std::env::var("TMUX_PANE").ok());
-    let mut input = EventStream::new();
+    let mut input = hangup::UntilHangup::new(EventStream::new(), &io::stdin());
     let mut signals = match Signals::install() {
         Ok(signals) => Some(signals),
         Err(e) => {
