@@ -60,6 +60,13 @@ impl Write for Term {
     }
 }
 
+/// A writer thread over `term` in `generation`, and its timings.
+fn open(term: &Term, generation: &'static Generation) -> (Out, Flushing) {
+    let flushing = Flushing::default();
+    let out = Out::new(term.clone(), flushing.clone(), generation).unwrap();
+    (out, flushing)
+}
+
 fn frame(out: &mut Out, bytes: &[u8]) -> io::Result<()> {
     out.write_all(bytes)?;
     out.flush()
@@ -69,8 +76,7 @@ fn frame(out: &mut Out, bytes: &[u8]) -> io::Result<()> {
 fn each_frame_reaches_the_terminal_whole_in_one_write_and_in_order() {
     static GENERATION: Generation = Generation::new();
     let term = Term::default();
-    let flushing = Flushing::default();
-    let mut out = Out::new(term.clone(), flushing.clone(), &GENERATION).unwrap();
+    let (mut out, flushing) = open(&term, &GENERATION);
     out.write_all(b"\x1b[1;1H").unwrap();
     out.write_all(b"first").unwrap();
     out.flush().unwrap();
@@ -89,7 +95,7 @@ fn each_frame_reaches_the_terminal_whole_in_one_write_and_in_order() {
 fn a_frame_is_handed_on_while_the_last_is_still_being_written_and_at_most_one_waits() {
     static GENERATION: Generation = Generation::new();
     let (term, go) = Term::gated();
-    let mut out = Out::new(term.clone(), Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     let (handed, two) = channel();
     let (third, three) = channel();
     let loop_side = thread::spawn(move || {
@@ -126,7 +132,7 @@ fn a_failed_write_is_reported_by_the_next_flush() {
         fails: true,
         ..Term::default()
     };
-    let mut out = Out::new(term, Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     frame(&mut out, b"one").unwrap();
     out.ended.recv_timeout(PATIENCE).unwrap();
     assert!(
@@ -144,7 +150,7 @@ fn a_failed_write_is_reported_by_the_next_flush() {
 fn frames_queued_when_their_generation_ends_are_dropped() {
     static GENERATION: Generation = Generation::new();
     let term = Term::default();
-    let mut out = Out::new(term.clone(), Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     let ended = GENERATION.end();
     frame(&mut out, b"queued before the end").unwrap();
     drop(ended);
@@ -157,7 +163,7 @@ fn frames_queued_when_their_generation_ends_are_dropped() {
 fn what_the_ender_writes_comes_after_every_frame_written_and_before_none() {
     static GENERATION: Generation = Generation::new();
     let (term, writes) = Term::announced();
-    let mut out = Out::new(term.clone(), Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     frame(&mut out, b"frame").unwrap();
     writes.recv_timeout(PATIENCE).unwrap();
     {
@@ -173,7 +179,7 @@ fn what_the_ender_writes_comes_after_every_frame_written_and_before_none() {
 fn finishing_waits_a_bounded_time_for_a_terminal_that_stopped_reading() {
     static GENERATION: Generation = Generation::new();
     let (term, go) = Term::gated();
-    let mut out = Out::new(term, Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     frame(&mut out, b"stuck").unwrap();
     frame(&mut out, b"behind it").unwrap();
     // The queue is full: the last frame cannot even be handed on.
@@ -188,7 +194,7 @@ fn finishing_waits_a_bounded_time_for_a_terminal_that_stopped_reading() {
 fn a_huge_frame_goes_in_parts_of_a_bounded_size() {
     static GENERATION: Generation = Generation::new();
     let term = Term::default();
-    let mut out = Out::new(term.clone(), Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     let huge = vec![b'x'; FRAME_BUFFER * 3 + 5];
     frame(&mut out, &huge).unwrap();
     assert!(out.finish(PATIENCE));
@@ -202,8 +208,7 @@ fn a_huge_frame_goes_in_parts_of_a_bounded_size() {
 fn a_frame_is_counted_from_the_start_of_its_draw_to_its_last_byte_once() {
     static GENERATION: Generation = Generation::new();
     let term = Term::default();
-    let flushing = Flushing::default();
-    let mut out = Out::new(term.clone(), flushing.clone(), &GENERATION).unwrap();
+    let (mut out, flushing) = open(&term, &GENERATION);
     out.frame_started(Instant::now() - Duration::from_millis(30));
     frame(&mut out, &vec![b'x'; FRAME_BUFFER * 2 + 1]).unwrap();
     // A frame of exactly two parts: its start travels on an empty last one.
@@ -223,7 +228,7 @@ fn a_frame_is_counted_from_the_start_of_its_draw_to_its_last_byte_once() {
 fn the_terminal_is_behind_while_a_frame_waits_behind_the_one_being_written() {
     static GENERATION: Generation = Generation::new();
     let (term, go) = Term::gated();
-    let mut out = Out::new(term, Flushing::default(), &GENERATION).unwrap();
+    let (mut out, _) = open(&term, &GENERATION);
     assert!(!out.behind());
     frame(&mut out, b"one").unwrap();
     assert!(!out.behind(), "one frame in flight");
